@@ -1,0 +1,100 @@
+//! `kb check`: validate every knowledge file and report each problem; exit 1 when any.
+
+use super::Ctx;
+use crate::output;
+use crate::settings::Settings;
+use anyhow::Result;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// One problem in `check` JSON.
+#[derive(Serialize, Clone)]
+pub struct CheckProblem {
+    pub path: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct CheckJson {
+    files: usize,
+    problems: Vec<CheckProblem>,
+}
+
+pub fn run(ctx: &Ctx) -> Result<ExitCode> {
+    let mut files = 0;
+    let mut problems: Vec<(PathBuf, Option<usize>, String)> = Vec::new();
+
+    // Settings first: an invalid value is reported, and the defaults let the rest be checked.
+    let settings_files: Vec<PathBuf> =
+        ctx.layout.global_settings().into_iter().chain([ctx.layout.project_settings()]).collect();
+    files += settings_files.iter().filter(|p| p.is_file()).count();
+    let settings = match Settings::load(&ctx.layout, &super::env) {
+        Ok(s) => s,
+        Err(e) => {
+            let path = e.path.clone().unwrap_or_else(|| PathBuf::from("(environment)"));
+            problems.push((path, e.line, e.message.clone()));
+            Settings::default()
+        }
+    };
+
+    for path in ctx.layout.global_context().into_iter().chain([ctx.layout.project_context()]) {
+        match std::fs::read(&path) {
+            Ok(bytes) => {
+                files += 1;
+                match crate::memory::decode(&bytes) {
+                    Ok(text) => {
+                        for p in crate::context::read(text).1 {
+                            problems.push((path.clone(), p.line, p.message));
+                        }
+                    }
+                    Err(p) => problems.push((path.clone(), p.line, p.message)),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => problems.push((path.clone(), None, format!("cannot read: {e}"))),
+        }
+    }
+
+    let store = crate::store::Store { layout: ctx.layout.clone(), settings };
+    let index = store.scan()?;
+    files += index.files();
+    for p in index.problems() {
+        problems.push((p.path, p.line, p.message));
+    }
+    for (id, names) in index.duplicate_ids() {
+        for name in &names {
+            let others: Vec<&str> = names.iter().copied().filter(|n| n != name).collect();
+            problems.push((
+                index.dir.join(name),
+                None,
+                format!("duplicate id {id}: also used by {}", others.join(", ")),
+            ));
+        }
+    }
+
+    let problems: Vec<CheckProblem> = problems
+        .into_iter()
+        .map(|(path, line, message)| CheckProblem { path: abs_display(&path), line, message })
+        .collect();
+    if ctx.json {
+        output::print_json(&CheckJson { files, problems: problems.clone() })?;
+    } else if problems.is_empty() {
+        output::print(&format!("{} Checked {files} files: no problems.", ctx.style.ok("✓")))?;
+    } else {
+        let mut text = String::new();
+        for p in &problems {
+            let line = p.line.map_or(String::new(), |l| format!(":{l}"));
+            text.push_str(&format!("{}{line}: {}\n", ctx.rel(Path::new(&p.path)), ctx.style.clean(&p.message)));
+        }
+        let noun = if problems.len() == 1 { "problem" } else { "problems" };
+        text.push_str(&format!("\n{} {noun} in {files} files checked.", problems.len()));
+        output::print(&text)?;
+    }
+    Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+fn abs_display(path: &Path) -> String {
+    super::abs(path).display().to_string()
+}

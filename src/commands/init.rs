@@ -1,0 +1,117 @@
+//! `kb init`: create the knowledge folder from the embedded templates. Never overwrites.
+
+use super::Ctx;
+use crate::output;
+use crate::time::py_isoformat;
+use anyhow::{Context as _, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The project context template, embedded in the binary.
+const CONTEXT_TEMPLATE: &str = include_str!("../../templates/context.md");
+
+/// The line kb adds to the root `.gitignore`.
+const CACHE_IGNORE: &str = ".co-cli/cache/";
+
+#[derive(Serialize)]
+struct InitJson {
+    root: String,
+    created: Vec<String>,
+    existing: Vec<String>,
+}
+
+pub fn run(ctx: &Ctx) -> Result<ExitCode> {
+    let l = &ctx.layout;
+    let mut created: Vec<PathBuf> = Vec::new();
+    let mut existing: Vec<PathBuf> = Vec::new();
+
+    let memories = l.memories();
+    if memories.is_dir() {
+        existing.push(memories.clone());
+    } else {
+        std::fs::create_dir_all(&memories).with_context(|| format!("cannot create {}", memories.display()))?;
+        created.push(memories);
+    }
+
+    let context = l.project_context();
+    if context.exists() {
+        existing.push(context);
+    } else {
+        let text = CONTEXT_TEMPLATE.replace("{{updated}}", &py_isoformat(ctx.now));
+        create_new(&context, &text)?;
+        created.push(context);
+    }
+
+    let gitignore = l.root.join(".gitignore");
+    if ignore_cache(&gitignore)? {
+        created.push(gitignore);
+    } else {
+        existing.push(gitignore);
+    }
+
+    if ctx.json {
+        let show = |v: &[PathBuf]| v.iter().map(|p| super::abs(p).display().to_string()).collect();
+        output::print_json(&InitJson {
+            root: super::abs(&l.root).display().to_string(),
+            created: show(&created),
+            existing: show(&existing),
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut text = String::new();
+    for p in &created {
+        let what = if p.ends_with(".gitignore") { "Updated" } else { "Created" };
+        text.push_str(&format!("{} {what} {}\n", ctx.style.ok("✓"), ctx.rel(p)));
+    }
+    if created.is_empty() {
+        text.push_str(&format!("Already initialized in {}: nothing to do.\n", l.root.display()));
+    }
+    output::print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a file that must not exist yet (never overwrites, even in a race).
+fn create_new(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    f.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Adds `.co-cli/cache/` to the `.gitignore`; returns whether it changed the file.
+fn ignore_cache(gitignore: &Path) -> Result<bool> {
+    let current = match std::fs::read_to_string(gitignore) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", gitignore.display())),
+    };
+    let covered = current.lines().map(str::trim).any(|l| {
+        matches!(
+            l,
+            ".co-cli/cache/"
+                | ".co-cli/cache"
+                | "/.co-cli/cache/"
+                | "/.co-cli/cache"
+                | ".co-cli/"
+                | ".co-cli"
+                | "/.co-cli/"
+        )
+    });
+    if covered {
+        return Ok(false);
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(CACHE_IGNORE);
+    text.push('\n');
+    crate::fsio::write_atomic(gitignore, text.as_bytes())
+        .with_context(|| format!("cannot write {}", gitignore.display()))?;
+    Ok(true)
+}

@@ -1,0 +1,123 @@
+//! Commands: thin glue from the command line to the library. Each command module parses nothing
+//! and prints its result; this module builds the context, dispatches, and maps errors to exit codes.
+
+mod check;
+mod config;
+mod forget;
+mod init;
+mod protect;
+mod read;
+mod save;
+
+use crate::cli::{Cli, Command};
+use crate::index::Index;
+use crate::output::Style;
+use crate::paths::Layout;
+use crate::settings::Settings;
+use crate::store::Store;
+use anyhow::{Context as _, Result};
+use chrono::{DateTime, Utc};
+use clap::Parser;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Everything a command needs, resolved once.
+pub struct Ctx {
+    pub layout: Layout,
+    pub json: bool,
+    pub style: Style,
+    /// The clock: now, or `KB_NOW` (RFC 3339) when tests pin it.
+    pub now: DateTime<Utc>,
+}
+
+impl Ctx {
+    /// Loads the settings; an invalid value is an error naming where it came from.
+    pub fn settings(&self) -> Result<Settings> {
+        Ok(Settings::load(&self.layout, &env)?)
+    }
+
+    /// Returns the store with its settings.
+    pub fn store(&self) -> Result<Store> {
+        Ok(Store { layout: self.layout.clone(), settings: self.settings()? })
+    }
+
+    /// Returns `path` relative to the root when it is inside it, for messages.
+    pub fn rel<'a>(&self, path: &'a Path) -> std::borrow::Cow<'a, str> {
+        match path.strip_prefix(&self.layout.root) {
+            Ok(r) if !r.as_os_str().is_empty() => r.to_string_lossy(),
+            _ => path.to_string_lossy(),
+        }
+    }
+
+    /// Warns on stderr about each memory file a read command skipped.
+    pub fn warn_skipped(&self, index: &Index) {
+        for p in index.problems() {
+            let line = p.line.map_or(String::new(), |l| format!(":{l}"));
+            self.style.warn(&format!("skipped {}{line}: {}", self.rel(&p.path), p.message));
+        }
+    }
+}
+
+/// Reads an environment variable; an empty value counts as unset where settings are concerned.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Runs kb and returns its exit status: 0 success, 1 error, 2 usage (from clap).
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        }
+    };
+    let style = Style::detect(env("NO_COLOR").is_some_and(|v| !v.is_empty()));
+    match run(cli, style) {
+        Ok(code) => code,
+        Err(e) => {
+            let mut msg = e.to_string();
+            for cause in e.chain().skip(1) {
+                msg.push_str(&format!(": {cause}"));
+            }
+            style.error(&msg);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli, style: Style) -> Result<ExitCode> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let layout = Layout::resolve(cli.root.as_deref(), &env, &cwd);
+    let now = match env("KB_NOW").filter(|v| !v.is_empty()) {
+        Some(v) => crate::time::parse(&v).map_err(|e| anyhow::anyhow!("invalid KB_NOW: {e}"))?.with_timezone(&Utc),
+        None => crate::time::now(),
+    };
+    let ctx = Ctx { layout, json: cli.json, style, now };
+    match cli.command {
+        Command::Init(_) => init::run(&ctx),
+        Command::Save(a) => save::run(&ctx, a),
+        Command::Recall(a) => read::recall(&ctx, a),
+        Command::List => read::list(&ctx),
+        Command::Show(a) => read::show(&ctx, &a.id),
+        Command::Forget(a) => forget::run(&ctx, &a.id),
+        Command::Protect(a) => protect::run(&ctx, &a.id, true),
+        Command::Unprotect(a) => protect::run(&ctx, &a.id, false),
+        Command::Check => check::run(&ctx),
+        Command::Config => config::run(&ctx),
+    }
+}
+
+/// Parses a memory id the way people type it (` 7 `, `+7`, `007`).
+pub fn parse_id(raw: &str) -> Result<u64> {
+    let t = raw.trim();
+    t.strip_prefix('+')
+        .unwrap_or(t)
+        .parse::<u64>()
+        .map_err(|_| anyhow::anyhow!("invalid memory id '{raw}': expected a non-negative integer"))
+}
+
+/// Returns the absolute form of a path for JSON output.
+pub fn abs(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}

@@ -1,0 +1,89 @@
+//! `kb save`: store a memory with dedup, consolidation and decay.
+
+use super::Ctx;
+use crate::cli::SaveArgs;
+use crate::output;
+use crate::store::SaveRequest;
+use anyhow::{Context as _, Result, bail};
+use serde::Serialize;
+use std::io::{IsTerminal, Read};
+use std::process::ExitCode;
+
+/// `save` JSON (SPEC §5).
+#[derive(Serialize)]
+struct SaveJson {
+    action: &'static str,
+    memory_id: u64,
+    path: String,
+    similarity: Option<f64>,
+    decayed: usize,
+    decay_strategy: Option<&'static str>,
+    redacted: Vec<&'static str>,
+}
+
+pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
+    let content = read_text(&args.text)?;
+    let tags: Vec<String> = args.tag.into_iter().chain(args.tags).collect();
+    let store = ctx.store()?;
+    let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact };
+    let out = store.save(req, ctx.now)?;
+    let file_name = out.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if ctx.json {
+        let action = match (out.consolidated, out.dry_run) {
+            (true, false) => "consolidated",
+            (true, true) => "would_consolidate",
+            (false, false) => "saved",
+            (false, true) => "would_save",
+        };
+        output::print_json(&SaveJson {
+            action,
+            memory_id: out.memory_id,
+            path: super::abs(&out.path).display().to_string(),
+            similarity: out.similarity,
+            decayed: out.decayed,
+            decay_strategy: out.decay_strategy.map(|s| s.as_str()),
+            redacted: out.redacted,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mark = ctx.style.ok("✓");
+    let location = super::abs(&out.path).display().to_string();
+    let mut text = match (out.consolidated, out.dry_run) {
+        (true, false) => {
+            format!("{mark} Updated memory {} (consolidated duplicate)\nLocation: {location}", out.memory_id)
+        }
+        (true, true) => format!(
+            "Would update memory {} (consolidated duplicate, similarity {:.1})\nLocation: {location}",
+            out.memory_id,
+            out.similarity.unwrap_or_default()
+        ),
+        (false, false) => format!("{mark} Saved memory {}: {file_name}\nLocation: {location}", out.memory_id),
+        (false, true) => format!("Would save memory {}: {file_name}\nLocation: {location}", out.memory_id),
+    };
+    if let Some(strategy) = out.decay_strategy {
+        let verb = if out.dry_run { "Would decay" } else { "Decayed" };
+        text.push_str(&format!("\n♻️ {verb} {} old memories ({})", out.decayed, strategy.as_str()));
+    }
+    if !out.redacted.is_empty() {
+        ctx.style.warn(&format!("redacted secrets matching: {}", out.redacted.join(", ")));
+    }
+    output::print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Returns the memory text: the arguments joined by spaces, or stdin for `-` or piped input.
+fn read_text(words: &[String]) -> Result<String> {
+    let from_stdin = match words {
+        [only] if only == "-" => true,
+        [] if !std::io::stdin().is_terminal() => true,
+        [] => bail!("nothing to save: give the text as an argument, or \"-\" to read it from stdin"),
+        _ => false,
+    };
+    if !from_stdin {
+        return Ok(words.join(" "));
+    }
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf).context("cannot read stdin")?;
+    String::from_utf8(buf)
+        .map_err(|e| anyhow::anyhow!("stdin is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+}

@@ -1,0 +1,420 @@
+//! Frontmatter: splitting a markdown file into its YAML block and body, parsing the block, and
+//! writing it back.
+//!
+//! Reading accepts what people and other tools write: a UTF-8 BOM, CRLF line ends, a `...`
+//! closing line. Writing produces what co-cli writes (`---`, keys sorted, block lists, a blank line,
+//! the stripped body) and quotes every string that PyYAML's YAML 1.1 resolver would read as another
+//! type. Keys kb does not change are written back with their original text, so a rewrite shows
+//! in a diff only where something really changed. This module knows nothing about memories.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A file split at its frontmatter.
+#[derive(Debug, Clone, Copy)]
+pub struct Split<'a> {
+    /// The YAML text between the fences (may contain `\r`).
+    pub yaml: &'a str,
+    /// Everything after the closing fence line, byte for byte.
+    pub body: &'a str,
+    /// 1-based line number of the first YAML line in the file.
+    pub yaml_line: usize,
+}
+
+/// Why a file has no usable frontmatter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SplitError {
+    /// The file does not start with a `---` line.
+    Missing,
+    /// The opening `---` is never closed by a `---` or `...` line.
+    Unclosed,
+}
+
+/// Splits `text` into frontmatter and body.
+pub fn split(text: &str) -> Result<Split<'_>, SplitError> {
+    let t = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let first = t.split_inclusive('\n').next().ok_or(SplitError::Missing)?;
+    if first.trim_end() != "---" {
+        return Err(SplitError::Missing);
+    }
+    let start = first.len();
+    let mut off = start;
+    for line in t[start..].split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']).trim_end_matches([' ', '\t']);
+        if bare == "---" || bare == "..." {
+            return Ok(Split { yaml: &t[start..off], body: &t[off + line.len()..], yaml_line: 2 });
+        }
+        off += line.len();
+    }
+    Err(SplitError::Unclosed)
+}
+
+/// A YAML error with the 1-based line within the YAML text, when known.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YamlError {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Parsed frontmatter: top-level keys and their values.
+pub type Fields = BTreeMap<String, Value>;
+
+/// Parses a YAML block into a mapping. An empty or comment-only block is an empty mapping.
+pub fn parse(yaml: &str) -> Result<Fields, YamlError> {
+    if yaml.trim().is_empty() {
+        return Ok(Fields::new());
+    }
+    serde_saphyr::from_str::<Fields>(yaml).map_err(|e| {
+        let line = e.location().map(|l| l.line() as usize).filter(|&l| l > 0);
+        YamlError { line, message: clean_yaml_message(&e.to_string()) }
+    })
+}
+
+/// Returns the first line of a serde-saphyr message without its "error: line N column M:" prefix
+/// and its advice about parser options, which mean nothing to a kb user.
+fn clean_yaml_message(raw: &str) -> String {
+    let first = raw.lines().next().unwrap_or(raw).trim();
+    let mut msg = first.strip_prefix("error:").unwrap_or(first).trim();
+    if let Some(rest) = msg.strip_prefix("line ") {
+        if let Some(colon) = rest.find(": ") {
+            msg = &rest[colon + 2..];
+        }
+    }
+    let msg = msg.split(", set DuplicateKeyPolicy").next().unwrap_or(msg);
+    if msg == "expected mapping start" || msg.starts_with("invalid type") {
+        return "frontmatter is not a YAML mapping of keys to values".to_string();
+    }
+    format!("malformed YAML: {msg}")
+}
+
+/// One top-level `key: value` entry of a YAML block, as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawEntry {
+    pub key: String,
+    /// The entry's lines, `\n`-terminated, CR removed, including continuation lines.
+    pub text: String,
+    /// 1-based line within the YAML block.
+    pub line: usize,
+}
+
+/// Splits a YAML block into its top-level entries, keeping each entry's exact text.
+///
+/// Returns `None` when the block uses a construct this simple splitter does not follow (complex
+/// keys, flow mappings, directives...) or when its keys disagree with `fields`; callers then fall
+/// back to emitting values.
+pub fn raw_entries(yaml: &str, fields: &Fields) -> Option<Vec<RawEntry>> {
+    let mut entries: Vec<RawEntry> = Vec::new();
+    for (i, line) in yaml.split_inclusive('\n').enumerate() {
+        let line = line.trim_end_matches(['\n', '\r']);
+        let continuation =
+            line.is_empty() || line.starts_with([' ', '\t', '#']) || line == "-" || line.starts_with("- ");
+        if continuation {
+            match entries.last_mut() {
+                Some(e) => {
+                    e.text.push_str(line);
+                    e.text.push('\n');
+                }
+                // Leading blank or comment lines belong to nobody; a leading list item is not a mapping.
+                None if line.trim_start().is_empty() || line.trim_start().starts_with('#') => {}
+                None => return None,
+            }
+            continue;
+        }
+        let key = entry_key(line)?;
+        entries.push(RawEntry { key, text: format!("{line}\n"), line: i + 1 });
+    }
+    let same_keys = entries.len() == fields.len() && entries.iter().all(|e| fields.contains_key(&e.key));
+    same_keys.then_some(entries)
+}
+
+/// Returns the key of a top-level `key: value` line, or `None` for anything unusual.
+fn entry_key(line: &str) -> Option<String> {
+    let first = line.chars().next()?;
+    if "?&*!{[|>%@`'\"-".contains(first) {
+        return None;
+    }
+    let colon = line.find(": ").or_else(|| line.ends_with(':').then(|| line.len() - 1))?;
+    let key = line[..colon].trim_end();
+    if key.is_empty() || key.contains(" #") {
+        return None;
+    }
+    Some(key.to_string())
+}
+
+/// Returns a YAML document whose keys are sorted, from entries of `(key, text)` where each text
+/// is a complete `key: value` entry ending in a newline.
+pub fn assemble(mut entries: Vec<(String, String)>) -> String {
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Returns a whole markdown file in co-cli's layout: fences, YAML, blank line, stripped body.
+pub fn compose(yaml: &str, body: &str) -> String {
+    format!("---\n{yaml}---\n\n{}\n", py_strip(body))
+}
+
+/// Python's `str.isspace()`: Unicode White_Space plus the four information separators.
+pub fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// Python's `str.strip()` with no argument.
+pub fn py_strip(s: &str) -> &str {
+    s.trim_matches(py_isspace)
+}
+
+/// Returns `key: value\n` (or a block list) for a value, quoted for YAML 1.1 readers.
+pub fn entry(key: &str, value: &Value) -> String {
+    let mut out = String::new();
+    out.push_str(&scalar_key(key));
+    out.push(':');
+    write_value(&mut out, value, 0);
+    out
+}
+
+fn scalar_key(key: &str) -> String {
+    quote(key)
+}
+
+/// Appends ` value\n` or a nested block to `out`, for a value that follows `key:`.
+fn write_value(out: &mut String, value: &Value, indent: usize) {
+    match value {
+        Value::Array(items) if !items.is_empty() => {
+            out.push('\n');
+            for item in items {
+                out.push_str(&" ".repeat(indent));
+                out.push('-');
+                match item {
+                    Value::Object(m) if !m.is_empty() => {
+                        // A mapping inside a list: first key on the dash line.
+                        let mut first = true;
+                        for (k, v) in m {
+                            if first {
+                                out.push(' ');
+                                first = false;
+                            } else {
+                                out.push_str(&" ".repeat(indent + 2));
+                            }
+                            out.push_str(&scalar_key(k));
+                            out.push(':');
+                            write_value(out, v, indent + 4);
+                        }
+                    }
+                    Value::Array(inner) if !inner.is_empty() => {
+                        out.push(' ');
+                        out.push_str(&flow(item));
+                        out.push('\n');
+                    }
+                    _ => write_value(out, item, indent + 2),
+                }
+            }
+        }
+        Value::Object(m) if !m.is_empty() => {
+            out.push('\n');
+            for (k, v) in m {
+                out.push_str(&" ".repeat(indent + 2));
+                out.push_str(&scalar_key(k));
+                out.push(':');
+                write_value(out, v, indent + 4);
+            }
+        }
+        _ => {
+            out.push(' ');
+            out.push_str(&flow(value));
+            out.push('\n');
+        }
+    }
+}
+
+/// Returns a value in flow style on one line.
+fn flow(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_string(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number(n),
+        Value::String(s) => quote(s),
+        Value::Array(items) => {
+            let parts: Vec<String> = items.iter().map(flow).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::Object(m) => {
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{}: {}", quote(k), flow(v))).collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+    }
+}
+
+/// Returns a number as PyYAML writes it: floats always have a dot or an exponent with a sign.
+fn number(n: &serde_json::Number) -> String {
+    if n.is_f64() {
+        let f = n.as_f64().unwrap_or(0.0);
+        if f.is_nan() {
+            return ".nan".to_string();
+        }
+        if f.is_infinite() {
+            return if f > 0.0 { ".inf".to_string() } else { "-.inf".to_string() };
+        }
+        let s = format!("{f:?}");
+        if let Some((mantissa, exp)) = s.split_once('e') {
+            let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+            let exp = if exp.starts_with('-') { exp.to_string() } else { format!("+{exp}") };
+            return format!("{mantissa}e{exp}");
+        }
+        return s;
+    }
+    n.to_string()
+}
+
+/// Returns `s` as a YAML scalar that a YAML 1.1 reader (PyYAML `safe_load`) and a YAML 1.2
+/// reader both read back as exactly this string.
+///
+/// Plain when it is obviously a word; single-quoted when every character may appear raw; else
+/// double-quoted with escapes.
+pub fn quote(s: &str) -> String {
+    if is_plain_safe(s) {
+        return s.to_string();
+    }
+    if s.chars().all(single_quotable) {
+        return format!("'{}'", s.replace('\'', "''"));
+    }
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            c if single_quotable(c) => out.push(c),
+            c if (c as u32) <= 0xff => out.push_str(&format!("\\x{:02X}", c as u32)),
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push_str(&format!("\\U{:08X}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A character PyYAML's reader accepts raw and that is not a line break or tab in any YAML version.
+fn single_quotable(c: char) -> bool {
+    matches!(c, '\u{20}'..='\u{7e}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..)
+        && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
+}
+
+/// True for strings every YAML reader takes as the same plain string: a letter, `_` or `/` first,
+/// then letters, digits, `_ . / -` and single inner spaces, and not a YAML 1.1 boolean or null.
+fn is_plain_safe(s: &str) -> bool {
+    let Some(first) = s.chars().next() else { return false };
+    if !(first.is_ascii_alphabetic() || first == '_' || first == '/') {
+        return false;
+    }
+    if s.ends_with(' ') || s.contains("  ") {
+        return false;
+    }
+    if !s.chars().all(|c| c.is_ascii_alphanumeric() || " _./-".contains(c)) {
+        return false;
+    }
+    const RESERVED: &[&str] = &["y", "yes", "n", "no", "true", "false", "on", "off", "null"];
+    !RESERVED.contains(&s.to_ascii_lowercase().as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn split_plain_bom_crlf_dots() {
+        let s = split("---\nid: 1\n---\n\nBody\n").unwrap();
+        assert_eq!((s.yaml, s.body), ("id: 1\n", "\nBody\n"));
+        let s = split("\u{feff}---\r\nid: 1\r\n---\r\nBody").unwrap();
+        assert_eq!((s.yaml, s.body), ("id: 1\r\n", "Body"));
+        let s = split("---\nid: 1\n...\nBody").unwrap();
+        assert_eq!(s.body, "Body");
+        let s = split("---\n---\nBody").unwrap();
+        assert_eq!((s.yaml, s.body), ("", "Body"));
+    }
+
+    #[test]
+    fn split_errors() {
+        assert_eq!(split("").unwrap_err(), SplitError::Missing);
+        assert_eq!(split("abc").unwrap_err(), SplitError::Missing);
+        assert_eq!(split("\n---\nid: 1\n---\n").unwrap_err(), SplitError::Missing);
+        assert_eq!(split("---\nid: 3\nBody").unwrap_err(), SplitError::Unclosed);
+    }
+
+    #[test]
+    fn parse_reports_lines() {
+        let e = parse("id: 1\ncreated: {{invalid\n").unwrap_err();
+        assert!(e.message.starts_with("malformed YAML"), "{e:?}");
+        let e = parse("a: 1\na: 2\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.message.contains("duplicate"), "{e:?}");
+        assert!(parse("- a\n").unwrap_err().message.contains("not a YAML mapping"));
+        assert!(parse("# only a comment\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn raw_entries_keep_text() {
+        let yaml = "b: 2\ntags:\n- x\n- y\n# note\nzz: |\n  lit\n\n  more\na: 'q'\n";
+        let fields = parse(yaml).unwrap();
+        let e = raw_entries(yaml, &fields).unwrap();
+        let keys: Vec<_> = e.iter().map(|e| e.key.as_str()).collect();
+        assert_eq!(keys, ["b", "tags", "zz", "a"]);
+        assert_eq!(e[1].text, "tags:\n- x\n- y\n# note\n");
+        assert_eq!(e[2].text, "zz: |\n  lit\n\n  more\n");
+        assert_eq!(e[3].line, 10);
+        assert!(raw_entries("? complex\n: v\n", &parse("? complex\n: v\n").unwrap()).is_none());
+    }
+
+    #[test]
+    fn quoting_protects_yaml11_types() {
+        for s in [
+            "yes",
+            "No",
+            "on",
+            "OFF",
+            "y",
+            "null",
+            "~",
+            "1_000",
+            "12:30:00",
+            "2026-01-01",
+            "=",
+            "<<",
+            " lead",
+            "trail ",
+            "#x",
+            "a: b",
+            "",
+            "57",
+            "-1",
+            ".inf",
+            "0o17",
+        ] {
+            assert_ne!(quote(s), s, "{s:?} must be quoted");
+        }
+        assert_eq!(quote("python"), "python");
+        assert_eq!(quote("web dev"), "web dev");
+        assert_eq!(quote("_consolidated"), "_consolidated");
+        assert_eq!(quote("it's"), "'it''s'");
+        assert_eq!(quote("日本語"), "'日本語'");
+        assert_eq!(quote("a\nb"), "\"a\\nb\"");
+        assert_eq!(quote("tab\there"), "\"tab\\there\"");
+        assert_eq!(quote("nel\u{85}"), "\"nel\\x85\"");
+        assert_eq!(quote("\u{feff}bom"), "\"\\uFEFFbom\"");
+    }
+
+    #[test]
+    fn entries_round_trip_through_the_parser() {
+        let v = json!({"tags": ["yes", "a: b", "日本", "🎉", "multi\nline"], "n": null, "f": 1e20, "i": 3, "b": true,
+                       "nested": {"k": [1, 2], "e": []}, "list": [{"a": 1, "b": "x"}, [1, 2]]});
+        let yaml: String = v.as_object().unwrap().iter().map(|(k, v)| entry(k, v)).collect();
+        let back = parse(&yaml).unwrap();
+        assert_eq!(serde_json::to_value(back).unwrap(), v, "{yaml}");
+        assert_eq!(entry("tags", &json!([])), "tags: []\n");
+        assert_eq!(entry("tags", &json!(["a", "b"])), "tags:\n- a\n- b\n");
+    }
+}

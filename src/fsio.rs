@@ -1,0 +1,164 @@
+//! Safe file IO: atomic replacement of a file and the repository's write lock.
+//!
+//! A write goes to a temporary file in the target's folder, is synced, takes the old file's
+//! permissions, and is renamed over the target; then the folder is synced. A crash leaves the old
+//! or the new file, never a torn one. Every command that writes holds an exclusive `flock` on
+//! `.co-cli/cache/lock` for its whole read-modify-write (a sidecar file: the lock must not live on
+//! an inode that a rename replaces).
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Replaces `path` with `data` atomically and durably.
+///
+/// Refuses to write through a symlink: the link would be replaced by a regular file.
+pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, data, true)
+}
+
+/// Replaces `path` with `data` atomically; `durable` also fsyncs the data and the folder.
+/// Derived state (caches) skips the fsyncs: losing it only costs time.
+pub fn write_atomic_with(path: &Path, data: &[u8], durable: bool) -> io::Result<()> {
+    let dir = parent_dir(path);
+    let old_mode = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(io::Error::other(format!("refusing to replace symlink {}", path.display())));
+        }
+        Ok(m) => Some(m.permissions().mode()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(dir)?;
+    tmp.write_all(data)?;
+    if durable {
+        tmp.as_file().sync_all()?;
+    }
+    // NamedTempFile is created 0600; give the file the old mode, or the umask default for a new one.
+    let mode = old_mode.unwrap_or_else(|| 0o666 & !umask());
+    tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    if durable {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Returns the process umask (read without changing it, via /proc, falling back to 022).
+fn umask() -> u32 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+/// An exclusive lock held until dropped.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+/// How long a writer waits for another kb process before giving up.
+pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Takes the exclusive lock on `path`, creating the file and its folder, waiting up to `timeout`.
+pub fn lock(path: &Path, timeout: Duration) -> io::Result<Lock> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(path)?;
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(Lock { _file: file, path: path.to_path_buf() }),
+            Err(fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(fs::TryLockError::WouldBlock) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("another kb process holds {} (waited {}s)", path.display(), timeout.as_secs()),
+                ));
+            }
+            Err(fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_keeps_mode_and_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.md");
+        write_atomic(&p, b"one").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640);
+        let leftovers = fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1);
+    }
+
+    #[test]
+    fn refuses_symlink_targets() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::write(&real, "x").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(write_atomic(&link, b"y").is_err());
+        assert_eq!(fs::read(&real).unwrap(), b"x");
+    }
+
+    #[test]
+    fn lock_excludes_and_times_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("cache/lock");
+        let held = lock(&p, LOCK_TIMEOUT).unwrap();
+        let err = lock(&p, Duration::from_millis(20)).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        drop(held);
+        lock(&p, Duration::from_millis(20)).unwrap();
+    }
+
+    #[test]
+    fn lock_serialises_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock_path = dir.path().join("lock");
+        let counter = dir.path().join("n");
+        fs::write(&counter, "0").unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (lock_path, counter) = (lock_path.clone(), counter.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..25 {
+                        let _g = lock(&lock_path, LOCK_TIMEOUT).unwrap();
+                        let n: u32 = fs::read_to_string(&counter).unwrap().parse().unwrap();
+                        write_atomic_with(&counter, (n + 1).to_string().as_bytes(), false).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(fs::read_to_string(&counter).unwrap(), "200");
+    }
+}

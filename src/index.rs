@@ -1,0 +1,643 @@
+//! The memory scanner: every `*.md` file in the memories folder, parsed and validated, with a
+//! cache of the parsed results in `.co-cli/cache/` (SPEC §7).
+//!
+//! The cache is derived state. An entry is trusted only when the file's size, mtime and inode
+//! match, and only when the mtime is older than the cache by a safety margin (a file written in the
+//! same clock tick as the cache could change without its mtime changing, the "racy git" problem).
+//! A missing, foreign or corrupt cache (checked by a checksum) is ignored and rebuilt, so it can
+//! only cost time, never change a result. Strings live in one arena, so the index of 100,000
+//! memories is a few allocations, not half a million.
+
+use crate::memory::{self, MAX_FILE_BYTES, Memory, Problem};
+use crate::time::Micros;
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, BufWriter, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// A string in the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
+
+/// The part of `stat` that says whether a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Stamp {
+    size: u64,
+    mtime_ns: i64,
+    ino: u64,
+}
+
+/// One scanned file: a valid memory, or a problem (then `content` holds the message).
+#[derive(Debug, Clone, Copy, Default)]
+struct Record {
+    name: Span,
+    stamp: Stamp,
+    valid: bool,
+    id: u64,
+    created: Span,
+    created_at: i64,
+    updated: Span,
+    updated_at: i64,
+    source: Span,
+    protected: bool,
+    tags_start: u32,
+    tags_len: u32,
+    content: Span,
+    /// Problem line (0 = unknown).
+    line: u32,
+}
+
+/// A valid memory in the index, borrowed.
+#[derive(Debug, Clone)]
+pub struct MemoryRef<'a> {
+    pub id: u64,
+    pub file_name: &'a str,
+    pub created: &'a str,
+    pub created_at: Micros,
+    pub updated: Option<&'a str>,
+    pub updated_at: Option<Micros>,
+    pub source: Option<&'a str>,
+    pub decay_protected: bool,
+    pub tags: Vec<&'a str>,
+    pub content: &'a str,
+}
+
+impl MemoryRef<'_> {
+    /// Returns the key memories are ordered by in time: created, then id (higher is newer).
+    pub fn age_key(&self) -> (Micros, u64) {
+        (self.created_at, self.id)
+    }
+}
+
+/// A file in the memories folder that is not a valid memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileProblem {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// All memory files of one folder, scanned.
+#[derive(Debug)]
+pub struct Index {
+    pub dir: PathBuf,
+    /// Whether the memories folder exists.
+    pub dir_exists: bool,
+    arena: String,
+    tags: Vec<Span>,
+    records: Vec<Record>,
+    /// Problems found outside the records: unreadable entries, symlinks out of the root.
+    extra_problems: Vec<FileProblem>,
+}
+
+impl Index {
+    /// Scans `dir`, using and refreshing the cache file `cache` when given.
+    ///
+    /// `root` bounds symlinks: a memory file that links outside it is reported, not read.
+    pub fn scan(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
+        let mut index = Index {
+            dir: dir.to_path_buf(),
+            dir_exists: false,
+            arena: String::new(),
+            tags: Vec::new(),
+            records: Vec::new(),
+            extra_problems: Vec::new(),
+        };
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(index),
+            Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display()))),
+        };
+        index.dir_exists = true;
+        let started = now_ns();
+        let old = cache.and_then(|c| Cached::load(c).ok());
+        let old_names: HashMap<&str, usize> = old.as_ref().map(|o| o.by_name()).unwrap_or_default();
+        let mut used = vec![false; old.as_ref().map_or(0, |o| o.records.len())];
+        let mut changed = false;
+        let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                index.extra_problems.push(FileProblem {
+                    path: entry.path(),
+                    line: None,
+                    message: "file name is not valid UTF-8".into(),
+                });
+                continue;
+            };
+            if !name.ends_with(".md") || name.starts_with('.') {
+                continue;
+            }
+            let path = entry.path();
+            let Some(meta) = index.stat_entry(&entry, &path, &canonical_root) else { continue };
+            let stamp =
+                Stamp { size: meta.len(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), ino: meta.ino() };
+            // The margin covers coarse filesystem clocks: an entry younger than the cache by
+            // less than this could have changed in the same tick, so it is read again.
+            let trusted_before = old.as_ref().map_or(i64::MIN, |o| o.cached_at_ns - 2_000_000_000);
+            if let (Some(o), Some(&i)) = (old.as_ref(), old_names.get(name)) {
+                let rec = o.records[i];
+                if rec.stamp == stamp && stamp.mtime_ns < trusted_before {
+                    used[i] = true;
+                    index.push_cached(o, rec);
+                    continue;
+                }
+            }
+            changed = true;
+            let outcome = read_memory(&path, &meta);
+            index.push_parsed(name, stamp, outcome);
+        }
+        let dropped = used.iter().any(|u| !u);
+        if let Some(cache) = cache {
+            if changed || dropped || old.is_none() {
+                // A failed cache write only costs time next run.
+                let _ = index.save_cache(cache, started);
+            }
+        }
+        Ok(index)
+    }
+
+    /// Stats a directory entry, following a symlink only when it stays inside the root.
+    fn stat_entry(&mut self, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
+        let problem = |this: &mut Index, message: String| {
+            this.extra_problems.push(FileProblem { path: path.to_path_buf(), line: None, message });
+            None
+        };
+        let meta = match entry.metadata() {
+            Ok(m) => m,
+            Err(e) => return problem(self, format!("cannot stat: {e}")),
+        };
+        let meta = if meta.file_type().is_symlink() {
+            match fs::canonicalize(path) {
+                Err(e) => return problem(self, format!("broken or looping symlink: {e}")),
+                Ok(target) if !target.starts_with(root) => {
+                    return problem(self, format!("symlink points outside the repository, to {}", target.display()));
+                }
+                Ok(target) => match fs::metadata(&target) {
+                    Ok(m) => m,
+                    Err(e) => return problem(self, format!("cannot stat symlink target: {e}")),
+                },
+            }
+        } else {
+            meta
+        };
+        if meta.is_dir() {
+            return problem(self, "is a directory, not a memory file".into());
+        }
+        if !meta.is_file() {
+            return problem(self, "is not a regular file".into());
+        }
+        Some(meta)
+    }
+
+    fn intern(&mut self, s: &str) -> Span {
+        let span = Span { start: self.arena.len() as u32, len: s.len() as u32 };
+        self.arena.push_str(s);
+        span
+    }
+
+    fn intern_opt(&mut self, s: Option<&str>) -> Span {
+        s.map_or(NONE, |s| self.intern(s))
+    }
+
+    fn push_parsed(&mut self, name: &str, stamp: Stamp, outcome: Result<Memory, Problem>) {
+        let name = self.intern(name);
+        let rec = match outcome {
+            Ok(m) => {
+                let tags_start = self.tags.len() as u32;
+                for t in &m.tags {
+                    let s = self.intern(t);
+                    self.tags.push(s);
+                }
+                Record {
+                    name,
+                    stamp,
+                    valid: true,
+                    id: m.id,
+                    created: self.intern(&m.created),
+                    created_at: m.created_at,
+                    updated: self.intern_opt(m.updated.as_deref()),
+                    updated_at: m.updated_at.unwrap_or(0),
+                    source: self.intern_opt(m.source.as_deref()),
+                    protected: m.decay_protected,
+                    tags_start,
+                    tags_len: m.tags.len() as u32,
+                    content: self.intern(&m.content),
+                    line: 0,
+                }
+            }
+            Err(p) => Record {
+                name,
+                stamp,
+                valid: false,
+                content: self.intern(&p.message),
+                line: p.line.unwrap_or(0) as u32,
+                created: NONE,
+                updated: NONE,
+                source: NONE,
+                ..Record::default()
+            },
+        };
+        self.records.push(rec);
+    }
+
+    /// Copies a record and its strings from the old cache.
+    fn push_cached(&mut self, old: &Cached, rec: Record) {
+        let mut r = rec;
+        r.name = self.intern(old.str(rec.name));
+        r.created = self.intern_opt(old.opt(rec.created));
+        r.updated = self.intern_opt(old.opt(rec.updated));
+        r.source = self.intern_opt(old.opt(rec.source));
+        r.content = self.intern(old.str(rec.content));
+        r.tags_start = self.tags.len() as u32;
+        for t in &old.tags[rec.tags_start as usize..(rec.tags_start + rec.tags_len) as usize] {
+            let s = self.intern(old.str(*t));
+            self.tags.push(s);
+        }
+        self.records.push(r);
+    }
+
+    fn str(&self, s: Span) -> &str {
+        &self.arena[s.start as usize..(s.start + s.len) as usize]
+    }
+
+    fn opt(&self, s: Span) -> Option<&str> {
+        (s != NONE).then(|| self.str(s))
+    }
+
+    fn view(&self, r: &Record) -> MemoryRef<'_> {
+        MemoryRef {
+            id: r.id,
+            file_name: self.str(r.name),
+            created: self.str(r.created),
+            created_at: r.created_at,
+            updated: self.opt(r.updated),
+            updated_at: (r.updated != NONE).then_some(r.updated_at),
+            source: self.opt(r.source),
+            decay_protected: r.protected,
+            tags: self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize]
+                .iter()
+                .map(|&t| self.str(t))
+                .collect(),
+            content: self.str(r.content),
+        }
+    }
+
+    /// Returns every valid memory, in no particular order.
+    pub fn memories(&self) -> impl Iterator<Item = MemoryRef<'_>> {
+        self.records.iter().filter(|r| r.valid).map(|r| self.view(r))
+    }
+
+    /// Returns the number of valid memories.
+    pub fn len(&self) -> usize {
+        self.records.iter().filter(|r| r.valid).count()
+    }
+
+    /// Returns true when there is no valid memory.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Returns the number of memory files looked at, valid or not.
+    pub fn files(&self) -> usize {
+        self.records.len() + self.extra_problems.len()
+    }
+
+    /// Returns the valid memories with this id (more than one only when ids are duplicated).
+    pub fn by_id(&self, id: u64) -> Vec<MemoryRef<'_>> {
+        self.records.iter().filter(|r| r.valid && r.id == id).map(|r| self.view(r)).collect()
+    }
+
+    /// Returns the highest id in use, if any.
+    pub fn max_id(&self) -> Option<u64> {
+        self.records.iter().filter(|r| r.valid).map(|r| r.id).max()
+    }
+
+    /// Returns every file that is not a valid memory, sorted by path.
+    pub fn problems(&self) -> Vec<FileProblem> {
+        let mut out: Vec<FileProblem> = self
+            .records
+            .iter()
+            .filter(|r| !r.valid)
+            .map(|r| FileProblem {
+                path: self.dir.join(self.str(r.name)),
+                line: (r.line > 0).then_some(r.line as usize),
+                message: self.str(r.content).to_string(),
+            })
+            .chain(self.extra_problems.iter().cloned())
+            .collect();
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+
+    /// Returns each id used by more than one file, with those files' names sorted.
+    pub fn duplicate_ids(&self) -> Vec<(u64, Vec<&str>)> {
+        let mut by_id: HashMap<u64, Vec<&str>> = HashMap::new();
+        for r in self.records.iter().filter(|r| r.valid) {
+            by_id.entry(r.id).or_default().push(self.str(r.name));
+        }
+        let mut dups: Vec<(u64, Vec<&str>)> = by_id.into_iter().filter(|(_, v)| v.len() > 1).collect();
+        for (_, v) in &mut dups {
+            v.sort_unstable();
+        }
+        dups.sort_unstable();
+        dups
+    }
+
+    fn save_cache(&self, path: &Path, started_ns: i64) -> io::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if !dir.exists() {
+            fs::create_dir_all(dir)?;
+            // The cache folder ignores itself, so it never shows up in `git status` even when
+            // `kb init` did not add it to .gitignore.
+            fs::write(dir.join(".gitignore"), "*\n")?;
+        }
+        let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(dir)?;
+        {
+            let mut w = Checksummed::new(BufWriter::with_capacity(1 << 16, tmp.as_file_mut()));
+            w.write_all(MAGIC)?;
+            w.write_all(&FORMAT.to_le_bytes())?;
+            w.write_all(&started_ns.to_le_bytes())?;
+            w.write_all(&(self.records.len() as u32).to_le_bytes())?;
+            w.write_all(&(self.tags.len() as u32).to_le_bytes())?;
+            w.write_all(&(self.arena.len() as u64).to_le_bytes())?;
+            for r in &self.records {
+                w.write_all(&encode(r))?;
+            }
+            for t in &self.tags {
+                w.write_all(&t.start.to_le_bytes())?;
+                w.write_all(&t.len.to_le_bytes())?;
+            }
+            w.write_all(self.arena.as_bytes())?;
+            let Checksummed { mut inner, hasher } = w;
+            inner.write_all(&hasher.finish().to_le_bytes())?;
+            inner.flush()?;
+        }
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// Reads and parses one memory file.
+fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(Problem::new(
+            None,
+            format!("file is {} bytes; memory files are limited to {} bytes", meta.len(), MAX_FILE_BYTES),
+        ));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
+    fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| Problem::new(None, format!("cannot read: {e}")))?;
+    let text = memory::decode(&bytes)?;
+    memory::parse(text)
+}
+
+fn now_ns() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+}
+
+const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
+/// Bump when the record layout or the parsing rules change, so old caches are ignored.
+const FORMAT: u32 = 1;
+const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
+const RECORD: usize = 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 4 + 4 + 8 + 4;
+
+fn encode(r: &Record) -> [u8; RECORD] {
+    let mut b = [0u8; RECORD];
+    let mut at = 0;
+    let mut put = |bytes: &[u8]| {
+        b[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
+    let span = |s: Span| [s.start.to_le_bytes(), s.len.to_le_bytes()].concat();
+    put(&span(r.name));
+    put(&r.stamp.size.to_le_bytes());
+    put(&r.stamp.mtime_ns.to_le_bytes());
+    put(&r.stamp.ino.to_le_bytes());
+    put(&[r.valid as u8]);
+    put(&r.id.to_le_bytes());
+    put(&span(r.created));
+    put(&r.created_at.to_le_bytes());
+    put(&span(r.updated));
+    put(&r.updated_at.to_le_bytes());
+    put(&span(r.source));
+    put(&[r.protected as u8]);
+    put(&r.tags_start.to_le_bytes());
+    put(&r.tags_len.to_le_bytes());
+    put(&span(r.content));
+    put(&r.line.to_le_bytes());
+    b
+}
+
+/// A little-endian reader over a byte slice that fails instead of panicking.
+struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if self.b.len() < n {
+            return None;
+        }
+        let (head, rest) = self.b.split_at(n);
+        self.b = rest;
+        Some(head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        self.take(1).map(|b| b[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.take(4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        self.take(8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes)
+    }
+    fn i64(&mut self) -> Option<i64> {
+        self.u64().map(|v| v as i64)
+    }
+    fn span(&mut self) -> Option<Span> {
+        Some(Span { start: self.u32()?, len: self.u32()? })
+    }
+}
+
+fn decode(b: &[u8]) -> Option<Record> {
+    let mut r = Reader { b };
+    Some(Record {
+        name: r.span()?,
+        stamp: Stamp { size: r.u64()?, mtime_ns: r.i64()?, ino: r.u64()? },
+        valid: r.u8()? == 1,
+        id: r.u64()?,
+        created: r.span()?,
+        created_at: r.i64()?,
+        updated: r.span()?,
+        updated_at: r.i64()?,
+        source: r.span()?,
+        protected: r.u8()? == 1,
+        tags_start: r.u32()?,
+        tags_len: r.u32()?,
+        content: r.span()?,
+        line: r.u32()?,
+    })
+}
+
+/// A cache file, loaded and verified.
+struct Cached {
+    cached_at_ns: i64,
+    records: Vec<Record>,
+    tags: Vec<Span>,
+    arena: String,
+}
+
+impl Cached {
+    fn load(path: &Path) -> io::Result<Cached> {
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("cache {}: {what}", path.display()));
+        let mut f = fs::File::open(path)?;
+        let mut head = [0u8; HEADER];
+        f.read_exact(&mut head)?;
+        let mut r = Reader { b: &head };
+        if r.take(8) != Some(MAGIC.as_slice()) || r.u32() != Some(FORMAT) {
+            return Err(bad("foreign format"));
+        }
+        let (cached_at_ns, n_rec, n_tags, arena_len) = (r.i64(), r.u32(), r.u32(), r.u64());
+        let (Some(cached_at_ns), Some(n_rec), Some(n_tags), Some(arena_len)) = (cached_at_ns, n_rec, n_tags, arena_len)
+        else {
+            return Err(bad("short header"));
+        };
+        let table_len = n_rec as usize * RECORD + n_tags as usize * 8;
+        let file_len = f.metadata()?.len();
+        if file_len != (HEADER + table_len) as u64 + arena_len + 8 {
+            return Err(bad("wrong length"));
+        }
+        let mut table = vec![0u8; table_len];
+        f.read_exact(&mut table)?;
+        let mut arena = vec![0u8; arena_len as usize];
+        f.read_exact(&mut arena)?;
+        let mut sum = [0u8; 8];
+        f.read_exact(&mut sum)?;
+        let mut h = Hasher::default();
+        h.update(&head);
+        h.update(&table);
+        h.update(&arena);
+        if h.finish() != u64::from_le_bytes(sum) {
+            return Err(bad("checksum mismatch"));
+        }
+        let arena = String::from_utf8(arena).map_err(|_| bad("not UTF-8"))?;
+        let records: Vec<Record> = table[..n_rec as usize * RECORD]
+            .chunks_exact(RECORD)
+            .map(decode)
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("bad record"))?;
+        let tags: Vec<Span> = table[n_rec as usize * RECORD..]
+            .chunks_exact(8)
+            .map(|c| Reader { b: c }.span())
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad("bad tag"))?;
+        let cached = Cached { cached_at_ns, records, tags, arena };
+        cached.check_bounds().then_some(cached).ok_or_else(|| bad("span out of bounds"))
+    }
+
+    /// Verifies every span lies inside the arena on character boundaries, so lookups cannot panic.
+    fn check_bounds(&self) -> bool {
+        let ok = |s: Span| {
+            s == NONE || self.arena.get(s.start as usize..(s.start as usize).saturating_add(s.len as usize)).is_some()
+        };
+        self.tags.iter().all(|&t| ok(t) && t != NONE)
+            && self.records.iter().all(|r| {
+                ok(r.name)
+                    && r.name != NONE
+                    && ok(r.created)
+                    && ok(r.updated)
+                    && ok(r.source)
+                    && ok(r.content)
+                    && r.content != NONE
+                    && (!r.valid || r.created != NONE)
+                    && (r.tags_start as usize)
+                        .checked_add(r.tags_len as usize)
+                        .is_some_and(|end| end <= self.tags.len())
+            })
+    }
+
+    fn by_name(&self) -> HashMap<&str, usize> {
+        self.records.iter().enumerate().map(|(i, r)| (self.str(r.name), i)).collect()
+    }
+
+    fn str(&self, s: Span) -> &str {
+        &self.arena[s.start as usize..(s.start + s.len) as usize]
+    }
+
+    fn opt(&self, s: Span) -> Option<&str> {
+        (s != NONE).then(|| self.str(s))
+    }
+}
+
+/// A fast 64-bit checksum (FNV-style mixing over 8-byte words); it guards against torn or
+/// edited cache files, not against an adversary.
+#[derive(Default)]
+struct Hasher {
+    state: u64,
+    pending: Vec<u8>,
+}
+
+impl Hasher {
+    fn update(&mut self, mut data: &[u8]) {
+        if !self.pending.is_empty() {
+            let need = 8 - self.pending.len();
+            let n = need.min(data.len());
+            self.pending.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if self.pending.len() == 8 {
+                let word = u64::from_le_bytes(self.pending[..8].try_into().unwrap_or([0; 8]));
+                self.mix(word);
+                self.pending.clear();
+            }
+        }
+        let mut chunks = data.chunks_exact(8);
+        for c in &mut chunks {
+            self.mix(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+        }
+        self.pending.extend_from_slice(chunks.remainder());
+    }
+    fn mix(&mut self, word: u64) {
+        self.state = (self.state ^ word).wrapping_mul(0x100_0000_01b3).rotate_left(29) ^ (self.state >> 17);
+    }
+    fn finish(mut self) -> u64 {
+        let mut last = [0u8; 8];
+        last[..self.pending.len()].copy_from_slice(&self.pending);
+        let len = self.pending.len() as u64;
+        self.mix(u64::from_le_bytes(last) ^ (len << 56));
+        self.state
+    }
+}
+
+/// A writer that checksums what passes through it.
+struct Checksummed<W: Write> {
+    inner: W,
+    hasher: Hasher,
+}
+
+impl<W: Write> Checksummed<W> {
+    fn new(inner: W) -> Self {
+        Checksummed { inner, hasher: Hasher::default() }
+    }
+}
+
+impl<W: Write> Write for Checksummed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}

@@ -1,0 +1,19 @@
+//! kb: a repository's agent knowledge as plain files.
+//!
+//! The library holds every domain module; `commands` turns them into the command line, and
+//! `main.rs` only maps the outcome to an exit code.
+
+pub mod cli;
+pub mod commands;
+pub mod context;
+pub mod frontmatter;
+pub mod fsio;
+pub mod index;
+pub mod memory;
+pub mod output;
+pub mod paths;
+pub mod secrets;
+pub mod settings;
+pub mod similarity;
+pub mod store;
+pub mod time;

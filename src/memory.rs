@@ -1,0 +1,284 @@
+//! The memory model: one markdown file with YAML frontmatter, read and validated as co-cli does
+//! (co-cli.md §2.8, §2.10), with kb's stricter rules where co-cli crashes or misleads:
+//! timestamps must carry an offset, ids are non-negative integers (not booleans).
+
+use crate::frontmatter::{self, Fields, SplitError};
+use crate::time::{self, Micros};
+use serde_json::Value;
+
+/// Tags that mark how a memory was triggered, in co-cli's category priority order.
+pub const SIGNAL_TAGS: [&str; 5] = ["preference", "correction", "decision", "context", "pattern"];
+
+/// Memory files larger than this are reported and skipped: they are not notes, and reading them
+/// into every recall would hurt.
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Returns `detected` when any tag is a signal tag, else `user-told`.
+pub fn detect_source<S: AsRef<str>>(tags: &[S]) -> &'static str {
+    if tags.iter().any(|t| SIGNAL_TAGS.contains(&t.as_ref())) { "detected" } else { "user-told" }
+}
+
+/// Returns the first signal tag present, in the fixed priority order, regardless of tag order.
+pub fn detect_category<S: AsRef<str>>(tags: &[S]) -> Option<&'static str> {
+    SIGNAL_TAGS.into_iter().find(|s| tags.iter().any(|t| t.as_ref() == *s))
+}
+
+/// A memory as read from its file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Memory {
+    pub id: u64,
+    pub created: String,
+    pub created_at: Micros,
+    pub updated: Option<String>,
+    pub updated_at: Option<Micros>,
+    pub tags: Vec<String>,
+    pub source: Option<String>,
+    pub decay_protected: bool,
+    /// The body, stripped.
+    pub content: String,
+}
+
+/// Why a file is not a valid memory: a message and the 1-based file line when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl Problem {
+    pub fn new(line: Option<usize>, message: impl Into<String>) -> Problem {
+        Problem { line, message: message.into() }
+    }
+}
+
+/// Decodes file bytes as text, refusing binary content.
+pub fn decode(bytes: &[u8]) -> Result<&str, Problem> {
+    if let Some(pos) = memchr_nul(bytes) {
+        return Err(Problem::new(Some(line_of(bytes, pos)), "contains NUL bytes: not a text file"));
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        Problem::new(Some(line_of(bytes, at)), format!("invalid UTF-8 at byte {at}"))
+    })
+}
+
+fn memchr_nul(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == 0)
+}
+
+fn line_of(bytes: &[u8], pos: usize) -> usize {
+    bytes[..pos.min(bytes.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// Parses and validates a memory file's text.
+pub fn parse(text: &str) -> Result<Memory, Problem> {
+    let split = frontmatter::split(text).map_err(|e| match e {
+        SplitError::Missing => Problem::new(Some(1), "no frontmatter: the file must start with a '---' line"),
+        SplitError::Unclosed => Problem::new(Some(1), "frontmatter is not closed: no '---' line after the opening one"),
+    })?;
+    let fields =
+        frontmatter::parse(split.yaml).map_err(|e| Problem::new(e.line.map(|l| l + split.yaml_line - 1), e.message))?;
+    if fields.is_empty() {
+        return Err(Problem::new(Some(1), "empty frontmatter: missing required field: id"));
+    }
+    let line_of_key = |key: &str| -> Option<usize> {
+        frontmatter::raw_entries(split.yaml, &fields)
+            .and_then(|es| es.into_iter().find(|e| e.key == key))
+            .map(|e| e.line + split.yaml_line - 1)
+            .or(Some(1))
+    };
+    let bad = |key: &str, msg: String| Problem::new(line_of_key(key), msg);
+    let memory = validate(&fields).map_err(|(key, msg)| bad(key, msg))?;
+    Ok(Memory { content: frontmatter::py_strip(split.body).to_string(), ..memory })
+}
+
+/// Validates memory frontmatter; on failure returns the key at fault and a message.
+fn validate(f: &Fields) -> Result<Memory, (&'static str, String)> {
+    let id = match f.get("id") {
+        None => return Err(("id", "missing required field: id".into())),
+        Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or_default(),
+        Some(Value::Number(n)) if n.as_i64().is_some() => {
+            return Err(("id", format!("'id' must be a non-negative integer, got {n}")));
+        }
+        Some(other) => return Err(("id", format!("'id' must be an integer, got {}", describe(other)))),
+    };
+    let (created, created_at) = match f.get("created") {
+        None => return Err(("created", "missing required field: created".into())),
+        Some(Value::String(s)) => {
+            let at = time::parse(s).map_err(|e| ("created", format!("'created': {e}")))?;
+            (s.clone(), time::micros(at))
+        }
+        Some(other) => return Err(("created", format!("'created' must be a string, got {}", describe(other)))),
+    };
+    let (updated, updated_at) = match f.get("updated") {
+        None => (None, None),
+        Some(Value::String(s)) => {
+            let at = time::parse(s).map_err(|e| ("updated", format!("'updated': {e}")))?;
+            (Some(s.clone()), Some(time::micros(at)))
+        }
+        Some(other) => return Err(("updated", format!("'updated' must be a string, got {}", describe(other)))),
+    };
+    let tags = match f.get("tags") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|t| match t {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(("tags", format!("'tags' must contain only strings, got {}", describe(other)))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => return Err(("tags", format!("'tags' must be a list, got {}", describe(other)))),
+    };
+    let optional_string = |key: &'static str| -> Result<Option<String>, (&'static str, String)> {
+        match f.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
+        }
+    };
+    let source = optional_string("source")?;
+    optional_string("auto_category")?;
+    optional_string("consolidation_reason")?;
+    let decay_protected = match f.get("decay_protected") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return Err((
+                "decay_protected",
+                format!("'decay_protected' must be true or false, got {}", describe(other)),
+            ));
+        }
+    };
+    Ok(Memory { id, created, created_at, updated, updated_at, tags, source, decay_protected, content: String::new() })
+}
+
+/// Describes a YAML value for an error message.
+fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string '{s}'"),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a mapping".into(),
+    }
+}
+
+/// Returns the file name co-cli gives a memory: `{id:03}-{slug}.md`, the slug from the first 50
+/// characters of the text (co-cli.md §2.1).
+pub fn file_name(id: u64, text: &str) -> String {
+    let head: String = text.chars().take(50).collect();
+    format!("{id:03}-{}.md", slugify(&head))
+}
+
+/// Lowercases and replaces every run of characters outside `[a-z0-9]` with one `-`, trimmed,
+/// at most 50 characters.
+pub fn slugify(text: &str) -> String {
+    let mut slug = String::new();
+    for c in text.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            slug.push(c);
+        } else if !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_matches('-');
+    slug.chars().take(50).collect::<String>().trim_end_matches('-').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALID: &str = "---\nauto_category: preference\ncreated: '2026-11-22T14:27:04.330453+00:00'\nid: 7\nsource: detected\ntags:\n- preference\n- python\n---\n\nUser prefers pytest over unittest\n";
+
+    #[test]
+    fn parses_co_cli_file() {
+        let m = parse(VALID).unwrap();
+        assert_eq!(m.id, 7);
+        assert_eq!(m.tags, ["preference", "python"]);
+        assert_eq!(m.content, "User prefers pytest over unittest");
+        assert_eq!(m.source.as_deref(), Some("detected"));
+        assert!(!m.decay_protected);
+    }
+
+    #[test]
+    fn accepts_bom_crlf_and_unquoted_timestamps() {
+        let crlf = VALID.replace('\n', "\r\n");
+        assert_eq!(parse(&format!("\u{feff}{crlf}")).unwrap().content, "User prefers pytest over unittest");
+        let m = parse("---\nid: 1\ncreated: 2026-02-09T14:30:00Z\n---\nx").unwrap();
+        assert_eq!(m.created, "2026-02-09T14:30:00Z");
+    }
+
+    fn problem(text: &str) -> Problem {
+        parse(text).unwrap_err()
+    }
+
+    #[test]
+    fn validation_problems_name_the_line() {
+        let p = problem("---\ncreated: '2026-01-01T00:00:00+00:00'\n---\nx");
+        assert_eq!(p.message, "missing required field: id");
+        let p = problem("---\nid: 1\ncreated: '2026-01-01T00:00:00+00:00'\ntags: not-a-list\n---\nx");
+        assert_eq!((p.line, p.message.contains("must be a list")), (Some(4), true));
+        let p = problem("---\nid: '57'\ncreated: '2026-01-01T00:00:00+00:00'\n---\nx");
+        assert_eq!((p.line, p.message.contains("must be an integer")), (Some(2), true));
+        assert!(problem("---\nid: true\ncreated: '2026-01-01T00:00:00+00:00'\n---\n").message.contains("boolean"));
+        assert!(problem("---\nid: -3\ncreated: '2026-01-01T00:00:00+00:00'\n---\n").message.contains("non-negative"));
+        assert!(problem("---\nid: 1\ncreated: 2026-01-01T00:00:00\n---\n").message.contains("no UTC offset"));
+        assert!(problem("---\nid: 1\ncreated: 2026-01-01\n---\n").message.contains("date without a time"));
+        assert!(problem("---\nid: 1\ncreated: garbage\n---\n").message.contains("not an ISO 8601"));
+        assert!(
+            problem("---\nid: 1\ncreated: '2026-01-01T00:00:00Z'\ntags: [ok, 123]\n---\n")
+                .message
+                .contains("only strings")
+        );
+        assert!(
+            problem("---\nid: 1\ncreated: '2026-01-01T00:00:00Z'\nsource: 123\n---\n")
+                .message
+                .contains("'source' must be a string")
+        );
+        assert!(
+            problem("---\nid: 1\ncreated: '2026-01-01T00:00:00Z'\nupdated: null\n---\n").message.contains("'updated'")
+        );
+        assert!(
+            problem("---\nid: 1\ncreated: '2026-01-01T00:00:00Z'\ndecay_protected: 'yes'\n---\n")
+                .message
+                .contains("true or false")
+        );
+        assert_eq!(problem("---\n---\nBody").message, "empty frontmatter: missing required field: id");
+        assert!(problem("no frontmatter").message.starts_with("no frontmatter"));
+        assert!(problem("---\nid: 3\nBody").message.contains("not closed"));
+        let p = problem("---\nid: 1\ncreated: {{invalid\n---\n");
+        assert!(p.message.starts_with("malformed YAML"), "{p:?}");
+    }
+
+    #[test]
+    fn decode_refuses_binary() {
+        assert!(decode(b"a\nb\0c").unwrap_err().message.contains("NUL"));
+        let p = decode(b"ok\n\xff\xfe").unwrap_err();
+        assert_eq!(p.line, Some(2));
+    }
+
+    #[test]
+    fn source_and_category() {
+        assert_eq!(detect_category(&["pattern", "preference"]), Some("preference"));
+        assert_eq!(detect_category(&["python"]), None);
+        assert_eq!(detect_source(&["decision"]), "detected");
+        assert_eq!(detect_source::<&str>(&[]), "user-told");
+        assert_eq!(detect_source(&["Preference"]), "user-told");
+    }
+
+    #[test]
+    fn slugs_like_co_cli() {
+        assert_eq!(slugify("User prefers async/await"), "user-prefers-async-await");
+        assert_eq!(slugify("Uses SQLAlchemy 2.0"), "uses-sqlalchemy-2-0");
+        assert_eq!(slugify("  Multiple   Spaces  "), "multiple-spaces");
+        assert_eq!(slugify(&"a".repeat(100)), "a".repeat(50));
+        assert_eq!(
+            file_name(3, "Naïve café — 日本語 rocks!!! and some more text to pad it"),
+            "003-na-ve-caf-rocks-and-some-more-text-to-pa.md"
+        );
+        assert_eq!(file_name(4, "日本語だけ"), "004-.md");
+        assert_eq!(file_name(1000, "x"), "1000-x.md");
+    }
+}

@@ -1,0 +1,121 @@
+//! Output: where text goes and how it looks. stdout carries the command's result; warnings and
+//! errors go to stderr. Colour only on a terminal and never when NO_COLOR is set; memory text,
+//! which comes from outside kb, has control and bidi characters escaped on a terminal.
+
+use serde::Serialize;
+use std::io::{self, IsTerminal, Write};
+
+/// How to print for this run.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub color_out: bool,
+    pub color_err: bool,
+    /// stdout is a terminal: escape control characters in untrusted text.
+    pub sanitize: bool,
+}
+
+impl Style {
+    /// Decides colour once, from the terminal and NO_COLOR.
+    pub fn detect(no_color: bool) -> Style {
+        let out = io::stdout().is_terminal();
+        Style { color_out: out && !no_color, color_err: io::stderr().is_terminal() && !no_color, sanitize: out }
+    }
+
+    /// Returns `text` in green (success marks) when colour is on.
+    pub fn ok(&self, text: &str) -> String {
+        paint(self.color_out, "32", text)
+    }
+
+    /// Returns `text` in bold when colour is on.
+    pub fn bold(&self, text: &str) -> String {
+        paint(self.color_out, "1", text)
+    }
+
+    /// Returns untrusted text made safe for the terminal.
+    pub fn clean<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.sanitize { sanitize(text) } else { std::borrow::Cow::Borrowed(text) }
+    }
+
+    /// Prints a warning on stderr.
+    pub fn warn(&self, message: &str) {
+        let label = paint(self.color_err, "33", "warning:");
+        let _ = writeln!(io::stderr(), "{label} {message}");
+    }
+
+    /// Prints an error on stderr.
+    pub fn error(&self, message: &str) {
+        let label = paint(self.color_err, "31", "error:");
+        let _ = writeln!(io::stderr(), "{label} {message}");
+    }
+}
+
+fn paint(on: bool, code: &str, text: &str) -> String {
+    if on { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+}
+
+/// Replaces control characters (but newline and tab) and bidi controls with visible escapes.
+pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect(),
+    )
+}
+
+/// Writes the command's result to stdout. A closed pipe (`kb list | head`) is not an error.
+pub fn print(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    let r = out
+        .write_all(text.as_bytes())
+        .and_then(|_| if text.ends_with('\n') || text.is_empty() { Ok(()) } else { out.write_all(b"\n") });
+    match r.and_then(|_| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Prints a value as one pretty JSON document.
+pub fn print_json<T: Serialize>(value: &T) -> io::Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    print(&text)
+}
+
+/// Returns at most the first `n` characters (Python `s[:n]`).
+pub fn chars_prefix(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+/// Returns co-cli's list summary: the first line, cut to 77 characters + `...` past 80.
+pub fn summary(content: &str) -> String {
+    let first = content.lines().next().unwrap_or("");
+    if first.chars().count() > 80 { format!("{}...", chars_prefix(first, 77)) } else { first.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summaries() {
+        assert_eq!(summary("First memory"), "First memory");
+        assert_eq!(summary("Second memory\nWith multiple lines"), "Second memory");
+        let long = "x".repeat(81);
+        assert_eq!(summary(&long), format!("{}...", "x".repeat(77)));
+        assert_eq!(summary(&"é".repeat(80)), "é".repeat(80));
+        assert_eq!(summary(""), "");
+    }
+
+    #[test]
+    fn sanitizes_controls() {
+        assert_eq!(sanitize("a\x1b[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(sanitize("x\u{202e}y"), "x\\u{202e}y");
+        assert_eq!(sanitize("ok\n\ttab"), "ok\n\ttab");
+    }
+}

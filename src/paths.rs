@@ -1,0 +1,117 @@
+//! Where kb's files live: the repository root, the global config folder, and the paths below them
+//! (SPEC §1). Resolved once per command and passed down; nothing else reads the environment for
+//! paths.
+
+use std::path::{Path, PathBuf};
+
+/// The resolved file locations for one repository.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// The repository root (`<root>`).
+    pub root: PathBuf,
+    /// The global config folder (`<config>`), if HOME or XDG_CONFIG_HOME is set.
+    pub config: Option<PathBuf>,
+}
+
+impl Layout {
+    /// Resolves the root: `--root`, else `$KB_ROOT`, else the nearest ancestor of `cwd` with a
+    /// `.co-cli/` folder, else the nearest with `.git`, else `cwd`. Relative paths are taken from `cwd`.
+    pub fn resolve(root_flag: Option<&Path>, env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Layout {
+        let non_empty = |k: &str| env(k).filter(|v| !v.is_empty());
+        let root = match root_flag.map(Path::to_path_buf).or_else(|| non_empty("KB_ROOT").map(PathBuf::from)) {
+            Some(r) => absolute(cwd, &r),
+            None => find_up(cwd, ".co-cli").or_else(|| find_up(cwd, ".git")).unwrap_or_else(|| cwd.to_path_buf()),
+        };
+        let config = non_empty("XDG_CONFIG_HOME")
+            .map(|x| absolute(cwd, Path::new(&x)).join("co-cli"))
+            .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".config").join("co-cli")));
+        Layout { root, config }
+    }
+
+    /// `<root>/.co-cli`
+    pub fn co_cli(&self) -> PathBuf {
+        self.root.join(".co-cli")
+    }
+    /// `<root>/.co-cli/knowledge`
+    pub fn knowledge(&self) -> PathBuf {
+        self.co_cli().join("knowledge")
+    }
+    /// `<root>/.co-cli/knowledge/memories`
+    pub fn memories(&self) -> PathBuf {
+        self.knowledge().join("memories")
+    }
+    /// `<root>/.co-cli/knowledge/context.md`
+    pub fn project_context(&self) -> PathBuf {
+        self.knowledge().join("context.md")
+    }
+    /// `<config>/knowledge/context.md`
+    pub fn global_context(&self) -> Option<PathBuf> {
+        self.config.as_ref().map(|c| c.join("knowledge").join("context.md"))
+    }
+    /// `<root>/.co-cli/settings.json`
+    pub fn project_settings(&self) -> PathBuf {
+        self.co_cli().join("settings.json")
+    }
+    /// `<config>/settings.json`
+    pub fn global_settings(&self) -> Option<PathBuf> {
+        self.config.as_ref().map(|c| c.join("settings.json"))
+    }
+    /// `<root>/.co-cli/cache`: derived state only.
+    pub fn cache(&self) -> PathBuf {
+        self.co_cli().join("cache")
+    }
+    /// `<root>/.co-cli/cache/lock`
+    pub fn lock(&self) -> PathBuf {
+        self.cache().join("lock")
+    }
+    /// `<root>/.github/copilot-memories.jsonl`
+    pub fn copilot_memories(&self) -> PathBuf {
+        self.root.join(".github").join("copilot-memories.jsonl")
+    }
+}
+
+fn absolute(cwd: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) }
+}
+
+fn find_up(start: &Path, marker: &str) -> Option<PathBuf> {
+    start.ancestors().find(|d| d.join(marker).exists()).map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let pairs: Vec<(String, String)> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        move |k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone())
+    }
+
+    #[test]
+    fn root_precedence() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        let sub = repo.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        let none = env_of(&[]);
+        assert_eq!(Layout::resolve(None, &none, &sub).root, repo);
+        std::fs::create_dir(repo.join("a/.co-cli")).unwrap();
+        assert_eq!(Layout::resolve(None, &none, &sub).root, repo.join("a"));
+        let env = env_of(&[("KB_ROOT", "/x")]);
+        assert_eq!(Layout::resolve(None, &env, &sub).root, PathBuf::from("/x"));
+        assert_eq!(Layout::resolve(Some(Path::new("rel")), &env, &sub).root, sub.join("rel"));
+        let empty = env_of(&[("KB_ROOT", "")]);
+        assert_eq!(Layout::resolve(None, &empty, &sub).root, repo.join("a"));
+    }
+
+    #[test]
+    fn config_folder() {
+        let cwd = Path::new("/w");
+        let l = Layout::resolve(None, &env_of(&[("HOME", "/h")]), cwd);
+        assert_eq!(l.config, Some(PathBuf::from("/h/.config/co-cli")));
+        let l = Layout::resolve(None, &env_of(&[("HOME", "/h"), ("XDG_CONFIG_HOME", "/x")]), cwd);
+        assert_eq!(l.config, Some(PathBuf::from("/x/co-cli")));
+        assert_eq!(l.global_context(), Some(PathBuf::from("/x/co-cli/knowledge/context.md")));
+    }
+}

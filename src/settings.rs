@@ -1,0 +1,319 @@
+//! Settings: defaults < global `settings.json` < project `settings.json` < environment (SPEC §4).
+//!
+//! Each value keeps where it came from, for `kb config` and for error messages. Keys kb does not
+//! know are ignored: `settings.json` is shared with co-cli, which keeps many other settings there.
+
+use crate::paths::Layout;
+use serde_json::Value;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(PathBuf),
+    Env(&'static str),
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Default => f.write_str("default"),
+            Source::File(p) => write!(f, "{}", p.display()),
+            Source::Env(name) => write!(f, "env:{name}"),
+        }
+    }
+}
+
+/// A value with its source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+/// How decay disposes of old memories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecayStrategy {
+    Summarize,
+    Cut,
+}
+
+impl DecayStrategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecayStrategy::Summarize => "summarize",
+            DecayStrategy::Cut => "cut",
+        }
+    }
+}
+
+/// The effective settings of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Decay runs when a save makes the count exceed this. Integer ≥ 10.
+    pub memory_max_count: Setting<u64>,
+    /// Only memories created this many days back are dedup candidates. Integer ≥ 1.
+    pub memory_dedup_window_days: Setting<u64>,
+    /// Similarity (0–100) at or above which a save consolidates.
+    pub memory_dedup_threshold: Setting<f64>,
+    /// `summarize` or `cut`.
+    pub memory_decay_strategy: Setting<DecayStrategy>,
+    /// Fraction (0.0–1.0) of all memories that one decay removes.
+    pub memory_decay_percentage: Setting<f64>,
+    /// Files `kb compile` writes the always-loaded context into, relative to the root.
+    pub context_targets: Setting<Vec<String>>,
+}
+
+/// A setting that could not be used, naming where it came from and what is valid.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SettingsError {
+    /// The settings file at fault, when the problem is in a file.
+    pub path: Option<PathBuf>,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// The keys kb reads, with their environment variables.
+pub const KEYS: [(&str, Option<&str>); 6] = [
+    ("memory_max_count", Some("CO_CLI_MEMORY_MAX_COUNT")),
+    ("memory_dedup_window_days", Some("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS")),
+    ("memory_dedup_threshold", Some("CO_CLI_MEMORY_DEDUP_THRESHOLD")),
+    ("memory_decay_strategy", Some("CO_CLI_MEMORY_DECAY_STRATEGY")),
+    ("memory_decay_percentage", Some("CO_CLI_MEMORY_DECAY_PERCENTAGE")),
+    ("context_targets", None),
+];
+
+/// The default compile target.
+pub const DEFAULT_CONTEXT_TARGET: &str = ".co-cli/knowledge/compiled.md";
+
+impl Default for Settings {
+    fn default() -> Self {
+        let d = |v| Setting { value: v, source: Source::Default };
+        Settings {
+            memory_max_count: Setting { value: 200, source: Source::Default },
+            memory_dedup_window_days: Setting { value: 7, source: Source::Default },
+            memory_dedup_threshold: d(85.0),
+            memory_decay_strategy: Setting { value: DecayStrategy::Summarize, source: Source::Default },
+            memory_decay_percentage: d(0.2),
+            context_targets: Setting { value: vec![DEFAULT_CONTEXT_TARGET.to_string()], source: Source::Default },
+        }
+    }
+}
+
+impl Settings {
+    /// Loads the settings for `layout`, with `env` as the environment.
+    pub fn load(layout: &Layout, env: &dyn Fn(&str) -> Option<String>) -> Result<Settings, SettingsError> {
+        let mut s = Settings::default();
+        let files = [layout.global_settings(), Some(layout.project_settings())];
+        for path in files.into_iter().flatten() {
+            if let Some(obj) = read_file(&path)? {
+                for (key, _) in KEYS {
+                    if let Some(v) = obj.get(key) {
+                        s.set(key, v, Source::File(path.clone()))?;
+                    }
+                }
+            }
+        }
+        for (key, var) in KEYS {
+            let Some(var) = var else { continue };
+            if let Some(raw) = env(var).filter(|v| !v.is_empty()) {
+                s.set(key, &Value::String(raw), Source::Env(var))?;
+            }
+        }
+        Ok(s)
+    }
+
+    fn set(&mut self, key: &str, v: &Value, source: Source) -> Result<(), SettingsError> {
+        let fail = |valid: &str| SettingsError {
+            path: match &source {
+                Source::File(p) => Some(p.clone()),
+                _ => None,
+            },
+            line: None,
+            message: match &source {
+                Source::Env(var) => format!("invalid {var}={}: must be {valid}", show(v)),
+                Source::File(p) => format!("{}: invalid {key} {}: must be {valid}", p.display(), show(v)),
+                Source::Default => format!("invalid default {key}"),
+            },
+        };
+        match key {
+            "memory_max_count" => {
+                let n = as_int(v).filter(|&n| n >= 10).ok_or_else(|| fail("an integer ≥ 10"))?;
+                self.memory_max_count = Setting { value: n as u64, source };
+            }
+            "memory_dedup_window_days" => {
+                let n = as_int(v).filter(|&n| n >= 1).ok_or_else(|| fail("an integer ≥ 1"))?;
+                self.memory_dedup_window_days = Setting { value: n as u64, source };
+            }
+            "memory_dedup_threshold" => {
+                let x =
+                    as_num(v).filter(|x| (0.0..=100.0).contains(x)).ok_or_else(|| fail("a number from 0 to 100"))?;
+                self.memory_dedup_threshold = Setting { value: x, source };
+            }
+            "memory_decay_strategy" => {
+                let st = match v.as_str() {
+                    Some("summarize") => DecayStrategy::Summarize,
+                    Some("cut") => DecayStrategy::Cut,
+                    _ => return Err(fail("\"summarize\" or \"cut\"")),
+                };
+                self.memory_decay_strategy = Setting { value: st, source };
+            }
+            "memory_decay_percentage" => {
+                let x =
+                    as_num(v).filter(|x| (0.0..=1.0).contains(x)).ok_or_else(|| fail("a number from 0.0 to 1.0"))?;
+                self.memory_decay_percentage = Setting { value: x, source };
+            }
+            "context_targets" => {
+                let list = v
+                    .as_array()
+                    .and_then(|a| {
+                        a.iter()
+                            .map(|t| t.as_str().filter(|s| !s.is_empty()).map(String::from))
+                            .collect::<Option<Vec<_>>>()
+                    })
+                    .ok_or_else(|| fail("a list of non-empty path strings"))?;
+                self.context_targets = Setting { value: list, source };
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Returns every setting as `(key, value as JSON, source)`, in documentation order.
+    pub fn entries(&self) -> Vec<(&'static str, Value, &Source)> {
+        vec![
+            ("memory_max_count", Value::from(self.memory_max_count.value), &self.memory_max_count.source),
+            (
+                "memory_dedup_window_days",
+                Value::from(self.memory_dedup_window_days.value),
+                &self.memory_dedup_window_days.source,
+            ),
+            (
+                "memory_dedup_threshold",
+                Value::from(self.memory_dedup_threshold.value),
+                &self.memory_dedup_threshold.source,
+            ),
+            (
+                "memory_decay_strategy",
+                Value::from(self.memory_decay_strategy.value.as_str()),
+                &self.memory_decay_strategy.source,
+            ),
+            (
+                "memory_decay_percentage",
+                Value::from(self.memory_decay_percentage.value),
+                &self.memory_decay_percentage.source,
+            ),
+            ("context_targets", Value::from(self.context_targets.value.clone()), &self.context_targets.source),
+        ]
+    }
+}
+
+/// Reads a settings file: `None` when it does not exist.
+fn read_file(path: &Path) -> Result<Option<serde_json::Map<String, Value>>, SettingsError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(SettingsError {
+                path: Some(path.into()),
+                line: None,
+                message: format!("cannot read {}: {e}", path.display()),
+            });
+        }
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(Some(m)),
+        Ok(_) => Err(SettingsError {
+            path: Some(path.into()),
+            line: Some(1),
+            message: format!("{}: settings must be a JSON object", path.display()),
+        }),
+        Err(e) => Err(SettingsError {
+            path: Some(path.into()),
+            line: Some(e.line()),
+            message: format!("{}:{}: invalid JSON: {e}", path.display(), e.line()),
+        }),
+    }
+}
+
+fn show(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{s}'"),
+        other => other.to_string(),
+    }
+}
+
+/// An integer from a JSON number (integral) or a numeric string, as pydantic's lax mode accepts.
+fn as_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Number(n) => {
+            n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9e15).map(|f| f as i64))
+        }
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+fn as_num(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(dir: &Path) -> Layout {
+        Layout { root: dir.join("repo"), config: Some(dir.join("cfg")) }
+    }
+
+    #[test]
+    fn precedence_and_sources() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        std::fs::create_dir_all(l.co_cli()).unwrap();
+        std::fs::create_dir_all(l.config.as_ref().unwrap()).unwrap();
+        std::fs::write(
+            l.global_settings().unwrap(),
+            r#"{"memory_max_count": 50, "memory_decay_strategy": "cut", "llm": "x"}"#,
+        )
+        .unwrap();
+        std::fs::write(l.project_settings(), r#"{"memory_max_count": 60}"#).unwrap();
+        let env = |k: &str| match k {
+            "CO_CLI_MEMORY_DEDUP_THRESHOLD" => Some("90".to_string()),
+            "CO_CLI_MEMORY_MAX_COUNT" => Some(String::new()),
+            _ => None,
+        };
+        let s = Settings::load(&l, &env).unwrap();
+        assert_eq!(s.memory_max_count.value, 60);
+        assert_eq!(s.memory_max_count.source, Source::File(l.project_settings()));
+        assert_eq!(s.memory_decay_strategy.value, DecayStrategy::Cut);
+        assert_eq!(s.memory_dedup_threshold.value, 90.0);
+        assert_eq!(s.memory_dedup_threshold.source, Source::Env("CO_CLI_MEMORY_DEDUP_THRESHOLD"));
+        assert_eq!(s.memory_dedup_window_days.source, Source::Default);
+    }
+
+    #[test]
+    fn invalid_values_name_their_origin() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let env = |k: &str| (k == "CO_CLI_MEMORY_MAX_COUNT").then(|| "5".to_string());
+        let e = Settings::load(&l, &env).unwrap_err();
+        assert!(e.message.contains("CO_CLI_MEMORY_MAX_COUNT") && e.message.contains("≥ 10"), "{e}");
+        std::fs::create_dir_all(l.co_cli()).unwrap();
+        std::fs::write(l.project_settings(), r#"{"memory_decay_percentage": 1.5}"#).unwrap();
+        let e = Settings::load(&l, &|_| None).unwrap_err();
+        assert!(e.message.contains("settings.json") && e.message.contains("memory_decay_percentage"), "{e}");
+        std::fs::write(l.project_settings(), "{ nope").unwrap();
+        let e = Settings::load(&l, &|_| None).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(e.message.contains("invalid JSON"), "{e}");
+    }
+}

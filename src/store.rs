@@ -1,0 +1,471 @@
+//! The markdown memory store: save (dedup, consolidate, decay), recall, forget, protect.
+//!
+//! Every operation that writes takes the repository lock first and scans inside it, so
+//! concurrent kb processes never lose an update or reuse an id. Files are replaced atomically.
+//! Keys kb does not change keep their original text (see `frontmatter::raw_entries`).
+
+use crate::fsio::{self, LOCK_TIMEOUT};
+use crate::index::{Index, MemoryRef};
+use crate::memory::{self, detect_category, detect_source};
+use crate::paths::Layout;
+use crate::settings::{DecayStrategy, Settings};
+use crate::similarity::similarity;
+use crate::time::{self, Micros};
+use crate::{frontmatter, secrets};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Dedup compares a new text with at most this many recent memories (co-cli hard-codes 10).
+pub const DEDUP_CANDIDATES: usize = 10;
+
+/// What can go wrong in a store operation. Each message names the value or file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("memory {0} not found")]
+    NotFound(String),
+    #[error("memory id {id} is used by {} files ({}); run `kb check` and give each file its own id", files.len(), files.join(", "))]
+    DuplicateId { id: u64, files: Vec<String> },
+    #[error(
+        "refusing to store a secret: the {field} matches the {rule} rule (use --redact to store it with the secret replaced)"
+    )]
+    Secret { field: String, rule: &'static str },
+    #[error("{0}")]
+    Invalid(String),
+    #[error("cannot lock {}: {source}", path.display())]
+    Lock { path: PathBuf, source: std::io::Error },
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{}:{}: {message}", path.display(), line.map_or(String::new(), |l| l.to_string()))]
+    BadFile { path: PathBuf, line: Option<usize>, message: String },
+}
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io { path: path.to_path_buf(), source }
+}
+
+/// One repository's knowledge, with its settings.
+#[derive(Debug, Clone)]
+pub struct Store {
+    pub layout: Layout,
+    pub settings: Settings,
+}
+
+/// What a save did (or, with `dry_run`, would do).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaveOutcome {
+    pub consolidated: bool,
+    pub dry_run: bool,
+    pub memory_id: u64,
+    pub path: PathBuf,
+    pub similarity: Option<f64>,
+    pub decayed: usize,
+    pub decay_strategy: Option<DecayStrategy>,
+    /// Secret rules whose matches were redacted.
+    pub redacted: Vec<&'static str>,
+}
+
+/// A save request.
+#[derive(Debug, Clone, Default)]
+pub struct SaveRequest {
+    pub content: String,
+    pub tags: Vec<String>,
+    pub dry_run: bool,
+    pub redact: bool,
+}
+
+impl Store {
+    /// Returns the cache file for the memory index.
+    fn cache_path(&self) -> PathBuf {
+        self.layout.cache().join("memories.idx")
+    }
+
+    /// Scans the memories folder (through the cache).
+    pub fn scan(&self) -> Result<Index> {
+        let dir = self.layout.memories();
+        // Only keep a cache once kb's folder exists: a read command must not create `.co-cli/`.
+        let cache = self.layout.co_cli().is_dir().then(|| self.cache_path());
+        Index::scan(&dir, &self.layout.root, cache.as_deref()).map_err(io_err(&dir))
+    }
+
+    /// Takes the repository's write lock.
+    pub fn lock(&self) -> Result<fsio::Lock> {
+        let path = self.layout.lock();
+        fsio::lock(&path, LOCK_TIMEOUT).map_err(|source| StoreError::Lock { path, source })
+    }
+
+    /// Saves a memory: dedup against recent ones, consolidate or create, then decay.
+    pub fn save(&self, req: SaveRequest, now: DateTime<Utc>) -> Result<SaveOutcome> {
+        let (content, tags, redacted) = screen(&req)?;
+        let _lock = if req.dry_run { None } else { Some(self.lock()?) };
+        let index = self.scan()?;
+        if let Some((best, score)) = find_duplicate(&index, &content, &self.settings, now) {
+            let path = index.dir.join(best.file_name);
+            if !req.dry_run {
+                consolidate(&path, &content, &tags, now)?;
+            }
+            return Ok(SaveOutcome {
+                consolidated: true,
+                dry_run: req.dry_run,
+                memory_id: best.id,
+                path,
+                similarity: Some(score),
+                decayed: 0,
+                decay_strategy: None,
+                redacted,
+            });
+        }
+        let id = index.max_id().map_or(1, |m| m + 1);
+        let path = free_path(&index.dir, &memory::file_name(id, &content));
+        let to_decay = decay_victims(&index, &self.settings);
+        let strategy = self.settings.memory_decay_strategy.value;
+        if !req.dry_run {
+            std::fs::create_dir_all(&index.dir).map_err(io_err(&index.dir))?;
+            let text = new_memory_file(id, &tags, None, &content, now);
+            fsio::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
+            if !to_decay.is_empty() {
+                decay(&index, &to_decay, strategy, id, now)?;
+            }
+        }
+        Ok(SaveOutcome {
+            consolidated: false,
+            dry_run: req.dry_run,
+            memory_id: id,
+            path,
+            similarity: None,
+            decayed: to_decay.len(),
+            decay_strategy: (!to_decay.is_empty()).then_some(strategy),
+            redacted,
+        })
+    }
+
+    /// Deletes the memory with frontmatter id `id`. Returns its path.
+    pub fn forget(&self, id: u64) -> Result<PathBuf> {
+        let _lock = self.lock()?;
+        let index = self.scan()?;
+        let path = one_by_id(&index, id)?;
+        std::fs::remove_file(&path).map_err(io_err(&path))?;
+        Ok(path)
+    }
+
+    /// Sets or removes `decay_protected: true`. Returns the path and whether the file changed.
+    pub fn set_protected(&self, id: u64, protect: bool) -> Result<(PathBuf, bool)> {
+        let _lock = self.lock()?;
+        let index = self.scan()?;
+        let path = one_by_id(&index, id)?;
+        let changed = rewrite_frontmatter(&path, |fields| {
+            if protect {
+                let before = fields.insert("decay_protected".into(), Value::Bool(true));
+                before != Some(Value::Bool(true))
+            } else {
+                fields.remove("decay_protected").is_some()
+            }
+        })?;
+        Ok((path, changed))
+    }
+}
+
+/// Applies the secret filter; returns the text and tags to store and the rules redacted.
+fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)> {
+    let content = frontmatter::py_strip(&req.content).to_string();
+    if content.is_empty() {
+        return Err(StoreError::Invalid("nothing to save: the text is empty".into()));
+    }
+    let mut tags: Vec<String> = Vec::new();
+    for t in &req.tags {
+        let t = t.trim();
+        if t.is_empty() {
+            return Err(StoreError::Invalid("a tag is empty".into()));
+        }
+        if !tags.iter().any(|have| have == t) {
+            tags.push(t.to_string());
+        }
+    }
+    let mut redacted = Vec::new();
+    let mut check = |field: &str, text: String| -> Result<String> {
+        let found = secrets::scan(&text);
+        match found.first() {
+            None => Ok(text),
+            Some(f) if !req.redact => Err(StoreError::Secret { field: field.to_string(), rule: f.rule }),
+            Some(_) => {
+                redacted.extend(found.iter().map(|f| f.rule));
+                Ok(secrets::redact(&text))
+            }
+        }
+    };
+    let content = check("text", content)?;
+    let tags = tags.into_iter().map(|t| check("tag", t)).collect::<Result<Vec<_>>>()?;
+    redacted.sort_unstable();
+    redacted.dedup();
+    Ok((content, tags, redacted))
+}
+
+/// Returns the most similar recent memory when it reaches the threshold, with its score.
+///
+/// Candidates: created within the window (or in the future), newest first, at most 10; a tie
+/// goes to the newer memory.
+pub fn find_duplicate<'a>(
+    index: &'a Index,
+    content: &str,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> Option<(MemoryRef<'a>, f64)> {
+    let window = settings.memory_dedup_window_days.value.min(365_000) as i64;
+    let cutoff: Micros = (now - chrono::Duration::days(window)).timestamp_micros();
+    let mut recent: Vec<MemoryRef<'a>> = index.memories().filter(|m| m.created_at >= cutoff).collect();
+    recent.sort_by_key(|m| std::cmp::Reverse(m.age_key()));
+    recent.truncate(DEDUP_CANDIDATES);
+    let mut best: Option<(MemoryRef<'a>, f64)> = None;
+    for m in recent {
+        let score = similarity(content, m.content);
+        if best.as_ref().is_none_or(|(_, b)| score > *b) {
+            best = Some((m, score));
+        }
+    }
+    best.filter(|(_, s)| *s >= settings.memory_dedup_threshold.value)
+}
+
+/// Returns the memories a create would decay: none unless the count then exceeds the maximum;
+/// else the k oldest unprotected ones, k = max(1, floor(total × percentage)).
+fn decay_victims<'a>(index: &'a Index, settings: &Settings) -> Vec<MemoryRef<'a>> {
+    let total = index.len() + 1;
+    if total as u64 <= settings.memory_max_count.value {
+        return Vec::new();
+    }
+    let k = ((total as f64 * settings.memory_decay_percentage.value).floor() as usize).max(1);
+    let mut candidates: Vec<MemoryRef<'a>> = index.memories().filter(|m| !m.decay_protected).collect();
+    candidates.sort_by_key(|m| m.age_key());
+    candidates.truncate(k);
+    candidates
+}
+
+/// Summarizes or cuts the decayed memories. The summary is written before the originals are
+/// deleted, so a crash in between duplicates knowledge instead of losing it.
+fn decay(
+    index: &Index,
+    victims: &[MemoryRef<'_>],
+    strategy: DecayStrategy,
+    new_id: u64,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    if strategy == DecayStrategy::Summarize {
+        let text = summary_text(victims);
+        let id = index.max_id().unwrap_or(0).max(new_id) + 1;
+        let tags = vec!["_consolidated".to_string(), "_auto_decay".to_string()];
+        let path = free_path(&index.dir, &memory::file_name(id, &text));
+        let file = new_memory_file(id, &tags, Some("auto_decay"), &text, now);
+        fsio::write_atomic(&path, file.as_bytes()).map_err(io_err(&path))?;
+    }
+    for m in victims {
+        let path = index.dir.join(m.file_name);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(&path)(e)),
+        }
+    }
+    Ok(())
+}
+
+/// Returns co-cli's decay summary: a count line, a blank line, then `- text [tags: a, b]` per
+/// memory, oldest first.
+pub fn summary_text(victims: &[MemoryRef<'_>]) -> String {
+    let mut text = format!("Consolidated {} old memories:\n\n", victims.len());
+    for m in victims {
+        text.push_str("- ");
+        text.push_str(m.content);
+        if !m.tags.is_empty() {
+            text.push_str(&format!(" [tags: {}]", m.tags.join(", ")));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Returns a new memory file in co-cli's exact layout.
+pub fn new_memory_file(id: u64, tags: &[String], source: Option<&str>, content: &str, now: DateTime<Utc>) -> String {
+    let category = if source.is_some() { None } else { detect_category(tags) };
+    let source = source.unwrap_or_else(|| detect_source(tags));
+    let yaml = frontmatter::assemble(vec![
+        ("auto_category".into(), frontmatter::entry("auto_category", &category.map_or(Value::Null, Value::from))),
+        ("created".into(), timestamp_entry("created", now)),
+        ("id".into(), frontmatter::entry("id", &Value::from(id))),
+        ("source".into(), frontmatter::entry("source", &Value::from(source))),
+        ("tags".into(), frontmatter::entry("tags", &Value::from(tags.to_vec()))),
+    ]);
+    frontmatter::compose(&yaml, content)
+}
+
+/// A timestamp entry as PyYAML writes it: single-quoted.
+fn timestamp_entry(key: &str, at: DateTime<Utc>) -> String {
+    format!("{key}: '{}'\n", time::py_isoformat(at))
+}
+
+/// Replaces a memory's body and merges tags (co-cli.md §2.5): existing tags first, then new ones;
+/// sets `updated`; recomputes `source` and `auto_category`; drops `consolidation_reason`; keeps
+/// every other key as written, and the file name.
+fn consolidate(path: &Path, content: &str, new_tags: &[String], now: DateTime<Utc>) -> Result<()> {
+    let text = read_text(path)?;
+    let (fields, raw) = parse_for_rewrite(path, &text)?;
+    let mut tags: Vec<String> = match fields.get("tags") {
+        Some(Value::Array(items)) => items.iter().filter_map(|t| t.as_str().map(String::from)).collect(),
+        _ => Vec::new(),
+    };
+    for t in new_tags {
+        if !tags.contains(t) {
+            tags.push(t.clone());
+        }
+    }
+    let mut entries =
+        kept_entries(&fields, raw, &["tags", "updated", "source", "auto_category", "consolidation_reason"]);
+    entries.push(("tags".into(), frontmatter::entry("tags", &Value::from(tags.clone()))));
+    entries.push(("updated".into(), timestamp_entry("updated", now)));
+    entries.push(("source".into(), frontmatter::entry("source", &Value::from(detect_source(&tags)))));
+    let category = detect_category(&tags).map_or(Value::Null, Value::from);
+    entries.push(("auto_category".into(), frontmatter::entry("auto_category", &category)));
+    let out = frontmatter::compose(&frontmatter::assemble(entries), content);
+    fsio::write_atomic(path, out.as_bytes()).map_err(io_err(path))
+}
+
+/// Rewrites only a memory's frontmatter through `edit`, keeping the body byte for byte.
+/// Returns whether anything changed (nothing is written otherwise).
+fn rewrite_frontmatter(path: &Path, edit: impl FnOnce(&mut frontmatter::Fields) -> bool) -> Result<bool> {
+    let text = read_text(path)?;
+    let (mut fields, raw) = parse_for_rewrite(path, &text)?;
+    let before = fields.clone();
+    if !edit(&mut fields) {
+        return Ok(false);
+    }
+    let changed: Vec<&str> =
+        fields.keys().chain(before.keys()).filter(|k| fields.get(*k) != before.get(*k)).map(String::as_str).collect();
+    let mut entries = kept_entries(&before, raw, &changed);
+    for k in &changed {
+        if let Some(v) = fields.get(*k) {
+            entries.push((k.to_string(), frontmatter::entry(k, v)));
+        }
+    }
+    let mut yaml = frontmatter::assemble(entries);
+    let split = frontmatter::split(&text).map_err(|_| bad_file(path, None, "frontmatter vanished"))?;
+    if split.yaml.contains("\r\n") {
+        yaml = yaml.replace('\n', "\r\n");
+    }
+    // Splice the new YAML between the original fences so the body keeps its exact bytes.
+    let yaml_start = split.yaml.as_ptr() as usize - text.as_ptr() as usize;
+    let yaml_end = yaml_start + split.yaml.len();
+    let out = format!("{}{}{}", &text[..yaml_start], yaml, &text[yaml_end..]);
+    fsio::write_atomic(path, out.as_bytes()).map_err(io_err(path))?;
+    Ok(true)
+}
+
+/// Returns `(key, text)` for every entry not in `replaced`: the original text when the block
+/// could be split, else the value re-emitted.
+fn kept_entries(
+    fields: &frontmatter::Fields,
+    raw: Option<Vec<frontmatter::RawEntry>>,
+    replaced: &[&str],
+) -> Vec<(String, String)> {
+    match raw {
+        Some(raw) => raw.into_iter().filter(|e| !replaced.contains(&e.key.as_str())).map(|e| (e.key, e.text)).collect(),
+        None => fields
+            .iter()
+            .filter(|(k, _)| !replaced.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), frontmatter::entry(k, v)))
+            .collect(),
+    }
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(io_err(path))?;
+    memory::decode(&bytes).map(str::to_string).map_err(|p| bad_file(path, p.line, &p.message))
+}
+
+fn bad_file(path: &Path, line: Option<usize>, message: &str) -> StoreError {
+    StoreError::BadFile { path: path.to_path_buf(), line, message: message.to_string() }
+}
+
+/// Parses a file that is about to be rewritten; it must still be a valid memory.
+fn parse_for_rewrite(path: &Path, text: &str) -> Result<(frontmatter::Fields, Option<Vec<frontmatter::RawEntry>>)> {
+    memory::parse(text).map_err(|p| bad_file(path, p.line, &p.message))?;
+    let split = frontmatter::split(text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
+    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
+    let raw = frontmatter::raw_entries(split.yaml, &fields);
+    Ok((fields, raw))
+}
+
+/// Returns the path of the only valid memory with this id.
+fn one_by_id(index: &Index, id: u64) -> Result<PathBuf> {
+    let found = index.by_id(id);
+    match found.as_slice() {
+        [] => Err(StoreError::NotFound(id.to_string())),
+        [one] => Ok(index.dir.join(one.file_name)),
+        many => Err(StoreError::DuplicateId { id, files: many.iter().map(|m| m.file_name.to_string()).collect() }),
+    }
+}
+
+/// Returns `dir/name`, or `dir/stem-2.md`... when a hand-made file already has that name.
+fn free_path(dir: &Path, name: &str) -> PathBuf {
+    let first = dir.join(name);
+    if std::fs::symlink_metadata(&first).is_err() {
+        return first;
+    }
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    (2..).map(|n| dir.join(format!("{stem}-{n}.md"))).find(|p| std::fs::symlink_metadata(p).is_err()).unwrap_or(first)
+}
+
+/// Recall: memories whose text or a tag contains `query` (case-insensitive), newest first.
+pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<'a>> {
+    let q = query.to_lowercase();
+    let mut hits: Vec<MemoryRef<'a>> = index
+        .memories()
+        .filter(|m| contains_lower(m.content, &q) || m.tags.iter().any(|t| contains_lower(t, &q)))
+        .collect();
+    hits.sort_by_key(|m| std::cmp::Reverse(m.age_key()));
+    hits.truncate(limit);
+    hits
+}
+
+/// Returns whether `haystack.to_lowercase()` contains `needle_lower`, without allocating for
+/// ASCII text.
+fn contains_lower(haystack: &str, needle_lower: &str) -> bool {
+    if needle_lower.is_empty() {
+        return true;
+    }
+    if haystack.is_ascii() && needle_lower.is_ascii() {
+        let (h, n) = (haystack.as_bytes(), needle_lower.as_bytes());
+        return h.windows(n.len()).any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b));
+    }
+    haystack.to_lowercase().contains(needle_lower)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_insensitive_contains() {
+        assert!(contains_lower("ASYNC/AWAIT pattern", "async"));
+        assert!(contains_lower("Über", "über"));
+        assert!(!contains_lower("abc", "abcd"));
+        assert!(contains_lower("", ""));
+    }
+
+    #[test]
+    fn new_file_is_co_cli_bytes() {
+        use chrono::TimeZone;
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 14, 27, 4).unwrap() + chrono::Duration::microseconds(330_453);
+        let tags = vec!["testing".to_string(), "preference".to_string(), "python".to_string()];
+        let text = new_memory_file(1, &tags, None, "  User prefers pytest over unittest\n", now);
+        assert_eq!(
+            text,
+            "---\nauto_category: preference\ncreated: '2026-11-22T14:27:04.330453+00:00'\nid: 1\nsource: detected\ntags:\n- testing\n- preference\n- python\n---\n\nUser prefers pytest over unittest\n"
+        );
+        let text = new_memory_file(2, &[], None, "x", now);
+        assert!(
+            text.contains("auto_category: null\n")
+                && text.contains("source: user-told\n")
+                && text.contains("tags: []\n")
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! Timestamps as co-cli writes and reads them.
+//!
+//! co-cli writes `datetime.now(timezone.utc).isoformat()`: UTC, a `+00:00` offset, six fraction
+//! digits, and no fraction at all when the microseconds are zero. It reads with
+//! `datetime.fromisoformat`. kb reads any RFC 3339 timestamp (`T` or a space, `Z` or an offset) and
+//! refuses naive and date-only values, which co-cli accepts but then crashes on (co-cli.md §2.10).
+
+use chrono::{DateTime, FixedOffset, SecondsFormat, Timelike, Utc};
+
+/// Microseconds since the Unix epoch, in UTC: what kb orders memories by.
+pub type Micros = i64;
+
+/// Returns `dt` formatted like Python's `isoformat()` for an aware UTC datetime.
+pub fn py_isoformat(dt: DateTime<Utc>) -> String {
+    if dt.nanosecond() / 1000 == 0 {
+        dt.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
+    } else {
+        dt.format("%Y-%m-%dT%H:%M:%S%.6f+00:00").to_string()
+    }
+}
+
+/// Returns the current time truncated to microseconds, as Python would see it.
+pub fn now() -> DateTime<Utc> {
+    let now = Utc::now();
+    now.with_nanosecond(now.nanosecond() / 1000 * 1000).unwrap_or(now)
+}
+
+/// Parses an ISO 8601 / RFC 3339 timestamp that carries an offset.
+///
+/// Returns a reason when the text is not one: naive, date-only and malformed values are errors.
+pub fn parse(text: &str) -> Result<DateTime<FixedOffset>, String> {
+    let t = text.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
+        return Ok(dt);
+    }
+    // Python also accepts a `+0000` style offset; chrono's parser with %z handles it.
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
+        if let Ok(dt) = DateTime::parse_from_str(t, fmt) {
+            return Ok(dt);
+        }
+    }
+    if chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
+        || chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%d %H:%M:%S%.f").is_ok()
+    {
+        return Err(format!("timestamp '{t}' has no UTC offset (write it as {t}+00:00)"));
+    }
+    if chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d").is_ok() {
+        return Err(format!("timestamp '{t}' is a date without a time (write it as {t}T00:00:00+00:00)"));
+    }
+    Err(format!("'{t}' is not an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS+00:00)"))
+}
+
+/// Returns the microseconds since the epoch of a parsed timestamp.
+pub fn micros(dt: DateTime<FixedOffset>) -> Micros {
+    dt.timestamp_micros()
+}
+
+/// Returns a timestamp formatted with an explicit offset, for messages.
+pub fn rfc3339(dt: DateTime<Utc>) -> String {
+    dt.to_rfc3339_opts(SecondsFormat::Micros, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn isoformat_matches_python() {
+        let dt = Utc.with_ymd_and_hms(2026, 11, 22, 14, 27, 4).unwrap();
+        assert_eq!(py_isoformat(dt), "2026-11-22T14:27:04+00:00");
+        let dt = dt.with_nanosecond(330_453_000).unwrap();
+        assert_eq!(py_isoformat(dt), "2026-11-22T14:27:04.330453+00:00");
+        let dt = dt.with_nanosecond(1_000).unwrap();
+        assert_eq!(py_isoformat(dt), "2026-11-22T14:27:04.000001+00:00");
+    }
+
+    #[test]
+    fn parses_offsets_and_rejects_naive() {
+        for ok in [
+            "2026-11-22T14:27:04.330453+00:00",
+            "2026-02-09T14:30:00Z",
+            "2026-11-22T14:27:04.33+05:30",
+            "2026-11-22 14:27:04+00:00",
+            "2026-11-22t14:27:04z",
+            "2026-11-22T14:27:04+0000",
+        ] {
+            assert!(parse(ok).is_ok(), "{ok}");
+        }
+        assert!(parse("2026-01-01T00:00:00").unwrap_err().contains("no UTC offset"));
+        assert!(parse("2026-01-01").unwrap_err().contains("date without a time"));
+        assert!(parse("2026-01-01T00:00:00garbage").unwrap_err().contains("not an ISO 8601"));
+        assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn ordering_uses_instants_not_strings() {
+        let a = micros(parse("2026-01-01T10:00:00Z").unwrap());
+        let b = micros(parse("2026-01-01T10:00:00.500000+00:00").unwrap());
+        let c = micros(parse("2026-01-01T05:00:00-08:00").unwrap());
+        assert!(c > b && b > a);
+    }
+}

@@ -1,0 +1,3 @@
+//! Black-box tests: run the `kb` binary in a temporary repository.
+
+mod common;
