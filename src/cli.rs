@@ -39,6 +39,8 @@ pub enum Command {
     Check,
     /// Show the effective settings and where each value came from
     Config,
+    /// Serve the knowledge to agents over the Model Context Protocol (stdio)
+    Mcp,
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,8 @@ pub mod context;
 pub mod frontmatter;
 pub mod fsio;
 pub mod index;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod memory;
 pub mod output;
 pub mod paths;

@@ -5,6 +5,7 @@ mod check;
 mod config;
 mod forget;
 mod init;
+mod mcp;
 mod protect;
 mod read;
 mod save;
@@ -105,6 +106,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         Command::Unprotect(a) => protect::run(&ctx, &a.id, false),
         Command::Check => check::run(&ctx),
         Command::Config => config::run(&ctx),
+        Command::Mcp => mcp::run(&ctx),
     }
 }
 

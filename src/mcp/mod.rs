@@ -1,0 +1,348 @@
+//! `kb mcp`: the knowledge base served to agents over the Model Context Protocol, on stdio.
+//!
+//! Owns the protocol side only: the tool and resource definitions (names, descriptions, JSON
+//! Schemas), turning results into MCP results, and the runtime. The work itself is in `ops`,
+//! which goes through the same store code as the CLI (dedup, consolidation, decay, secret filter,
+//! lock). rmcp answers both protocol eras: the `initialize` handshake (2025-11-25 and earlier)
+//! and the stateless 2026-07-28 revision with `server/discover`.
+//!
+//! stdout carries protocol messages only. Warnings (a skipped memory file, a context file with
+//! bad frontmatter) go to stderr, as in the CLI. A failed operation is a tool result with
+//! `isError: true` and the CLI's message; only a request the server cannot route at all (an
+//! unknown resource, a malformed message) is a JSON-RPC error. Nothing a client sends ends the
+//! server: it stops when its stdin closes.
+
+mod ops;
+
+pub use ops::{Reply, Repo};
+
+use anyhow::Context as _;
+use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
+use rmcp::model::{
+    CacheScope, CallToolResult, ContentBlock, Implementation, ListResourcesResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer, ServerInitializeError};
+use rmcp::{ErrorData as McpError, ServerHandler, ServiceExt, schemars, tool, tool_handler, tool_router};
+use serde::{Deserialize, Deserializer};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The URI of the compiled always-loaded context.
+pub const CONTEXT_URI: &str = "kb://context";
+
+/// What the server tells a client about itself (`initialize` and `server/discover`).
+const INSTRUCTIONS: &str = "kb keeps this repository's agent knowledge as plain files committed with the code: \
+memories (markdown files in .co-cli/knowledge/memories/) and Copilot-style records (.github/copilot-memories.jsonl). \
+recall_memory looks up what the user and the team have said before (preferences, corrections, decisions, \
+conventions); it is worth a call at the start of a task. save_memory keeps a durable fact about the user or the \
+project for later sessions; store_memory keeps a verified fact about the codebase, with citations. The resource \
+kb://context is the always-loaded context block (the global and project context files).";
+
+const SAVE_MEMORY: &str = "Save a durable fact about the user, the team or this project, so later sessions know it. \
+It becomes a markdown file in the repository (.co-cli/knowledge/memories/), reviewed and committed like code. \
+A near-duplicate of a recent memory is merged into it rather than saved twice, and when the store is full the \
+oldest unprotected memories are summarized or cut.
+
+Signals worth saving, with the tags they usually carry (the first tag sets the memory's category):
+- preference: \"I prefer\", \"I like\", \"I use\", \"I favor\" -> tags [\"preference\", domain]
+- correction: \"Actually\", \"No wait\", \"That's wrong\", \"I meant\" -> tags [\"correction\", domain]
+- decision: \"We decided\", \"We chose\", \"We implemented\" -> tags [\"decision\", domain]
+- context: factual statements about the team, the project or its environment -> tags [\"context\", domain]
+- pattern: \"We always\", \"When we do X\", \"Never do Y\" -> tags [\"pattern\", domain]
+Similar phrasings carry the same signals.
+
+Not worth saving:
+- questions (\"Should we use X?\", \"What if we tried Y?\");
+- speculation and uncertain statements (\"Maybe we should...\", \"I think...\", \"Could we...\");
+- details that only matter for the current task or session (a file being edited, a failing test right now);
+- what is already in the context files or obvious from reading the code;
+- secrets (tokens, keys, passwords): text that looks like one is refused.
+
+Write one self-contained statement that will still make sense months later, e.g. content \"User prefers pytest \
+over unittest\" with tags [\"preference\", \"python\"], or \"The team decided to release from the main branch \
+only\" with tags [\"decision\", \"release\"].";
+
+const RECALL_MEMORY: &str = "Search the saved memories: those whose text or one of whose tags contains the query \
+(case-insensitive), newest first. Worth calling without being asked, at the start of a task and before choices \
+where the user's preferences, past corrections, team decisions or project conventions may apply: e.g. \"test\" \
+before writing tests, \"deploy\" before touching CI, a library's name before using it. The query is matched as one \
+substring, so a single word or a short phrase finds the most. No match is a normal, empty result.";
+
+const LIST_MEMORIES: &str = "List every saved memory by id, with its date, its category ([preference], \
+[decision]...), a lock mark when it is protected from decay, and its first line. Useful for an overview of what \
+is known, or to find the id of a memory to forget; recall_memory searches.";
+
+const FORGET_MEMORY: &str = "Delete one saved memory by its id, as shown by list_memories or recall_memory. For \
+when the user asks to forget something, or a memory turned out wrong or outdated (save the corrected fact with \
+save_memory as well). The file is removed from .co-cli/knowledge/memories/; git history still has it.";
+
+const STORE_MEMORY: &str = "Store a fact about this repository's codebase as a Copilot-style memory record \
+(.github/copilot-memories.jsonl). The records go into the always-loaded context of the agents that work in this \
+repository, so they suit facts that help future coding and review: conventions, build and test commands, \
+architecture and its invariants, constraints. Each fact needs citations that let a later reader check it against \
+the code (file paths with line numbers), and a reason it matters. A record with the same subject and a nearly \
+identical fact is merged into the existing one.
+
+Not for: the user's personal preferences (save_memory), facts that only hold for the current task, guesses not \
+verified in the code, anything obvious from a glance at the code, or secrets (refused).
+
+Example: subject \"testing\", fact \"Integration tests run the kb binary in a temporary repository with a pinned \
+clock (KB_NOW)\", citations [\"tests/cli/common.rs:1\"], reason \"New tests should reuse TestEnv instead of \
+touching the real HOME\".";
+
+/// `save_memory` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct SaveMemoryArgs {
+    /// The fact to remember: one self-contained statement, e.g. "User prefers pytest over unittest"
+    pub content: String,
+    /// Tags: a signal type first when one applies (preference, correction, decision, context,
+    /// pattern), then the domain, e.g. ["preference", "python"]. May be empty.
+    #[serde(default, deserialize_with = "list_or_csv")]
+    pub tags: Vec<String>,
+}
+
+/// `recall_memory` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct RecallMemoryArgs {
+    /// Text to look for in the memories' text and tags, case-insensitive, as one substring
+    /// (not separate words), e.g. "pytest" or "release branch"
+    pub query: String,
+    /// Return at most this many memories, newest first
+    #[serde(default = "default_max_results")]
+    pub max_results: usize,
+}
+
+fn default_max_results() -> usize {
+    5
+}
+
+/// `forget_memory` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ForgetMemoryArgs {
+    /// The memory's id, as list_memories and recall_memory show it (e.g. 7 or "7")
+    // Declared a string (record ids of the Copilot store are strings); an integer is accepted.
+    #[serde(deserialize_with = "string_or_integer")]
+    #[schemars(with = "String")]
+    pub id: String,
+}
+
+/// `store_memory` arguments (Copilot's `store_memory` tool).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct StoreMemoryArgs {
+    /// The topic the fact belongs to, a short label such as "testing", "build" or "naming"
+    pub subject: String,
+    /// The fact itself, one statement that can be checked against the code
+    pub fact: String,
+    /// Where the fact can be verified: file paths, with line numbers when they help
+    /// (e.g. ["src/store.rs:120", "Makefile:14"]). A comma-separated string is accepted too.
+    #[serde(deserialize_with = "list_or_csv")]
+    pub citations: Vec<String>,
+    /// Why the fact matters for future work in this repository
+    pub reason: String,
+}
+
+/// Accepts a list of strings or one comma-separated string (how Copilot's CLI sends
+/// citations); blank items are dropped from the string form.
+fn list_or_csv<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum ListOrCsv {
+        List(Vec<String>),
+        Csv(String),
+    }
+    match ListOrCsv::deserialize(d).map_err(|_| serde::de::Error::custom("expected a list of strings"))? {
+        ListOrCsv::List(items) => Ok(items),
+        ListOrCsv::Csv(s) => Ok(s.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect()),
+    }
+}
+
+/// Accepts an id as a string or as a non-negative integer.
+fn string_or_integer<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Id {
+        Integer(u64),
+        String(String),
+    }
+    match Id::deserialize(d).map_err(|_| serde::de::Error::custom("expected an id (an integer or a string)"))? {
+        Id::Integer(n) => Ok(n.to_string()),
+        Id::String(s) => Ok(s),
+    }
+}
+
+/// The MCP server: the repository, and the tool router built once.
+#[derive(Clone)]
+pub struct KbServer {
+    repo: Arc<Repo>,
+    /// Calls run one at a time, in the order they arrived (tokio's mutex is fair): a client
+    /// that sends `save_memory` and then `recall_memory` without waiting still finds what it
+    /// saved. The store's file lock already keeps concurrent writers safe; this keeps order.
+    turn: Arc<tokio::sync::Mutex<()>>,
+    tool_router: ToolRouter<KbServer>,
+}
+
+#[tool_router]
+impl KbServer {
+    pub fn new(repo: Repo) -> KbServer {
+        KbServer { repo: Arc::new(repo), turn: Arc::default(), tool_router: Self::tool_router() }
+    }
+
+    #[tool(
+        description = SAVE_MEMORY,
+        annotations(title = "Save a memory", read_only_hint = false, destructive_hint = true, open_world_hint = false)
+    )]
+    async fn save_memory(&self, Parameters(args): Parameters<SaveMemoryArgs>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.save(args.content, args.tags)).await)
+    }
+
+    #[tool(
+        description = RECALL_MEMORY,
+        annotations(title = "Recall memories", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn recall_memory(&self, Parameters(args): Parameters<RecallMemoryArgs>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.recall(&args.query, args.max_results)).await)
+    }
+
+    #[tool(description = LIST_MEMORIES, annotations(title = "List memories", read_only_hint = true, open_world_hint = false))]
+    async fn list_memories(&self) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.list()).await)
+    }
+
+    #[tool(
+        description = FORGET_MEMORY,
+        annotations(
+            title = "Forget a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn forget_memory(&self, Parameters(args): Parameters<ForgetMemoryArgs>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.forget(&args.id)).await)
+    }
+
+    #[tool(
+        description = STORE_MEMORY,
+        annotations(title = "Store a repository fact", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn store_memory(&self, Parameters(args): Parameters<StoreMemoryArgs>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.store(args.subject, args.fact, args.citations, args.reason)).await)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for KbServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().build())
+            .with_server_info(Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let repo = self.repo.clone();
+        let text = self.blocking(move || repo.context()).await?;
+        let mut result = ListResourcesResult::default();
+        result.resources = vec![context_resource(text.len())];
+        if supports_cache_hints(&context) {
+            // The files can change at any moment: the list is stale at once, and private to this repository.
+            result.ttl_ms = Some(0);
+            result.cache_scope = Some(CacheScope::Private);
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        if request.uri != CONTEXT_URI {
+            let message = format!("no resource {}: kb serves {CONTEXT_URI} only", request.uri);
+            return Err(McpError::resource_not_found(message, None));
+        }
+        let repo = self.repo.clone();
+        let text = self.blocking(move || repo.context()).await?;
+        let mut result =
+            ReadResourceResult::new(vec![ResourceContents::text(text, CONTEXT_URI).with_mime_type("text/markdown")]);
+        if supports_cache_hints(&context) {
+            result = result.with_ttl_ms(0).with_cache_scope(CacheScope::Private);
+        }
+        Ok(result.into())
+    }
+}
+
+/// Returns the context resource's description, with its current size in bytes.
+fn context_resource(size: usize) -> Resource {
+    Resource::new(CONTEXT_URI, "context")
+        .with_title("Always-loaded context")
+        .with_description(
+            "The compiled always-loaded context: the global and project context.md files under \
+             '## Internal Knowledge', as agents load it at session start",
+        )
+        .with_mime_type("text/markdown")
+        .with_size(size as u64)
+}
+
+/// Returns whether the request uses the 2026-07-28 revision, whose list results carry cache hints.
+fn supports_cache_hints(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
+}
+
+impl KbServer {
+    /// Runs blocking file work off the protocol task, in its turn. A panic in it (a bug)
+    /// becomes an internal error for this request, not the end of the server.
+    async fn blocking<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, McpError> {
+        let _turn = self.turn.lock().await;
+        tokio::task::spawn_blocking(f).await.map_err(|e| McpError::internal_error(format!("internal error: {e}"), None))
+    }
+
+    /// Runs one tool operation: its text and JSON on success, else a tool error carrying the
+    /// message the CLI prints after `error:`.
+    async fn run(&self, f: impl FnOnce() -> anyhow::Result<Reply> + Send + 'static) -> CallToolResult {
+        match self.blocking(f).await {
+            Ok(Ok(reply)) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(reply.text)]);
+                result.structured_content = Some(reply.json);
+                result
+            }
+            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(format!("{e:#}"))]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.message.into_owned())]),
+        }
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client closes stdin.
+pub fn serve(repo: Repo) -> anyhow::Result<()> {
+    // One thread is plenty: requests come one line at a time, and file work runs in
+    // `spawn_blocking`, where the store's lock keeps concurrent calls safe.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the MCP server's runtime")?;
+    let result = runtime.block_on(async move {
+        let running = match KbServer::new(repo).serve(rmcp::transport::stdio()).await {
+            Ok(running) => running,
+            // The client went away before its first request: nothing to serve, not an error.
+            Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(anyhow::anyhow!("the MCP session did not start: {e}")),
+        };
+        running.waiting().await.context("the MCP session ended abnormally")?;
+        Ok(())
+    });
+    // tokio's stdin reader is a blocking thread that may still sit in read(); do not wait on it
+    // for ever, but give a tool call in flight time to finish its write.
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    result
+}
