@@ -1,0 +1,547 @@
+//! `kb mcp`: driven through rmcp's own client over a child process (both protocol eras), and
+//! with raw JSON-RPC lines for what a well-behaved client never sends.
+//!
+//! Parity with the CLI is checked by running the same operation both ways in two identical
+//! repositories and comparing the CLI's stdout (or its `error:` message) with the tool's text,
+//! and `--json` with the structured content, once each root is replaced by `<root>`.
+
+#[cfg(feature = "mcp")]
+mod with_mcp {
+    use crate::common::{NOW, Run, TestEnv, days_ago};
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResult, ProtocolVersion, ReadResourceRequestParams, ResourceContents,
+    };
+    use rmcp::service::RunningService;
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::{ClientLifecycleMode, ClientServiceExt, RoleClient};
+    use serde_json::{Value, json};
+    use std::process::Stdio;
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+    type Client = RunningService<RoleClient, ()>;
+
+    /// How long any one exchange may take before the test fails instead of hanging.
+    const TIMEOUT: Duration = Duration::from_secs(30);
+
+    fn env() -> TestEnv {
+        TestEnv::new().env("KB_NOW", NOW)
+    }
+
+    /// Starts `kb mcp` in `env` and connects rmcp's client to it.
+    async fn connect(env: &TestEnv, lifecycle: ClientLifecycleMode) -> Client {
+        let cmd = tokio::process::Command::from(env.command(&["mcp"]));
+        let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn kb mcp");
+        tokio::time::timeout(TIMEOUT, ().serve_with_lifecycle(transport, lifecycle))
+            .await
+            .expect("connect timed out")
+            .expect("connect")
+    }
+
+    fn legacy() -> ClientLifecycleMode {
+        ClientLifecycleMode::Initialize
+    }
+
+    fn stateless() -> ClientLifecycleMode {
+        ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
+    }
+
+    /// Calls a tool; a JSON-RPC error fails the test (tool failures are results).
+    async fn call(client: &Client, tool: &'static str, args: Value) -> CallToolResult {
+        let Value::Object(args) = args else { panic!("arguments must be an object") };
+        let params = CallToolRequestParams::new(tool).with_arguments(args);
+        tokio::time::timeout(TIMEOUT, client.call_tool(params))
+            .await
+            .expect("tools/call timed out")
+            .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+    }
+
+    /// Returns a result's single text block.
+    fn text(result: &CallToolResult) -> &str {
+        assert_eq!(result.content.len(), 1, "one text block expected: {result:?}");
+        &result.content[0].as_text().expect("a text block").text
+    }
+
+    fn is_error(result: &CallToolResult) -> bool {
+        result.is_error == Some(true)
+    }
+
+    /// Returns a successful result's text and structured content.
+    fn ok(result: CallToolResult) -> (String, Value) {
+        assert!(!is_error(&result), "tool failed: {}", text(&result));
+        (text(&result).to_string(), result.structured_content.clone().expect("structured content"))
+    }
+
+    /// Returns a failed result's message.
+    fn failed(result: CallToolResult) -> String {
+        assert!(is_error(&result), "expected a tool error: {result:?}");
+        text(&result).to_string()
+    }
+
+    /// Replaces `root` by `<root>` everywhere in `s`.
+    fn norm(s: &str, env: &TestEnv) -> String {
+        s.replace(&env.root().display().to_string(), "<root>")
+    }
+
+    fn norm_json(v: &Value, env: &TestEnv) -> Value {
+        serde_json::from_str(&norm(&v.to_string(), env)).unwrap()
+    }
+
+    /// The CLI's answer to one command: run plainly and with `--json`, each with its repository.
+    type CliRuns<'a> = ((Run, &'a TestEnv), (Run, &'a TestEnv));
+
+    /// Runs a command that writes nothing, plainly and with `--json`, in `env`.
+    fn cli<'a>(env: &'a TestEnv, args: &[&str]) -> CliRuns<'a> {
+        let json: Vec<&str> = std::iter::once("--json").chain(args.iter().copied()).collect();
+        ((env.kb(args), env), (env.kb(&json), env))
+    }
+
+    /// Runs a command that writes, plainly in `text_env` and with `--json` in `json_env`: two
+    /// repositories in the same state as the server's.
+    fn cli_write<'a>(text_env: &'a TestEnv, json_env: &'a TestEnv, args: &[&str]) -> CliRuns<'a> {
+        let json: Vec<&str> = std::iter::once("--json").chain(args.iter().copied()).collect();
+        ((text_env.kb(args), text_env), (json_env.kb(&json), json_env))
+    }
+
+    /// Asserts that a tool result says what the CLI said: the same text (stdout) and JSON, or
+    /// for a failure the message the CLI prints after `error:`. Roots are compared as `<root>`.
+    fn assert_parity(result: CallToolResult, env: &TestEnv, cli: CliRuns<'_>) {
+        let ((cli, cli_env), (cli_json, json_env)) = cli;
+        if cli.code == 0 {
+            assert_eq!(cli_json.code, 0, "{cli_json:?}");
+            let (text, json) = ok(result);
+            assert_eq!(norm(&format!("{text}\n"), env), norm(&cli.stdout, cli_env), "text differs from the CLI");
+            assert_eq!(norm_json(&json, env), norm_json(&cli_json.json(), json_env), "JSON differs from the CLI");
+        } else {
+            let message = failed(result);
+            assert_eq!(cli.code, 1, "{cli:?}");
+            assert_eq!(cli_json.code, 1, "{cli_json:?}");
+            assert_eq!(norm(&format!("error: {message}\n"), env), norm(&cli.stderr, cli_env), "message differs");
+        }
+    }
+
+    /// Writes the global and the project context files.
+    fn write_contexts(env: &TestEnv) {
+        let global = env.home().join(".config/co-cli/knowledge/context.md");
+        std::fs::create_dir_all(global.parent().unwrap()).unwrap();
+        std::fs::write(&global, "---\nversion: 1\nupdated: 2026-11-01T00:00:00Z\n---\n\nAlways answer in English.\n")
+            .unwrap();
+        env.write(
+            ".co-cli/knowledge/context.md",
+            "---\nversion: 1\nupdated: 2026-11-01T00:00:00Z\n---\n\n# kb\n\nRust 2024; run `.ci/run` before pushing. Ünïcode ✓\n",
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn tools_are_listed_with_guidance_and_documented_schemas() {
+        let env = env();
+        let client = connect(&env, legacy()).await;
+        let info = client.peer_info().expect("server info");
+        assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("kb"));
+        assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+        assert!(info.capabilities.tools.is_some() && info.capabilities.resources.is_some());
+
+        let mut tools = client.list_all_tools().await.unwrap();
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, ["forget_memory", "list_memories", "recall_memory", "save_memory", "store_memory"]);
+        let required = |name: &str| -> Vec<String> {
+            let tool = tools.iter().find(|t| t.name == name).unwrap();
+            let mut r: Vec<String> = tool
+                .input_schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().map(|v| v.as_str().unwrap().to_string()).collect())
+                .unwrap_or_default();
+            r.sort();
+            r
+        };
+        assert_eq!(required("save_memory"), ["content"]);
+        assert_eq!(required("recall_memory"), ["query"]);
+        assert_eq!(required("list_memories"), Vec::<String>::new());
+        assert_eq!(required("forget_memory"), ["id"]);
+        assert_eq!(required("store_memory"), ["citations", "fact", "reason", "subject"]);
+        for tool in &tools {
+            let description = tool.description.as_deref().unwrap_or("");
+            assert!(description.len() > 150, "{}: description too thin to act on: {description}", tool.name);
+            let props = tool.input_schema.get("properties").and_then(Value::as_object).expect("properties");
+            for (field, schema) in props {
+                let doc = schema.get("description").and_then(Value::as_str).unwrap_or("");
+                assert!(doc.len() > 20, "{}.{field} is undocumented", tool.name);
+                assert!(!schema.to_string().contains("$ref"), "{}.{field}: inline schemas only", tool.name);
+            }
+            let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
+            let expect = matches!(tool.name.as_ref(), "recall_memory" | "list_memories");
+            assert_eq!(read_only, Some(expect), "{}: readOnlyHint", tool.name);
+        }
+        // The save guidance covers when to save and when not (seed 002 §2).
+        let save = tools.iter().find(|t| t.name == "save_memory").unwrap().description.clone().unwrap();
+        for signal in ["preference", "correction", "decision", "context", "pattern", "I prefer", "Actually"] {
+            assert!(save.contains(signal), "save_memory description lacks {signal:?}");
+        }
+        for not in ["questions", "speculation", "current task", "obvious from reading the code", "secrets"] {
+            assert!(save.contains(not), "save_memory description lacks the negative guidance {not:?}");
+        }
+        let recall = tools.iter().find(|t| t.name == "recall_memory").unwrap().description.clone().unwrap();
+        assert!(recall.contains("without being asked"));
+        client.cancel().await.unwrap();
+    }
+
+    /// The whole memory lifecycle through the 2025-11-25 handshake, checked against the files
+    /// and against the CLI.
+    #[tokio::test(flavor = "current_thread")]
+    async fn save_recall_list_forget_match_the_cli_and_the_files() {
+        let env = env();
+        let (twin, twin_json) = (self::env(), self::env());
+        let client = connect(&env, legacy()).await;
+
+        // save: a new memory.
+        let args = json!({"content": "User prefers pytest over unittest", "tags": ["preference", "python"]});
+        let result = call(&client, "save_memory", args).await;
+        let (text, json) = ok(result.clone());
+        let save = ["save", "User prefers pytest over unittest", "-t", "preference", "--tags", "python"];
+        assert_parity(result, &env, cli_write(&twin, &twin_json, &save));
+        assert_eq!((json["action"].as_str(), json["memory_id"].as_u64()), (Some("saved"), Some(1)));
+        assert!(text.starts_with("✓ Saved memory 1: 001-user-prefers-pytest-over-unittest.md\nLocation: /"), "{text}");
+        let file = env.memories().join("001-user-prefers-pytest-over-unittest.md");
+        assert_eq!(json["path"], file.display().to_string());
+        let written = env.read(&file);
+        assert_eq!(written, twin.read(&twin.memories().join("001-user-prefers-pytest-over-unittest.md")));
+        assert!(written.contains("auto_category: preference\n") && written.contains("- python\n"), "{written}");
+        assert!(written.ends_with("\n\nUser prefers pytest over unittest\n"), "{written}");
+
+        // save: a near-duplicate consolidates into memory 1 and unions the tags.
+        let args = json!({"content": "user prefers pytest over unittest!", "tags": "testing"});
+        let result = call(&client, "save_memory", args).await;
+        let (text, json) = ok(result.clone());
+        let save = ["save", "user prefers pytest over unittest!", "-t", "testing"];
+        assert_parity(result, &env, cli_write(&twin, &twin_json, &save));
+        assert_eq!((json["action"].as_str(), json["memory_id"].as_u64()), (Some("consolidated"), Some(1)));
+        assert!(text.starts_with("✓ Updated memory 1 (consolidated duplicate)\nLocation: "), "{text}");
+        let written = env.read(&file);
+        assert!(
+            written.contains("- testing\n") && written.contains("updated: '2026-11-22T12:00:00+00:00'"),
+            "{written}"
+        );
+        assert_eq!(env.memory_files().len(), 1);
+
+        // Another memory, and a hand-written one, for recall and list.
+        ok(call(
+            &client,
+            "save_memory",
+            json!({"content": "We decided to release from main only", "tags": ["decision"]}),
+        )
+        .await);
+        env.memory(7, "Pytest fixtures live in conftest.py", &days_ago(3.0), &["pattern", "python"]);
+
+        // recall and list: the CLI's text and JSON, byte for byte.
+        for (query, n) in [("PYTEST", 5), ("pytest", 1), ("nothing like this", 5)] {
+            let result = call(&client, "recall_memory", json!({"query": query, "max_results": n})).await;
+            assert_parity(result, &env, cli(&env, &["recall", query, "-n", &n.to_string()]));
+        }
+        let result = call(&client, "recall_memory", json!({"query": "python"})).await;
+        assert_eq!(ok(result).1["count"], 2, "max_results defaults to 5");
+        let result = call(&client, "list_memories", json!({})).await;
+        assert_parity(result, &env, cli(&env, &["list"]));
+
+        // forget: by id, integer or string; the file goes; a second time is a tool error.
+        let (text, json) = ok(call(&client, "forget_memory", json!({"id": 1})).await);
+        assert_eq!(text, "✓ Deleted memory 1: 001-user-prefers-pytest-over-unittest.md");
+        assert_eq!(json, json!({"deleted": 1, "path": file.display().to_string()}));
+        assert!(!file.exists());
+        let result = call(&client, "forget_memory", json!({"id": "1"})).await;
+        assert_parity(result, &env, cli(&env, &["forget", "1"]));
+        let result = call(&client, "forget_memory", json!({"id": "seven"})).await;
+        assert_parity(result, &env, cli(&env, &["forget", "seven"]));
+        ok(call(&client, "forget_memory", json!({"id": "7"})).await);
+        let result = call(&client, "list_memories", json!({})).await;
+        assert_parity(result, &env, cli(&env, &["list"]));
+        assert_eq!(env.memory_files(), ["002-we-decided-to-release-from-main-only.md"]);
+        client.cancel().await.unwrap();
+    }
+
+    /// Failures are tool errors with the CLI's message; the server answers the next call.
+    #[tokio::test(flavor = "current_thread")]
+    async fn failures_are_tool_errors_with_the_cli_message() {
+        let env = env();
+        let client = connect(&env, legacy()).await;
+        let secret = "deploy token ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        for (args, cli_args) in [
+            (json!({"content": "   "}), vec!["save", "   "]),
+            (json!({"content": "x", "tags": ["ok", " "]}), vec!["save", "x", "-t", "ok", "-t", " "]),
+            (json!({"content": secret}), vec!["save", secret]),
+        ] {
+            let result = call(&client, "save_memory", args).await;
+            let (twin, twin_json) = (self::env(), self::env());
+            assert_parity(result, &env, cli_write(&twin, &twin_json, &cli_args));
+        }
+        // The secret filter's verdict is the CLI's; when it refuses, nothing is written.
+        if self::env().kb(&["save", secret]).code == 1 {
+            assert!(env.memory_files().is_empty());
+        }
+
+        // Settings are read per call: a bad value is a tool error naming the file, then fixed.
+        let settings = env.write(".co-cli/settings.json", "{\"memory_max_count\": 3}");
+        let message = failed(call(&client, "list_memories", json!({})).await);
+        assert!(message.contains("settings.json") && message.contains("memory_max_count"), "{message}");
+        std::fs::write(&settings, "{\"memory_max_count\": 12}").unwrap();
+        let (_, json) = ok(call(&client, "list_memories", json!({})).await);
+        assert_eq!(json["limit"], 12);
+
+        // Arguments that do not fit the schema: a tool error, and the server carries on.
+        let message = failed(call(&client, "save_memory", json!({"tags": ["x"]})).await);
+        assert!(message.contains("missing field `content`"), "{message}");
+        let message = failed(call(&client, "recall_memory", json!({"query": "x", "max_results": -1})).await);
+        assert!(message.contains("max_results") || message.contains("invalid value"), "{message}");
+        let message = failed(call(&client, "forget_memory", json!({"id": [1]})).await);
+        assert!(message.contains("expected an id"), "{message}");
+
+        // TODO(copilot): store_memory answers a tool error until the Copilot store is wired.
+        let args = json!({"subject": "testing", "fact": "f", "citations": "a.rs:1, b.rs:2", "reason": "r"});
+        let message = failed(call(&client, "store_memory", args).await);
+        assert_eq!(message, "the Copilot store is not available in this build");
+
+        // Still alive.
+        ok(call(&client, "list_memories", json!({})).await);
+        client.cancel().await.unwrap();
+    }
+
+    /// Decay runs through the same store code: the CLI and the tool report the same outcome.
+    #[tokio::test(flavor = "current_thread")]
+    async fn save_decays_like_the_cli() {
+        let seed = |env: &TestEnv| {
+            for i in 1..=10u64 {
+                env.memory(
+                    i,
+                    &format!("Distinct fact number {i} about topic {}", "abcdefghij".repeat(i as usize)),
+                    &days_ago(30.0 - i as f64),
+                    &[],
+                );
+            }
+        };
+        let env = env().env("CO_CLI_MEMORY_MAX_COUNT", "10").env("CO_CLI_MEMORY_DECAY_STRATEGY", "cut");
+        let twin = TestEnv::new()
+            .env("KB_NOW", NOW)
+            .env("CO_CLI_MEMORY_MAX_COUNT", "10")
+            .env("CO_CLI_MEMORY_DECAY_STRATEGY", "cut");
+        seed(&env);
+        seed(&twin);
+        let client = connect(&env, legacy()).await;
+        let result = call(&client, "save_memory", json!({"content": "A brand new memory"})).await;
+        let cli = twin.kb(&["save", "A brand new memory"]);
+        let (text, json) = ok(result);
+        assert_eq!(norm(&format!("{text}\n"), &env), norm(&cli.stdout, &twin));
+        assert_eq!((json["decayed"].as_u64(), json["decay_strategy"].as_str()), (Some(2), Some("cut")));
+        assert_eq!(env.memory_files(), twin.memory_files());
+        client.cancel().await.unwrap();
+    }
+
+    /// The context resource, through the stateless 2026-07-28 era (`server/discover`).
+    #[tokio::test(flavor = "current_thread")]
+    async fn stateless_client_reads_the_context_and_uses_the_tools() {
+        let env = env();
+        let client = connect(&env, stateless()).await;
+        assert_eq!(client.peer_info().expect("server info").protocol_version, ProtocolVersion::V_2026_07_28);
+
+        // No context files: the resource is there, and empty.
+        let resources = client.list_all_resources().await.unwrap();
+        assert_eq!(resources.len(), 1);
+        assert_eq!((resources[0].uri.as_str(), resources[0].size), ("kb://context", Some(0)));
+
+        write_contexts(&env);
+        let resources = client.list_all_resources().await.unwrap();
+        assert_eq!(resources[0].mime_type.as_deref(), Some("text/markdown"));
+        let read = client.read_resource(ReadResourceRequestParams::new("kb://context")).await.unwrap();
+        let [ResourceContents::TextResourceContents { uri, mime_type, text, .. }] = read.contents.as_slice() else {
+            panic!("one text content expected: {read:?}");
+        };
+        assert_eq!((uri.as_str(), mime_type.as_deref()), ("kb://context", Some("text/markdown")));
+        assert_eq!(
+            text,
+            "## Internal Knowledge\n\n### Global Context\n\nAlways answer in English.\n\n### Project Context\n\n# kb\n\nRust 2024; run `.ci/run` before pushing. Ünïcode ✓"
+        );
+        assert_eq!(resources[0].size, Some(text.len() as u64), "size is in UTF-8 bytes");
+        let err = client.read_resource(ReadResourceRequestParams::new("kb://other")).await.unwrap_err();
+        assert!(err.to_string().contains("kb://other"), "{err}");
+
+        let (_, json) =
+            ok(call(&client, "save_memory", json!({"content": "We always squash-merge", "tags": ["pattern", "git"]}))
+                .await);
+        assert_eq!(json["action"], "saved");
+        let (text, _) = ok(call(&client, "recall_memory", json!({"query": "squash"})).await);
+        assert!(text.starts_with("Found 1 memory matching 'squash':"), "{text}");
+        assert_eq!(env.memory_files(), ["001-we-always-squash-merge.md"]);
+        client.cancel().await.unwrap();
+    }
+
+    /// A raw stdio session: JSON-RPC lines in, JSON-RPC lines out.
+    struct Raw {
+        child: tokio::process::Child,
+        stdin: tokio::process::ChildStdin,
+        stdout: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    }
+
+    impl Raw {
+        fn start(env: &TestEnv) -> Raw {
+            let mut cmd = tokio::process::Command::from(env.command(&["mcp"]));
+            cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+            let mut child = cmd.spawn().expect("spawn kb mcp");
+            let stdin = child.stdin.take().unwrap();
+            let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+            Raw { child, stdin, stdout }
+        }
+
+        async fn send_bytes(&mut self, bytes: &[u8]) {
+            self.stdin.write_all(bytes).await.unwrap();
+            self.stdin.write_all(b"\n").await.unwrap();
+            self.stdin.flush().await.unwrap();
+        }
+
+        async fn send(&mut self, message: Value) {
+            self.send_bytes(message.to_string().as_bytes()).await;
+        }
+
+        /// Returns the next message; every stdout line must be one JSON-RPC 2.0 message.
+        async fn recv(&mut self) -> Value {
+            let line = tokio::time::timeout(TIMEOUT, self.stdout.next_line())
+                .await
+                .expect("no answer in time")
+                .unwrap()
+                .expect("stdout closed");
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+            assert_eq!(message["jsonrpc"], "2.0", "{line}");
+            message
+        }
+
+        /// Sends a request and returns its response.
+        async fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+            self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+            let response = self.recv().await;
+            assert_eq!(response["id"], id, "responses come in order here: {response}");
+            response
+        }
+
+        /// Closes stdin and returns the exit code, the rest of stdout and all of stderr.
+        async fn finish(mut self) -> (Option<i32>, String, String) {
+            drop(self.stdin);
+            let status = tokio::time::timeout(TIMEOUT, self.child.wait()).await.expect("kb mcp did not exit").unwrap();
+            let mut rest = String::new();
+            while let Ok(Some(line)) = self.stdout.next_line().await {
+                rest.push_str(&line);
+                rest.push('\n');
+            }
+            let mut stderr = String::new();
+            self.child.stderr.take().unwrap().read_to_string(&mut stderr).await.unwrap();
+            (status.code(), rest, stderr)
+        }
+    }
+
+    fn meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        })
+    }
+
+    /// Garbage on stdin never ends the session, and stdout carries only protocol messages even
+    /// when a memory file is skipped (the warning goes to stderr).
+    #[tokio::test(flavor = "current_thread")]
+    async fn raw_malformed_input_and_missing_arguments_keep_the_server_alive() {
+        let env = env();
+        env.memory(1, "A valid memory", &days_ago(1.0), &[]);
+        env.write(".co-cli/knowledge/memories/002-broken.md", "---\nid: [unclosed\n---\nbody\n");
+        let mut raw = Raw::start(&env);
+        let init = raw
+            .request(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}))
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(init["result"]["serverInfo"]["name"], "kb");
+        raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+
+        // Not JSON, not UTF-8, an empty line: ignored (there is no id to answer).
+        raw.send_bytes(b"{this is not json").await;
+        raw.send_bytes(b"\xff\xfe\x00garbage").await;
+        raw.send_bytes(b"").await;
+        // JSON that is no JSON-RPC message: an Invalid Request error.
+        raw.send(json!({"hello": "world"})).await;
+        let error = raw.recv().await;
+        assert_eq!(error["error"]["code"], -32600, "{error}");
+
+        // A missing argument: a tool error, not a crash.
+        let response = raw.request(2, "tools/call", json!({"name": "save_memory", "arguments": {}})).await;
+        assert_eq!(response["result"]["isError"], true, "{response}");
+        assert!(response["result"]["content"][0]["text"].as_str().unwrap().contains("missing field `content`"));
+        // No arguments at all, and an unknown tool.
+        let response = raw.request(3, "tools/call", json!({"name": "recall_memory"})).await;
+        assert!(response["result"]["isError"] == true || response["error"]["code"] == -32602, "{response}");
+        let response = raw.request(4, "tools/call", json!({"name": "no_such_tool", "arguments": {}})).await;
+        assert!(response["error"]["code"].is_i64(), "{response}");
+
+        // Still serving; the invalid file is skipped and reported on stderr only.
+        let response = raw.request(5, "tools/call", json!({"name": "list_memories", "arguments": {}})).await;
+        assert_eq!(response["result"]["structuredContent"]["count"], 1, "{response}");
+        let (code, rest, stderr) = raw.finish().await;
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_eq!(rest, "", "nothing after the last response");
+        assert!(stderr.contains("warning: skipped .co-cli/knowledge/memories/002-broken.md"), "{stderr}");
+    }
+
+    /// The 2026-07-28 era at the wire level: `server/discover`, then self-contained requests.
+    #[tokio::test(flavor = "current_thread")]
+    async fn raw_discover_and_stateless_requests() {
+        let env = env();
+        write_contexts(&env);
+        let mut raw = Raw::start(&env);
+        let discover = raw.request(1, "server/discover", json!({"_meta": meta()})).await;
+        let result = &discover["result"];
+        assert_eq!(result["resultType"], "complete", "{discover}");
+        let versions: Vec<&str> =
+            result["supportedVersions"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert!(versions.contains(&"2026-07-28") && versions.contains(&"2025-11-25"), "{versions:?}");
+        assert!(result["capabilities"]["tools"].is_object() && result["capabilities"]["resources"].is_object());
+        assert!(result["instructions"].as_str().unwrap().contains("recall_memory"));
+        assert!(discover.to_string().contains("\"name\":\"kb\""), "serverInfo: {discover}");
+
+        let args = json!({"content": "Actually, the staging host is staging-2", "tags": ["correction", "infra"]});
+        let response =
+            raw.request(2, "tools/call", json!({"_meta": meta(), "name": "save_memory", "arguments": args})).await;
+        assert_eq!(response["result"]["resultType"], "complete", "{response}");
+        assert_eq!(response["result"]["structuredContent"]["action"], "saved");
+        let response = raw.request(3, "resources/list", json!({"_meta": meta()})).await;
+        assert_eq!(response["result"]["resources"][0]["uri"], "kb://context", "{response}");
+        assert!(response["result"]["ttlMs"].is_u64(), "list results carry cache hints: {response}");
+        let size = response["result"]["resources"][0]["size"].as_u64().unwrap();
+        let response = raw.request(4, "resources/read", json!({"_meta": meta(), "uri": "kb://context"})).await;
+        let text = response["result"]["contents"][0]["text"].as_str().unwrap();
+        assert_eq!(text.len() as u64, size);
+        assert!(text.starts_with("## Internal Knowledge\n\n### Global Context\n"), "{text}");
+        // A stateless request without its _meta is refused, and the server carries on.
+        let response = raw.request(5, "tools/call", json!({"name": "list_memories", "arguments": {}})).await;
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+        let response =
+            raw.request(6, "tools/call", json!({"_meta": meta(), "name": "list_memories", "arguments": {}})).await;
+        assert_eq!(response["result"]["structuredContent"]["count"], 1, "{response}");
+        let (code, rest, _) = raw.finish().await;
+        assert_eq!((code, rest.as_str()), (Some(0), ""));
+    }
+
+    /// A client that goes away at once: a clean exit, nothing on stdout.
+    #[tokio::test(flavor = "current_thread")]
+    async fn closed_stdin_ends_the_server_cleanly() {
+        let env = env();
+        let raw = Raw::start(&env);
+        let (code, rest, stderr) = raw.finish().await;
+        assert_eq!((code, rest.as_str(), stderr.as_str()), (Some(0), "", ""));
+    }
+}
+
+#[cfg(not(feature = "mcp"))]
+#[test]
+fn mcp_says_it_was_built_without_the_feature() {
+    let env = crate::common::TestEnv::new();
+    let run = env.kb(&["mcp"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("built without MCP support"), "{run:?}");
+    assert_eq!(run.stdout, "");
+}
