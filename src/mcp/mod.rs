@@ -253,12 +253,10 @@ impl ServerHandler for KbServer {
     ) -> Result<ListResourcesResult, McpError> {
         let repo = self.repo.clone();
         let text = self.blocking(move || repo.context()).await?;
-        let mut result = ListResourcesResult::default();
-        result.resources = vec![context_resource(text.len())];
+        let mut result = ListResourcesResult::with_all_items(vec![context_resource(text.len())]);
         if supports_cache_hints(&context) {
             // The files can change at any moment: the list is stale at once, and private to this repository.
-            result.ttl_ms = Some(0);
-            result.cache_scope = Some(CacheScope::Private);
+            result = result.with_ttl_ms(0).with_cache_scope(CacheScope::Private);
         }
         Ok(result)
     }
