@@ -230,7 +230,7 @@ impl KbServer {
 
     #[tool(
         description = STORE_MEMORY,
-        annotations(title = "Store a repository fact", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+        annotations(title = "Store a repository fact", read_only_hint = false, destructive_hint = true, open_world_hint = false)
     )]
     async fn store_memory(&self, Parameters(args): Parameters<StoreMemoryArgs>) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
