@@ -117,85 +117,66 @@ impl Index {
         };
         index.dir_exists = true;
         let started = now_ns();
-        let old = cache.and_then(|c| Cached::load(c).ok());
-        let old_names: HashMap<&str, usize> = old.as_ref().map(|o| o.by_name()).unwrap_or_default();
-        let mut used = vec![false; old.as_ref().map_or(0, |o| o.records.len())];
-        let mut changed = false;
-        let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        for entry in entries {
-            let entry = entry?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else {
-                index.extra_problems.push(FileProblem {
-                    path: entry.path(),
-                    line: None,
-                    message: "file name is not valid UTF-8".into(),
-                });
-                continue;
-            };
-            if !name.ends_with(".md") || name.starts_with('.') {
-                continue;
+        // Start from the cached arena and records: an unchanged file costs one stat and a lookup.
+        let (old_records, cached_at_ns) = match cache.and_then(|c| Cached::load(c).ok()) {
+            Some(c) => {
+                index.arena = c.arena;
+                index.tags = c.tags;
+                (c.records, Some(c.cached_at_ns))
             }
-            let path = entry.path();
-            let Some(meta) = index.stat_entry(&entry, &path, &canonical_root) else { continue };
-            let stamp =
-                Stamp { size: meta.len(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), ino: meta.ino() };
-            // The margin covers coarse filesystem clocks: an entry younger than the cache by
-            // less than this could have changed in the same tick, so it is read again.
-            let trusted_before = old.as_ref().map_or(i64::MIN, |o| o.cached_at_ns - 2_000_000_000);
-            if let (Some(o), Some(&i)) = (old.as_ref(), old_names.get(name)) {
-                let rec = o.records[i];
-                if rec.stamp == stamp && stamp.mtime_ns < trusted_before {
-                    used[i] = true;
-                    index.push_cached(o, rec);
+            None => (Vec::new(), None),
+        };
+        // The margin covers coarse filesystem clocks: an entry younger than the cache by less
+        // than this could have changed in the same tick, so it is read again.
+        let trusted_before = cached_at_ns.map_or(i64::MIN, |t| t - RACY_MARGIN_NS);
+        let mut alive = vec![false; old_records.len()];
+        let mut changed = cached_at_ns.is_none();
+        {
+            let names: HashMap<&str, usize> =
+                old_records.iter().enumerate().map(|(i, r)| (span_str(&index.arena, r.name), i)).collect();
+            let mut fresh: Vec<(String, Stamp, Result<Memory, Problem>)> = Vec::new();
+            let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            for entry in entries {
+                let entry = entry?;
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else {
+                    let message = "file name is not valid UTF-8".into();
+                    index.extra_problems.push(FileProblem { path: entry.path(), line: None, message });
+                    continue;
+                };
+                if !name.ends_with(".md") || name.starts_with('.') {
                     continue;
                 }
+                let path = entry.path();
+                let Some(meta) = stat_entry(&mut index.extra_problems, &entry, &path, &canonical_root) else {
+                    continue;
+                };
+                let stamp = Stamp {
+                    size: meta.len(),
+                    mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+                    ino: meta.ino(),
+                };
+                if let Some(&i) = names.get(name) {
+                    if old_records[i].stamp == stamp && stamp.mtime_ns < trusted_before && !alive[i] {
+                        alive[i] = true;
+                        continue;
+                    }
+                }
+                fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
             }
-            changed = true;
-            let outcome = read_memory(&path, &meta);
-            index.push_parsed(name, stamp, outcome);
+            changed |= !fresh.is_empty();
+            index.records = old_records.iter().zip(&alive).filter(|(_, a)| **a).map(|(r, _)| *r).collect();
+            for (name, stamp, outcome) in fresh {
+                index.push_parsed(&name, stamp, outcome);
+            }
         }
-        let dropped = used.iter().any(|u| !u);
-        if let Some(cache) = cache {
-            if changed || dropped || old.is_none() {
-                // A failed cache write only costs time next run.
-                let _ = index.save_cache(cache, started);
-            }
+        changed |= alive.iter().any(|a| !a);
+        if let (Some(cache), true) = (cache, changed) {
+            index.compact_if_sparse();
+            // A failed cache write only costs time next run.
+            let _ = index.save_cache(cache, started);
         }
         Ok(index)
-    }
-
-    /// Stats a directory entry, following a symlink only when it stays inside the root.
-    fn stat_entry(&mut self, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
-        let problem = |this: &mut Index, message: String| {
-            this.extra_problems.push(FileProblem { path: path.to_path_buf(), line: None, message });
-            None
-        };
-        let meta = match entry.metadata() {
-            Ok(m) => m,
-            Err(e) => return problem(self, format!("cannot stat: {e}")),
-        };
-        let meta = if meta.file_type().is_symlink() {
-            match fs::canonicalize(path) {
-                Err(e) => return problem(self, format!("broken or looping symlink: {e}")),
-                Ok(target) if !target.starts_with(root) => {
-                    return problem(self, format!("symlink points outside the repository, to {}", target.display()));
-                }
-                Ok(target) => match fs::metadata(&target) {
-                    Ok(m) => m,
-                    Err(e) => return problem(self, format!("cannot stat symlink target: {e}")),
-                },
-            }
-        } else {
-            meta
-        };
-        if meta.is_dir() {
-            return problem(self, "is a directory, not a memory file".into());
-        }
-        if !meta.is_file() {
-            return problem(self, "is not a regular file".into());
-        }
-        Some(meta)
     }
 
     fn intern(&mut self, s: &str) -> Span {
@@ -249,24 +230,47 @@ impl Index {
         self.records.push(rec);
     }
 
-    /// Copies a record and its strings from the old cache.
-    fn push_cached(&mut self, old: &Cached, rec: Record) {
-        let mut r = rec;
-        r.name = self.intern(old.str(rec.name));
-        r.created = self.intern_opt(old.opt(rec.created));
-        r.updated = self.intern_opt(old.opt(rec.updated));
-        r.source = self.intern_opt(old.opt(rec.source));
-        r.content = self.intern(old.str(rec.content));
-        r.tags_start = self.tags.len() as u32;
-        for t in &old.tags[rec.tags_start as usize..(rec.tags_start + rec.tags_len) as usize] {
-            let s = self.intern(old.str(*t));
-            self.tags.push(s);
+    /// Rebuilds the arena when most of it belongs to files that are gone or changed.
+    fn compact_if_sparse(&mut self) {
+        let live: usize = self
+            .records
+            .iter()
+            .map(|r| {
+                let tags = &self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize];
+                [r.name, r.created, r.updated, r.source, r.content]
+                    .iter()
+                    .chain(tags)
+                    .filter(|s| **s != NONE)
+                    .map(|s| s.len as usize)
+                    .sum::<usize>()
+            })
+            .sum();
+        if live * 2 >= self.arena.len() {
+            return;
         }
-        self.records.push(r);
+        let old_arena = std::mem::take(&mut self.arena);
+        let old_tags = std::mem::take(&mut self.tags);
+        let records = std::mem::take(&mut self.records);
+        for mut r in records {
+            let move_span =
+                |this: &mut Index, s: Span| if s == NONE { NONE } else { this.intern(span_str(&old_arena, s)) };
+            r.name = move_span(self, r.name);
+            r.created = move_span(self, r.created);
+            r.updated = move_span(self, r.updated);
+            r.source = move_span(self, r.source);
+            r.content = move_span(self, r.content);
+            let start = self.tags.len() as u32;
+            for t in &old_tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize] {
+                let s = move_span(self, *t);
+                self.tags.push(s);
+            }
+            r.tags_start = start;
+            self.records.push(r);
+        }
     }
 
     fn str(&self, s: Span) -> &str {
-        &self.arena[s.start as usize..(s.start + s.len) as usize]
+        span_str(&self.arena, s)
     }
 
     fn opt(&self, s: Span) -> Option<&str> {
@@ -386,6 +390,44 @@ impl Index {
     }
 }
 
+/// Stats a directory entry, following a symlink only when it stays inside the root; records a
+/// problem and returns `None` for anything that is not a readable regular file.
+fn stat_entry(problems: &mut Vec<FileProblem>, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
+    let mut problem = |message: String| {
+        problems.push(FileProblem { path: path.to_path_buf(), line: None, message });
+        None
+    };
+    let meta = match entry.metadata() {
+        Ok(m) => m,
+        Err(e) => return problem(format!("cannot stat: {e}")),
+    };
+    let meta = if meta.file_type().is_symlink() {
+        match fs::canonicalize(path) {
+            Err(e) => return problem(format!("broken or looping symlink: {e}")),
+            Ok(target) if !target.starts_with(root) => {
+                return problem(format!("symlink points outside the repository, to {}", target.display()));
+            }
+            Ok(target) => match fs::metadata(&target) {
+                Ok(m) => m,
+                Err(e) => return problem(format!("cannot stat symlink target: {e}")),
+            },
+        }
+    } else {
+        meta
+    };
+    if meta.is_dir() {
+        return problem("is a directory, not a memory file".into());
+    }
+    if !meta.is_file() {
+        return problem("is not a regular file".into());
+    }
+    Some(meta)
+}
+
+fn span_str(arena: &str, s: Span) -> &str {
+    &arena[s.start as usize..(s.start + s.len) as usize]
+}
+
 /// Reads and parses one memory file.
 fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
     if meta.len() > MAX_FILE_BYTES {
@@ -405,6 +447,9 @@ fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
 fn now_ns() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
 }
+
+/// Files whose mtime is this close to the cache's are read again (racy-git rule).
+const RACY_MARGIN_NS: i64 = 2_000_000_000;
 
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// Bump when the record layout or the parsing rules change, so old caches are ignored.
@@ -565,18 +610,6 @@ impl Cached {
                         .checked_add(r.tags_len as usize)
                         .is_some_and(|end| end <= self.tags.len())
             })
-    }
-
-    fn by_name(&self) -> HashMap<&str, usize> {
-        self.records.iter().enumerate().map(|(i, r)| (self.str(r.name), i)).collect()
-    }
-
-    fn str(&self, s: Span) -> &str {
-        &self.arena[s.start as usize..(s.start + s.len) as usize]
-    }
-
-    fn opt(&self, s: Span) -> Option<&str> {
-        (s != NONE).then(|| self.str(s))
     }
 }
 
