@@ -54,6 +54,10 @@ struct Record {
     line: u32,
 }
 
+/// A handle to a valid memory in an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos(usize);
+
 /// A valid memory in the index, borrowed.
 #[derive(Debug, Clone)]
 pub struct MemoryRef<'a> {
@@ -132,45 +136,56 @@ impl Index {
         let mut alive = vec![false; old_records.len()];
         let mut changed = cached_at_ns.is_none();
         {
+            let arena = std::mem::take(&mut index.arena);
             let names: HashMap<&str, usize> =
-                old_records.iter().enumerate().map(|(i, r)| (span_str(&index.arena, r.name), i)).collect();
-            let mut fresh: Vec<(String, Stamp, Result<Memory, Problem>)> = Vec::new();
+                old_records.iter().enumerate().map(|(i, r)| (span_str(&arena, r.name), i)).collect();
             let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            let mut candidates: Vec<fs::DirEntry> = Vec::new();
             for entry in entries {
                 let entry = entry?;
                 let name = entry.file_name();
-                let Some(name) = name.to_str() else {
-                    let message = "file name is not valid UTF-8".into();
-                    index.extra_problems.push(FileProblem { path: entry.path(), line: None, message });
-                    continue;
-                };
-                if !name.ends_with(".md") || name.starts_with('.') {
-                    continue;
-                }
-                let path = entry.path();
-                let Some(meta) = stat_entry(&mut index.extra_problems, &entry, &path, &canonical_root) else {
-                    continue;
-                };
-                let stamp = Stamp {
-                    size: meta.len(),
-                    mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-                    ino: meta.ino(),
-                };
-                if let Some(&i) = names.get(name) {
-                    if old_records[i].stamp == stamp && stamp.mtime_ns < trusted_before && !alive[i] {
-                        alive[i] = true;
-                        continue;
+                match name.to_str() {
+                    Some(n) if n.ends_with(".md") && !n.starts_with('.') => candidates.push(entry),
+                    Some(_) => {}
+                    None => {
+                        let message = "file name is not valid UTF-8".into();
+                        index.extra_problems.push(FileProblem { path: entry.path(), line: None, message });
                     }
                 }
-                fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
+            }
+            // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
+            // stat calls alone are most of a command's time.
+            let look = Lookup { names: &names, old: &old_records, trusted_before, root: &canonical_root };
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+            let chunk = candidates.len().div_ceil(threads).max(2048);
+            let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+                let workers: Vec<_> =
+                    candidates.chunks(chunk).skip(1).map(|part| scope.spawn(move || look.visit(part))).collect();
+                let mut all = vec![look.visit(candidates.chunks(chunk).next().unwrap_or(&[]))];
+                all.extend(workers.into_iter().map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
+                all
+            });
+            let mut fresh = Vec::new();
+            for o in outcomes {
+                for i in o.alive {
+                    alive[i] = true;
+                }
+                fresh.extend(o.fresh);
+                index.extra_problems.extend(o.problems);
             }
             changed |= !fresh.is_empty();
-            index.records = old_records.iter().zip(&alive).filter(|(_, a)| **a).map(|(r, _)| *r).collect();
+            drop(names);
+            index.arena = arena;
+            changed |= alive.iter().any(|a| !a);
+            // Keep the cached records of unchanged files in place (no copy of 100,000 records).
+            let mut records = old_records;
+            let mut keep = alive.iter();
+            records.retain(|_| keep.next().copied().unwrap_or(false));
+            index.records = records;
             for (name, stamp, outcome) in fresh {
                 index.push_parsed(&name, stamp, outcome);
             }
         }
-        changed |= alive.iter().any(|a| !a);
         if let (Some(cache), true) = (cache, changed) {
             index.compact_if_sparse();
             // A failed cache write only costs time next run.
@@ -190,6 +205,17 @@ impl Index {
     }
 
     fn push_parsed(&mut self, name: &str, stamp: Stamp, outcome: Result<Memory, Problem>) {
+        // Spans are 32-bit: past 4 GiB of text (thousands of 1 MiB memories) a file is reported
+        // instead of indexed, rather than wrapping an offset.
+        let needed = name.len()
+            + outcome.as_ref().map_or(256, |m| {
+                m.content.len() + m.created.len() + m.tags.iter().map(String::len).sum::<usize>() + 256
+            });
+        let outcome = if self.arena.len() + needed >= u32::MAX as usize {
+            Err(Problem::new(None, "not indexed: the memories folder holds over 4 GiB of text"))
+        } else {
+            outcome
+        };
         let name = self.intern(name);
         let rec = match outcome {
             Ok(m) => {
@@ -300,6 +326,49 @@ impl Index {
         self.records.iter().filter(|r| r.valid).map(|r| self.view(r))
     }
 
+    /// Returns the positions of the valid memories: cheap handles for sorting large sets
+    /// without building a view of each.
+    pub fn positions(&self) -> impl Iterator<Item = Pos> + '_ {
+        self.records.iter().enumerate().filter(|(_, r)| r.valid).map(|(i, _)| Pos(i))
+    }
+
+    /// Returns the memory at a position.
+    pub fn at(&self, pos: Pos) -> MemoryRef<'_> {
+        self.view(&self.records[pos.0])
+    }
+
+    /// Returns the id at a position.
+    pub fn id_at(&self, pos: Pos) -> u64 {
+        self.records[pos.0].id
+    }
+
+    /// Returns the file name at a position.
+    pub fn file_name_at(&self, pos: Pos) -> &str {
+        self.str(self.records[pos.0].name)
+    }
+
+    /// Returns the time order key (created, then id) at a position.
+    pub fn age_key_at(&self, pos: Pos) -> (Micros, u64) {
+        let r = &self.records[pos.0];
+        (r.created_at, r.id)
+    }
+
+    /// Returns whether the memory at a position is protected from decay.
+    pub fn protected_at(&self, pos: Pos) -> bool {
+        self.records[pos.0].protected
+    }
+
+    /// Returns the content at a position.
+    pub fn content_at(&self, pos: Pos) -> &str {
+        self.str(self.records[pos.0].content)
+    }
+
+    /// Returns the tags at a position.
+    pub fn tags_at(&self, pos: Pos) -> impl Iterator<Item = &str> {
+        let r = &self.records[pos.0];
+        self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize].iter().map(|&t| self.str(t))
+    }
+
     /// Returns the number of valid memories.
     pub fn len(&self) -> usize {
         self.records.iter().filter(|r| r.valid).count()
@@ -357,14 +426,8 @@ impl Index {
     }
 
     fn save_cache(&self, path: &Path, started_ns: i64) -> io::Result<()> {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        if !dir.exists() {
-            fs::create_dir_all(dir)?;
-            // The cache folder ignores itself, so it never shows up in `git status` even when
-            // `kb init` did not add it to .gitignore.
-            fs::write(dir.join(".gitignore"), "*\n")?;
-        }
-        let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(dir)?;
+        let dir = crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
+        let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(&dir)?;
         {
             let mut w = Checksummed::new(BufWriter::with_capacity(1 << 16, tmp.as_file_mut()));
             w.write_all(MAGIC)?;
@@ -387,6 +450,48 @@ impl Index {
         }
         tmp.persist(path).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+/// What one scan worker found.
+#[derive(Default)]
+struct Outcome {
+    /// Positions in the old cache whose records are still valid.
+    alive: Vec<usize>,
+    /// Files read and parsed now.
+    fresh: Vec<(String, Stamp, Result<Memory, Problem>)>,
+    problems: Vec<FileProblem>,
+}
+
+/// The read-only state scan workers share.
+#[derive(Clone, Copy)]
+struct Lookup<'a> {
+    names: &'a HashMap<&'a str, usize>,
+    old: &'a [Record],
+    trusted_before: i64,
+    root: &'a Path,
+}
+
+impl Lookup<'_> {
+    /// Stats each entry; reuses the cached record when the file is unchanged, else parses it.
+    fn visit(&self, entries: &[fs::DirEntry]) -> Outcome {
+        let mut out = Outcome::default();
+        for entry in entries {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let path = entry.path();
+            let Some(meta) = stat_entry(&mut out.problems, entry, &path, self.root) else { continue };
+            let stamp =
+                Stamp { size: meta.len(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), ino: meta.ino() };
+            if let Some(&i) = self.names.get(name) {
+                if self.old[i].stamp == stamp && stamp.mtime_ns < self.trusted_before {
+                    out.alive.push(i);
+                    continue;
+                }
+            }
+            out.fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
+        }
+        out
     }
 }
 
