@@ -483,11 +483,12 @@ impl Lookup<'_> {
             let Some(meta) = stat_entry(&mut out.problems, entry, &path, self.root) else { continue };
             let stamp =
                 Stamp { size: meta.len(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), ino: meta.ino() };
-            if let Some(&i) = self.names.get(name) {
-                if self.old[i].stamp == stamp && stamp.mtime_ns < self.trusted_before {
-                    out.alive.push(i);
-                    continue;
-                }
+            if let Some(&i) = self.names.get(name)
+                && self.old[i].stamp == stamp
+                && stamp.mtime_ns < self.trusted_before
+            {
+                out.alive.push(i);
+                continue;
             }
             out.fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
         }

@@ -175,13 +175,13 @@ fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)>
         return Err(StoreError::Invalid("nothing to save: the text is empty".into()));
     }
     let mut tags: Vec<String> = Vec::new();
+    // Tags are kept exactly as given (co-cli does too); only blank ones are refused.
     for t in &req.tags {
-        let t = t.trim();
-        if t.is_empty() {
-            return Err(StoreError::Invalid("a tag is empty".into()));
+        if t.trim().is_empty() {
+            return Err(StoreError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
         }
-        if !tags.iter().any(|have| have == t) {
-            tags.push(t.to_string());
+        if !tags.contains(t) {
+            tags.push(t.clone());
         }
     }
     let mut redacted = Vec::new();
