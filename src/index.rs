@@ -54,6 +54,10 @@ struct Record {
     line: u32,
 }
 
+/// A handle to a valid memory in an index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Pos(usize);
+
 /// A valid memory in the index, borrowed.
 #[derive(Debug, Clone)]
 pub struct MemoryRef<'a> {
@@ -117,85 +121,77 @@ impl Index {
         };
         index.dir_exists = true;
         let started = now_ns();
-        let old = cache.and_then(|c| Cached::load(c).ok());
-        let old_names: HashMap<&str, usize> = old.as_ref().map(|o| o.by_name()).unwrap_or_default();
-        let mut used = vec![false; old.as_ref().map_or(0, |o| o.records.len())];
-        let mut changed = false;
-        let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        for entry in entries {
-            let entry = entry?;
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else {
-                index.extra_problems.push(FileProblem {
-                    path: entry.path(),
-                    line: None,
-                    message: "file name is not valid UTF-8".into(),
-                });
-                continue;
-            };
-            if !name.ends_with(".md") || name.starts_with('.') {
-                continue;
+        // Start from the cached arena and records: an unchanged file costs one stat and a lookup.
+        let (old_records, cached_at_ns) = match cache.and_then(|c| Cached::load(c).ok()) {
+            Some(c) => {
+                index.arena = c.arena;
+                index.tags = c.tags;
+                (c.records, Some(c.cached_at_ns))
             }
-            let path = entry.path();
-            let Some(meta) = index.stat_entry(&entry, &path, &canonical_root) else { continue };
-            let stamp =
-                Stamp { size: meta.len(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), ino: meta.ino() };
-            // The margin covers coarse filesystem clocks: an entry younger than the cache by
-            // less than this could have changed in the same tick, so it is read again.
-            let trusted_before = old.as_ref().map_or(i64::MIN, |o| o.cached_at_ns - 2_000_000_000);
-            if let (Some(o), Some(&i)) = (old.as_ref(), old_names.get(name)) {
-                let rec = o.records[i];
-                if rec.stamp == stamp && stamp.mtime_ns < trusted_before {
-                    used[i] = true;
-                    index.push_cached(o, rec);
-                    continue;
+            None => (Vec::new(), None),
+        };
+        // The margin covers coarse filesystem clocks: an entry younger than the cache by less
+        // than this could have changed in the same tick, so it is read again.
+        let trusted_before = cached_at_ns.map_or(i64::MIN, |t| t - RACY_MARGIN_NS);
+        let mut alive = vec![false; old_records.len()];
+        let mut changed = cached_at_ns.is_none();
+        {
+            let arena = std::mem::take(&mut index.arena);
+            let names: HashMap<&str, usize> =
+                old_records.iter().enumerate().map(|(i, r)| (span_str(&arena, r.name), i)).collect();
+            let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            let mut candidates: Vec<fs::DirEntry> = Vec::new();
+            for entry in entries {
+                let entry = entry?;
+                let name = entry.file_name();
+                match name.to_str() {
+                    Some(n) if n.ends_with(".md") && !n.starts_with('.') => candidates.push(entry),
+                    Some(_) => {}
+                    None => {
+                        let message = "file name is not valid UTF-8".into();
+                        index.extra_problems.push(FileProblem { path: entry.path(), line: None, message });
+                    }
                 }
             }
-            changed = true;
-            let outcome = read_memory(&path, &meta);
-            index.push_parsed(name, stamp, outcome);
+            // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
+            // stat calls alone are most of a command's time.
+            let look = Lookup { names: &names, old: &old_records, trusted_before, root: &canonical_root };
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
+            let chunk = candidates.len().div_ceil(threads).max(2048);
+            let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
+                let workers: Vec<_> =
+                    candidates.chunks(chunk).skip(1).map(|part| scope.spawn(move || look.visit(part))).collect();
+                let mut all = vec![look.visit(candidates.chunks(chunk).next().unwrap_or(&[]))];
+                all.extend(workers.into_iter().map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
+                all
+            });
+            let mut fresh = Vec::new();
+            for o in outcomes {
+                for i in o.alive {
+                    alive[i] = true;
+                }
+                fresh.extend(o.fresh);
+                index.extra_problems.extend(o.problems);
+            }
+            changed |= !fresh.is_empty();
+            drop(names);
+            index.arena = arena;
+            changed |= alive.iter().any(|a| !a);
+            // Keep the cached records of unchanged files in place (no copy of 100,000 records).
+            let mut records = old_records;
+            let mut keep = alive.iter();
+            records.retain(|_| keep.next().copied().unwrap_or(false));
+            index.records = records;
+            for (name, stamp, outcome) in fresh {
+                index.push_parsed(&name, stamp, outcome);
+            }
         }
-        let dropped = used.iter().any(|u| !u);
-        if let Some(cache) = cache
-            && (changed || dropped || old.is_none())
-        {
+        if let (Some(cache), true) = (cache, changed) {
+            index.compact_if_sparse();
             // A failed cache write only costs time next run.
             let _ = index.save_cache(cache, started);
         }
         Ok(index)
-    }
-
-    /// Stats a directory entry, following a symlink only when it stays inside the root.
-    fn stat_entry(&mut self, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
-        let problem = |this: &mut Index, message: String| {
-            this.extra_problems.push(FileProblem { path: path.to_path_buf(), line: None, message });
-            None
-        };
-        let meta = match entry.metadata() {
-            Ok(m) => m,
-            Err(e) => return problem(self, format!("cannot stat: {e}")),
-        };
-        let meta = if meta.file_type().is_symlink() {
-            match fs::canonicalize(path) {
-                Err(e) => return problem(self, format!("broken or looping symlink: {e}")),
-                Ok(target) if !target.starts_with(root) => {
-                    return problem(self, format!("symlink points outside the repository, to {}", target.display()));
-                }
-                Ok(target) => match fs::metadata(&target) {
-                    Ok(m) => m,
-                    Err(e) => return problem(self, format!("cannot stat symlink target: {e}")),
-                },
-            }
-        } else {
-            meta
-        };
-        if meta.is_dir() {
-            return problem(self, "is a directory, not a memory file".into());
-        }
-        if !meta.is_file() {
-            return problem(self, "is not a regular file".into());
-        }
-        Some(meta)
     }
 
     fn intern(&mut self, s: &str) -> Span {
@@ -209,6 +205,17 @@ impl Index {
     }
 
     fn push_parsed(&mut self, name: &str, stamp: Stamp, outcome: Result<Memory, Problem>) {
+        // Spans are 32-bit: past 4 GiB of text (thousands of 1 MiB memories) a file is reported
+        // instead of indexed, rather than wrapping an offset.
+        let needed = name.len()
+            + outcome.as_ref().map_or(256, |m| {
+                m.content.len() + m.created.len() + m.tags.iter().map(String::len).sum::<usize>() + 256
+            });
+        let outcome = if self.arena.len() + needed >= u32::MAX as usize {
+            Err(Problem::new(None, "not indexed: the memories folder holds over 4 GiB of text"))
+        } else {
+            outcome
+        };
         let name = self.intern(name);
         let rec = match outcome {
             Ok(m) => {
@@ -249,24 +256,47 @@ impl Index {
         self.records.push(rec);
     }
 
-    /// Copies a record and its strings from the old cache.
-    fn push_cached(&mut self, old: &Cached, rec: Record) {
-        let mut r = rec;
-        r.name = self.intern(old.str(rec.name));
-        r.created = self.intern_opt(old.opt(rec.created));
-        r.updated = self.intern_opt(old.opt(rec.updated));
-        r.source = self.intern_opt(old.opt(rec.source));
-        r.content = self.intern(old.str(rec.content));
-        r.tags_start = self.tags.len() as u32;
-        for t in &old.tags[rec.tags_start as usize..(rec.tags_start + rec.tags_len) as usize] {
-            let s = self.intern(old.str(*t));
-            self.tags.push(s);
+    /// Rebuilds the arena when most of it belongs to files that are gone or changed.
+    fn compact_if_sparse(&mut self) {
+        let live: usize = self
+            .records
+            .iter()
+            .map(|r| {
+                let tags = &self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize];
+                [r.name, r.created, r.updated, r.source, r.content]
+                    .iter()
+                    .chain(tags)
+                    .filter(|s| **s != NONE)
+                    .map(|s| s.len as usize)
+                    .sum::<usize>()
+            })
+            .sum();
+        if live * 2 >= self.arena.len() {
+            return;
         }
-        self.records.push(r);
+        let old_arena = std::mem::take(&mut self.arena);
+        let old_tags = std::mem::take(&mut self.tags);
+        let records = std::mem::take(&mut self.records);
+        for mut r in records {
+            let move_span =
+                |this: &mut Index, s: Span| if s == NONE { NONE } else { this.intern(span_str(&old_arena, s)) };
+            r.name = move_span(self, r.name);
+            r.created = move_span(self, r.created);
+            r.updated = move_span(self, r.updated);
+            r.source = move_span(self, r.source);
+            r.content = move_span(self, r.content);
+            let start = self.tags.len() as u32;
+            for t in &old_tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize] {
+                let s = move_span(self, *t);
+                self.tags.push(s);
+            }
+            r.tags_start = start;
+            self.records.push(r);
+        }
     }
 
     fn str(&self, s: Span) -> &str {
-        &self.arena[s.start as usize..(s.start + s.len) as usize]
+        span_str(&self.arena, s)
     }
 
     fn opt(&self, s: Span) -> Option<&str> {
@@ -294,6 +324,49 @@ impl Index {
     /// Returns every valid memory, in no particular order.
     pub fn memories(&self) -> impl Iterator<Item = MemoryRef<'_>> {
         self.records.iter().filter(|r| r.valid).map(|r| self.view(r))
+    }
+
+    /// Returns the positions of the valid memories: cheap handles for sorting large sets
+    /// without building a view of each.
+    pub fn positions(&self) -> impl Iterator<Item = Pos> + '_ {
+        self.records.iter().enumerate().filter(|(_, r)| r.valid).map(|(i, _)| Pos(i))
+    }
+
+    /// Returns the memory at a position.
+    pub fn at(&self, pos: Pos) -> MemoryRef<'_> {
+        self.view(&self.records[pos.0])
+    }
+
+    /// Returns the id at a position.
+    pub fn id_at(&self, pos: Pos) -> u64 {
+        self.records[pos.0].id
+    }
+
+    /// Returns the file name at a position.
+    pub fn file_name_at(&self, pos: Pos) -> &str {
+        self.str(self.records[pos.0].name)
+    }
+
+    /// Returns the time order key (created, then id) at a position.
+    pub fn age_key_at(&self, pos: Pos) -> (Micros, u64) {
+        let r = &self.records[pos.0];
+        (r.created_at, r.id)
+    }
+
+    /// Returns whether the memory at a position is protected from decay.
+    pub fn protected_at(&self, pos: Pos) -> bool {
+        self.records[pos.0].protected
+    }
+
+    /// Returns the content at a position.
+    pub fn content_at(&self, pos: Pos) -> &str {
+        self.str(self.records[pos.0].content)
+    }
+
+    /// Returns the tags at a position.
+    pub fn tags_at(&self, pos: Pos) -> impl Iterator<Item = &str> {
+        let r = &self.records[pos.0];
+        self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize].iter().map(|&t| self.str(t))
     }
 
     /// Returns the number of valid memories.
@@ -353,14 +426,8 @@ impl Index {
     }
 
     fn save_cache(&self, path: &Path, started_ns: i64) -> io::Result<()> {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        if !dir.exists() {
-            fs::create_dir_all(dir)?;
-            // The cache folder ignores itself, so it never shows up in `git status` even when
-            // `kb init` did not add it to .gitignore.
-            fs::write(dir.join(".gitignore"), "*\n")?;
-        }
-        let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(dir)?;
+        let dir = crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
+        let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(&dir)?;
         {
             let mut w = Checksummed::new(BufWriter::with_capacity(1 << 16, tmp.as_file_mut()));
             w.write_all(MAGIC)?;
@@ -386,6 +453,87 @@ impl Index {
     }
 }
 
+/// What one scan worker found.
+#[derive(Default)]
+struct Outcome {
+    /// Positions in the old cache whose records are still valid.
+    alive: Vec<usize>,
+    /// Files read and parsed now.
+    fresh: Vec<(String, Stamp, Result<Memory, Problem>)>,
+    problems: Vec<FileProblem>,
+}
+
+/// The read-only state scan workers share.
+#[derive(Clone, Copy)]
+struct Lookup<'a> {
+    names: &'a HashMap<&'a str, usize>,
+    old: &'a [Record],
+    trusted_before: i64,
+    root: &'a Path,
+}
+
+impl Lookup<'_> {
+    /// Stats each entry; reuses the cached record when the file is unchanged, else parses it.
+    fn visit(&self, entries: &[fs::DirEntry]) -> Outcome {
+        let mut out = Outcome::default();
+        for entry in entries {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let path = entry.path();
+            let Some(meta) = stat_entry(&mut out.problems, entry, &path, self.root) else { continue };
+            let stamp =
+                Stamp { size: meta.len(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), ino: meta.ino() };
+            if let Some(&i) = self.names.get(name)
+                && self.old[i].stamp == stamp
+                && stamp.mtime_ns < self.trusted_before
+            {
+                out.alive.push(i);
+                continue;
+            }
+            out.fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
+        }
+        out
+    }
+}
+
+/// Stats a directory entry, following a symlink only when it stays inside the root; records a
+/// problem and returns `None` for anything that is not a readable regular file.
+fn stat_entry(problems: &mut Vec<FileProblem>, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
+    let mut problem = |message: String| {
+        problems.push(FileProblem { path: path.to_path_buf(), line: None, message });
+        None
+    };
+    let meta = match entry.metadata() {
+        Ok(m) => m,
+        Err(e) => return problem(format!("cannot stat: {e}")),
+    };
+    let meta = if meta.file_type().is_symlink() {
+        match fs::canonicalize(path) {
+            Err(e) => return problem(format!("broken or looping symlink: {e}")),
+            Ok(target) if !target.starts_with(root) => {
+                return problem(format!("symlink points outside the repository, to {}", target.display()));
+            }
+            Ok(target) => match fs::metadata(&target) {
+                Ok(m) => m,
+                Err(e) => return problem(format!("cannot stat symlink target: {e}")),
+            },
+        }
+    } else {
+        meta
+    };
+    if meta.is_dir() {
+        return problem("is a directory, not a memory file".into());
+    }
+    if !meta.is_file() {
+        return problem("is not a regular file".into());
+    }
+    Some(meta)
+}
+
+fn span_str(arena: &str, s: Span) -> &str {
+    &arena[s.start as usize..(s.start + s.len) as usize]
+}
+
 /// Reads and parses one memory file.
 fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
     if meta.len() > MAX_FILE_BYTES {
@@ -405,6 +553,9 @@ fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
 fn now_ns() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
 }
+
+/// Files whose mtime is this close to the cache's are read again (racy-git rule).
+const RACY_MARGIN_NS: i64 = 2_000_000_000;
 
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// Bump when the record layout or the parsing rules change, so old caches are ignored.
@@ -565,18 +716,6 @@ impl Cached {
                         .checked_add(r.tags_len as usize)
                         .is_some_and(|end| end <= self.tags.len())
             })
-    }
-
-    fn by_name(&self) -> HashMap<&str, usize> {
-        self.records.iter().enumerate().map(|(i, r)| (self.str(r.name), i)).collect()
-    }
-
-    fn str(&self, s: Span) -> &str {
-        &self.arena[s.start as usize..(s.start + s.len) as usize]
-    }
-
-    fn opt(&self, s: Span) -> Option<&str> {
-        (s != NONE).then(|| self.str(s))
     }
 }
 

@@ -80,8 +80,37 @@ pub fn print(text: &str) -> io::Result<()> {
 
 /// Prints a value as one pretty JSON document.
 pub fn print_json<T: Serialize>(value: &T) -> io::Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
-    print(&text)
+    stream(|w| {
+        serde_json::to_writer_pretty(&mut *w, value).map_err(io::Error::other)?;
+        w.write_all(b"\n")
+    })
+}
+
+/// Streams a large result to stdout through a buffer. A closed pipe is not an error.
+pub fn stream(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match write(&mut out).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Serializes an iterator as a JSON array without collecting it first.
+pub struct SerializeIter<I>(std::cell::RefCell<Option<I>>);
+
+impl<I> SerializeIter<I> {
+    pub fn new(iter: I) -> Self {
+        SerializeIter(std::cell::RefCell::new(Some(iter)))
+    }
+}
+
+impl<I: Iterator<Item = T>, T: Serialize> Serialize for SerializeIter<I> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.0.borrow_mut().take() {
+            Some(iter) => serializer.collect_seq(iter),
+            None => serializer.collect_seq(std::iter::empty::<T>()),
+        }
+    }
 }
 
 /// Returns at most the first `n` characters (Python `s[:n]`).

@@ -60,6 +60,12 @@ impl Layout {
     pub fn cache(&self) -> PathBuf {
         self.co_cli().join("cache")
     }
+    /// Creates `<root>/.co-cli/cache/` if needed, with a `.gitignore` that ignores the folder
+    /// itself, so derived state never shows in `git status` even without `kb init`.
+    pub fn ensure_cache(&self) -> std::io::Result<PathBuf> {
+        ensure_ignored_dir(&self.cache())
+    }
+
     /// `<root>/.co-cli/cache/lock`
     pub fn lock(&self) -> PathBuf {
         self.cache().join("lock")
@@ -68,6 +74,15 @@ impl Layout {
     pub fn copilot_memories(&self) -> PathBuf {
         self.root.join(".github").join("copilot-memories.jsonl")
     }
+}
+
+/// Creates `dir` (and parents) with a `.gitignore` of `*` when it does not exist yet.
+pub fn ensure_ignored_dir(dir: &Path) -> std::io::Result<PathBuf> {
+    if !dir.is_dir() {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join(".gitignore"), "*\n")?;
+    }
+    Ok(dir.to_path_buf())
 }
 
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {

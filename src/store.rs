@@ -5,7 +5,7 @@
 //! Keys kb does not change keep their original text (see `frontmatter::raw_entries`).
 
 use crate::fsio::{self, LOCK_TIMEOUT};
-use crate::index::{Index, MemoryRef};
+use crate::index::{Index, MemoryRef, Pos};
 use crate::memory::{self, detect_category, detect_source};
 use crate::paths::Layout;
 use crate::settings::{DecayStrategy, Settings};
@@ -93,6 +93,7 @@ impl Store {
     /// Takes the repository's write lock.
     pub fn lock(&self) -> Result<fsio::Lock> {
         let path = self.layout.lock();
+        self.layout.ensure_cache().map_err(io_err(&path))?;
         fsio::lock(&path, LOCK_TIMEOUT).map_err(|source| StoreError::Lock { path, source })
     }
 
@@ -174,13 +175,13 @@ fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)>
         return Err(StoreError::Invalid("nothing to save: the text is empty".into()));
     }
     let mut tags: Vec<String> = Vec::new();
+    // Tags are kept exactly as given (co-cli does too); only blank ones are refused.
     for t in &req.tags {
-        let t = t.trim();
-        if t.is_empty() {
-            return Err(StoreError::Invalid("a tag is empty".into()));
+        if t.trim().is_empty() {
+            return Err(StoreError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
         }
-        if !tags.iter().any(|have| have == t) {
-            tags.push(t.to_string());
+        if !tags.contains(t) {
+            tags.push(t.clone());
         }
     }
     let mut redacted = Vec::new();
@@ -214,11 +215,11 @@ pub fn find_duplicate<'a>(
 ) -> Option<(MemoryRef<'a>, f64)> {
     let window = settings.memory_dedup_window_days.value.min(365_000) as i64;
     let cutoff: Micros = (now - chrono::Duration::days(window)).timestamp_micros();
-    let mut recent: Vec<MemoryRef<'a>> = index.memories().filter(|m| m.created_at >= cutoff).collect();
-    recent.sort_by_key(|m| std::cmp::Reverse(m.age_key()));
+    let mut recent: Vec<Pos> = index.positions().filter(|&p| index.age_key_at(p).0 >= cutoff).collect();
+    recent.sort_by_key(|&p| std::cmp::Reverse(index.age_key_at(p)));
     recent.truncate(DEDUP_CANDIDATES);
     let mut best: Option<(MemoryRef<'a>, f64)> = None;
-    for m in recent {
+    for m in recent.into_iter().map(|p| index.at(p)) {
         let score = similarity(content, m.content);
         if best.as_ref().is_none_or(|(_, b)| score > *b) {
             best = Some((m, score));
@@ -235,10 +236,13 @@ fn decay_victims<'a>(index: &'a Index, settings: &Settings) -> Vec<MemoryRef<'a>
         return Vec::new();
     }
     let k = ((total as f64 * settings.memory_decay_percentage.value).floor() as usize).max(1);
-    let mut candidates: Vec<MemoryRef<'a>> = index.memories().filter(|m| !m.decay_protected).collect();
-    candidates.sort_by_key(|m| m.age_key());
-    candidates.truncate(k);
-    candidates
+    let mut candidates: Vec<Pos> = index.positions().filter(|&p| !index.protected_at(p)).collect();
+    if candidates.len() > k {
+        candidates.select_nth_unstable_by_key(k - 1, |&p| index.age_key_at(p));
+        candidates.truncate(k);
+    }
+    candidates.sort_by_key(|&p| index.age_key_at(p));
+    candidates.into_iter().map(|p| index.at(p)).collect()
 }
 
 /// Summarizes or cuts the decayed memories. The summary is written before the originals are
@@ -417,13 +421,17 @@ fn free_path(dir: &Path, name: &str) -> PathBuf {
 /// Recall: memories whose text or a tag contains `query` (case-insensitive), newest first.
 pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<'a>> {
     let q = query.to_lowercase();
-    let mut hits: Vec<MemoryRef<'a>> = index
-        .memories()
-        .filter(|m| contains_lower(m.content, &q) || m.tags.iter().any(|t| contains_lower(t, &q)))
+    let mut hits: Vec<Pos> = index
+        .positions()
+        .filter(|&p| contains_lower(index.content_at(p), &q) || index.tags_at(p).any(|t| contains_lower(t, &q)))
         .collect();
-    hits.sort_by_key(|m| std::cmp::Reverse(m.age_key()));
+    let newest_first = |p: &Pos| std::cmp::Reverse(index.age_key_at(*p));
+    if hits.len() > limit && limit > 0 {
+        hits.select_nth_unstable_by_key(limit - 1, newest_first);
+    }
     hits.truncate(limit);
-    hits
+    hits.sort_by_key(newest_first);
+    hits.into_iter().map(|p| index.at(p)).collect()
 }
 
 /// Returns whether `haystack.to_lowercase()` contains `needle_lower`, without allocating for

@@ -3,7 +3,7 @@
 
 use super::Ctx;
 use crate::cli::RecallArgs;
-use crate::index::MemoryRef;
+use crate::index::{MemoryRef, Pos};
 use crate::memory::{detect_category, detect_source};
 use crate::output::{self, chars_prefix, summary};
 use crate::store;
@@ -79,11 +79,11 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
 }
 
 #[derive(Serialize)]
-struct ListItem {
+struct ListItem<'a> {
     id: u64,
-    created: String,
-    updated: Option<String>,
-    tags: Vec<String>,
+    created: &'a str,
+    updated: Option<&'a str>,
+    tags: Vec<&'a str>,
     category: Option<&'static str>,
     summary: String,
     decay_protected: bool,
@@ -91,10 +91,11 @@ struct ListItem {
 }
 
 #[derive(Serialize)]
-struct ListJson {
+#[serde(bound(serialize = "I: Iterator, I::Item: Serialize"))]
+struct ListJson<I> {
     count: usize,
     limit: u64,
-    memories: Vec<ListItem>,
+    memories: output::SerializeIter<I>,
 }
 
 pub fn list(ctx: &Ctx) -> Result<ExitCode> {
@@ -102,46 +103,51 @@ pub fn list(ctx: &Ctx) -> Result<ExitCode> {
     let index = store.scan()?;
     ctx.warn_skipped(&index);
     let limit = store.settings.memory_max_count.value;
-    let mut all: Vec<MemoryRef<'_>> = index.memories().collect();
-    all.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file_name.cmp(b.file_name)));
+    let mut all: Vec<Pos> = index.positions().collect();
+    all.sort_by(|&a, &b| {
+        index.id_at(a).cmp(&index.id_at(b)).then_with(|| index.file_name_at(a).cmp(index.file_name_at(b)))
+    });
     if ctx.json {
-        let memories = all
-            .iter()
-            .map(|m| ListItem {
+        let dir = super::abs(&index.dir);
+        let items = all.iter().map(|&p| {
+            let m = index.at(p);
+            ListItem {
                 id: m.id,
-                created: m.created.to_string(),
-                updated: m.updated.map(String::from),
-                tags: m.tags.iter().map(|t| t.to_string()).collect(),
+                created: m.created,
+                updated: m.updated,
                 category: detect_category(&m.tags),
                 summary: summary(m.content),
                 decay_protected: m.decay_protected,
-                path: super::abs(&index.dir.join(m.file_name)).display().to_string(),
-            })
-            .collect();
-        output::print_json(&ListJson { count: all.len(), limit, memories })?;
+                path: dir.join(m.file_name).display().to_string(),
+                tags: m.tags,
+            }
+        });
+        output::print_json(&ListJson { count: all.len(), limit, memories: output::SerializeIter::new(items) })?;
         return Ok(ExitCode::SUCCESS);
     }
     if all.is_empty() {
         output::print(if index.dir_exists { "No memories found." } else { "No memories saved yet." })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut text = format!("Total memories: {}/{limit}\n\n", all.len());
-    for m in &all {
-        let mut line = format!("**{:03}** ({}", m.id, chars_prefix(m.created, 10));
-        if let Some(u) = m.updated {
-            line.push_str(&format!(" → {}", chars_prefix(u, 10)));
+    output::stream(|w| {
+        write!(w, "Total memories: {}/{limit}\n\n", all.len())?;
+        for &p in &all {
+            let m = index.at(p);
+            write!(w, "**{:03}** ({}", m.id, chars_prefix(m.created, 10))?;
+            if let Some(u) = m.updated {
+                write!(w, " → {}", chars_prefix(u, 10))?;
+            }
+            w.write_all(b")")?;
+            if let Some(c) = detect_category(&m.tags) {
+                write!(w, " [{c}]")?;
+            }
+            if m.decay_protected {
+                w.write_all(" 🔒".as_bytes())?;
+            }
+            writeln!(w, " : {}", ctx.style.clean(&summary(m.content)))?;
         }
-        line.push(')');
-        if let Some(c) = detect_category(&m.tags) {
-            line.push_str(&format!(" [{c}]"));
-        }
-        if m.decay_protected {
-            line.push_str(" 🔒");
-        }
-        line.push_str(&format!(" : {}\n", ctx.style.clean(&summary(m.content))));
-        text.push_str(&line);
-    }
-    output::print(&text)?;
+        Ok(())
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

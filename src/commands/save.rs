@@ -23,7 +23,8 @@ struct SaveJson {
 
 pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     let content = read_text(&args.text)?;
-    let tags: Vec<String> = args.tag.into_iter().chain(args.tags).collect();
+    // `--tags a, b` is a list typed by a person: trim around the commas. `-t` values are verbatim.
+    let tags: Vec<String> = args.tag.into_iter().chain(args.tags.iter().map(|t| t.trim().to_string())).collect();
     let store = ctx.store()?;
     let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact };
     let out = store.save(req, ctx.now)?;
