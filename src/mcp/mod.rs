@@ -344,3 +344,33 @@ pub fn serve(repo: Repo) -> anyhow::Result<()> {
     runtime.shutdown_timeout(Duration::from_secs(5));
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_accept_the_forms_agents_send() {
+        let a: SaveMemoryArgs = serde_json::from_str(r#"{"content":"c","tags":"a, b,,"}"#).unwrap();
+        assert_eq!(a.tags, ["a", "b"]);
+        let a: SaveMemoryArgs = serde_json::from_str(r#"{"content":"c"}"#).unwrap();
+        assert!(a.tags.is_empty());
+        let a: StoreMemoryArgs =
+            serde_json::from_str(r#"{"subject":"s","fact":"f","citations":["x.rs:1"],"reason":"r"}"#).unwrap();
+        assert_eq!(a.citations, ["x.rs:1"]);
+        let a: ForgetMemoryArgs = serde_json::from_str(r#"{"id":7}"#).unwrap();
+        assert_eq!(a.id, "7");
+        let a: ForgetMemoryArgs = serde_json::from_str(r#"{"id":"mem-1a"}"#).unwrap();
+        assert_eq!(a.id, "mem-1a");
+        assert!(serde_json::from_str::<ForgetMemoryArgs>(r#"{"id":-1}"#).is_err());
+        assert!(serde_json::from_str::<SaveMemoryArgs>(r#"{"content":"c","tags":[1]}"#).is_err());
+        let a: RecallMemoryArgs = serde_json::from_str(r#"{"query":"q"}"#).unwrap();
+        assert_eq!(a.max_results, 5);
+    }
+
+    #[test]
+    fn the_context_resource_reports_its_size() {
+        let r = context_resource(1234);
+        assert_eq!((r.uri.as_str(), r.mime_type.as_deref(), r.size), (CONTEXT_URI, Some("text/markdown"), Some(1234)));
+    }
+}

@@ -249,3 +249,79 @@ fn memory_json(m: &MemoryRef<'_>, dir: &Path) -> Value {
 fn file_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(dir: &Path) -> Repo {
+        let env = |k: &str| match k {
+            "HOME" => Some(dir.join("home").display().to_string()),
+            _ => None,
+        };
+        let layout = Layout::resolve(Some(&dir.join("repo")), &env, dir);
+        Repo { layout, pinned_now: None, style: Style { color_out: false, color_err: false, sanitize: false } }
+    }
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn context_has_global_then_project_without_frontmatter() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        assert_eq!(repo.context(), "", "no files: an empty context");
+        let project = repo.layout.project_context();
+        write(&project, "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n  Project body\n\n");
+        assert_eq!(repo.context(), "## Internal Knowledge\n\n### Project Context\n\nProject body");
+        // A bad frontmatter is a warning; the body is still used. A blank body adds no section.
+        write(&repo.layout.global_context().unwrap(), "---\nversion: x\n---\nGlobal body\n");
+        assert_eq!(
+            repo.context(),
+            "## Internal Knowledge\n\n### Global Context\n\nGlobal body\n\n### Project Context\n\nProject body"
+        );
+        write(&project, "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n \n");
+        assert_eq!(repo.context(), "## Internal Knowledge\n\n### Global Context\n\nGlobal body");
+        // Not UTF-8: skipped with a warning, never a panic.
+        std::fs::write(&project, b"\xff\xfe body").unwrap();
+        assert_eq!(repo.context(), "## Internal Knowledge\n\n### Global Context\n\nGlobal body");
+    }
+
+    #[test]
+    fn truncation_keeps_utf8_and_says_what_was_cut() {
+        let text = "é".repeat(15_000); // 30,000 bytes
+        let out = truncate(text.clone(), CONTEXT_LIMIT);
+        assert!(out.len() <= CONTEXT_LIMIT, "{}", out.len());
+        let kept = out.find("\n\n[kb: ").unwrap();
+        assert!(out[..kept].chars().all(|c| c == 'é'));
+        assert!(
+            out.ends_with(&format!(
+                "[kb: {} bytes cut from the end: the context exceeds 20480 bytes]\n",
+                30_000 - kept
+            ))
+        );
+        assert_eq!(truncate("short".into(), CONTEXT_LIMIT), "short");
+        let exact = "x".repeat(CONTEXT_LIMIT);
+        assert_eq!(truncate(exact.clone(), CONTEXT_LIMIT), exact);
+    }
+
+    #[test]
+    fn operations_report_errors_as_the_cli_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let e = repo.forget("x").unwrap_err();
+        assert_eq!(format!("{e:#}"), "invalid memory id 'x': expected a non-negative integer");
+        let e = repo.forget("3").unwrap_err();
+        assert_eq!(format!("{e:#}"), "memory 3 not found");
+        let e = repo.save("  \n".into(), vec![]).unwrap_err();
+        assert_eq!(format!("{e:#}"), "nothing to save: the text is empty");
+        let saved = repo.save("We always rebase before merging".into(), vec!["pattern".into()]).unwrap();
+        assert_eq!(saved.json["action"], "saved");
+        let listed = repo.list().unwrap();
+        assert_eq!(listed.json["count"], 1);
+        assert!(listed.text.starts_with("Total memories: 1/200\n\n**001** ("), "{}", listed.text);
+        assert!(listed.text.ends_with(") [pattern] : We always rebase before merging"), "{}", listed.text);
+    }
+}
