@@ -336,6 +336,32 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
+    /// Calls sent together are served one at a time, in order, through the store's lock: no
+    /// id is used twice and no save is lost.
+    #[tokio::test(flavor = "current_thread")]
+    async fn concurrent_calls_lose_nothing() {
+        // Threshold 100: only identical texts would merge, so every save creates a memory.
+        let env = env().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", "100");
+        let client = connect(&env, legacy()).await;
+        let mut calls = tokio::task::JoinSet::new();
+        for i in 1..=20 {
+            let peer = client.peer().clone();
+            calls.spawn(async move {
+                let Value::Object(args) = json!({"content": format!("Fact number {i}")}) else { unreachable!() };
+                peer.call_tool(CallToolRequestParams::new("save_memory").with_arguments(args)).await
+            });
+        }
+        let mut ids = Vec::new();
+        while let Some(done) = tokio::time::timeout(TIMEOUT, calls.join_next()).await.expect("calls timed out") {
+            let (_, json) = ok(done.unwrap().expect("tools/call"));
+            ids.push(json["memory_id"].as_u64().unwrap());
+        }
+        ids.sort_unstable();
+        assert_eq!(ids, (1..=20).collect::<Vec<u64>>());
+        assert_eq!(env.memory_files().len(), 20);
+        client.cancel().await.unwrap();
+    }
+
     /// The context resource, through the stateless 2026-07-28 era (`server/discover`).
     #[tokio::test(flavor = "current_thread")]
     async fn stateless_client_reads_the_context_and_uses_the_tools() {
