@@ -89,37 +89,47 @@ fn clean_yaml_message(raw: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawEntry {
     pub key: String,
-    /// The entry's lines, `\n`-terminated, CR removed, including continuation lines.
+    /// The entry's lines, `\n`-terminated, CR removed: the comment and blank lines just before
+    /// the key line, the key line, and its continuation lines.
     pub text: String,
-    /// 1-based line within the YAML block.
+    /// How many bytes of `text` are the leading comment and blank lines.
+    pub lead: usize,
+    /// 1-based line of the key within the YAML block.
     pub line: usize,
 }
 
 /// Splits a YAML block into its top-level entries, keeping each entry's exact text.
 ///
-/// Returns `None` when the block uses a construct this simple splitter does not follow (complex
-/// keys, flow mappings, directives...) or when its keys disagree with `fields`; callers then fall
-/// back to emitting values.
+/// Comment and blank lines at column 0 go with the entry that follows them (the last entry keeps
+/// trailing ones). Returns `None` when the block uses a construct this simple splitter does not
+/// follow (complex keys, a top-level flow mapping, directives...) or when its keys disagree with
+/// `fields`; callers must then not rewrite the file.
 pub fn raw_entries(yaml: &str, fields: &Fields) -> Option<Vec<RawEntry>> {
     let mut entries: Vec<RawEntry> = Vec::new();
+    let mut pending = String::new();
     for (i, line) in yaml.split_inclusive('\n').enumerate() {
         let line = line.trim_end_matches(['\n', '\r']);
-        let continuation =
-            line.is_empty() || line.starts_with([' ', '\t', '#']) || line == "-" || line.starts_with("- ");
+        if line.trim().is_empty() || line.starts_with('#') {
+            pending.push_str(line);
+            pending.push('\n');
+            continue;
+        }
+        let continuation = line.starts_with([' ', '\t']) || line == "-" || line.starts_with("- ");
         if continuation {
-            match entries.last_mut() {
-                Some(e) => {
-                    e.text.push_str(line);
-                    e.text.push('\n');
-                }
-                // Leading blank or comment lines belong to nobody; a leading list item is not a mapping.
-                None if line.trim_start().is_empty() || line.trim_start().starts_with('#') => {}
-                None => return None,
-            }
+            // Lines inside a value (an indented block, or a list at the key's own indentation).
+            let e = entries.last_mut()?;
+            e.text.push_str(&std::mem::take(&mut pending));
+            e.text.push_str(line);
+            e.text.push('\n');
             continue;
         }
         let key = entry_key(line)?;
-        entries.push(RawEntry { key, text: format!("{line}\n"), line: i + 1 });
+        let lead = pending.len();
+        let text = format!("{}{line}\n", std::mem::take(&mut pending));
+        entries.push(RawEntry { key, text, lead, line: i + 1 });
+    }
+    if let Some(last) = entries.last_mut() {
+        last.text.push_str(&pending);
     }
     let same_keys = entries.len() == fields.len() && entries.iter().all(|e| fields.contains_key(&e.key));
     same_keys.then_some(entries)
@@ -128,7 +138,10 @@ pub fn raw_entries(yaml: &str, fields: &Fields) -> Option<Vec<RawEntry>> {
 /// Returns the key of a top-level `key: value` line, or `None` for anything unusual.
 fn entry_key(line: &str) -> Option<String> {
     let first = line.chars().next()?;
-    if "?&*!{[|>%@`'\"-".contains(first) {
+    if first == '"' || first == '\'' {
+        return quoted_key(line);
+    }
+    if "?&*!{[|>%@`-".contains(first) {
         return None;
     }
     let colon = line.find(": ").or_else(|| line.ends_with(':').then(|| line.len() - 1))?;
@@ -137,6 +150,61 @@ fn entry_key(line: &str) -> Option<String> {
         return None;
     }
     Some(key.to_string())
+}
+
+/// Returns the key of a line that starts with a quoted key (`"id": 1`, `'my key': x`), for
+/// keys without escapes other than `''`.
+fn quoted_key(line: &str) -> Option<String> {
+    let quote = line.chars().next()?;
+    let body = &line[1..];
+    let end = if quote == '\'' {
+        let mut i = 0;
+        loop {
+            let at = body[i..].find('\'')? + i;
+            if body[at + 1..].starts_with('\'') {
+                i = at + 2;
+            } else {
+                break at;
+            }
+        }
+    } else {
+        let at = body.find('"')?;
+        if body[..at].contains('\\') {
+            return None;
+        }
+        at
+    };
+    let rest = &body[end + 1..];
+    if !(rest.starts_with(": ") || rest == ":" || rest.starts_with(":\t")) {
+        return None;
+    }
+    Some(body[..end].replace("''", "'"))
+}
+
+/// Returns a YAML block from `entries` with some keys changed, keeping every other entry's text,
+/// comments and order. `changes` maps a key to its new entry text, or to `None` to remove it. A
+/// key that is not there yet goes before the first key that sorts after it (so a sorted block
+/// stays sorted), else at the end.
+pub fn edit_entries(entries: Vec<RawEntry>, changes: &[(String, Option<String>)]) -> String {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for e in entries {
+        match changes.iter().find(|(k, _)| *k == e.key) {
+            None => out.push((e.key, e.text)),
+            Some((_, Some(new))) => out.push((e.key, format!("{}{new}", &e.text[..e.lead]))),
+            Some((_, None)) => {
+                // Keep the removed entry's leading comments with whatever follows.
+                if e.lead > 0 {
+                    out.push((String::new(), e.text[..e.lead].to_string()));
+                }
+            }
+        }
+    }
+    for (key, new) in changes {
+        let (Some(text), false) = (new, out.iter().any(|(k, _)| k == key)) else { continue };
+        let at = out.iter().position(|(k, _)| !k.is_empty() && k.as_str() > key.as_str()).unwrap_or(out.len());
+        out.insert(at, (key.clone(), text.clone()));
+    }
+    out.into_iter().map(|(_, t)| t).collect()
 }
 
 /// Returns a YAML document whose keys are sorted, from entries of `(key, text)` where each text
@@ -361,10 +429,33 @@ mod tests {
         let e = raw_entries(yaml, &fields).unwrap();
         let keys: Vec<_> = e.iter().map(|e| e.key.as_str()).collect();
         assert_eq!(keys, ["b", "tags", "zz", "a"]);
-        assert_eq!(e[1].text, "tags:\n- x\n- y\n# note\n");
-        assert_eq!(e[2].text, "zz: |\n  lit\n\n  more\n");
+        assert_eq!(e[1].text, "tags:\n- x\n- y\n");
+        assert_eq!((e[2].text.as_str(), e[2].lead), ("# note\nzz: |\n  lit\n\n  more\n", 7));
         assert_eq!(e[3].line, 10);
         assert!(raw_entries("? complex\n: v\n", &parse("? complex\n: v\n").unwrap()).is_none());
+        let quoted = "\"id\": 2\n'it''s': x\n";
+        let keys: Vec<String> =
+            raw_entries(quoted, &parse(quoted).unwrap()).unwrap().into_iter().map(|e| e.key).collect();
+        assert_eq!(keys, ["id", "it's"]);
+    }
+
+    #[test]
+    fn edits_keep_order_and_comments() {
+        let yaml = "# top\nauto_category: null\ncreated: x\n# about tags\ntags: []\nzz: 1\n";
+        let e = raw_entries(yaml, &parse(yaml).unwrap()).unwrap();
+        let out = edit_entries(
+            e.clone(),
+            &[
+                ("tags".into(), Some("tags:\n- a\n".into())),
+                ("decay_protected".into(), Some("decay_protected: true\n".into())),
+            ],
+        );
+        assert_eq!(
+            out,
+            "# top\nauto_category: null\ncreated: x\ndecay_protected: true\n# about tags\ntags:\n- a\nzz: 1\n"
+        );
+        let out = edit_entries(e, &[("auto_category".into(), None), ("zz".into(), None)]);
+        assert_eq!(out, "# top\ncreated: x\n# about tags\ntags: []\n");
     }
 
     #[test]

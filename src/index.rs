@@ -31,6 +31,8 @@ const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
 struct Stamp {
     size: u64,
     mtime_ns: i64,
+    /// ctime catches an edit whose mtime was set back (`touch -r`, `cp -p`, `rsync -t`).
+    ctime_ns: i64,
     ino: u64,
 }
 
@@ -481,11 +483,15 @@ impl Lookup<'_> {
             let Some(name) = name.to_str() else { continue };
             let path = entry.path();
             let Some(meta) = stat_entry(&mut out.problems, entry, &path, self.root) else { continue };
-            let stamp =
-                Stamp { size: meta.len(), mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(), ino: meta.ino() };
+            let stamp = Stamp {
+                size: meta.len(),
+                mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+                ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+                ino: meta.ino(),
+            };
             if let Some(&i) = self.names.get(name)
                 && self.old[i].stamp == stamp
-                && stamp.mtime_ns < self.trusted_before
+                && stamp.mtime_ns.max(stamp.ctime_ns) < self.trusted_before
             {
                 out.alive.push(i);
                 continue;
@@ -559,9 +565,9 @@ const RACY_MARGIN_NS: i64 = 2_000_000_000;
 
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// Bump when the record layout or the parsing rules change, so old caches are ignored.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
-const RECORD: usize = 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 4 + 4 + 8 + 4;
+const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 4 + 4 + 8 + 4;
 
 fn encode(r: &Record) -> [u8; RECORD] {
     let mut b = [0u8; RECORD];
@@ -574,6 +580,7 @@ fn encode(r: &Record) -> [u8; RECORD] {
     put(&span(r.name));
     put(&r.stamp.size.to_le_bytes());
     put(&r.stamp.mtime_ns.to_le_bytes());
+    put(&r.stamp.ctime_ns.to_le_bytes());
     put(&r.stamp.ino.to_le_bytes());
     put(&[r.valid as u8]);
     put(&r.id.to_le_bytes());
@@ -625,7 +632,7 @@ fn decode(b: &[u8]) -> Option<Record> {
     let mut r = Reader { b };
     Some(Record {
         name: r.span()?,
-        stamp: Stamp { size: r.u64()?, mtime_ns: r.i64()?, ino: r.u64()? },
+        stamp: Stamp { size: r.u64()?, mtime_ns: r.i64()?, ctime_ns: r.i64()?, ino: r.u64()? },
         valid: r.u8()? == 1,
         id: r.u64()?,
         created: r.span()?,

@@ -19,3 +19,4 @@ pub mod settings;
 pub mod similarity;
 pub mod store;
 pub mod time;
+pub mod yaml11;

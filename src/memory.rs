@@ -4,6 +4,7 @@
 
 use crate::frontmatter::{self, Fields, SplitError};
 use crate::time::{self, Micros};
+use crate::yaml11;
 use serde_json::Value;
 
 /// Tags that mark how a memory was triggered, in co-cli's category priority order.
@@ -88,42 +89,110 @@ pub fn parse(text: &str) -> Result<Memory, Problem> {
             .or(Some(1))
     };
     let bad = |key: &str, msg: String| Problem::new(line_of_key(key), msg);
-    let memory = validate(&fields).map_err(|(key, msg)| bad(key, msg))?;
-    Ok(Memory { content: frontmatter::py_strip(split.body).to_string(), ..memory })
+    let plain = std::cell::OnceCell::new();
+    let plain_text = || plain.get_or_init(|| PlainText::read(split.yaml));
+    let memory = validate(&fields, &plain_text).map_err(|(key, msg)| bad(key, msg))?;
+    // co-cli reads files with universal newlines: a CRLF (or CR) body is plain `\n` text.
+    let body = frontmatter::py_strip(split.body);
+    let content = if body.contains('\r') { body.replace("\r\n", "\n").replace('\r', "\n") } else { body.to_string() };
+    Ok(Memory { content, ..memory })
+}
+
+/// The known scalar fields re-read as the text written in the file, for values serde-saphyr
+/// resolved to a type PyYAML would not (see `yaml11`). Read only when such a value turns up.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct PlainText {
+    id: Option<String>,
+    created: Option<String>,
+    updated: Option<String>,
+    source: Option<String>,
+    auto_category: Option<String>,
+    consolidation_reason: Option<String>,
+    #[serde(skip)]
+    tags: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct PlainTags {
+    tags: Option<Vec<String>>,
+}
+
+impl PlainText {
+    fn read(yaml: &str) -> PlainText {
+        let mut p: PlainText = serde_saphyr::from_str(yaml).unwrap_or_default();
+        p.tags = serde_saphyr::from_str::<PlainTags>(yaml).ok().and_then(|t| t.tags);
+        p
+    }
+
+    fn field(&self, key: &str) -> Option<&str> {
+        match key {
+            "id" => self.id.as_deref(),
+            "created" => self.created.as_deref(),
+            "updated" => self.updated.as_deref(),
+            "source" => self.source.as_deref(),
+            "auto_category" => self.auto_category.as_deref(),
+            "consolidation_reason" => self.consolidation_reason.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// Returns the string co-cli reads for a scalar saphyr did not read as a string: the text as
+/// written when PyYAML resolves it to a string too, else `None` (the value is not a string).
+fn yaml11_string(written: Option<&str>) -> Option<String> {
+    written.filter(|t| yaml11::resolve(t) == yaml11::Resolved::Str).map(String::from)
 }
 
 /// Validates memory frontmatter; on failure returns the key at fault and a message.
-fn validate(f: &Fields) -> Result<Memory, (&'static str, String)> {
+///
+/// `plain` gives the text of scalar fields as written, for values whose type saphyr and PyYAML
+/// resolve differently.
+fn validate<'p>(f: &Fields, plain: &dyn Fn() -> &'p PlainText) -> Result<Memory, (&'static str, String)> {
     let id = match f.get("id") {
         None => return Err(("id", "missing required field: id".into())),
         Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or_default(),
-        Some(Value::Number(n)) if n.as_i64().is_some() => {
-            return Err(("id", format!("'id' must be a non-negative integer, got {n}")));
-        }
+        Some(Value::Number(n)) => match plain().id.as_deref().map(yaml11::resolve) {
+            // `id: 007` (octal in YAML 1.1, as co-cli reads it).
+            Some(yaml11::Resolved::Int(v)) if v >= 0 && v <= u64::MAX as i128 => v as u64,
+            Some(yaml11::Resolved::Int(_)) => {
+                return Err(("id", format!("'id' must be a non-negative integer, got {n}")));
+            }
+            _ if n.as_i64().is_some() => return Err(("id", format!("'id' must be a non-negative integer, got {n}"))),
+            _ => return Err(("id", format!("'id' must be an integer, got the number {n}"))),
+        },
         Some(other) => return Err(("id", format!("'id' must be an integer, got {}", describe(other)))),
     };
-    let (created, created_at) = match f.get("created") {
-        None => return Err(("created", "missing required field: created".into())),
-        Some(Value::String(s)) => {
-            let at = time::parse(s).map_err(|e| ("created", format!("'created': {e}")))?;
-            (s.clone(), time::micros(at))
-        }
-        Some(other) => return Err(("created", format!("'created' must be a string, got {}", describe(other)))),
+    let timestamp = |key: &'static str| -> Result<Option<(String, Micros)>, (&'static str, String)> {
+        let text = match f.get(key) {
+            None => return Ok(None),
+            Some(Value::String(s)) => s.clone(),
+            Some(other @ (Value::Number(_) | Value::Bool(_))) => match plain().field(key) {
+                Some(t) => t.to_string(),
+                None => return Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
+            },
+            Some(other) => return Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
+        };
+        let at = time::parse(&text).map_err(|e| (key, format!("'{key}': {e}")))?;
+        Ok(Some((text, time::micros(at))))
     };
-    let (updated, updated_at) = match f.get("updated") {
-        None => (None, None),
-        Some(Value::String(s)) => {
-            let at = time::parse(s).map_err(|e| ("updated", format!("'updated': {e}")))?;
-            (Some(s.clone()), Some(time::micros(at)))
-        }
-        Some(other) => return Err(("updated", format!("'updated' must be a string, got {}", describe(other)))),
+    let Some((created, created_at)) = timestamp("created")? else {
+        return Err(("created", "missing required field: created".into()));
     };
+    let (updated, updated_at) = timestamp("updated")?.map_or((None, None), |(t, at)| (Some(t), Some(at)));
     let tags = match f.get("tags") {
         None => Vec::new(),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|t| match t {
+            .enumerate()
+            .map(|(i, t)| match t {
                 Value::String(s) => Ok(s.clone()),
+                Value::Number(_) | Value::Bool(_) => {
+                    let written = plain().tags.as_ref().and_then(|ts| ts.get(i)).map(String::as_str);
+                    yaml11_string(written)
+                        .ok_or_else(|| ("tags", format!("'tags' must contain only strings, got {}", describe(t))))
+                }
                 other => Err(("tags", format!("'tags' must contain only strings, got {}", describe(other)))),
             })
             .collect::<Result<_, _>>()?,
@@ -133,6 +202,9 @@ fn validate(f: &Fields) -> Result<Memory, (&'static str, String)> {
         match f.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other @ (Value::Number(_) | Value::Bool(_))) => yaml11_string(plain().field(key))
+                .map(Some)
+                .ok_or_else(|| (key, format!("'{key}' must be a string, got {}", describe(other)))),
             Some(other) => Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
         }
     };
@@ -250,6 +322,23 @@ mod tests {
         assert!(problem("---\nid: 3\nBody").message.contains("not closed"));
         let p = problem("---\nid: 1\ncreated: {{invalid\n---\n");
         assert!(p.message.starts_with("malformed YAML"), "{p:?}");
+    }
+
+    #[test]
+    fn reads_hand_written_yaml11_like_co_cli() {
+        let m = parse("---\nid: 007\ncreated: '2026-01-01T00:00:00Z'\ntags: [y, n, 0o17, 1e3]\n---\nx").unwrap();
+        assert_eq!((m.id, m.tags), (7, vec!["y".to_string(), "n".into(), "0o17".into(), "1e3".into()]));
+        assert_eq!(parse("---\nid: 010\ncreated: '2026-01-01T00:00:00Z'\n---\nx").unwrap().id, 8);
+        assert!(
+            problem("---\nid: 1\ncreated: '2026-01-01T00:00:00Z'\ntags: [yes]\n---\n").message.contains("only strings")
+        );
+        assert!(
+            problem("---\nid: 1\ncreated: '2026-01-01T00:00:00Z'\ntags: [123]\n---\n").message.contains("only strings")
+        );
+        assert!(problem("---\nid: 1.5\ncreated: '2026-01-01T00:00:00Z'\n---\n").message.contains("integer"));
+        let m =
+            parse("---\r\nid: 1\r\ncreated: '2026-01-01T00:00:00Z'\r\n---\r\n\r\nline one\r\nline two\r\n").unwrap();
+        assert_eq!(m.content, "line one\nline two");
     }
 
     #[test]

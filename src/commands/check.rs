@@ -81,18 +81,24 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
     if ctx.json {
         output::print_json(&CheckJson { files, problems: problems.clone() })?;
     } else if problems.is_empty() {
-        output::print(&format!("{} Checked {files} files: no problems.", ctx.style.ok("✓")))?;
+        output::print(&format!("{} Checked {}: no problems.", ctx.style.ok("✓"), plural(files, "file")))?;
     } else {
         let mut text = String::new();
         for p in &problems {
             let line = p.line.map_or(String::new(), |l| format!(":{l}"));
-            text.push_str(&format!("{}{line}: {}\n", ctx.rel(Path::new(&p.path)), ctx.style.clean(&p.message)));
+            let entry = format!("{}{line}: {}", ctx.rel(Path::new(&p.path)), p.message);
+            text.push_str(&ctx.style.clean(&entry));
+            text.push('\n');
         }
-        let noun = if problems.len() == 1 { "problem" } else { "problems" };
-        text.push_str(&format!("\n{} {noun} in {files} files checked.", problems.len()));
+        text.push_str(&format!("\n{} in {} checked.", plural(problems.len(), "problem"), plural(files, "file")));
         output::print(&text)?;
     }
     Ok(if problems.is_empty() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Returns "1 file", "2 files".
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
 fn abs_display(path: &Path) -> String {

@@ -18,7 +18,7 @@ pub fn run(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
     if ctx.json {
         output::print_json(&ForgetJson { deleted: id, path: super::abs(&path).display().to_string() })?;
     } else {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path.file_name().map(|n| ctx.style.clean(&n.to_string_lossy()).into_owned()).unwrap_or_default();
         output::print(&format!("{} Deleted memory {id}: {name}", ctx.style.ok("✓")))?;
     }
     Ok(ExitCode::SUCCESS)

@@ -54,7 +54,8 @@ impl Ctx {
     pub fn warn_skipped(&self, index: &Index) {
         for p in index.problems() {
             let line = p.line.map_or(String::new(), |l| format!(":{l}"));
-            self.style.warn(&format!("skipped {}{line}: {}", self.rel(&p.path), p.message));
+            let text = format!("skipped {}{line}: {}", self.rel(&p.path), p.message);
+            self.style.warn(&crate::output::sanitize(&text));
         }
     }
 }

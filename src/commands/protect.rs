@@ -26,7 +26,7 @@ pub fn run(ctx: &Ctx, raw_id: &str, protect: bool) -> Result<ExitCode> {
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = path.file_name().map(|n| ctx.style.clean(&n.to_string_lossy()).into_owned()).unwrap_or_default();
     let text = match (protect, changed) {
         (true, true) => format!("{} Protected memory {id}: {name}", ctx.style.ok("✓")),
         (false, true) => format!("{} Unprotected memory {id}: {name}", ctx.style.ok("✓")),

@@ -172,8 +172,8 @@ pub fn show(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
         output::print_json(&json)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut text =
-        format!("{}\n", ctx.style.bold(&format!("Memory {} ({})", m.id, ctx.rel(&index.dir.join(m.file_name)))));
+    let header = format!("Memory {} ({})", m.id, ctx.rel(&index.dir.join(m.file_name)));
+    let mut text = format!("{}\n", ctx.style.bold(&ctx.style.clean(&header)));
     text.push_str(&format!("Created: {}\n", m.created));
     if let Some(u) = m.updated {
         text.push_str(&format!("Updated: {u}\n"));

@@ -1,7 +1,10 @@
-//! A test environment: a temporary repository, a fixed HOME, a cleared environment.
+//! A test environment: a temporary repository, a fixed HOME, a cleared environment; and helpers
+//! shared by the black-box tests (tree snapshots, Python reference readers, a seeded PRNG).
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -9,6 +12,8 @@ use std::process::{Command, Output, Stdio};
 pub struct TestEnv {
     pub dir: tempfile::TempDir,
     pub envs: Vec<(String, String)>,
+    /// The working directory of `kb`, relative to the root (default: the root itself).
+    pub cwd: Option<PathBuf>,
 }
 
 /// What a `kb` run produced.
@@ -27,6 +32,17 @@ impl Run {
         assert_eq!(self.code, 0, "expected success: {self:?}");
         self
     }
+    /// Asserts the run failed with exit status 1 and printed `error: ...` on stderr.
+    pub fn err(self) -> Run {
+        assert_eq!(self.code, 1, "expected exit 1: {self:?}");
+        assert!(self.stderr.contains("error:"), "expected `error:` on stderr: {self:?}");
+        self
+    }
+    /// Asserts the run was a usage error (exit 2).
+    pub fn usage(self) -> Run {
+        assert_eq!(self.code, 2, "expected usage error (exit 2): {self:?}");
+        self
+    }
 }
 
 impl TestEnv {
@@ -34,7 +50,12 @@ impl TestEnv {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
         std::fs::create_dir_all(dir.path().join("home")).unwrap();
-        TestEnv { dir, envs: Vec::new() }
+        TestEnv { dir, envs: Vec::new(), cwd: None }
+    }
+
+    /// A test environment whose clock is pinned to [`NOW`].
+    pub fn pinned() -> TestEnv {
+        TestEnv::new().env("KB_NOW", NOW)
     }
 
     pub fn root(&self) -> PathBuf {
@@ -54,8 +75,12 @@ impl TestEnv {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kb"));
+        let cwd = match &self.cwd {
+            Some(c) => self.root().join(c),
+            None => self.root(),
+        };
         cmd.args(args)
-            .current_dir(self.root())
+            .current_dir(cwd)
             .env_clear()
             .env("HOME", self.home())
             .env("PATH", std::env::var("PATH").unwrap_or_default());
@@ -71,29 +96,28 @@ impl TestEnv {
     }
 
     /// Runs kb with `args`, feeding `stdin` when given.
+    ///
+    /// Every run is checked for a panic: kb must never panic, whatever the input (SPEC §6).
     pub fn kb_stdin(&self, args: &[&str], stdin: Option<&str>) -> Run {
-        let mut cmd = self.command(args);
-        cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("spawn kb");
-        if let Some(input) = stdin {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        }
-        let out: Output = child.wait_with_output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        run_command(self.command(args), stdin.map(str::as_bytes))
     }
 
     /// Writes a file under the root, creating folders.
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
+        self.write_bytes(rel, text.as_bytes())
+    }
+
+    /// Writes raw bytes under the root, creating folders.
+    pub fn write_bytes(&self, rel: &str, bytes: &[u8]) -> PathBuf {
         let p = self.root().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(&p, text).unwrap();
+        std::fs::write(&p, bytes).unwrap();
         p
+    }
+
+    /// Writes a file in the memories folder.
+    pub fn mem_file(&self, name: &str, text: &str) -> PathBuf {
+        self.write(&format!(".co-cli/knowledge/memories/{name}"), text)
     }
 
     /// Writes a memory file the way co-cli's test helper does.
@@ -111,6 +135,14 @@ impl TestEnv {
         )
     }
 
+    /// Writes a protected memory file (`decay_protected: true`).
+    pub fn protected_memory(&self, id: u64, text: &str, created: &str) -> PathBuf {
+        self.write(
+            &format!(".co-cli/knowledge/memories/{id:03}-protected.md"),
+            &format!("---\ncreated: '{created}'\ndecay_protected: true\nid: {id}\nsource: user-told\ntags: []\n---\n\n{text}\n"),
+        )
+    }
+
     /// Returns the memory files' names, sorted.
     pub fn memory_files(&self) -> Vec<String> {
         let mut names: Vec<String> = match std::fs::read_dir(self.memories()) {
@@ -125,9 +157,115 @@ impl TestEnv {
         names
     }
 
+    /// Returns the path of the only memory file whose name starts with `{id:03}-`.
+    pub fn file_of(&self, id: u64) -> PathBuf {
+        let prefix = format!("{id:03}-");
+        let found: Vec<String> = self.memory_files().into_iter().filter(|n| n.starts_with(&prefix)).collect();
+        assert_eq!(found.len(), 1, "expected one file for id {id}: {found:?} in {:?}", self.memory_files());
+        self.memories().join(&found[0])
+    }
+
     pub fn read(&self, path: &Path) -> String {
         std::fs::read_to_string(path).unwrap()
     }
+
+    /// Returns `kb --json list` parsed.
+    pub fn list_json(&self) -> serde_json::Value {
+        self.kb(&["--json", "list"]).ok().json()
+    }
+
+    /// Returns the ids `kb list` shows, in its order.
+    pub fn ids(&self) -> Vec<u64> {
+        self.list_json()["memories"].as_array().unwrap().iter().map(|m| m["id"].as_u64().unwrap()).collect()
+    }
+
+    /// Returns `kb --json show ID` parsed.
+    pub fn show(&self, id: u64) -> serde_json::Value {
+        self.kb(&["--json", "show", &id.to_string()]).ok().json()
+    }
+
+    /// Returns every path under the root (but `.co-cli/cache/`, which is derived state) with its
+    /// content, inode and mtime, so that any write, even of the same bytes, shows as a difference.
+    pub fn snapshot(&self) -> BTreeMap<String, Entry> {
+        let mut out = BTreeMap::new();
+        walk(&self.root(), &self.root(), &mut out);
+        out
+    }
+}
+
+/// One path in a tree snapshot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    Dir,
+    File { bytes: Vec<u8>, ino: u64, mtime_ns: i64, mode: u32 },
+    Link(PathBuf),
+    Special { ino: u64 },
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Entry>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.filter_map(|e| e.ok()) {
+        let path = e.path();
+        let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if rel == ".co-cli/cache" {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&path).unwrap();
+        if meta.file_type().is_symlink() {
+            out.insert(rel, Entry::Link(std::fs::read_link(&path).unwrap()));
+        } else if meta.is_dir() {
+            out.insert(rel, Entry::Dir);
+            walk(root, &path, out);
+        } else if !meta.is_file() {
+            // A FIFO or a socket: reading it could block.
+            out.insert(rel, Entry::Special { ino: meta.ino() });
+        } else {
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            out.insert(
+                rel,
+                Entry::File {
+                    bytes,
+                    ino: meta.ino(),
+                    mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+                    mode: meta.mode(),
+                },
+            );
+        }
+    }
+}
+
+/// Asserts two snapshots are equal, naming the paths that differ.
+pub fn assert_same_tree(before: &BTreeMap<String, Entry>, after: &BTreeMap<String, Entry>) {
+    let mut diffs = Vec::new();
+    for k in before.keys().chain(after.keys()) {
+        if before.get(k) != after.get(k) && !diffs.contains(k) {
+            diffs.push(k.clone());
+        }
+    }
+    assert!(diffs.is_empty(), "the tree changed at: {diffs:?}");
+}
+
+/// Runs a prepared kb command and checks it did not panic.
+pub fn run_command(mut cmd: Command, stdin: Option<&[u8]>) -> Run {
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn kb");
+    if let Some(input) = stdin {
+        use std::io::Write;
+        let mut pipe = child.stdin.take().unwrap();
+        // kb may exit before reading everything (e.g. on a usage error); that is not our failure.
+        let _ = pipe.write_all(input);
+    }
+    let out: Output = child.wait_with_output().unwrap();
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_ne!(run.code, 101, "kb panicked: {run:?}");
+    assert_ne!(run.code, -1, "kb was killed by a signal: {run:?}");
+    assert!(!run.stderr.contains("panicked"), "kb panicked: {run:?}");
+    run
 }
 
 /// Returns an RFC 3339 timestamp `days` before 2026-11-22T12:00:00Z (the pinned clock).
@@ -139,3 +277,73 @@ pub fn days_ago(days: f64) -> String {
 
 /// The pinned clock for tests that depend on ages.
 pub const NOW: &str = "2026-11-22T12:00:00+00:00";
+
+/// Runs `python3 -c script` with `stdin` and returns its stdout; panics with its stderr on failure.
+///
+/// The compatibility tests compare kb with the readers co-cli uses (PyYAML 6.0.3, RapidFuzz
+/// 3.14.3); `.ci/run` installs them.
+pub fn python(script: &str, stdin: &str) -> String {
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 is required for the compatibility tests");
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "python3 failed (pip install pyyaml==6.0.3 rapidfuzz==3.14.3): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A small deterministic PRNG (xorshift64*), so random tests are reproducible without a crate.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Returns a number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+    pub fn pick_str<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+    /// Returns `n` random alphanumeric characters.
+    pub fn alnum(&mut self, n: usize) -> String {
+        const CHARS: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        (0..n).map(|_| CHARS[self.below(CHARS.len())] as char).collect()
+    }
+}
+
+/// Words unrelated enough that sentences built from them do not dedup against each other.
+pub const WORDS: &[&str] = &[
+    "apple", "bridge", "cobalt", "delta", "ember", "falcon", "granite", "harbor", "indigo", "jasper", "kettle",
+    "lantern", "meadow", "nebula", "orchid", "pepper", "quartz", "raven", "saffron", "tundra", "umber", "velvet",
+    "walnut", "xenon", "yonder", "zephyr", "anchor", "basil", "cactus", "dune", "egret", "fjord", "glacier", "hazel",
+    "iris", "juniper", "kelp", "lotus", "maple", "nutmeg", "opal", "prairie", "quill", "reef", "sierra", "thistle",
+];
+
+/// Returns a sentence of `n` random words from [`WORDS`].
+pub fn sentence(rng: &mut Rng, n: usize) -> String {
+    (0..n).map(|_| *rng.pick(WORDS)).collect::<Vec<_>>().join(" ")
+}

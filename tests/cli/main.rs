@@ -1,4 +1,16 @@
 //! Black-box tests: run the `kb` binary in a temporary repository.
 
+mod bad_input;
+mod cache;
+mod check;
 mod common;
+mod concurrency;
+mod decay;
+mod dedup;
+mod forget_protect;
+mod init_config;
 mod mcp;
+mod read;
+mod save;
+mod secrets;
+mod yaml_compat;

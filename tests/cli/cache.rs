@@ -1,0 +1,188 @@
+//! The cache in `.co-cli/cache/` is derived state (SPEC §1, §7): deleting it, corrupting it, or
+//! editing a memory behind its back never changes a result.
+
+use crate::common::*;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+/// Every read-side result, to compare across cache states.
+fn results(t: &TestEnv) -> Vec<serde_json::Value> {
+    let mut out = vec![
+        t.kb(&["--json", "list"]).ok().json(),
+        t.kb(&["--json", "recall", "", "-n", "1000"]).ok().json(),
+        t.kb(&["--json", "recall", "lantern"]).ok().json(),
+        t.kb(&["--json", "check"]).json(),
+        t.kb(&["--json", "save", "--dry-run", "first memory about lanterns"]).ok().json(),
+        t.kb(&["--json", "save", "--dry-run", "a brand new text"]).ok().json(),
+    ];
+    for id in [1, 2, 3, 4] {
+        out.push(t.kb(&["--json", "show", &id.to_string()]).ok().json());
+    }
+    out
+}
+
+fn set_mtime(path: &Path, when: SystemTime) {
+    std::fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
+}
+
+/// A repository whose memory files are an hour old, so a cache trusts them.
+fn seeded() -> TestEnv {
+    let t = TestEnv::pinned();
+    t.memory(1, "first memory about lanterns", &days_ago(3.0), &["python"]);
+    t.memory(2, "second memory about kettles", &days_ago(2.0), &[]);
+    t.protected_memory(3, "third memory, protected", &days_ago(1.0));
+    t.mem_file("004-x.md", "---\nid: 4\ncreated: '2026-11-21T10:00:00Z'\nupdated: '2026-11-22T10:00:00Z'\ntags: [decision]\n---\n\nfourth\n");
+    t.mem_file("005-bad.md", "---\nid: 5\ncreated: nope\n---\n\nbad\n");
+    for name in t.memory_files() {
+        set_mtime(&t.memories().join(name), old());
+    }
+    t
+}
+
+/// Returns an mtime old enough for the cache to trust (2026-09-21).
+fn old() -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_790_000_000)
+}
+
+fn cache_file(t: &TestEnv) -> std::path::PathBuf {
+    let dir = t.root().join(".co-cli/cache");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file() && p.file_name().unwrap() != "lock" && p.file_name().unwrap() != ".gitignore")
+        .collect();
+    assert_eq!(files.len(), 1, "expected one cache file in {dir:?}: {files:?}");
+    files[0].clone()
+}
+
+#[test]
+fn results_are_the_same_without_the_cache() {
+    let t = seeded();
+    let first = results(&t);
+    assert_eq!(results(&t), first, "second run (warm cache)");
+    std::fs::remove_dir_all(t.root().join(".co-cli/cache")).unwrap();
+    assert_eq!(results(&t), first, "cache deleted");
+}
+
+#[test]
+fn a_corrupt_cache_changes_nothing() {
+    let t = seeded();
+    let want = results(&t);
+    let path = cache_file(&t);
+    let good = std::fs::read(&path).unwrap();
+    let mut variants: Vec<(String, Vec<u8>)> = vec![
+        ("empty".into(), vec![]),
+        ("half".into(), good[..good.len() / 2].to_vec()),
+        ("one byte short".into(), good[..good.len() - 1].to_vec()),
+        ("one byte more".into(), [good.clone(), vec![0]].concat()),
+        ("garbage".into(), Rng::new(1).alnum(good.len()).into_bytes()),
+        ("header and garbage".into(), [good[..16].to_vec(), Rng::new(2).alnum(good.len() - 16).into_bytes()].concat()),
+        ("text".into(), b"not a cache at all\n".to_vec()),
+    ];
+    for pos in [0, 8, 12, 20, 30, 40, 60, 100, good.len() / 2, good.len() - 12, good.len() - 9, good.len() - 1] {
+        if pos < good.len() {
+            let mut b = good.clone();
+            b[pos] ^= 0x5a;
+            variants.push((format!("flipped byte {pos}"), b));
+        }
+    }
+    for (what, bytes) in variants {
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(results(&t), want, "cache {what}");
+    }
+}
+
+#[test]
+fn a_cache_that_is_a_folder_or_a_cache_folder_that_is_a_file_changes_nothing() {
+    let t = seeded();
+    let want = results(&t);
+    let path = cache_file(&t);
+    std::fs::remove_file(&path).unwrap();
+    std::fs::create_dir_all(path.join("x")).unwrap();
+    assert_eq!(results(&t), want, "cache path is a folder");
+    std::fs::remove_dir_all(t.root().join(".co-cli/cache")).unwrap();
+    std::fs::write(t.root().join(".co-cli/cache"), "a file where the folder should be").unwrap();
+    let list = t.kb(&["--json", "list"]).ok().json();
+    assert_eq!(list, want[0]);
+}
+
+#[test]
+fn a_cache_from_another_repository_changes_nothing() {
+    let a = seeded();
+    let b = TestEnv::pinned();
+    for name in a.memory_files() {
+        // Same names and sizes, different contents.
+        let text = a.read(&a.memories().join(&name)).replace("lanterns", "LANTERNS").replace("kettles", "KETTLES");
+        set_mtime(&b.mem_file(&name, &text), old());
+    }
+    let want = results(&b);
+    results(&a);
+    std::fs::copy(cache_file(&a), cache_file(&b)).unwrap();
+    assert_eq!(results(&b), want);
+}
+
+#[test]
+fn an_edit_in_place_within_the_same_second_is_seen() {
+    let t = seeded();
+    results(&t);
+    results(&t);
+    let path = t.file_of(2);
+    let text = t.read(&path);
+    let edited = text.replace("kettles", "KETTLES");
+    assert_eq!(edited.len(), text.len());
+    // In place: same inode, same size.
+    std::fs::write(&path, &edited).unwrap();
+    assert_eq!(t.show(2)["content"], "second memory about KETTLES");
+    assert_eq!(t.kb(&["--json", "recall", "KETTLES"]).ok().json()["count"], 1);
+}
+
+#[test]
+fn an_edit_in_place_with_the_old_mtime_restored_is_seen() {
+    // `cp -p`, `rsync -t`, `touch -r` and some editors write in place and restore the mtime: size,
+    // mtime and inode all match the cache, only the ctime tells the file changed.
+    let t = seeded();
+    results(&t);
+    results(&t);
+    let path = t.file_of(2);
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let text = t.read(&path);
+    std::fs::write(&path, text.replace("kettles", "KETTLES")).unwrap();
+    set_mtime(&path, mtime);
+    assert_eq!(t.show(2)["content"], "second memory about KETTLES", "kb served a stale cache entry");
+}
+
+#[test]
+fn a_file_replaced_by_rename_with_the_same_size_and_mtime_is_seen() {
+    let t = seeded();
+    results(&t);
+    results(&t);
+    let path = t.file_of(1);
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let tmp = t.memories().join("tmp.swp");
+    std::fs::write(&tmp, t.read(&path).replace("lanterns", "LANTERNS")).unwrap();
+    set_mtime(&tmp, mtime);
+    std::fs::rename(&tmp, &path).unwrap();
+    assert_eq!(t.show(1)["content"], "first memory about LANTERNS");
+}
+
+#[test]
+fn deleted_renamed_and_added_files_are_seen() {
+    let t = seeded();
+    results(&t);
+    std::fs::remove_file(t.file_of(2)).unwrap();
+    std::fs::rename(t.file_of(1), t.memories().join("renamed.md")).unwrap();
+    t.memory(9, "added behind the cache's back", &days_ago(1.0), &[]);
+    std::fs::write(t.memories().join("005-bad.md"), "---\nid: 5\ncreated: '2026-11-01T00:00:00Z'\n---\n\nfixed\n")
+        .unwrap();
+    assert_eq!(t.ids(), [1, 3, 4, 5, 9]);
+    assert_eq!(t.kb(&["check"]).code, 0);
+}
+
+#[test]
+fn the_cache_never_leaves_the_cache_folder() {
+    let t = seeded();
+    let before = t.snapshot();
+    results(&t);
+    t.kb(&["list"]).ok();
+    assert_same_tree(&before, &t.snapshot());
+}

@@ -1,0 +1,423 @@
+//! Dedup on write and consolidation (co-cli.md §2.4–2.5, scenarios 1–8, 17–19, 32, 34): the
+//! window, the 10-candidate cap, the threshold, ties, and what a consolidation keeps and changes.
+
+use crate::common::*;
+use serde_json::json;
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+fn save_json(t: &TestEnv, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json", "save"];
+    all.extend_from_slice(args);
+    t.kb(&all).ok().json()
+}
+
+#[test]
+fn s01_dedup_typescript_web_dev() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript for web development", &days_ago(1.0), &["preference"]);
+    let out = save_json(&t, &["I prefer typescript for web dev"]);
+    assert_eq!(out["action"], "consolidated");
+    assert_eq!(out["memory_id"], 1);
+    let score = out["similarity"].as_f64().unwrap();
+    assert!(score >= 85.0 && close(score, 88.571_428_571_428_57), "{score}");
+    assert_eq!(t.memory_files().len(), 1);
+}
+
+#[test]
+fn s02_no_dedup_for_unrelated_text() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript", &days_ago(1.0), &[]);
+    let dry = save_json(&t, &["--dry-run", "I use PostgreSQL database"]);
+    assert_eq!(dry["action"], "would_save");
+    assert_eq!(dry["similarity"], serde_json::Value::Null);
+    let out = save_json(&t, &["I use PostgreSQL database"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("saved"), Some(2)));
+    assert!(close(
+        kb::similarity::similarity("I use PostgreSQL database", "I prefer TypeScript"),
+        31.818_181_818_181_824
+    ));
+}
+
+#[test]
+fn s03_threshold_decides_and_score_is_independent_of_it() {
+    let existing = "User prefers Python for data science projects";
+    let new = "User prefers Python for data science work";
+    for (threshold, dup) in [("85", false), ("95", false), ("83.7", true), ("83.8", false)] {
+        let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", threshold);
+        t.memory(1, existing, &days_ago(1.0), &[]);
+        let out = save_json(&t, &["--dry-run", new]);
+        assert_eq!(out["action"] == "would_consolidate", dup, "threshold {threshold}: {out}");
+        if dup {
+            assert!(close(out["similarity"].as_f64().unwrap(), 83.720_930_232_558_13), "{out}");
+        }
+    }
+}
+
+#[test]
+fn threshold_is_inclusive() {
+    // "memory 4" / "memory 5" scores exactly 87.5.
+    let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", "87.5");
+    t.memory(1, "Memory 4", &days_ago(1.0), &[]);
+    let out = save_json(&t, &["Memory 5"]);
+    assert_eq!(out["action"], "consolidated", "{out}");
+    assert!(close(out["similarity"].as_f64().unwrap(), 87.5));
+}
+
+#[test]
+fn s04_consolidation_keeps_the_file_name() {
+    let t = TestEnv::pinned();
+    let original = t.memory(1, "I prefer TypeScript", &days_ago(1.0), &["preference"]);
+    let out = save_json(&t, &["I prefer typescript!", "-t", "preference"]);
+    assert_eq!(out["memory_id"], 1);
+    assert_eq!(std::path::Path::new(out["path"].as_str().unwrap()), original);
+    assert!(original.exists());
+    assert_eq!(t.memory_files().len(), 1);
+    assert_eq!(t.show(1)["content"], "I prefer typescript!");
+}
+
+#[test]
+fn s05_consolidation_keeps_the_id() {
+    let t = TestEnv::pinned();
+    t.memory(42, "I prefer TypeScript", &days_ago(1.0), &[]);
+    let out = save_json(&t, &["I prefer typescript"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("consolidated"), Some(42)));
+    assert_eq!(t.ids(), [42]);
+}
+
+#[test]
+fn s06_consolidation_sets_updated_to_now() {
+    let t = TestEnv::pinned();
+    let path = t.memory(1, "I prefer TypeScript", &days_ago(1.0), &[]);
+    save_json(&t, &["I prefer typescript"]);
+    let text = t.read(&path);
+    assert!(text.contains("\nupdated: '2026-11-22T12:00:00+00:00'\n"), "{text}");
+    let m = t.show(1);
+    assert_eq!(m["updated"], "2026-11-22T12:00:00+00:00");
+    assert_eq!(m["created"], days_ago(1.0));
+}
+
+#[test]
+fn s07_consolidation_drops_consolidation_reason() {
+    let t = TestEnv::pinned();
+    let path = t.mem_file(
+        "001-i-prefer-typescript.md",
+        &format!(
+            "---\nconsolidation_reason: old_reason\ncreated: '{}'\nid: 1\nsource: user-told\ntags: []\n---\n\nI prefer TypeScript\n",
+            days_ago(1.0)
+        ),
+    );
+    save_json(&t, &["I prefer typescript"]);
+    let text = t.read(&path);
+    assert!(!text.contains("consolidation_reason"), "{text}");
+    assert_eq!(t.kb(&["check"]).code, 0);
+}
+
+#[test]
+fn s08_tags_union_keeps_existing_order_then_new() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript", &days_ago(1.0), &["preference", "typescript"]);
+    save_json(&t, &["I prefer typescript", "-t", "preference", "-t", "javascript", "-t", "webdev"]);
+    assert_eq!(t.show(1)["tags"], json!(["preference", "typescript", "javascript", "webdev"]));
+}
+
+#[test]
+fn s17_only_memories_inside_the_window_are_candidates() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript for web development", &days_ago(8.0), &[]);
+    t.memory(2, "User prefers pytest over unittest", &days_ago(5.0), &[]);
+    let out = save_json(&t, &["I prefer typescript for web dev"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("saved"), Some(3)));
+    let out = save_json(&t, &["user prefers pytest over unittest!"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("consolidated"), Some(2)));
+}
+
+#[test]
+fn s18_near_identical_but_ten_days_old_is_not_a_duplicate() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript for web development", &days_ago(10.0), &[]);
+    let out = save_json(&t, &["I prefer TypeScript for web development"]);
+    assert_eq!(out["action"], "saved");
+    assert_eq!(t.memory_files().len(), 2);
+}
+
+#[test]
+fn window_setting_widens_the_candidates() {
+    let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS", "30");
+    t.memory(1, "I prefer TypeScript for web development", &days_ago(10.0), &[]);
+    assert_eq!(save_json(&t, &["I prefer TypeScript for web development"])["action"], "consolidated");
+}
+
+#[test]
+fn window_edge_is_inclusive_and_future_memories_pass() {
+    let t = TestEnv::pinned();
+    t.memory(1, "exactly seven days old walnut", &days_ago(7.0), &[]);
+    t.memory(2, "created in the future by a skewed clock", &days_ago(-3.0), &[]);
+    assert_eq!(save_json(&t, &["--dry-run", "exactly seven days old walnut"])["memory_id"], 1);
+    assert_eq!(save_json(&t, &["--dry-run", "exactly seven days old walnut"])["action"], "would_consolidate");
+    let out = save_json(&t, &["created in the future by a skewed clock"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("consolidated"), Some(2)));
+}
+
+#[test]
+fn s19_at_most_ten_recent_candidates() {
+    let t = TestEnv::pinned();
+    let mut rng = Rng::new(19);
+    // The target is the 11th most recent: it is not compared, so the save creates a memory.
+    t.memory(1, "the oldest target sentence about lanterns", &days_ago(6.0), &[]);
+    for id in 2..=100 {
+        t.memory(id, &format!("{} {id}", sentence(&mut rng, 6)), &days_ago(5.0 - id as f64 * 0.01), &[]);
+    }
+    let out = save_json(&t, &["the oldest target sentence about lanterns"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("saved"), Some(101)));
+}
+
+#[test]
+fn s19_the_tenth_most_recent_is_still_compared() {
+    let t = TestEnv::pinned();
+    let mut rng = Rng::new(20);
+    t.memory(1, "the target sentence about lanterns", &days_ago(6.0), &[]);
+    for id in 2..=10 {
+        t.memory(id, &format!("{} {id}", sentence(&mut rng, 6)), &days_ago(5.0 - id as f64 * 0.01), &[]);
+    }
+    let out = save_json(&t, &["the target sentence about lanterns"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("consolidated"), Some(1)));
+}
+
+#[test]
+fn recent_candidates_are_chosen_by_instant_not_by_string() {
+    let t = TestEnv::pinned();
+    let mut rng = Rng::new(21);
+    // 11:00Z written with a -12:00 offset: the newest memory, although its string sorts lowest.
+    t.mem_file(
+        "001-target.md",
+        "---\ncreated: '2026-11-21T23:00:00-12:00'\nid: 1\ntags: []\n---\n\nthe target sentence about lanterns\n",
+    );
+    for id in 2..=11 {
+        t.memory(id, &format!("{} {id}", sentence(&mut rng, 6)), &days_ago(id as f64 / 24.0), &[]);
+    }
+    let out = save_json(&t, &["the target sentence about lanterns"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("consolidated"), Some(1)), "{out}");
+}
+
+#[test]
+fn ties_go_to_the_most_recent_memory() {
+    let t = TestEnv::pinned();
+    t.memory(1, "identical text about kettles", &days_ago(3.0), &[]);
+    t.memory(2, "identical text about kettles", &days_ago(2.0), &[]);
+    t.memory(3, "identical text about kettles", &days_ago(4.0), &[]);
+    assert_eq!(save_json(&t, &["identical text about kettles"])["memory_id"], 2);
+}
+
+#[test]
+fn equal_timestamps_tie_break_on_the_higher_id() {
+    let t = TestEnv::pinned();
+    let at = days_ago(2.0);
+    t.memory(5, "identical text about kettles", &at, &[]);
+    t.memory(9, "identical text about kettles", &at, &[]);
+    t.memory(7, "identical text about kettles", &at, &[]);
+    assert_eq!(save_json(&t, &["identical text about kettles"])["memory_id"], 9);
+}
+
+#[test]
+fn best_score_wins_over_recency() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript for web development", &days_ago(3.0), &[]);
+    t.memory(2, "I prefer TypeScript for web dev work", &days_ago(1.0), &[]);
+    let out = save_json(&t, &["I prefer TypeScript for web development"]);
+    assert_eq!(out["memory_id"], 1);
+    assert!(close(out["similarity"].as_f64().unwrap(), 100.0));
+}
+
+#[test]
+fn s32_e2e_save_then_consolidate() {
+    let t = TestEnv::pinned();
+    let out = save_json(&t, &["I prefer TypeScript for web development", "-t", "preference"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("saved"), Some(1)));
+    let out = save_json(&t, &["I prefer typescript for web dev", "-t", "preference", "-t", "javascript"]);
+    assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("consolidated"), Some(1)));
+    assert_eq!(t.memory_files().len(), 1);
+    assert_eq!(t.show(1)["tags"], json!(["preference", "javascript"]));
+}
+
+#[test]
+fn s34_oldest_two_decay_and_window_sees_the_recent_two() {
+    let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS", "10").env("CO_CLI_MEMORY_MAX_COUNT", "10");
+    let texts = ["apple bridge cobalt delta", "ember falcon granite harbor", "indigo jasper kettle", "lantern meadow"];
+    for (i, (text, age)) in texts.iter().zip([30.0, 20.0, 5.0, 0.0]).enumerate() {
+        t.memory(i as u64 + 1, text, &days_ago(age), &[]);
+    }
+    // Window: 1 and 2 are too old to be duplicates, 3 and 4 are candidates.
+    assert_eq!(save_json(&t, &["--dry-run", texts[0]])["action"], "would_save");
+    assert_eq!(save_json(&t, &["--dry-run", texts[1]])["action"], "would_save");
+    assert_eq!(save_json(&t, &["--dry-run", texts[2]])["memory_id"], 3);
+    assert_eq!(save_json(&t, &["--dry-run", texts[3]])["memory_id"], 4);
+    // Decay: fill up to the maximum with younger memories; the two oldest go.
+    let mut rng = Rng::new(34);
+    for id in 5..=10 {
+        t.memory(id, &sentence(&mut rng, 7), &days_ago(1.0 + id as f64 / 10.0), &[]);
+    }
+    let out = save_json(&t, &["the new memory that triggers decay 11"]);
+    assert_eq!(out["decayed"], 2);
+    let ids = t.ids();
+    assert!(!ids.contains(&1) && !ids.contains(&2) && ids.contains(&3), "{ids:?}");
+}
+
+#[test]
+fn consolidation_of_mixed_case_text_and_list_display() {
+    let t = TestEnv::pinned();
+    t.memory(1, "User prefers pytest over unittest", &days_ago(0.5), &["testing", "preference", "python"]);
+    let out = save_json(&t, &["user PREFERS pytest over UNITTEST!", "-t", "preference"]);
+    assert!(close(out["similarity"].as_f64().unwrap(), 98.507_462_686_567_17), "{out}");
+    assert_eq!(t.show(1)["content"], "user PREFERS pytest over UNITTEST!");
+    let list = t.kb(&["list"]).ok();
+    assert!(
+        list.stdout.contains(&format!(
+            "**001** ({} → 2026-11-22) [preference] : user PREFERS pytest over UNITTEST!",
+            &days_ago(0.5)[..10]
+        )),
+        "{list:?}"
+    );
+}
+
+#[test]
+fn consolidation_human_output() {
+    let t = TestEnv::pinned();
+    let path = t.memory(1, "I prefer TypeScript", &days_ago(1.0), &[]);
+    let run = t.kb(&["save", "I prefer typescript"]).ok();
+    assert_eq!(
+        run.stdout.trim_end(),
+        format!("✓ Updated memory 1 (consolidated duplicate)\nLocation: {}", path.display())
+    );
+}
+
+#[test]
+fn consolidation_replaces_body_and_keeps_unknown_keys_byte_for_byte() {
+    let t = TestEnv::pinned();
+    let path = t.mem_file(
+        "001-i-prefer-typescript.md",
+        "---\n\
+         auto_category: null\n\
+         created: 2026-11-20T10:00:00Z\n\
+         custom: {a: 1}\n\
+         decay_protected: true\n\
+         id: 1\n\
+         list:\n\
+         \x20 - one\n\
+         \x20 - two # trailing comment\n\
+         note: \"yes\"\n\
+         source: user-told\n\
+         tags:\n\
+         - typescript\n\
+         zz_last: 'kept'\n\
+         ---\n\
+         \n\
+         I prefer TypeScript!\n",
+    );
+    let out = save_json(&t, &["I prefer typescript", "-t", "decision"]);
+    assert_eq!(out["action"], "consolidated");
+    assert_eq!(
+        t.read(&path),
+        "---\n\
+         auto_category: decision\n\
+         created: 2026-11-20T10:00:00Z\n\
+         custom: {a: 1}\n\
+         decay_protected: true\n\
+         id: 1\n\
+         list:\n\
+         \x20 - one\n\
+         \x20 - two # trailing comment\n\
+         note: \"yes\"\n\
+         source: detected\n\
+         tags:\n\
+         - typescript\n\
+         - decision\n\
+         updated: '2026-11-22T12:00:00+00:00'\n\
+         zz_last: 'kept'\n\
+         ---\n\
+         \n\
+         I prefer typescript\n"
+    );
+    let m = t.show(1);
+    assert_eq!(m["decay_protected"], true);
+    assert_eq!(m["category"], "decision");
+}
+
+#[test]
+fn consolidation_keeps_a_leading_comment_in_the_frontmatter() {
+    let t = TestEnv::pinned();
+    let path = t.mem_file(
+        "001-x.md",
+        &format!(
+            "---\n# written by hand, keep me\ncreated: '{}'\nid: 1\nsource: user-told\ntags: []\n---\n\nI prefer TypeScript\n",
+            days_ago(1.0)
+        ),
+    );
+    save_json(&t, &["I prefer typescript"]);
+    let text = t.read(&path);
+    assert!(text.contains("# written by hand, keep me\n"), "the comment was dropped:\n{text}");
+}
+
+#[test]
+fn consolidation_does_not_duplicate_tags_already_present() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript", &days_ago(1.0), &["b", "a"]);
+    save_json(&t, &["I prefer typescript", "-t", "a", "-t", "c", "-t", "b"]);
+    assert_eq!(t.show(1)["tags"], json!(["b", "a", "c"]));
+}
+
+#[test]
+fn consolidation_does_not_decay_or_move_the_memory_in_time() {
+    let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10");
+    let mut rng = Rng::new(5);
+    for id in 1..=9 {
+        t.memory(id, &sentence(&mut rng, 8), &days_ago(40.0 - id as f64), &[]);
+    }
+    t.memory(10, "I prefer TypeScript", &days_ago(1.0), &[]);
+    let out = save_json(&t, &["I prefer typescript"]);
+    assert_eq!((out["action"].as_str(), out["decayed"].as_u64()), (Some("consolidated"), Some(0)));
+    assert_eq!(t.memory_files().len(), 10);
+    assert_eq!(t.show(10)["created"], days_ago(1.0));
+}
+
+#[test]
+fn a_protected_memory_can_be_consolidated_and_stays_protected() {
+    let t = TestEnv::pinned();
+    t.protected_memory(1, "I prefer TypeScript", &days_ago(1.0));
+    assert_eq!(save_json(&t, &["I prefer typescript"])["action"], "consolidated");
+    let m = t.show(1);
+    assert_eq!((m["decay_protected"].as_bool(), m["content"].as_str()), (Some(true), Some("I prefer typescript")));
+}
+
+#[test]
+fn short_template_texts_merge_like_co_cli() {
+    // co-cli.md §2.4: "Memory 10" / "Memory 11" score 88.89, so they consolidate.
+    let t = TestEnv::pinned();
+    save_json(&t, &["Memory 10"]);
+    let out = save_json(&t, &["Memory 11"]);
+    assert_eq!(out["action"], "consolidated");
+    assert!(close(out["similarity"].as_f64().unwrap(), 88.888_888_888_888_89));
+}
+
+#[test]
+fn tags_are_not_compared() {
+    let t = TestEnv::pinned();
+    t.memory(1, "Completely different words here", &days_ago(1.0), &["shared", "tags"]);
+    assert_eq!(save_json(&t, &["unrelated zephyr quill", "-t", "shared", "-t", "tags"])["action"], "saved");
+}
+
+#[test]
+fn an_invalid_memory_is_never_a_consolidation_target() {
+    let t = TestEnv::pinned();
+    // Same text, but the frontmatter is invalid (tags is not a list): skipped, never rewritten.
+    let bad = t.mem_file(
+        "001-bad.md",
+        &format!("---\ncreated: '{}'\nid: 1\ntags: oops\n---\n\nI prefer TypeScript\n", days_ago(1.0)),
+    );
+    let before = std::fs::read(&bad).unwrap();
+    let out = save_json(&t, &["I prefer TypeScript"]);
+    assert_eq!(out["action"], "saved");
+    assert_eq!(std::fs::read(&bad).unwrap(), before);
+}

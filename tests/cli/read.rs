@@ -1,0 +1,432 @@
+//! `kb recall`, `kb list`, `kb show` (co-cli.md §2.11, scenarios 20–25, 28–30, 36, 40–48):
+//! matching, ordering, limits, co-cli's display strings and the JSON shapes.
+
+use crate::common::*;
+use serde_json::json;
+
+fn recall_json(t: &TestEnv, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["--json", "recall"];
+    all.extend_from_slice(args);
+    t.kb(&all).ok().json()
+}
+
+fn result_ids(v: &serde_json::Value) -> Vec<u64> {
+    v["results"].as_array().unwrap().iter().map(|m| m["id"].as_u64().unwrap()).collect()
+}
+
+#[test]
+fn s20_list_two_memories() {
+    let t = TestEnv::pinned();
+    t.memory(1, "First memory", &days_ago(2.0), &[]);
+    t.memory(2, "Second memory about walnuts", &days_ago(1.0), &[]);
+    let run = t.kb(&["list"]).ok();
+    assert!(run.stdout.starts_with("Total memories: 2/200\n\n"), "{run:?}");
+    let v = t.list_json();
+    assert_eq!((v["count"].as_u64(), v["limit"].as_u64()), (Some(2), Some(200)));
+}
+
+#[test]
+fn s21_consolidated_memory_shows_an_arrow() {
+    let t = TestEnv::pinned();
+    t.memory(1, "I prefer TypeScript", &days_ago(5.0), &[]);
+    t.kb(&["save", "I prefer typescript"]).ok();
+    let run = t.kb(&["list"]).ok();
+    assert!(
+        run.stdout.contains(&format!("**001** ({} → 2026-11-22) : I prefer typescript", &days_ago(5.0)[..10])),
+        "{run:?}"
+    );
+    assert_eq!(t.list_json()["memories"][0]["updated"], "2026-11-22T12:00:00+00:00");
+}
+
+#[test]
+fn s22_protected_memory_shows_a_lock() {
+    let t = TestEnv::pinned();
+    t.protected_memory(1, "Never forget this", &days_ago(3.0));
+    let run = t.kb(&["list"]).ok();
+    assert!(run.stdout.contains(&format!("**001** ({}) 🔒 : Never forget this", &days_ago(3.0)[..10])), "{run:?}");
+    assert_eq!(t.list_json()["memories"][0]["decay_protected"], true);
+}
+
+#[test]
+fn s23_empty_memories_folder() {
+    let t = TestEnv::pinned();
+    std::fs::create_dir_all(t.memories()).unwrap();
+    assert_eq!(t.kb(&["list"]).ok().stdout.trim_end(), "No memories found.");
+    let v = t.list_json();
+    assert_eq!((v["count"].as_u64(), v["memories"].clone()), (Some(0), json!([])));
+}
+
+#[test]
+fn s24_a_file_with_every_field_is_listed() {
+    let t = TestEnv::pinned();
+    t.mem_file(
+        "001-every-field.md",
+        "---\nauto_category: context\nconsolidation_reason: merged by hand\ncreated: '2026-11-01T10:00:00+00:00'\n\
+         decay_protected: true\nid: 1\nsource: auto_decay\ntags:\n- context\n- extra\nupdated: '2026-11-02T10:00:00+00:00'\n\
+         ---\n\nEvery field is here\n",
+    );
+    let run = t.kb(&["list"]).ok();
+    assert!(run.stdout.contains("**001** (2026-11-01 → 2026-11-02) [context] 🔒 : Every field is here"), "{run:?}");
+    assert_eq!(t.list_json()["count"], 1);
+    let m = t.show(1);
+    assert_eq!(m["source"], "auto_decay");
+    assert_eq!(m["category"], "context");
+}
+
+#[test]
+fn s25_a_file_without_id_is_skipped_with_a_warning() {
+    let t = TestEnv::pinned();
+    t.memory(1, "valid one", &days_ago(1.0), &[]);
+    t.mem_file("002-no-id.md", "---\ncreated: '2026-11-01T10:00:00+00:00'\ntags: []\n---\n\nno id here\n");
+    let run = t.kb(&["--json", "list"]).ok();
+    assert_eq!(run.json()["count"], 1);
+    assert!(run.stderr.contains("002-no-id.md") && run.stderr.contains("id"), "{run:?}");
+}
+
+#[test]
+fn s28_two_hundred_memories_all_load() {
+    let t = TestEnv::pinned();
+    let mut rng = Rng::new(28);
+    for id in 1..=200 {
+        t.memory(id, &sentence(&mut rng, 6), &days_ago(id as f64), &[]);
+    }
+    let v = t.list_json();
+    assert_eq!(v["count"], 200);
+    assert_eq!(t.ids(), (1..=200).collect::<Vec<_>>());
+}
+
+#[test]
+fn s29_malformed_yaml_is_skipped() {
+    let t = TestEnv::pinned();
+    t.memory(1, "valid one", &days_ago(1.0), &[]);
+    t.mem_file("002-bad.md", "---\nid: 2\ncreated: {{invalid\n---\n\nbroken\n");
+    let run = t.kb(&["--json", "list"]).ok();
+    assert_eq!(run.json()["count"], 1);
+    assert!(run.stderr.contains("002-bad.md"), "{run:?}");
+}
+
+#[test]
+fn s30_no_frontmatter_is_skipped() {
+    let t = TestEnv::pinned();
+    t.memory(1, "valid one", &days_ago(1.0), &[]);
+    t.mem_file("notes.md", "Just some notes, no frontmatter.\n");
+    let run = t.kb(&["--json", "list"]).ok();
+    assert_eq!(run.json()["count"], 1);
+    assert!(run.stderr.contains("notes.md"), "{run:?}");
+}
+
+#[test]
+fn s36_s44_list_without_a_memories_folder() {
+    let t = TestEnv::pinned();
+    let before = t.snapshot();
+    assert_eq!(t.kb(&["list"]).ok().stdout.trim_end(), "No memories saved yet.");
+    let v = t.list_json();
+    assert_eq!((v["count"].as_u64(), v["memories"].clone()), (Some(0), json!([])));
+    assert_same_tree(&before, &t.snapshot());
+    assert!(!t.root().join(".co-cli").exists(), "a read command created .co-cli/");
+}
+
+#[test]
+fn s40_recall_without_a_memories_folder() {
+    let t = TestEnv::pinned();
+    assert_eq!(t.kb(&["recall", "nonexistent"]).ok().stdout.trim_end(), "No memories found matching 'nonexistent'");
+    let v = recall_json(&t, &["nonexistent"]);
+    assert_eq!(
+        (v["count"].as_u64(), v["results"].clone(), v["query"].as_str()),
+        (Some(0), json!([]), Some("nonexistent"))
+    );
+    assert!(!t.root().join(".co-cli").exists());
+}
+
+#[test]
+fn s41_recall_async_finds_two() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "User prefers async/await", "-t", "python"]).ok();
+    t.kb(&["save", "Uses SQLAlchemy ORM", "-t", "database"]).ok();
+    t.kb(&["save", "Async database connections", "-t", "python", "-t", "database"]).ok();
+    let run = t.kb(&["recall", "async"]).ok();
+    // Same creation instant: the higher id is the newer.
+    assert_eq!(
+        run.stdout.trim_end(),
+        "Found 2 memories matching 'async':\n\n\
+         **Memory 3** (created 2026-11-22)\nTags: python, database\nAsync database connections\n\n\
+         **Memory 1** (created 2026-11-22)\nTags: python\nUser prefers async/await"
+    );
+    let v = recall_json(&t, &["async"]);
+    assert_eq!(v["count"], 2);
+    assert_eq!(result_ids(&v), [3, 1]);
+}
+
+#[test]
+fn s42_recall_python_finds_one() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "Python memory", "-t", "python"]).ok();
+    t.kb(&["save", "JavaScript memory", "-t", "javascript"]).ok();
+    let run = t.kb(&["recall", "python"]).ok();
+    assert!(run.stdout.starts_with("Found 1 memory matching 'python':\n"), "{run:?}");
+    assert!(run.stdout.contains("Python memory"));
+    assert_eq!(recall_json(&t, &["python"])["count"], 1);
+}
+
+#[test]
+fn s43_recall_max_results() {
+    let t = TestEnv::pinned();
+    let texts = [
+        "Test the parser with empty input",
+        "Test coverage must stay above ninety percent",
+        "Test fixtures live under tests/fixtures",
+        "Test names follow the scenario numbers",
+        "Test runs use a pinned clock",
+        "Test databases are created per worker",
+        "Test snapshots are reviewed with insta",
+        "Test helpers belong in common.rs",
+        "Test timeouts default to sixty seconds",
+        "Test flakes get an issue and a quarantine tag",
+    ];
+    for text in texts {
+        t.kb(&["save", text, "-t", "test"]).ok();
+    }
+    assert_eq!(t.memory_files().len(), 10, "some of the texts were deduplicated");
+    assert_eq!(recall_json(&t, &["test", "-n", "3"])["count"], 3);
+    assert_eq!(recall_json(&t, &["test", "--max-results", "3"])["count"], 3);
+    assert_eq!(recall_json(&t, &["test"])["count"], 5, "the default is 5");
+    assert_eq!(recall_json(&t, &["test", "-n", "0"])["count"], 0);
+    assert_eq!(recall_json(&t, &["test", "-n", "100"])["count"], 10);
+}
+
+#[test]
+fn s45_list_summaries_are_first_lines() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "First memory"]).ok();
+    t.kb_stdin(&["save", "-"], Some("Second memory\nWith multiple lines")).ok();
+    let run = t.kb(&["list"]).ok();
+    assert_eq!(
+        run.stdout.trim_end(),
+        "Total memories: 2/200\n\n**001** (2026-11-22) : First memory\n**002** (2026-11-22) : Second memory"
+    );
+    assert!(!run.stdout.contains("With multiple lines"));
+    let v = t.list_json();
+    assert_eq!(v["memories"][1]["summary"], "Second memory");
+}
+
+#[test]
+fn s47_recall_is_case_insensitive() {
+    let t = TestEnv::pinned();
+    t.memory(1, "ASYNC/AWAIT pattern everywhere", &days_ago(1.0), &[]);
+    assert_eq!(recall_json(&t, &["async"])["count"], 1);
+    assert_eq!(recall_json(&t, &["AsYnC/aWaIt"])["count"], 1);
+    t.memory(2, "Über alles", &days_ago(1.0), &[]);
+    assert_eq!(result_ids(&recall_json(&t, &["ÜBER"])), [2]);
+}
+
+#[test]
+fn s48_recall_is_newest_first() {
+    let t = TestEnv::pinned();
+    t.mem_file("001-a.md", "---\ncreated: '2026-01-01T10:00:00Z'\nid: 1\ntags: []\n---\n\nmorning note\n");
+    t.mem_file("002-b.md", "---\ncreated: '2026-01-01T20:00:00Z'\nid: 2\ntags: []\n---\n\nevening note\n");
+    assert_eq!(result_ids(&recall_json(&t, &["note"])), [2, 1]);
+}
+
+#[test]
+fn recall_orders_by_instant_not_by_string() {
+    let t = TestEnv::pinned();
+    t.mem_file("001-a.md", "---\ncreated: '2026-01-01T10:00:00Z'\nid: 1\ntags: []\n---\n\nnote a\n");
+    t.mem_file("002-b.md", "---\ncreated: '2026-01-01T10:00:00.500000+00:00'\nid: 2\ntags: []\n---\n\nnote b\n");
+    t.mem_file("003-c.md", "---\ncreated: '2026-01-01T05:00:00-08:00'\nid: 3\ntags: []\n---\n\nnote c\n");
+    assert_eq!(result_ids(&recall_json(&t, &["note"])), [3, 2, 1]);
+}
+
+#[test]
+fn recall_ties_go_to_the_higher_id() {
+    let t = TestEnv::pinned();
+    let at = days_ago(1.0);
+    for id in [3, 1, 4, 2] {
+        t.memory(id, &format!("same time note {id}"), &at, &[]);
+    }
+    assert_eq!(result_ids(&recall_json(&t, &["note"])), [4, 3, 2, 1]);
+}
+
+#[test]
+fn recall_query_is_one_substring_and_matches_tags() {
+    let t = TestEnv::pinned();
+    t.memory(1, "testing python code", &days_ago(1.0), &["preference"]);
+    assert_eq!(recall_json(&t, &["python testing"])["count"], 0);
+    assert_eq!(recall_json(&t, &["python code"])["count"], 1);
+    assert_eq!(recall_json(&t, &["PREF"])["count"], 1);
+    t.memory(2, "other", &days_ago(2.0), &[]);
+    assert_eq!(recall_json(&t, &[""])["count"], 2, "an empty query matches everything");
+}
+
+#[test]
+fn recall_json_shape() {
+    let t = TestEnv::pinned();
+    let path = t.mem_file(
+        "007-x.md",
+        "---\nauto_category: decision\ncreated: '2026-11-20T10:00:00+00:00'\ndecay_protected: true\nid: 7\n\
+         source: detected\ntags:\n- decision\n- infra\nupdated: '2026-11-21T10:00:00+00:00'\n---\n\nWe deploy on Mondays\n",
+    );
+    let v = recall_json(&t, &["deploy"]);
+    assert_eq!(v["query"], "deploy");
+    assert_eq!(v["count"], 1);
+    assert_eq!(
+        v["results"][0],
+        json!({
+            "id": 7,
+            "path": path.display().to_string(),
+            "content": "We deploy on Mondays",
+            "tags": ["decision", "infra"],
+            "created": "2026-11-20T10:00:00+00:00",
+            "updated": "2026-11-21T10:00:00+00:00",
+            "source": "detected",
+            "category": "decision",
+            "decay_protected": true,
+        })
+    );
+    assert_eq!(t.show(7), v["results"][0]);
+}
+
+#[test]
+fn list_json_shape_and_order() {
+    let t = TestEnv::pinned();
+    t.memory(10, "ten", &days_ago(1.0), &["pattern"]);
+    t.memory(2, "two\nsecond line", &days_ago(5.0), &[]);
+    let v = t.list_json();
+    assert_eq!(v["count"], 2);
+    assert_eq!(v["limit"], 200);
+    assert_eq!(
+        v["memories"][0],
+        json!({
+            "id": 2,
+            "created": days_ago(5.0),
+            "updated": null,
+            "tags": [],
+            "category": null,
+            "summary": "two",
+            "decay_protected": false,
+            "path": t.file_of(2).display().to_string(),
+        })
+    );
+    assert_eq!(v["memories"][1]["id"], 10);
+    assert_eq!(v["memories"][1]["category"], "pattern");
+}
+
+#[test]
+fn list_summary_is_cut_at_eighty_characters() {
+    let t = TestEnv::pinned();
+    let exactly_80 = "a".repeat(80);
+    let long = format!("{}XYZ", "b".repeat(80));
+    t.memory(1, &exactly_80, &days_ago(1.0), &[]);
+    t.memory(2, &long, &days_ago(1.0), &[]);
+    t.memory(3, &"é".repeat(81), &days_ago(1.0), &[]);
+    let v = t.list_json();
+    assert_eq!(v["memories"][0]["summary"], exactly_80);
+    assert_eq!(v["memories"][1]["summary"], format!("{}...", "b".repeat(77)));
+    assert_eq!(v["memories"][2]["summary"], format!("{}...", "é".repeat(77)));
+}
+
+#[test]
+fn list_category_is_recomputed_from_tags() {
+    let t = TestEnv::pinned();
+    t.mem_file(
+        "001-x.md",
+        "---\nauto_category: decision\ncreated: '2026-11-20T10:00:00+00:00'\nid: 1\ntags:\n- preference\n---\n\nx\n",
+    );
+    assert_eq!(t.list_json()["memories"][0]["category"], "preference");
+    assert!(t.kb(&["list"]).ok().stdout.contains("**001** (2026-11-20) [preference] : x"));
+}
+
+#[test]
+fn list_human_line_with_everything() {
+    let t = TestEnv::pinned();
+    t.mem_file(
+        "005-x.md",
+        "---\ncreated: '2026-11-20T10:00:00+00:00'\ndecay_protected: true\nid: 5\ntags:\n- decision\n\
+         updated: '2026-11-21T09:00:00+00:00'\n---\n\nWe chose Postgres\n",
+    );
+    assert_eq!(
+        t.kb(&["list"]).ok().stdout.trim_end(),
+        "Total memories: 1/200\n\n**005** (2026-11-20 → 2026-11-21) [decision] 🔒 : We chose Postgres"
+    );
+}
+
+#[test]
+fn show_human_and_not_found() {
+    let t = TestEnv::pinned();
+    t.memory(3, "Shown in full\nwith two lines", &days_ago(1.0), &["preference"]);
+    let run = t.kb(&["show", "3"]).ok();
+    assert!(run.stdout.contains("Shown in full\nwith two lines"), "{run:?}");
+    assert!(run.stdout.contains("preference"), "{run:?}");
+    let run = t.kb(&["show", "999"]).err();
+    assert!(run.stderr.contains("error: memory 999 not found"), "{run:?}");
+    assert!(run.stdout.is_empty());
+    let run = t.kb(&["--json", "show", "999"]).err();
+    assert!(run.stdout.is_empty(), "{run:?}");
+}
+
+#[test]
+fn ids_are_accepted_the_way_people_type_them() {
+    let t = TestEnv::pinned();
+    t.memory(7, "seven", &days_ago(1.0), &[]);
+    for raw in ["7", "007", " 7 ", "+7"] {
+        assert_eq!(t.kb(&["--json", "show", raw]).ok().json()["id"], 7, "{raw:?}");
+    }
+    for raw in ["abc", "1.5", "", "7x", "99999999999999999999999"] {
+        let run = t.kb(&["show", raw]);
+        assert_eq!(run.code, 1, "{raw:?}: {run:?}");
+        assert!(run.stderr.contains("error:"), "{run:?}");
+    }
+}
+
+#[test]
+fn read_commands_modify_nothing() {
+    let t = TestEnv::pinned();
+    t.memory(1, "valid one", &days_ago(1.0), &["python"]);
+    t.protected_memory(2, "protected one", &days_ago(2.0));
+    t.mem_file("003-bad.md", "---\nid: 3\ncreated: {{invalid\n---\n\nbroken\n");
+    t.write(".co-cli/knowledge/context.md", "---\nversion: 1\nupdated: '2026-11-01T00:00:00+00:00'\n---\n\nctx\n");
+    let before = t.snapshot();
+    for args in [
+        &["list"][..],
+        &["--json", "list"],
+        &["recall", "one"],
+        &["--json", "recall", "one"],
+        &["show", "1"],
+        &["--json", "show", "2"],
+        &["show", "3"],
+        &["check"],
+        &["--json", "check"],
+        &["config"],
+        &["--json", "config"],
+        &["save", "--dry-run", "valid one"],
+        &["save", "--dry-run", "something else"],
+    ] {
+        t.kb(args);
+        assert_same_tree(&before, &t.snapshot());
+    }
+}
+
+#[test]
+fn json_goes_to_stdout_and_warnings_to_stderr() {
+    let t = TestEnv::pinned();
+    t.memory(1, "valid one", &days_ago(1.0), &[]);
+    t.mem_file("002-bad.md", "---\nid: [\n---\n\nbroken\n");
+    for args in [&["--json", "list"][..], &["--json", "recall", "one"], &["--json", "show", "2"]] {
+        let run = t.kb(args);
+        if args[1] == "show" {
+            // Not found, because its file is invalid: the error and the warning name it.
+            assert_eq!(run.code, 1, "{run:?}");
+            assert!(run.stdout.is_empty(), "{run:?}");
+        } else {
+            assert_eq!(run.code, 0, "{run:?}");
+            run.json();
+        }
+        assert!(run.stderr.contains("warning") && run.stderr.contains("002-bad.md"), "{args:?}: {run:?}");
+    }
+}
+
+#[test]
+fn global_flags_work_after_the_command() {
+    let t = TestEnv::pinned();
+    t.memory(1, "valid one", &days_ago(1.0), &[]);
+    assert_eq!(t.kb(&["list", "--json"]).ok().json()["count"], 1);
+}
