@@ -525,8 +525,15 @@ impl RecordStore {
             Some(v) => v,
             None => serde_json::to_string(&votes).unwrap_or_default(),
         };
-        let last = serde_json::json!({"direction": direction.as_str(), "reason": reason, "at": time::py_isoformat(now)});
-        let line = edit_line(&file, rec, vec![("votes", votes_json), ("last_vote", last.to_string())])?;
+        #[derive(Serialize)]
+        struct LastVote<'a> {
+            direction: &'a str,
+            reason: &'a str,
+            at: String,
+        }
+        let last = LastVote { direction: direction.as_str(), reason, at: time::py_isoformat(now) };
+        let last = serde_json::to_string(&last).unwrap_or_default();
+        let line = edit_line(&file, rec, vec![("votes", votes_json), ("last_vote", last)])?;
         self.write(&file, &[Edit::Replace(rec.index, line)])?;
         Ok(VoteOutcome { id: rec.id.to_string(), path: file.path.clone(), line: rec.line(), votes })
     }

@@ -1,8 +1,9 @@
 //! `kb recall`, `kb list`, `kb show`: read commands. They never write a knowledge file; files
 //! they cannot read are named in a warning and skipped.
 
-use super::Ctx;
-use crate::cli::RecallArgs;
+use super::{Ctx, records};
+use crate::cli::{RecallArgs, StoreKind};
+use crate::copilot::{self, Record, Records};
 use crate::index::MemoryRef;
 use crate::memory::{detect_category, detect_source};
 use crate::output::{self, chars_prefix, summary};
@@ -12,9 +13,10 @@ use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// One memory in JSON (SPEC §5 `MEMORY`).
+/// One memory in JSON (SPEC §5 `MEMORY`, plus `store`).
 #[derive(Serialize)]
 pub struct MemoryJson {
+    pub store: &'static str,
     pub id: u64,
     pub path: String,
     pub content: String,
@@ -29,6 +31,7 @@ pub struct MemoryJson {
 impl MemoryJson {
     pub fn new(m: &MemoryRef<'_>, dir: &Path) -> MemoryJson {
         MemoryJson {
+            store: "md",
             id: m.id,
             path: super::abs(&dir.join(m.file_name)).display().to_string(),
             content: m.content.to_string(),
@@ -42,20 +45,78 @@ impl MemoryJson {
     }
 }
 
+/// A memory of either store in `recall` and `list` JSON.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Either<M, R> {
+    Md(M),
+    Copilot(R),
+}
+
 #[derive(Serialize)]
 struct RecallJson<'a> {
     query: &'a str,
     count: usize,
-    results: Vec<MemoryJson>,
+    results: Vec<Either<MemoryJson, records::RecordJson>>,
+}
+
+/// A recall hit in either store.
+enum Hit<'m, 'r> {
+    Md(MemoryRef<'m>),
+    Copilot(&'r Record<'r>),
+}
+
+impl Hit<'_, '_> {
+    /// Returns the key hits are ordered by, newest last: created, then the store's own order.
+    fn age_key(&self) -> (i64, u8, u64) {
+        match self {
+            Hit::Md(m) => (m.created_at, 1, m.id),
+            Hit::Copilot(r) => {
+                let (at, index) = r.age_key();
+                (at, 0, index as u64)
+            }
+        }
+    }
 }
 
 pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
-    let index = store.scan()?;
-    ctx.warn_skipped(&index);
-    let hits = store::recall(&index, &args.query, args.max_results);
+    let index = match args.store {
+        Some(StoreKind::Copilot) => None,
+        _ => {
+            let index = store.scan()?;
+            ctx.warn_skipped(&index);
+            Some(index)
+        }
+    };
+    let file = match args.store {
+        Some(StoreKind::Md) => None,
+        Some(StoreKind::Copilot) => Some(records::read(ctx)?),
+        None => records::load(ctx),
+    };
+    let parsed = file.as_ref().map(Records::parse);
+    if let Some(all) = &parsed {
+        records::warn_skipped(ctx, all);
+    }
+    let mut hits: Vec<Hit<'_, '_>> = Vec::new();
+    if let Some(index) = &index {
+        hits.extend(store::recall(index, &args.query, args.max_results).into_iter().map(Hit::Md));
+    }
+    if let Some(all) = &parsed {
+        let q = args.query.to_lowercase();
+        hits.extend(all.records.iter().filter(|r| copilot::matches(r, &q)).map(Hit::Copilot));
+    }
+    hits.sort_by_key(|h| std::cmp::Reverse(h.age_key()));
+    hits.truncate(args.max_results);
     if ctx.json {
-        let results = hits.iter().map(|m| MemoryJson::new(m, &index.dir)).collect();
+        let results = hits
+            .iter()
+            .map(|h| match (h, &index, &file) {
+                (Hit::Md(m), Some(index), _) => Either::Md(MemoryJson::new(m, &index.dir)),
+                (Hit::Copilot(r), _, Some(file)) => Either::Copilot(records::RecordJson::new(r, &file.path)),
+                _ => unreachable!("a hit comes from a store that was read"),
+            })
+            .collect();
         output::print_json(&RecallJson { query: &args.query, count: hits.len(), results })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -66,7 +127,14 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
     }
     let noun = if hits.len() == 1 { "memory" } else { "memories" };
     let mut lines = vec![format!("Found {} {noun} matching '{q}':", hits.len()), String::new()];
-    for m in &hits {
+    for h in &hits {
+        let m = match h {
+            Hit::Md(m) => m,
+            Hit::Copilot(r) => {
+                lines.extend(records::recall_lines(ctx, r));
+                continue;
+            }
+        };
         lines.push(ctx.style.bold(&format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10))));
         if !m.tags.is_empty() {
             lines.push(format!("Tags: {}", ctx.style.clean(&m.tags.join(", "))));
@@ -80,6 +148,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
 
 #[derive(Serialize)]
 struct ListItem {
+    store: &'static str,
     id: u64,
     created: String,
     updated: Option<String>,
@@ -94,20 +163,54 @@ struct ListItem {
 struct ListJson {
     count: usize,
     limit: u64,
-    memories: Vec<ListItem>,
+    /// How many of `memories` each store holds.
+    counts: Counts,
+    memories: Vec<Either<ListItem, records::RecordListItem>>,
 }
 
-pub fn list(ctx: &Ctx) -> Result<ExitCode> {
+#[derive(Serialize)]
+struct Counts {
+    md: usize,
+    copilot: usize,
+}
+
+pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
     let store = ctx.store()?;
+    let limit = store.settings.memory_max_count.value;
+    let file = match only {
+        Some(StoreKind::Md) => None,
+        Some(StoreKind::Copilot) => Some(records::read(ctx)?),
+        None => records::load(ctx),
+    };
+    let parsed = file.as_ref().map(Records::parse);
+    if let Some(all) = &parsed {
+        records::warn_skipped(ctx, all);
+    }
+    let copilot_count = parsed.as_ref().map_or(0, |p| p.records.len());
+    if only == Some(StoreKind::Copilot) {
+        let (Some(file), Some(parsed)) = (&file, &parsed) else { unreachable!("read above") };
+        if ctx.json {
+            let path = super::abs(&file.path).display().to_string();
+            let memories: Vec<_> =
+                parsed.records.iter().map(|r| Either::Copilot(records::RecordListItem::new(r, &path))).collect();
+            let counts = Counts { md: 0, copilot: copilot_count };
+            output::print_json(&ListJson { count: memories.len(), limit, counts, memories })?;
+        } else if parsed.records.is_empty() {
+            output::print(records::empty_list_text(file))?;
+        } else {
+            output::print(&records::list_text(ctx, parsed))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let index = store.scan()?;
     ctx.warn_skipped(&index);
-    let limit = store.settings.memory_max_count.value;
     let mut all: Vec<MemoryRef<'_>> = index.memories().collect();
     all.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file_name.cmp(b.file_name)));
     if ctx.json {
-        let memories = all
+        let mut memories: Vec<_> = all
             .iter()
             .map(|m| ListItem {
+                store: "md",
                 id: m.id,
                 created: m.created.to_string(),
                 updated: m.updated.map(String::from),
@@ -117,12 +220,27 @@ pub fn list(ctx: &Ctx) -> Result<ExitCode> {
                 decay_protected: m.decay_protected,
                 path: super::abs(&index.dir.join(m.file_name)).display().to_string(),
             })
+            .map(Either::Md)
             .collect();
-        output::print_json(&ListJson { count: all.len(), limit, memories })?;
+        if let (Some(file), Some(parsed)) = (&file, &parsed) {
+            let path = super::abs(&file.path).display().to_string();
+            memories.extend(parsed.records.iter().map(|r| Either::Copilot(records::RecordListItem::new(r, &path))));
+        }
+        let counts = Counts { md: all.len(), copilot: copilot_count };
+        output::print_json(&ListJson { count: memories.len(), limit, counts, memories })?;
         return Ok(ExitCode::SUCCESS);
     }
+    // The markdown section exactly as co-cli prints it, then the Copilot section when it has records.
+    let copilot_text = match &parsed {
+        Some(p) if !p.records.is_empty() => Some(records::list_text(ctx, p)),
+        _ => None,
+    };
     if all.is_empty() {
-        output::print(if index.dir_exists { "No memories found." } else { "No memories saved yet." })?;
+        let empty = if index.dir_exists { "No memories found." } else { "No memories saved yet." };
+        match copilot_text {
+            Some(c) => output::print(&format!("{empty}\n\n{c}"))?,
+            None => output::print(empty)?,
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let mut text = format!("Total memories: {}/{limit}\n\n", all.len());
@@ -141,18 +259,34 @@ pub fn list(ctx: &Ctx) -> Result<ExitCode> {
         line.push_str(&format!(" : {}\n", ctx.style.clean(&summary(m.content))));
         text.push_str(&line);
     }
+    if let Some(c) = copilot_text {
+        text.push('\n');
+        text.push_str(&c);
+    }
     output::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn show(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
-    let id = super::parse_id(raw_id)?;
+/// `kb show`: an integer id is a markdown memory (then, unless narrowed, a Copilot record with
+/// that id); any other id is a Copilot record.
+pub fn show(ctx: &Ctx, raw_id: &str, only: Option<StoreKind>) -> Result<ExitCode> {
+    let id = match only {
+        Some(StoreKind::Copilot) => return records::show(ctx, raw_id),
+        Some(StoreKind::Md) => super::parse_id(raw_id)?,
+        None => match super::parse_id(raw_id) {
+            Ok(id) => id,
+            Err(_) => return records::show(ctx, raw_id),
+        },
+    };
     let store = ctx.store()?;
     let index = store.scan()?;
     let found = index.by_id(id);
     let m = match found.as_slice() {
         [] => {
             ctx.warn_skipped(&index);
+            if only.is_none() && has_record(ctx, raw_id) {
+                return records::show(ctx, raw_id);
+            }
             return Err(store::StoreError::NotFound(raw_id.trim().to_string()).into());
         }
         [m] => m,
@@ -186,4 +320,11 @@ pub fn show(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
     text.push_str(&ctx.style.clean(m.content));
     output::print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Returns whether the Copilot store has a record with this id (an integer-looking id not found
+/// among the markdown memories).
+pub fn has_record(ctx: &Ctx, raw_id: &str) -> bool {
+    let Ok(file) = copilot::jsonl::JsonlFile::read(&ctx.layout.copilot_memories()) else { return false };
+    !Records::parse(&file).find(raw_id.trim()).is_empty()
 }
