@@ -407,8 +407,11 @@ fn rewrite_frontmatter(path: &Path, edit: impl FnOnce(&mut frontmatter::Fields) 
     if !edit(&mut fields) {
         return Ok(false);
     }
-    let changed: Vec<&str> =
+    let mut changed: Vec<&str> =
         fields.keys().chain(before.keys()).filter(|k| fields.get(*k) != before.get(*k)).map(String::as_str).collect();
+    // A key in both maps with a new value is listed twice; emitting it twice would duplicate it.
+    changed.sort_unstable();
+    changed.dedup();
     let mut entries = kept_entries(&before, raw, &changed);
     for k in &changed {
         if let Some(v) = fields.get(*k) {
@@ -518,6 +521,26 @@ mod tests {
         assert!(contains_lower("Über", "über"));
         assert!(!contains_lower("abc", "abcd"));
         assert!(contains_lower("", ""));
+    }
+
+    #[test]
+    fn rewriting_an_existing_key_writes_it_once() {
+        use chrono::TimeZone;
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("001-x.md");
+        let head = "---\ncitations:\n- a\ncreated: '2026-11-20T10:00:00+00:00'\ndecay_protected: false\nid: 1\n";
+        std::fs::write(&path, format!("{head}tags: []\n---\n\nx\n")).unwrap();
+        assert!(rewrite_frontmatter(&path, |f| f.insert("decay_protected".into(), Value::Bool(true)).is_some()).unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("decay_protected").count(), 1, "{text}");
+        update_memory(&path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("citations").count(), 1, "{text}");
+        assert!(text.contains("citations:\n- a\n- b\n") && text.contains("updated: '2026-11-22T12:00:00+00:00'\n"));
+        update_memory(&path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now).unwrap();
+        let m = memory::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!((m.content.as_str(), m.decay_protected), ("new body", true));
     }
 
     #[test]

@@ -55,6 +55,11 @@ pub struct Fields<'a> {
 
 /// Parses one line (without its line break). Returns the fields, or why the line is not a record.
 pub fn parse(line: &str) -> Result<Fields<'_>, String> {
+    let t = line.trim_start_matches([' ', '\t']);
+    let json_start = t.starts_with(|c| "{[\"-0123456789".contains(c)) || ["true", "false", "null"].iter().any(|w| t.starts_with(w));
+    if !json_start {
+        return Err("not JSON: a record is one JSON object on one line, starting with '{'".to_string());
+    }
     let mut de = serde_json::Deserializer::from_str(line);
     let top = match TopLevel::deserialize(&mut de).and_then(|t| de.end().map(|()| t)) {
         Ok(t) => t,
@@ -651,7 +656,9 @@ mod tests {
     #[test]
     fn fatal_problems() {
         let cases = [
-            ("", "invalid JSON at column 0: EOF while parsing a value"),
+            ("", "not JSON: a record is one JSON object"),
+            ("garbage", "not JSON: a record is one JSON object"),
+            ("nullx", "invalid JSON at column 5: trailing characters"),
             ("[1,2]", "not a JSON object (found a list)"),
             ("\"x\"", "not a JSON object (found a string)"),
             ("null", "not a JSON object (found null)"),
