@@ -272,8 +272,11 @@ fn memory_extras(path: &Path) -> (Vec<String>, Option<String>) {
     (citations, reason)
 }
 
+/// Every valid markdown memory as an entry with its path, by id, and the highest id.
+type MemoryEntries = (Vec<(Entry, PathBuf)>, Option<u64>);
+
 /// Returns every valid markdown memory as an entry, by id, with its path.
-fn memory_entries(md: &Store, with_extras: bool) -> Result<(Vec<(Entry, PathBuf)>, Option<u64>)> {
+fn memory_entries(md: &Store, with_extras: bool) -> Result<MemoryEntries> {
     let index = md.scan()?;
     let mut all: Vec<_> = index.memories().collect();
     all.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file_name.cmp(b.file_name)));
@@ -336,9 +339,10 @@ pub fn export(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
             }
             None => {
                 let e = &t.entry;
-                let reason = e.reason.clone().unwrap_or_else(|| {
-                    format!("Exported from kb memory {}", t.added_for.as_deref().unwrap_or("?"))
-                });
+                let reason = e
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| format!("Exported from kb memory {}", t.added_for.as_deref().unwrap_or("?")));
                 let draft = Draft {
                     id: &e.id,
                     subject: &e.subject,

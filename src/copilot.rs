@@ -120,7 +120,11 @@ impl<'a> Records<'a> {
                 match time::parse(v) {
                     Ok(at) => Some(time::micros(at)),
                     Err(e) => {
-                        problems.push(LineProblem { line: index + 1, message: format!("\"{key}\": {e}"), skipped: false });
+                        problems.push(LineProblem {
+                            line: index + 1,
+                            message: format!("\"{key}\": {e}"),
+                            skipped: false,
+                        });
                         None
                     }
                 }
@@ -145,8 +149,7 @@ impl<'a> Records<'a> {
         }
         let mut derived: Vec<(usize, String)> = Vec::new();
         {
-            let taken: HashSet<&str> =
-                self.records.iter().filter(|r| r.id_in_file).map(|r| r.id.as_ref()).collect();
+            let taken: HashSet<&str> = self.records.iter().filter(|r| r.id_in_file).map(|r| r.id.as_ref()).collect();
             let mut fresh: HashSet<String> = HashSet::new();
             for (i, r) in self.records.iter().enumerate().filter(|(_, r)| !r.id_in_file) {
                 let id = draw_id(&r.fields.subject, &r.fields.fact, |c| taken.contains(c) || fresh.contains(c));
@@ -343,7 +346,8 @@ impl Draft<'_> {
             #[serde(skip_serializing_if = "Option::is_none")]
             tags: Option<&'b [String]>,
         }
-        let line = Line { draft: self, source: Agent { agent: AGENT }, created: time::py_isoformat(now), tags: self.tags };
+        let line =
+            Line { draft: self, source: Agent { agent: AGENT }, created: time::py_isoformat(now), tags: self.tags };
         serde_json::to_string(&line).unwrap_or_default()
     }
 }
@@ -664,7 +668,9 @@ mod tests {
     #[test]
     fn derived_ids_for_records_without_one() {
         let fact_id = draw_id("s", "f", |_| false);
-        let text = format!("{{\"subject\":\"s\",\"fact\":\"f\"}}\n{{\"id\":\"{fact_id}\",\"subject\":\"t\",\"fact\":\"g\"}}\n");
+        let text = format!(
+            "{{\"subject\":\"s\",\"fact\":\"f\"}}\n{{\"id\":\"{fact_id}\",\"subject\":\"t\",\"fact\":\"g\"}}\n"
+        );
         let file = JsonlFile::from_bytes("x".into(), text.into_bytes(), true);
         let all = Records::parse(&file);
         assert!(!all.records[0].id_in_file);
@@ -710,8 +716,7 @@ mod tests {
     fn empty_fields_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let s = store(dir.path());
-        for r in [req(" ", "f", &[]), req("s", "\n", &[]), RecordRequest { reason: " ".into(), ..req("s", "f", &[]) }]
-        {
+        for r in [req(" ", "f", &[]), req("s", "\n", &[]), RecordRequest { reason: " ".into(), ..req("s", "f", &[]) }] {
             assert!(matches!(s.save(r, now()), Err(StoreError::Invalid(_))));
         }
     }
@@ -734,7 +739,9 @@ mod tests {
         let derived = draw_id("t", "g", |_| false);
         s.vote(&derived, Direction::Up, "ok", now()).unwrap();
         let text = std::fs::read_to_string(s.path()).unwrap();
-        assert!(text.contains(&format!("{{\"subject\":\"t\",\"fact\":\"g\",\"id\":\"{derived}\",\"votes\":{{\"up\":1,\"down\":0}}")));
+        assert!(text.contains(&format!(
+            "{{\"subject\":\"t\",\"fact\":\"g\",\"id\":\"{derived}\",\"votes\":{{\"up\":1,\"down\":0}}"
+        )));
     }
 
     #[test]
@@ -745,7 +752,10 @@ mod tests {
         std::fs::write(s.path(), "not json\n{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"f\"}\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}").unwrap();
         let out = s.forget("a").unwrap();
         assert_eq!(out.line, 2);
-        assert_eq!(std::fs::read_to_string(s.path()).unwrap(), "not json\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}\n");
+        assert_eq!(
+            std::fs::read_to_string(s.path()).unwrap(),
+            "not json\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}\n"
+        );
         assert!(matches!(s.forget("a"), Err(StoreError::NotFound(_))));
     }
 
@@ -765,5 +775,22 @@ mod tests {
         let all = Records::parse(&file);
         assert_eq!(all.records.len(), 1);
         assert!(all.problems[0].message.contains("date without a time") && !all.problems[0].skipped);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_parse_without_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
+            let file = JsonlFile::from_bytes("x".into(), data, true);
+            let all = Records::parse(&file);
+            for r in &all.records {
+                let _ = edit_line(&file, r, vec![("votes", "{}".into())]);
+            }
+        }
+
+        #[test]
+        fn json_lines_parse_without_panic(line in "[{}\\[\\]\",:a-z0-9 .\\\\-]{0,60}") {
+            let file = JsonlFile::from_bytes("x".into(), line.into_bytes(), true);
+            let _ = Records::parse(&file);
+        }
     }
 }

@@ -531,7 +531,9 @@ mod tests {
         let path = dir.path().join("001-x.md");
         let head = "---\ncitations:\n- a\ncreated: '2026-11-20T10:00:00+00:00'\ndecay_protected: false\nid: 1\n";
         std::fs::write(&path, format!("{head}tags: []\n---\n\nx\n")).unwrap();
-        assert!(rewrite_frontmatter(&path, |f| f.insert("decay_protected".into(), Value::Bool(true)).is_some()).unwrap());
+        assert!(
+            rewrite_frontmatter(&path, |f| f.insert("decay_protected".into(), Value::Bool(true)).is_some()).unwrap()
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("decay_protected").count(), 1, "{text}");
         update_memory(&path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now).unwrap();

@@ -50,7 +50,12 @@ pub fn import(ctx: &Ctx, args: ImportArgs) -> Result<ExitCode> {
     print(ctx, &report, "import", (records::STORE, "md"))
 }
 
-fn print(ctx: &Ctx, report: &Report, direction: &'static str, (from, to): (&'static str, &'static str)) -> Result<ExitCode> {
+fn print(
+    ctx: &Ctx,
+    report: &Report,
+    direction: &'static str,
+    (from, to): (&'static str, &'static str),
+) -> Result<ExitCode> {
     for item in report.items.iter().filter(|i| i.action == Action::Skipped && i.target_id.is_none()) {
         ctx.style.warn(&format!("not {direction}ed {}: {}", item.source_id, item.note));
     }

@@ -83,7 +83,8 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
 fn misplaced_flags(args: &SaveArgs) -> Option<ExitCode> {
     let copilot = args.store == Some(StoreKind::Copilot);
     let wrong = if copilot {
-        (!args.tag.is_empty() || !args.tags.is_empty()).then_some("--tag/--tags apply to the markdown store; a Copilot record has --subject")
+        (!args.tag.is_empty() || !args.tags.is_empty())
+            .then_some("--tag/--tags apply to the markdown store; a Copilot record has --subject")
     } else {
         (args.subject.is_some() || !args.citation.is_empty() || args.reason.is_some() || args.category.is_some())
             .then_some("--subject, --citation, --reason and --category need --store copilot")

@@ -333,4 +333,83 @@ mod tests {
         let back: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert_eq!(back["votes"]["up"], 1);
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::{Map, Value};
+
+        fn scalar() -> impl Strategy<Value = Value> {
+            prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                "[a-z\"\\{}\\[\\],: é\u{7f}]{0,8}".prop_map(Value::from),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = Value> {
+            scalar().prop_recursive(3, 16, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                    prop::collection::vec(("[a-c]{1,2}", inner), 0..4)
+                        .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<String, Value>>())),
+                ]
+            })
+        }
+
+        /// Serialises `pairs` as an object with the given spacing, in order.
+        fn object(pairs: &[(String, Value)], pad: &str) -> String {
+            let parts: Vec<String> = pairs
+                .iter()
+                .map(|(k, v)| format!("{pad}{}{pad}:{pad}{}{pad}", serde_json::to_string(k).unwrap(), v))
+                .collect();
+            format!("{pad}{{{}}}{pad}", parts.join(","))
+        }
+
+        proptest! {
+            #[test]
+            fn untouched_bytes_round_trip(data in prop::collection::vec(any::<u8>(), 0..400)) {
+                let f = JsonlFile::from_bytes("x".into(), data.clone(), true);
+                for i in 0..f.len() {
+                    let _ = f.text(i);
+                }
+                let mut want = data.clone();
+                if !want.is_empty() && !want.ends_with(b"\n") {
+                    want.push(b'\n');
+                }
+                prop_assert_eq!(f.render(&[]).0, want);
+            }
+
+            #[test]
+            fn set_members_sets_one_key_and_keeps_the_rest(
+                pairs in prop::collection::vec(("[a-e]{1,2}", value()), 0..6),
+                key in "[a-g]{1,2}",
+                new in value(),
+                pad in prop_oneof![Just(""), Just(" "), Just(" \t ")],
+            ) {
+                let mut seen = std::collections::HashSet::new();
+                let pairs: Vec<(String, Value)> = pairs.into_iter().filter(|(k, _)| seen.insert(k.clone())).collect();
+                let text = object(&pairs, pad);
+                let out = set_members(&text, &[(key.as_str(), new.to_string())]).unwrap();
+                let mut want: Vec<(String, Value)> = pairs.clone();
+                match want.iter_mut().find(|(k, _)| *k == key) {
+                    Some(slot) => slot.1 = new.clone(),
+                    None => want.push((key.clone(), new.clone())),
+                }
+                let (_, _, got) = members(&out).unwrap();
+                let got: Vec<(String, Value)> = got
+                    .iter()
+                    .map(|m| (m.key.clone(), serde_json::from_str(&out[m.value_start..m.value_end]).unwrap()))
+                    .collect();
+                prop_assert_eq!(got, want);
+                // Members before the changed one keep their exact text.
+                if let Some(pos) = pairs.iter().position(|(k, _)| *k == key) {
+                    let (_, _, before) = members(&text).unwrap();
+                    let cut = before[pos].value_start;
+                    prop_assert_eq!(&out[..cut], &text[..cut]);
+                }
+            }
+        }
+    }
 }

@@ -56,7 +56,8 @@ pub struct Fields<'a> {
 /// Parses one line (without its line break). Returns the fields, or why the line is not a record.
 pub fn parse(line: &str) -> Result<Fields<'_>, String> {
     let t = line.trim_start_matches([' ', '\t']);
-    let json_start = t.starts_with(|c| "{[\"-0123456789".contains(c)) || ["true", "false", "null"].iter().any(|w| t.starts_with(w));
+    let json_start =
+        t.starts_with(|c| "{[\"-0123456789".contains(c)) || ["true", "false", "null"].iter().any(|w| t.starts_with(w));
     if !json_start {
         return Err("not JSON: a record is one JSON object on one line, starting with '{'".to_string());
     }
@@ -66,7 +67,7 @@ pub fn parse(line: &str) -> Result<Fields<'_>, String> {
         Err(e) => return Err(json_error(&e)),
     };
     let raw = match top {
-        TopLevel::Object(raw) => raw,
+        TopLevel::Object(raw) => *raw,
         TopLevel::Other(kind) => return Err(format!("not a JSON object (found {kind})")),
     };
     raw.into_fields()
@@ -83,7 +84,7 @@ fn json_error(e: &serde_json::Error) -> String {
 }
 
 enum TopLevel<'a> {
-    Object(Raw<'a>),
+    Object(Box<Raw<'a>>),
     Other(&'static str),
 }
 
@@ -299,7 +300,7 @@ impl<'de> Deserialize<'de> for TopLevel<'de> {
                         _ => raw.tags = map.next_value::<Tags>()?.0,
                     }
                 }
-                Ok(TopLevel::Object(raw))
+                Ok(TopLevel::Object(Box::new(raw)))
             }
             fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
                 Ok(TopLevel::Other("a boolean"))
@@ -645,7 +646,8 @@ mod tests {
 
     #[test]
     fn wrong_types_of_optional_keys_warn() {
-        let f = parse(r#"{"subject":"s","fact":"f","citations":5,"source":[1],"reason":true,"votes":{"up":-1}}"#).unwrap();
+        let f =
+            parse(r#"{"subject":"s","fact":"f","citations":5,"source":[1],"reason":true,"votes":{"up":-1}}"#).unwrap();
         assert_eq!(f.warnings.len(), 4, "{:?}", f.warnings);
         assert!(!f.votes_ok);
         assert!(f.warnings.iter().any(|w| w.starts_with("\"citations\" must be a list")), "{:?}", f.warnings);

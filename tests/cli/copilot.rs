@@ -91,7 +91,10 @@ fn tolerant_reader_normalises_citations_and_source() {
     assert!(run.stderr.contains(&format!("skipped {JSONL}:6: not a JSON object (found a list)")));
     let b = ok_json(&env, &["show", "mem-b"]);
     assert_eq!(b["citations"], json!(["src/a.rs:41", "docs/x.md:9"]));
-    assert_eq!((b["source"].as_str(), b["store"].as_str(), b["line"].as_u64()), (Some("vscode"), Some("copilot"), Some(5)));
+    assert_eq!(
+        (b["source"].as_str(), b["store"].as_str(), b["line"].as_u64()),
+        (Some("vscode"), Some("copilot"), Some(5))
+    );
     let a = ok_json(&env, &["show", "mem-a"]);
     assert_eq!((a["source"].as_str(), a["fact"].as_str()), (Some("copilot-cli"), Some("Run nextest")));
     assert_eq!(a["content"], a["fact"]);
@@ -166,14 +169,20 @@ fn check_reports_jsonl_problems_with_line_numbers() {
 #[test]
 fn a_file_without_final_newline_and_crlf_lines() {
     let env = env();
-    env.write(JSONL, "{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"one\"}\r\n{\"id\":\"b\",\"subject\":\"t\",\"fact\":\"two\"}");
+    env.write(
+        JSONL,
+        "{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"one\"}\r\n{\"id\":\"b\",\"subject\":\"t\",\"fact\":\"two\"}",
+    );
     assert_eq!(ok_json(&env, &["show", "b"])["fact"], "two");
     assert_eq!(ok_json(&env, &["show", "a"])["fact"], "one", "CR is not part of the JSON");
     // Consolidating the CRLF record rewrites that line with \n only; the other line gains its \n.
     let out = save(&env, "s", "one!", &["x.rs:1"], &[]);
     assert_eq!((out["action"].as_str(), out["memory_id"].as_str()), (Some("consolidated"), Some("a")));
     let text = String::from_utf8(read_bytes(&env)).unwrap();
-    assert!(text.starts_with("{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"one!\",\"citations\":[\"x.rs:1\"],"), "{text}");
+    assert!(
+        text.starts_with("{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"one!\",\"citations\":[\"x.rs:1\"],"),
+        "{text}"
+    );
     assert!(text.ends_with("}\n{\"id\":\"b\",\"subject\":\"t\",\"fact\":\"two\"}\n"), "{text:?}");
     assert_eq!(text.matches('\r').count(), 0);
 }
@@ -211,7 +220,8 @@ fn fifty_thousand_lines() {
 #[test]
 fn save_appends_and_reports_json() {
     let env = env();
-    let out = save(&env, "build", "Run cargo nextest run --workspace before pushing", &["Makefile:14", ".ci/run:3"], &[]);
+    let out =
+        save(&env, "build", "Run cargo nextest run --workspace before pushing", &["Makefile:14", ".ci/run:3"], &[]);
     let id = out["memory_id"].as_str().unwrap().to_string();
     assert!(id.starts_with("mem-") && id.len() == 12, "{id}");
     assert_eq!(out["action"], "saved");
@@ -229,7 +239,8 @@ fn save_appends_and_reports_json() {
     // Key order as documented.
     assert!(lines(&env)[0].starts_with(&format!("{{\"id\":\"{id}\",\"subject\":\"build\",\"fact\":")));
     // The same fact saved again is the same id (ids are stable) but consolidates.
-    let again = save(&env, "build", "Run cargo nextest run --workspace before pushing", &[], &["--category", "general"]);
+    let again =
+        save(&env, "build", "Run cargo nextest run --workspace before pushing", &[], &["--category", "general"]);
     assert_eq!((again["action"].as_str(), again["memory_id"].as_str()), (Some("consolidated"), Some(id.as_str())));
     assert_eq!(again["similarity"], 100.0);
     assert_eq!(records(&env)[0]["category"], "general");
@@ -242,7 +253,9 @@ fn human_save_output() {
     let id = records(&env)[0]["id"].as_str().unwrap().to_string();
     let path = std::path::absolute(jsonl(&env)).unwrap();
     assert_eq!(run.stdout, format!("✓ Saved Copilot memory {id}\nLocation: {}:1\n", path.display()));
-    let run = env.kb(&["save", "--store", "copilot", "--subject", "build", "--reason", "r", "--dry-run", "Use make ci!"]).ok();
+    let run = env
+        .kb(&["save", "--store", "copilot", "--subject", "build", "--reason", "r", "--dry-run", "Use make ci!"])
+        .ok();
     assert!(run.stdout.starts_with(&format!("Would update Copilot memory {id} (consolidated duplicate, similarity ")));
 }
 
@@ -314,7 +327,10 @@ fn save_usage_errors() {
 #[test]
 fn save_reads_the_fact_from_stdin() {
     let env = env();
-    let run = env.kb_stdin(&["--json", "save", "--store", "copilot", "--subject", "s", "--reason", "r", "-"], Some("From stdin\n"));
+    let run = env.kb_stdin(
+        &["--json", "save", "--store", "copilot", "--subject", "s", "--reason", "r", "-"],
+        Some("From stdin\n"),
+    );
     assert_eq!(run.ok().json()["action"], "saved");
     assert_eq!(records(&env)[0]["fact"], "From stdin");
 }
@@ -337,9 +353,25 @@ fn secrets_are_refused_in_every_field() {
     let cases: Vec<Vec<String>> = vec![
         vec!["--subject".into(), key.clone(), "--reason".into(), "r".into(), "fact".into()],
         vec!["--subject".into(), "s".into(), "--reason".into(), "r".into(), format!("the key is {key}")],
-        vec!["--subject".into(), "s".into(), "--reason".into(), "r".into(), "--citation".into(), format!("https://x.test/?t={token}"), "fact".into()],
+        vec![
+            "--subject".into(),
+            "s".into(),
+            "--reason".into(),
+            "r".into(),
+            "--citation".into(),
+            format!("https://x.test/?t={token}"),
+            "fact".into(),
+        ],
         vec!["--subject".into(), "s".into(), "--reason".into(), format!("token {token}"), "fact".into()],
-        vec!["--subject".into(), "s".into(), "--reason".into(), "r".into(), "--category".into(), key.clone(), "fact".into()],
+        vec![
+            "--subject".into(),
+            "s".into(),
+            "--reason".into(),
+            "r".into(),
+            "--category".into(),
+            key.clone(),
+            "fact".into(),
+        ],
     ];
     for case in &cases {
         let mut args: Vec<&str> = base.to_vec();
@@ -368,7 +400,10 @@ fn votes_are_counted() {
     env.kb(&["vote", &id, "upvote", "--reason", "worked again"]).ok();
     let out = ok_json(&env, &["vote", &id, "down", "--reason", "the Makefile moved"]);
     assert_eq!(out["votes"], json!({"up": 2, "down": 1}));
-    assert_eq!((out["id"].as_str(), out["direction"].as_str(), out["store"].as_str()), (Some(id.as_str()), Some("down"), Some("copilot")));
+    assert_eq!(
+        (out["id"].as_str(), out["direction"].as_str(), out["store"].as_str()),
+        (Some(id.as_str()), Some("down"), Some("copilot"))
+    );
     let rec = &records(&env)[0];
     assert_eq!(rec["votes"], json!({"up": 2, "down": 1}));
     assert_eq!(rec["last_vote"]["reason"], "the Makefile moved");
@@ -423,14 +458,20 @@ fn list_shows_both_stores() {
         "Total memories: 2/200\n\n**001** (2026-11-22) [preference] : User prefers pytest over unittest\n**002** (2026-11-22) : Python tests use fixtures in conftest.py\n"
     );
     let cp = env.kb(&["list", "--store", "copilot"]).ok();
-    assert_eq!(cp.stdout, format!("Copilot memories: 1\n\n**{id}** (2026-11-22) [testing] : Run pytest with -x in CI\n"));
+    assert_eq!(
+        cp.stdout,
+        format!("Copilot memories: 1\n\n**{id}** (2026-11-22) [testing] : Run pytest with -x in CI\n")
+    );
     let json = ok_json(&env, &["list"]);
     assert_eq!((json["count"].as_u64(), json["limit"].as_u64()), (Some(3), Some(200)));
     assert_eq!(json["counts"], json!({"md": 2, "copilot": 1}));
     let stores: Vec<&str> = json["memories"].as_array().unwrap().iter().map(|m| m["store"].as_str().unwrap()).collect();
     assert_eq!(stores, ["md", "md", "copilot"]);
     let rec = &json["memories"][2];
-    assert_eq!((rec["id"].as_str(), rec["subject"].as_str(), rec["line"].as_u64()), (Some(id.as_str()), Some("testing"), Some(1)));
+    assert_eq!(
+        (rec["id"].as_str(), rec["subject"].as_str(), rec["line"].as_u64()),
+        (Some(id.as_str()), Some("testing"), Some(1))
+    );
     for key in ["created", "updated", "tags", "category", "summary", "decay_protected", "path"] {
         assert!(rec.get(key).is_some(), "record list items keep the SPEC keys: {key}");
     }
@@ -464,7 +505,11 @@ fn recall_covers_both_stores_newest_first() {
         .collect();
     assert_eq!(
         got,
-        [("md".to_string(), "2".to_string()), ("copilot".to_string(), format!("\"{id}\"")), ("md".to_string(), "1".to_string())]
+        [
+            ("md".to_string(), "2".to_string()),
+            ("copilot".to_string(), format!("\"{id}\"")),
+            ("md".to_string(), "1".to_string())
+        ]
     );
     assert_eq!(out["count"], 3);
     let out = ok_json(&env, &["recall", "py", "-n", "1", "--store", "copilot"]);
@@ -476,7 +521,9 @@ fn recall_covers_both_stores_newest_first() {
     let run = env.kb(&["recall", "with -x"]).ok();
     assert_eq!(
         run.stdout,
-        format!("Found 1 memory matching 'with -x':\n\n**Copilot memory {id}** (created 2026-11-22)\nSubject: testing\nCitations: pyproject.toml:40\nRun pytest with -x in CI\n")
+        format!(
+            "Found 1 memory matching 'with -x':\n\n**Copilot memory {id}** (created 2026-11-22)\nSubject: testing\nCitations: pyproject.toml:40\nRun pytest with -x in CI\n"
+        )
     );
 }
 
@@ -499,7 +546,10 @@ fn show_and_forget_resolve_ids_across_stores() {
     assert_eq!(ok_json(&env, &["show", "1", "--store", "copilot"])["fact"], "numbered");
     assert_eq!(ok_json(&env, &["show", "77"])["fact"], "seventy-seven");
     let out = ok_json(&env, &["forget", "77"]);
-    assert_eq!((out["deleted"].as_str(), out["store"].as_str(), out["line"].as_u64()), (Some("77"), Some("copilot"), Some(3)));
+    assert_eq!(
+        (out["deleted"].as_str(), out["store"].as_str(), out["line"].as_u64()),
+        (Some("77"), Some("copilot"), Some(3))
+    );
     let run = env.kb(&["forget", &id]).ok();
     assert_eq!(run.stdout, format!("✓ Deleted Copilot memory {id} [testing] (line 1 of {JSONL})\n"));
     assert_eq!(lines(&env), ["{\"id\":\"1\",\"subject\":\"n\",\"fact\":\"numbered\"}"]);
@@ -517,7 +567,12 @@ fn show_and_forget_resolve_ids_across_stores() {
 #[test]
 fn export_maps_memories_and_is_idempotent() {
     let env = env();
-    env.memory(1, "User prefers pytest over unittest", "2026-11-20T10:00:00+00:00", &["preference", "python", "testing"]);
+    env.memory(
+        1,
+        "User prefers pytest over unittest",
+        "2026-11-20T10:00:00+00:00",
+        &["preference", "python", "testing"],
+    );
     env.memory(2, "Always run the linter", "2026-11-20T10:00:00+00:00", &[]);
     env.memory(3, "We chose Postgres over MySQL", "2026-11-20T10:00:00+00:00", &["decision"]);
     env.write(
@@ -541,10 +596,17 @@ fn export_maps_memories_and_is_idempotent() {
     assert_eq!(item["target_id"], recs[0]["id"]);
     let before = read_bytes(&env);
     let again = ok_json(&env, &["export", "--to", "copilot"]);
-    assert_eq!((again["added"].as_u64(), again["merged"].as_u64(), again["skipped"].as_u64()), (Some(0), Some(0), Some(4)));
+    assert_eq!(
+        (again["added"].as_u64(), again["merged"].as_u64(), again["skipped"].as_u64()),
+        (Some(0), Some(0), Some(4))
+    );
     assert_eq!(read_bytes(&env), before, "a second export changes nothing");
     let run = env.kb(&["export", "--to", "copilot"]).ok();
-    assert!(run.stdout.ends_with(&format!("✓ Exported 4 memories to {JSONL}: 0 added, 0 merged, 4 skipped.\n")), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(&format!("✓ Exported 4 memories to {JSONL}: 0 added, 0 merged, 4 skipped.\n")),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.starts_with("skipped memory 1 → Copilot memory mem-"), "{}", run.stdout);
     // Importing what was exported adds nothing either.
     let back = ok_json(&env, &["import", "--from", "copilot"]);
@@ -570,7 +632,9 @@ fn export_dedups_and_merges_into_existing_records() {
     assert_eq!(out["items"][0]["note"], "text replaced, citations merged");
     assert_eq!(
         lines(&env),
-        ["{\"id\":\"r1\",\"subject\":\"python\",\"fact\":\"User prefers pytest over unittest\",\"citations\":[\"a.py:1\",\"b.py:2\"],\"created\":\"2026-11-01T00:00:00Z\",\"zz\":1,\"updated\":\"2026-11-22T12:00:00+00:00\"}"]
+        [
+            "{\"id\":\"r1\",\"subject\":\"python\",\"fact\":\"User prefers pytest over unittest\",\"citations\":[\"a.py:1\",\"b.py:2\"],\"created\":\"2026-11-01T00:00:00Z\",\"zz\":1,\"updated\":\"2026-11-22T12:00:00+00:00\"}"
+        ]
     );
     let again = ok_json(&env, &["export", "--to", "copilot"]);
     assert_eq!((again["merged"].as_u64(), again["skipped"].as_u64()), (Some(0), Some(1)));
@@ -602,7 +666,10 @@ fn import_writes_co_cli_memories_and_is_idempotent() {
     let check = env.kb(&["--json", "check"]);
     assert_eq!((check.code, check.json()["problems"].as_array().unwrap().len()), (1, 1), "only the bad JSONL line");
     let again = ok_json(&env, &["import", "--from", "copilot"]);
-    assert_eq!((again["added"].as_u64(), again["merged"].as_u64(), again["skipped"].as_u64()), (Some(0), Some(0), Some(2)));
+    assert_eq!(
+        (again["added"].as_u64(), again["merged"].as_u64(), again["skipped"].as_u64()),
+        (Some(0), Some(0), Some(2))
+    );
     // A new citation on the record merges into the memory's frontmatter, nothing else changes.
     let l = lines(&env);
     env.write(JSONL, &format!("{}\n{}\n", l[0].replace("\".ci/run:3\"]", "\".ci/run:3\",\"README.md:9\"]"), l[1]));
@@ -610,9 +677,18 @@ fn import_writes_co_cli_memories_and_is_idempotent() {
     assert_eq!((out["merged"].as_u64(), out["items"][0]["note"].as_str()), (Some(1), Some("citations merged")));
     let text = env.read(&env.memories().join("001-run-cargo-nextest-before-pushing.md"));
     assert!(text.contains("citations:\n- 'Makefile:14'\n- '.ci/run:3'\n- 'README.md:9'\n"), "{text}");
-    assert!(text.contains("updated: '2026-11-22T12:00:00+00:00'\n") && text.ends_with("\n\nRun `cargo nextest` before pushing\n"));
+    assert!(
+        text.contains("updated: '2026-11-22T12:00:00+00:00'\n")
+            && text.ends_with("\n\nRun `cargo nextest` before pushing\n")
+    );
     let run = env.kb(&["import", "--from", "copilot"]).ok();
-    assert!(run.stdout.ends_with("✓ Imported 2 Copilot memories into .co-cli/knowledge/memories: 0 added, 0 merged, 2 skipped.\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.ends_with(
+            "✓ Imported 2 Copilot memories into .co-cli/knowledge/memories: 0 added, 0 merged, 2 skipped.\n"
+        ),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -629,7 +705,8 @@ fn imported_memories_load_in_pyyaml() {
     );
     env.kb(&["import", "--from", "copilot"]).ok();
     let path = env.memories().join(&env.memory_files()[0]);
-    let script = "import sys,yaml,json;t=open(sys.argv[1]).read();print(json.dumps(yaml.safe_load(t.split('---\\n')[1])))";
+    let script =
+        "import sys,yaml,json;t=open(sys.argv[1]).read();print(json.dumps(yaml.safe_load(t.split('---\\n')[1])))";
     let out = std::process::Command::new("python3").args(["-c", script]).arg(&path).output().unwrap();
     let fm: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(fm["tags"], json!(["yes"]));
@@ -678,9 +755,16 @@ fn parallel_writers_lose_nothing() {
 #[test]
 fn identity_survives_another_tool_rewriting_the_file() {
     let env = env();
-    let a = save(&env, "build", "Run cargo nextest before pushing", &["Makefile:14"], &[])["memory_id"].as_str().unwrap().to_string();
-    let b = save(&env, "docs", "Docs live in docs/ and build with mdbook", &[], &[])["memory_id"].as_str().unwrap().to_string();
-    let c = save(&env, "style", "Prefer early returns über nesting", &[], &[])["memory_id"].as_str().unwrap().to_string();
+    let a = save(&env, "build", "Run cargo nextest before pushing", &["Makefile:14"], &[])["memory_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = save(&env, "docs", "Docs live in docs/ and build with mdbook", &[], &[])["memory_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let c =
+        save(&env, "style", "Prefer early returns über nesting", &[], &[])["memory_id"].as_str().unwrap().to_string();
     // Another tool: reverses the order, pretty-prints and reorders `a`, escapes non-ASCII in `c`
     // and drops its id.
     let l = lines(&env);
@@ -690,7 +774,11 @@ fn identity_survives_another_tool_rewriting_the_file() {
     assert_eq!(ok_json(&env, &["show", &a])["line"], 3);
     assert_eq!(ok_json(&env, &["show", &b])["line"], 2);
     let shown_c = ok_json(&env, &["show", &c]);
-    assert_eq!((shown_c["line"].as_u64(), shown_c["fact"].as_str()), (Some(1), Some("Prefer early returns über nesting")), "found by (subject, fact)");
+    assert_eq!(
+        (shown_c["line"].as_u64(), shown_c["fact"].as_str()),
+        (Some(1), Some("Prefer early returns über nesting")),
+        "found by (subject, fact)"
+    );
     // Updates land on the right records, by id.
     env.kb(&["vote", &a, "up", "--reason", "r"]).ok();
     let out = save(&env, "Build", "run cargo nextest before pushing!", &["ci.yml:3"], &[]);
