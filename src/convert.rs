@@ -239,15 +239,15 @@ impl Converter {
 }
 
 /// Returns a record's fields as a conversion entry.
-fn record_entry(r: &copilot::Record<'_>) -> Entry {
-    let f = &r.fields;
+fn record_entry(all: &Records<'_>, r: &copilot::Record<'_>) -> Entry {
+    let f = all.fields(r);
     Entry {
         id: r.id.to_string(),
-        subject: frontmatter::py_strip(&f.subject).to_string(),
-        text: frontmatter::py_strip(&f.fact).to_string(),
+        subject: frontmatter::py_strip(r.subject).to_string(),
+        text: frontmatter::py_strip(r.fact).to_string(),
         citations: f.citations.iter().map(|c| c.to_string()).collect(),
         reason: f.reason.as_deref().map(str::to_string),
-        category: f.category.as_deref().map(str::to_string),
+        category: r.category.map(str::to_string),
         tags: f.tags.iter().map(|t| t.to_string()).collect(),
         changed_at: r.changed_at(),
         age: (r.created_at.unwrap_or(Micros::MIN), r.index),
@@ -309,7 +309,8 @@ pub fn export(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
     let (sources, _) = memory_entries(md, true)?;
     let file: JsonlFile = records.read()?;
     let parsed = Records::parse(&file);
-    let existing = parsed.records.iter().enumerate().map(|(k, r)| (record_entry(r), Origin::Record(k))).collect();
+    let recs: Vec<copilot::Record<'_>> = parsed.iter().collect();
+    let existing = recs.iter().enumerate().map(|(k, r)| (record_entry(&parsed, r), Origin::Record(k))).collect();
     let mut conv = Converter::new(existing, md.settings.memory_dedup_threshold.value);
     let mut taken: HashSet<String> = parsed.ids().into_iter().map(str::to_string).collect();
     let mut items = Vec::new();
@@ -326,7 +327,7 @@ pub fn export(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
     for t in &conv.targets {
         match &t.origin {
             Some(Origin::Record(k)) if t.text_changed || t.citations_changed => {
-                let rec = &parsed.records[*k];
+                let rec = &recs[*k];
                 let mut changes = Vec::new();
                 if t.text_changed {
                     changes.push(("fact", copilot::json_str(&t.entry.text)));
@@ -374,8 +375,8 @@ pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
     let mut next_id = max_id.map_or(1, |m| m + 1);
     let mut items = Vec::new();
     let mut extras_loaded: HashSet<String> = HashSet::new();
-    for r in &parsed.records {
-        let src = record_entry(r);
+    for r in parsed.iter() {
+        let src = record_entry(&parsed, &r);
         // A memory's citations live in its file, not in the index: read them for the subject's
         // memories before the first match, so a merge sees what is already there.
         let subject = normalize(&src.subject);

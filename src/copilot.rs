@@ -25,6 +25,7 @@ use crate::{frontmatter, secrets};
 use chrono::{DateTime, Utc};
 use jsonl::{Edit, JsonlFile};
 use record::{CitationsForm, Fields, Votes};
+
 use serde::Serialize;
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -35,18 +36,27 @@ type Result<T> = std::result::Result<T, StoreError>;
 /// The `source.agent` kb writes.
 pub const AGENT: &str = "kb";
 
-/// A valid record of the file, borrowed from it.
-#[derive(Debug, Clone)]
-pub struct Record<'a> {
+/// A valid record of the file, borrowed from `Records`: what listing, ordering, dedup and
+/// addressing need. The other keys (`citations`, `reason`, `source`...) are parsed on demand by
+/// `Records::fields`.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'r> {
     /// 0-based line index in the file.
     pub index: usize,
     /// The id: as written, or derived from subject and fact when the record has none.
-    pub id: Cow<'a, str>,
+    pub id: &'r str,
     /// False when `id` was derived.
     pub id_in_file: bool,
-    pub fields: Fields<'a>,
+    pub subject: &'r str,
+    pub fact: &'r str,
+    pub category: Option<&'r str>,
+    pub created: Option<&'r str>,
+    pub updated: Option<&'r str>,
     pub created_at: Option<Micros>,
     pub updated_at: Option<Micros>,
+    pub votes: Votes,
+    /// False when `votes` is present but malformed.
+    pub votes_ok: bool,
 }
 
 impl Record<'_> {
@@ -67,8 +77,40 @@ impl Record<'_> {
 
     /// Returns true when it has more down than up votes: it stays out of the compiled context.
     pub fn downvoted(&self) -> bool {
-        self.fields.votes.down > self.fields.votes.up
+        self.votes.down > self.votes.up
     }
+}
+
+/// A string of a record: a range of the file's bytes, or (for strings with escapes, and derived
+/// ids) of the `Records` arena. Eight bytes instead of a 24-byte `Cow`, so 100,000 records take
+/// about 10 MB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Text {
+    start: u32,
+    /// Length; the top bit marks the arena.
+    len: u32,
+}
+
+impl Text {
+    const NONE: Text = Text { start: u32::MAX, len: u32::MAX };
+    const ARENA: u32 = 1 << 31;
+}
+
+/// A record as stored.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    index: u32,
+    id_in_file: bool,
+    votes_ok: bool,
+    id: Text,
+    subject: Text,
+    fact: Text,
+    category: Text,
+    created: Text,
+    updated: Text,
+    created_at: Option<Micros>,
+    updated_at: Option<Micros>,
+    votes: Votes,
 }
 
 /// A line of the file that is not a valid record, or a valid one with a bad value.
@@ -85,93 +127,202 @@ pub struct LineProblem {
 #[derive(Debug)]
 pub struct Records<'a> {
     pub file: &'a JsonlFile,
-    /// Valid records in file order.
-    pub records: Vec<Record<'a>>,
-    /// Problems in line order.
+    slots: Vec<Slot>,
+    /// Strings that are not in the file as they read: unescaped strings and derived ids.
+    arena: String,
+    /// Problems in line order: every skipped line; with `parse_checked`, also bad values.
     pub problems: Vec<LineProblem>,
 }
 
+/// A hasher for short keys (ids): FNV-1a, much cheaper than SipHash; ids come from files the
+/// user controls, so flooding is not a threat worth SipHash's cost here.
+#[derive(Default, Clone, Copy)]
+pub struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A set of ids.
+pub type IdSet<'a> = HashSet<&'a str, std::hash::BuildHasherDefault<Fnv>>;
+
 impl<'a> Records<'a> {
-    /// Parses every line of `file`.
+    /// Parses every line of `file` for reading and writing; bad values of keys it skips are
+    /// not looked at.
     pub fn parse(file: &'a JsonlFile) -> Records<'a> {
-        let mut records = Vec::with_capacity(file.len());
-        let mut problems = Vec::new();
+        Records::parse_with(file, false)
+    }
+
+    /// Parses every line of `file` and also reports every bad value (`kb check`).
+    pub fn parse_checked(file: &'a JsonlFile) -> Records<'a> {
+        Records::parse_with(file, true)
+    }
+
+    fn parse_with(file: &'a JsonlFile, full: bool) -> Records<'a> {
+        let mut all =
+            Records { file, slots: Vec::with_capacity(file.len()), arena: String::new(), problems: Vec::new() };
+        let base = file.data().as_ptr() as usize;
+        let end = base + file.data().len();
         for index in 0..file.len() {
             let text = match file.text(index) {
                 None => continue,
                 Some(Ok(t)) => t,
                 Some(Err(message)) => {
-                    problems.push(LineProblem { line: index + 1, message, skipped: true });
+                    all.problems.push(LineProblem { line: index + 1, message, skipped: true });
                     continue;
                 }
             };
-            let fields = match record::parse(text) {
+            let parsed = if full { record::parse(text) } else { record::parse_light(text) };
+            let f = match parsed {
                 Ok(f) => f,
                 Err(message) => {
-                    problems.push(LineProblem { line: index + 1, message, skipped: true });
+                    all.problems.push(LineProblem { line: index + 1, message, skipped: true });
                     continue;
                 }
             };
-            for w in &fields.warnings {
-                problems.push(LineProblem { line: index + 1, message: w.clone(), skipped: false });
+            for w in f.warnings {
+                all.problems.push(LineProblem { line: index + 1, message: w, skipped: false });
             }
             let mut stamp = |key: &str, v: &Option<Cow<'_, str>>| {
                 let v = v.as_deref()?;
                 match time::parse(v) {
                     Ok(at) => Some(time::micros(at)),
                     Err(e) => {
-                        problems.push(LineProblem {
-                            line: index + 1,
-                            message: format!("\"{key}\": {e}"),
-                            skipped: false,
-                        });
+                        if full {
+                            let message = format!("\"{key}\": {e}");
+                            all.problems.push(LineProblem { line: index + 1, message, skipped: false });
+                        }
                         None
                     }
                 }
             };
-            let created_at = stamp("created", &fields.created);
-            let updated_at = stamp("updated", &fields.updated);
-            let (id, id_in_file) = match &fields.id {
-                Some(id) => (id.clone(), true),
-                None => (Cow::Borrowed(""), false),
+            let created_at = stamp("created", &f.created);
+            let updated_at = stamp("updated", &f.updated);
+            // A borrowed string points into the file's bytes; anything else goes to the arena.
+            let mut keep = |s: Option<&str>| -> Text {
+                let Some(s) = s else { return Text::NONE };
+                let at = s.as_ptr() as usize;
+                if at >= base && at + s.len() <= end && s.len() < Text::ARENA as usize {
+                    return Text { start: (at - base) as u32, len: s.len() as u32 };
+                }
+                let start = all.arena.len() as u32;
+                all.arena.push_str(s);
+                Text { start, len: s.len() as u32 | Text::ARENA }
             };
-            records.push(Record { index, id, id_in_file, fields, created_at, updated_at });
+            let slot = Slot {
+                index: index as u32,
+                id_in_file: f.id.is_some(),
+                votes_ok: f.votes_ok,
+                id: keep(f.id.as_deref()),
+                subject: keep(Some(&f.subject)),
+                fact: keep(Some(&f.fact)),
+                category: keep(f.category.as_deref()),
+                created: keep(f.created.as_deref()),
+                updated: keep(f.updated.as_deref()),
+                created_at,
+                updated_at,
+                votes: f.votes,
+            };
+            all.slots.push(slot);
         }
-        let mut all = Records { file, records, problems };
         all.derive_missing_ids();
         all
     }
 
+    /// Returns the text of a stored string.
+    fn text(&self, t: Text) -> Option<&str> {
+        if t == Text::NONE {
+            return None;
+        }
+        let (start, len) = (t.start as usize, (t.len & !Text::ARENA) as usize);
+        if t.len & Text::ARENA != 0 {
+            return self.arena.get(start..start + len);
+        }
+        self.file.data().get(start..start + len).and_then(|b| std::str::from_utf8(b).ok())
+    }
+
+    fn record(&self, s: &Slot) -> Record<'_> {
+        Record {
+            index: s.index as usize,
+            id: self.text(s.id).unwrap_or(""),
+            id_in_file: s.id_in_file,
+            subject: self.text(s.subject).unwrap_or(""),
+            fact: self.text(s.fact).unwrap_or(""),
+            category: self.text(s.category),
+            created: self.text(s.created),
+            updated: self.text(s.updated),
+            created_at: s.created_at,
+            updated_at: s.updated_at,
+            votes: s.votes,
+            votes_ok: s.votes_ok,
+        }
+    }
+
+    /// Returns the valid records, in file order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = Record<'_>> + ExactSizeIterator {
+        self.slots.iter().map(|s| self.record(s))
+    }
+
+    /// Returns the number of valid records.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Returns true when the file has no valid record.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Returns every field of a record (parsed again from its line).
+    pub fn fields(&self, r: &Record<'_>) -> Fields<'a> {
+        match self.file.text(r.index) {
+            Some(Ok(text)) => record::parse(text).unwrap_or_default(),
+            _ => Fields::default(),
+        }
+    }
+
     /// Gives each record without an id the id kb would have written for it, skipping ids in use.
     fn derive_missing_ids(&mut self) {
-        if self.records.iter().all(|r| r.id_in_file) {
+        if self.slots.iter().all(|s| s.id_in_file) {
             return;
         }
         let mut derived: Vec<(usize, String)> = Vec::new();
         {
-            let taken: HashSet<&str> = self.records.iter().filter(|r| r.id_in_file).map(|r| r.id.as_ref()).collect();
+            let taken: IdSet<'_> = self.iter().filter(|r| r.id_in_file).map(|r| r.id).collect();
             let mut fresh: HashSet<String> = HashSet::new();
-            for (i, r) in self.records.iter().enumerate().filter(|(_, r)| !r.id_in_file) {
-                let id = draw_id(&r.fields.subject, &r.fields.fact, |c| taken.contains(c) || fresh.contains(c));
+            for (i, r) in self.iter().enumerate().filter(|(_, r)| !r.id_in_file) {
+                let id = draw_id(r.subject, r.fact, |c| taken.contains(c) || fresh.contains(c));
                 fresh.insert(id.clone());
                 derived.push((i, id));
             }
         }
         for (i, id) in derived {
-            self.records[i].id = Cow::Owned(id);
+            let start = self.arena.len() as u32;
+            self.arena.push_str(&id);
+            self.slots[i].id = Text { start, len: id.len() as u32 | Text::ARENA };
         }
     }
 
     /// Returns the records with this id (more than one only when the file repeats an id).
-    pub fn find(&self, id: &str) -> Vec<&Record<'a>> {
-        self.records.iter().filter(|r| r.id == id).collect()
+    pub fn find(&self, id: &str) -> Vec<Record<'_>> {
+        self.iter().filter(|r| r.id == id).collect()
     }
 
     /// Returns the only record with this id; an error when there is none or several.
-    pub fn one(&self, id: &str) -> Result<&Record<'a>> {
+    pub fn one(&self, id: &str) -> Result<Record<'_>> {
         match self.find(id).as_slice() {
             [] => Err(StoreError::NotFound(id.to_string())),
-            [one] => Ok(one),
+            [one] => Ok(*one),
             many => {
                 let lines: Vec<String> = many.iter().map(|r| r.line().to_string()).collect();
                 Err(StoreError::Invalid(format!(
@@ -184,38 +335,57 @@ impl<'a> Records<'a> {
         }
     }
 
-    /// Returns each id written on more than one line, with those line numbers.
+    /// Returns each id written on more than one line, with those line numbers, by first line.
     pub fn duplicate_ids(&self) -> Vec<(&str, Vec<usize>)> {
-        let mut by_id: std::collections::HashMap<&str, Vec<usize>> = std::collections::HashMap::new();
-        for r in self.records.iter().filter(|r| r.id_in_file) {
-            by_id.entry(r.id.as_ref()).or_default().push(r.line());
+        let mut all: Vec<(&str, usize)> = self.iter().filter(|r| r.id_in_file).map(|r| (r.id, r.line())).collect();
+        all.sort_unstable();
+        let mut dups: Vec<(&str, Vec<usize>)> = Vec::new();
+        for group in all.chunk_by(|a, b| a.0 == b.0).filter(|g| g.len() > 1) {
+            dups.push((group[0].0, group.iter().map(|(_, l)| *l).collect()));
         }
-        let mut dups: Vec<(&str, Vec<usize>)> = by_id.into_iter().filter(|(_, v)| v.len() > 1).collect();
         dups.sort_by_key(|(_, lines)| lines[0]);
         dups
     }
 
     /// Returns every id in use.
-    pub fn ids(&self) -> HashSet<&str> {
-        self.records.iter().map(|r| r.id.as_ref()).collect()
+    pub fn ids(&self) -> IdSet<'_> {
+        self.iter().map(|r| r.id).collect()
     }
 
     /// Returns the most similar record of the same subject when it reaches `threshold`, with its
     /// score. Every record of the subject is a candidate (Copilot facts do not age out); a tie goes
     /// to the newer record.
-    pub fn find_duplicate(&self, subject: &str, fact: &str, threshold: f64) -> Option<(&Record<'a>, f64)> {
+    pub fn find_duplicate(&self, subject: &str, fact: &str, threshold: f64) -> Option<(Record<'_>, f64)> {
         let subject = normalize(subject);
-        let mut candidates: Vec<&Record<'a>> =
-            self.records.iter().filter(|r| same_subject(&r.fields.subject, &subject)).collect();
+        let mut candidates: Vec<Record<'_>> = self.iter().filter(|r| same_subject(r.subject, &subject)).collect();
         candidates.sort_by_key(|r| std::cmp::Reverse(r.age_key()));
-        let mut best: Option<(&Record<'a>, f64)> = None;
+        let mut best: Option<(Record<'_>, f64)> = None;
         for r in candidates {
-            let score = similarity(fact, &r.fields.fact);
+            let score = similarity(fact, r.fact);
             if best.is_none_or(|(_, b)| score > b) {
                 best = Some((r, score));
             }
         }
         best.filter(|(_, s)| *s >= threshold)
+    }
+
+    /// Returns whether `query_lower` (already lower-cased) occurs in the record's subject, fact,
+    /// reason or a citation, ignoring case.
+    pub fn matches(&self, r: &Record<'_>, query_lower: &str) -> bool {
+        use crate::store::contains_lower;
+        if contains_lower(r.fact, query_lower) || contains_lower(r.subject, query_lower) {
+            return true;
+        }
+        // Reason and citations are not kept in memory: look at the raw line first, and parse it
+        // only when the query may be in it (an escape could hide it from the raw text).
+        let raw = self.file.raw(r.index);
+        let maybe = raw.contains(&b'\\') || std::str::from_utf8(raw).is_ok_and(|t| contains_lower(t, query_lower));
+        if !maybe {
+            return false;
+        }
+        let f = self.fields(r);
+        f.reason.as_deref().is_some_and(|x| contains_lower(x, query_lower))
+            || f.citations.iter().any(|c| contains_lower(c, query_lower))
     }
 }
 
@@ -367,7 +537,7 @@ pub fn json_str(s: &str) -> String {
 pub fn edit_line(file: &JsonlFile, rec: &Record<'_>, changes: Vec<(&str, String)>) -> Result<String> {
     let mut changes = changes;
     if !rec.id_in_file {
-        changes.insert(0, ("id", json_str(&rec.id)));
+        changes.insert(0, ("id", json_str(rec.id)));
     }
     let raw = file.raw(rec.index);
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -420,16 +590,16 @@ impl RecordStore {
     /// Rewrites the file with `edits`, atomically. Returns the line numbers of appended lines.
     /// Nothing is written when there is no edit.
     pub fn write(&self, file: &JsonlFile, edits: &[Edit]) -> Result<Vec<usize>> {
-        let (bytes, appended) = file.render(edits);
         if edits.is_empty() {
-            return Ok(appended);
+            return Ok(Vec::new());
         }
         let path = &file.path;
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
         inside_root(&self.layout.root, dir)?;
-        fsio::write_atomic(path, &bytes).map_err(|source| StoreError::Io { path: path.clone(), source })?;
-        Ok(appended)
+        fsio::write_atomic_streamed(path, true, |w| file.render_to(edits, w).map(drop))
+            .map_err(|source| StoreError::Io { path: path.clone(), source })?;
+        Ok(file.appended_lines(edits))
     }
 
     /// Stores a record: dedup within its subject, consolidate into the match or append.
@@ -440,20 +610,20 @@ impl RecordStore {
         let all = Records::parse(&file);
         let threshold = self.settings.memory_dedup_threshold.value;
         if let Some((rec, score)) = all.find_duplicate(&req.subject, &req.fact, threshold) {
-            let (citations, cites_changed) =
-                merge_citations(&rec.fields.citations, rec.fields.citations_form, &req.citations);
+            let fields = all.fields(&rec);
+            let (citations, cites_changed) = merge_citations(&fields.citations, fields.citations_form, &req.citations);
             let mut changes = vec![("fact", json_str(&req.fact))];
             if cites_changed {
                 changes.push(("citations", serde_json::to_string(&citations).unwrap_or_default()));
             }
-            if rec.fields.reason.as_deref() != Some(req.reason.as_str()) {
+            if fields.reason.as_deref() != Some(req.reason.as_str()) {
                 changes.push(("reason", json_str(&req.reason)));
             }
-            if let Some(c) = req.category.as_deref().filter(|c| rec.fields.category.as_deref() != Some(*c)) {
+            if let Some(c) = req.category.as_deref().filter(|c| rec.category.as_deref() != Some(*c)) {
                 changes.push(("category", json_str(c)));
             }
             changes.push(("updated", json_str(&time::py_isoformat(now))));
-            let line = edit_line(&file, rec, changes)?;
+            let line = edit_line(&file, &rec, changes)?;
             if !req.dry_run {
                 self.write(&file, &[Edit::Replace(rec.index, line)])?;
             }
@@ -510,10 +680,10 @@ impl RecordStore {
         let file = self.read()?;
         let all = Records::parse(&file);
         let rec = all.one(id)?;
-        if !rec.fields.votes_ok {
+        if !rec.votes_ok {
             return Err(bad_line(&file, rec.index, "\"votes\" is malformed; fix it by hand before voting"));
         }
-        let mut votes = rec.fields.votes;
+        let mut votes = rec.votes;
         match direction {
             Direction::Up => votes.up += 1,
             Direction::Down => votes.down += 1,
@@ -537,7 +707,7 @@ impl RecordStore {
         }
         let last = LastVote { direction: direction.as_str(), reason, at: time::py_isoformat(now) };
         let last = serde_json::to_string(&last).unwrap_or_default();
-        let line = edit_line(&file, rec, vec![("votes", votes_json), ("last_vote", last)])?;
+        let line = edit_line(&file, &rec, vec![("votes", votes_json), ("last_vote", last)])?;
         self.write(&file, &[Edit::Replace(rec.index, line)])?;
         Ok(VoteOutcome { id: rec.id.to_string(), path: file.path.clone(), line: rec.line(), votes })
     }
@@ -553,7 +723,7 @@ impl RecordStore {
             id: rec.id.to_string(),
             path: file.path.clone(),
             line: rec.line(),
-            subject: rec.fields.subject.to_string(),
+            subject: rec.subject.to_string(),
         })
     }
 }
@@ -622,16 +792,6 @@ fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> 
     Ok((req, redacted))
 }
 
-/// Returns whether `query_lower` (already lower-cased) occurs in the record's subject, fact,
-/// reason or a citation, ignoring case.
-pub fn matches(rec: &Record<'_>, query_lower: &str) -> bool {
-    let f = &rec.fields;
-    crate::store::contains_lower(&f.fact, query_lower)
-        || crate::store::contains_lower(&f.subject, query_lower)
-        || f.reason.as_deref().is_some_and(|r| crate::store::contains_lower(r, query_lower))
-        || f.citations.iter().any(|c| crate::store::contains_lower(c, query_lower))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -673,9 +833,22 @@ mod tests {
         );
         let file = JsonlFile::from_bytes("x".into(), text.into_bytes(), true);
         let all = Records::parse(&file);
-        assert!(!all.records[0].id_in_file);
-        assert_ne!(all.records[0].id, fact_id, "a derived id never takes one in use");
+        let first = all.iter().next().unwrap();
+        assert!(!first.id_in_file);
+        assert_ne!(first.id, fact_id, "a derived id never takes one in use");
         assert_eq!(all.find(&fact_id).len(), 1);
+    }
+
+    #[test]
+    fn escaped_strings_and_derived_ids_live_in_the_arena() {
+        let text = "{\"id\":\"a\\u0062\",\"subject\":\"s\\\"q\",\"fact\":\"caf\\u00e9\",\"created\":\"2026-01-01T00:00:00Z\"}\n{\"subject\":\"t\",\"fact\":\"plain\",\"category\":\"c\"}\n";
+        let file = JsonlFile::from_bytes("x".into(), text.as_bytes().to_vec(), true);
+        let all = Records::parse(&file);
+        let rs: Vec<Record<'_>> = all.iter().collect();
+        assert_eq!((rs[0].id, rs[0].subject, rs[0].fact), ("ab", "s\"q", "café"));
+        assert_eq!((rs[0].created, rs[0].category, rs[0].updated), (Some("2026-01-01T00:00:00Z"), None, None));
+        assert_eq!((rs[1].id, rs[1].category), (draw_id("t", "plain", |_| false).as_str(), Some("c")));
+        assert_eq!(all.find("ab").len(), 1);
     }
 
     #[test]
@@ -772,9 +945,10 @@ mod tests {
     fn timestamps_are_checked() {
         let text = "{\"subject\":\"s\",\"fact\":\"f\",\"created\":\"2026-01-01\"}\n";
         let file = JsonlFile::from_bytes("x".into(), text.as_bytes().to_vec(), true);
-        let all = Records::parse(&file);
-        assert_eq!(all.records.len(), 1);
+        let all = Records::parse_checked(&file);
+        assert_eq!(all.len(), 1);
         assert!(all.problems[0].message.contains("date without a time") && !all.problems[0].skipped);
+        assert!(Records::parse(&file).problems.is_empty(), "only check looks at values it does not need");
     }
 
     proptest::proptest! {
@@ -782,8 +956,9 @@ mod tests {
         fn any_bytes_parse_without_panic(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
             let file = JsonlFile::from_bytes("x".into(), data, true);
             let all = Records::parse(&file);
-            for r in &all.records {
-                let _ = edit_line(&file, r, vec![("votes", "{}".into())]);
+            for r in all.iter() {
+                let _ = edit_line(&file, &r, vec![("votes", "{}".into())]);
+                let _ = all.fields(&r);
             }
         }
 

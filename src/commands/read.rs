@@ -63,7 +63,7 @@ struct RecallJson<'a> {
 /// A recall hit in either store.
 enum Hit<'m, 'r> {
     Md(MemoryRef<'m>),
-    Copilot(&'r Record<'r>),
+    Copilot(Record<'r>),
 }
 
 impl Hit<'_, '_> {
@@ -104,16 +104,21 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
     }
     if let Some(all) = &parsed {
         let q = args.query.to_lowercase();
-        hits.extend(all.records.iter().filter(|r| copilot::matches(r, &q)).map(Hit::Copilot));
+        // Keep only the newest N matches of this store before merging (a broad query can match
+        // most of 100,000 records).
+        let mut found: Vec<Record<'_>> = all.iter().filter(|r| all.matches(r, &q)).collect();
+        found.sort_by_key(|r| std::cmp::Reverse(r.age_key()));
+        found.truncate(args.max_results);
+        hits.extend(found.into_iter().map(Hit::Copilot));
     }
     hits.sort_by_key(|h| std::cmp::Reverse(h.age_key()));
     hits.truncate(args.max_results);
     if ctx.json {
         let results = hits
             .iter()
-            .map(|h| match (h, &index, &file) {
+            .map(|h| match (h, &index, &parsed) {
                 (Hit::Md(m), Some(index), _) => Either::Md(MemoryJson::new(m, &index.dir)),
-                (Hit::Copilot(r), _, Some(file)) => Either::Copilot(records::RecordJson::new(r, &file.path)),
+                (Hit::Copilot(r), _, Some(all)) => Either::Copilot(records::RecordJson::new(all, r)),
                 _ => unreachable!("a hit comes from a store that was read"),
             })
             .collect();
@@ -131,7 +136,9 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
         let m = match h {
             Hit::Md(m) => m,
             Hit::Copilot(r) => {
-                lines.extend(records::recall_lines(ctx, r));
+                if let Some(all) = &parsed {
+                    lines.extend(records::recall_lines(ctx, all, r));
+                }
                 continue;
             }
         };
@@ -160,18 +167,41 @@ struct ListItem {
 }
 
 #[derive(Serialize)]
-struct ListJson {
+struct ListJson<'x, 'a> {
     count: usize,
     limit: u64,
     /// How many of `memories` each store holds.
     counts: Counts,
-    memories: Vec<Either<ListItem, records::RecordListItem>>,
+    memories: ListItems<'x, 'a>,
 }
 
 #[derive(Serialize)]
 struct Counts {
     md: usize,
     copilot: usize,
+}
+
+/// The markdown items, then the Copilot records, serialised one by one (100,000 records are not
+/// copied into a second list first).
+struct ListItems<'x, 'a> {
+    md: Vec<ListItem>,
+    copilot: Option<(&'x Records<'a>, String)>,
+}
+
+impl Serialize for ListItems<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.md.len() + self.copilot.as_ref().map_or(0, |c| c.0.len())))?;
+        for m in &self.md {
+            seq.serialize_element(m)?;
+        }
+        if let Some((all, path)) = &self.copilot {
+            for r in all.iter() {
+                seq.serialize_element(&records::RecordListItem::new(&r, path))?;
+            }
+        }
+        seq.end()
+    }
 }
 
 pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
@@ -186,19 +216,18 @@ pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
     if let Some(all) = &parsed {
         records::warn_skipped(ctx, all);
     }
-    let copilot_count = parsed.as_ref().map_or(0, |p| p.records.len());
+    let copilot_count = parsed.as_ref().map_or(0, |p| p.len());
+    let copilot_items = || parsed.as_ref().map(|all| (all, super::abs(&all.file.path).display().to_string()));
     if only == Some(StoreKind::Copilot) {
-        let (Some(file), Some(parsed)) = (&file, &parsed) else { unreachable!("read above") };
+        let Some(all) = &parsed else { unreachable!("read above") };
         if ctx.json {
-            let path = super::abs(&file.path).display().to_string();
-            let memories: Vec<_> =
-                parsed.records.iter().map(|r| Either::Copilot(records::RecordListItem::new(r, &path))).collect();
             let counts = Counts { md: 0, copilot: copilot_count };
-            output::print_json(&ListJson { count: memories.len(), limit, counts, memories })?;
-        } else if parsed.records.is_empty() {
-            output::print(records::empty_list_text(file))?;
+            let memories = ListItems { md: Vec::new(), copilot: copilot_items() };
+            records::print_json_stream(&ListJson { count: copilot_count, limit, counts, memories })?;
+        } else if all.is_empty() {
+            output::print(records::empty_list_text(all.file))?;
         } else {
-            output::print(&records::list_text(ctx, parsed))?;
+            records::stream(|w| records::write_list(ctx, all, w))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -207,7 +236,7 @@ pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
     let mut all: Vec<MemoryRef<'_>> = index.memories().collect();
     all.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file_name.cmp(b.file_name)));
     if ctx.json {
-        let mut memories: Vec<_> = all
+        let md: Vec<ListItem> = all
             .iter()
             .map(|m| ListItem {
                 store: "md",
@@ -220,25 +249,21 @@ pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
                 decay_protected: m.decay_protected,
                 path: super::abs(&index.dir.join(m.file_name)).display().to_string(),
             })
-            .map(Either::Md)
             .collect();
-        if let (Some(file), Some(parsed)) = (&file, &parsed) {
-            let path = super::abs(&file.path).display().to_string();
-            memories.extend(parsed.records.iter().map(|r| Either::Copilot(records::RecordListItem::new(r, &path))));
-        }
         let counts = Counts { md: all.len(), copilot: copilot_count };
-        output::print_json(&ListJson { count: memories.len(), limit, counts, memories })?;
+        let memories = ListItems { md, copilot: copilot_items() };
+        records::print_json_stream(&ListJson { count: all.len() + copilot_count, limit, counts, memories })?;
         return Ok(ExitCode::SUCCESS);
     }
     // The markdown section exactly as co-cli prints it, then the Copilot section when it has records.
-    let copilot_text = match &parsed {
-        Some(p) if !p.records.is_empty() => Some(records::list_text(ctx, p)),
-        _ => None,
-    };
+    let copilot = parsed.as_ref().filter(|p| !p.is_empty());
     if all.is_empty() {
         let empty = if index.dir_exists { "No memories found." } else { "No memories saved yet." };
-        match copilot_text {
-            Some(c) => output::print(&format!("{empty}\n\n{c}"))?,
+        match copilot {
+            Some(c) => records::stream(|w| {
+                write!(w, "{empty}\n\n")?;
+                records::write_list(ctx, c, w)
+            })?,
             None => output::print(empty)?,
         }
         return Ok(ExitCode::SUCCESS);
@@ -259,11 +284,14 @@ pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
         line.push_str(&format!(" : {}\n", ctx.style.clean(&summary(m.content))));
         text.push_str(&line);
     }
-    if let Some(c) = copilot_text {
-        text.push('\n');
-        text.push_str(&c);
+    match copilot {
+        Some(c) => records::stream(|w| {
+            w.write_all(text.as_bytes())?;
+            w.write_all(b"\n")?;
+            records::write_list(ctx, c, w)
+        })?,
+        None => output::print(&text)?,
     }
-    output::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
 

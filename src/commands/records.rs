@@ -10,6 +10,7 @@ use crate::copilot::{Record, RecordRequest, RecordStore, Records};
 use crate::output::{self, chars_prefix, summary};
 use anyhow::Result;
 use serde::Serialize;
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -47,6 +48,23 @@ pub fn warn_skipped(ctx: &Ctx, all: &Records<'_>) {
     }
 }
 
+/// Writes to stdout through a buffer; a closed pipe (`kb list | head`) is not an error.
+pub fn stream(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    let mut w = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    match f(&mut w).and_then(|()| w.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Prints one pretty JSON document without building it in memory first.
+pub fn print_json_stream<T: Serialize>(value: &T) -> io::Result<()> {
+    stream(|w| {
+        serde_json::to_writer_pretty(&mut *w, value)?;
+        w.write_all(b"\n")
+    })
+}
+
 /// One record in JSON: the SPEC §5 `MEMORY` keys (content = fact, no tags, never
 /// decay-protected), plus the record's own.
 #[derive(Serialize)]
@@ -70,92 +88,85 @@ pub struct RecordJson {
 }
 
 impl RecordJson {
-    pub fn new(r: &Record<'_>, path: &std::path::Path) -> RecordJson {
-        let f = &r.fields;
+    pub fn new(all: &Records<'_>, r: &Record<'_>) -> RecordJson {
+        let f = all.fields(r);
+        let owned = |s: Option<&str>| s.map(str::to_string);
         RecordJson {
             store: STORE,
             id: r.id.to_string(),
-            path: super::abs(path).display().to_string(),
+            path: super::abs(&all.file.path).display().to_string(),
             line: r.line(),
-            subject: f.subject.to_string(),
-            fact: f.fact.to_string(),
-            content: f.fact.to_string(),
+            subject: r.subject.to_string(),
+            fact: r.fact.to_string(),
+            content: r.fact.to_string(),
             citations: f.citations.iter().map(|c| c.to_string()).collect(),
-            reason: f.reason.as_deref().map(str::to_string),
-            category: f.category.as_deref().map(str::to_string),
-            source: f.source.as_deref().map(str::to_string),
-            created: f.created.as_deref().map(str::to_string),
-            updated: f.updated.as_deref().map(str::to_string),
-            votes: f.votes,
+            reason: owned(f.reason.as_deref()),
+            category: owned(r.category),
+            source: owned(f.source.as_deref()),
+            created: owned(r.created),
+            updated: owned(r.updated),
+            votes: r.votes,
             tags: Vec::new(),
             decay_protected: false,
         }
     }
 }
 
-/// One record in `list` JSON: the SPEC §5 list keys plus the record's own.
+/// One record in `list` JSON: the SPEC §5 list keys plus the record's own, borrowed.
 #[derive(Serialize)]
-pub struct RecordListItem {
+pub struct RecordListItem<'r> {
     pub store: &'static str,
-    pub id: String,
-    pub created: Option<String>,
-    pub updated: Option<String>,
-    pub tags: Vec<String>,
-    pub category: Option<String>,
+    pub id: &'r str,
+    pub created: Option<&'r str>,
+    pub updated: Option<&'r str>,
+    pub tags: &'static [String],
+    pub category: Option<&'r str>,
     pub summary: String,
     pub decay_protected: bool,
-    pub path: String,
+    pub path: &'r str,
     pub line: usize,
-    pub subject: String,
+    pub subject: &'r str,
     pub votes: Votes,
 }
 
-impl RecordListItem {
-    pub fn new(r: &Record<'_>, path: &str) -> RecordListItem {
-        let f = &r.fields;
+impl<'r> RecordListItem<'r> {
+    pub fn new(r: &Record<'r>, path: &'r str) -> RecordListItem<'r> {
         RecordListItem {
             store: STORE,
-            id: r.id.to_string(),
-            created: f.created.as_deref().map(str::to_string),
-            updated: f.updated.as_deref().map(str::to_string),
-            tags: Vec::new(),
-            category: f.category.as_deref().map(str::to_string),
-            summary: summary(&f.fact),
+            id: r.id,
+            created: r.created,
+            updated: r.updated,
+            tags: &[],
+            category: r.category,
+            summary: summary(r.fact),
             decay_protected: false,
-            path: path.to_string(),
+            path,
             line: r.line(),
-            subject: f.subject.to_string(),
-            votes: f.votes,
+            subject: r.subject,
+            votes: r.votes,
         }
     }
 }
 
-/// Returns the human `list` lines of the Copilot store: a header, then one line per record in
-/// file order.
-pub fn list_text(ctx: &Ctx, all: &Records<'_>) -> String {
-    let mut text = String::with_capacity(all.records.len() * 100 + 32);
-    text.push_str(&format!("Copilot memories: {}\n\n", all.records.len()));
-    for r in &all.records {
-        let f = &r.fields;
-        text.push_str("**");
-        text.push_str(&ctx.style.clean(&r.id));
-        text.push_str("**");
-        if let Some(c) = f.created.as_deref() {
-            text.push_str(&format!(" ({}", chars_prefix(c, 10)));
-            if let Some(u) = f.updated.as_deref() {
-                text.push_str(&format!(" → {}", chars_prefix(u, 10)));
+/// Writes the human `list` of the Copilot store: a header, then one line per record in file order.
+pub fn write_list(ctx: &Ctx, all: &Records<'_>, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "Copilot memories: {}\n", all.len())?;
+    for r in all.iter() {
+        write!(w, "**{}**", ctx.style.clean(r.id))?;
+        if let Some(c) = r.created {
+            write!(w, " ({}", chars_prefix(c, 10))?;
+            if let Some(u) = r.updated {
+                write!(w, " → {}", chars_prefix(u, 10))?;
             }
-            text.push(')');
+            w.write_all(b")")?;
         }
-        text.push_str(&format!(" [{}]", ctx.style.clean(&f.subject)));
-        if f.votes != Votes::default() {
-            text.push_str(&format!(" +{}/-{}", f.votes.up, f.votes.down));
+        write!(w, " [{}]", ctx.style.clean(r.subject))?;
+        if r.votes != Votes::default() {
+            write!(w, " +{}/-{}", r.votes.up, r.votes.down)?;
         }
-        text.push_str(" : ");
-        text.push_str(&ctx.style.clean(&summary(&f.fact)));
-        text.push('\n');
+        writeln!(w, " : {}", ctx.style.clean(&summary(r.fact)))?;
     }
-    text
+    Ok(())
 }
 
 /// Returns the human `list` text when the Copilot store has no record.
@@ -164,17 +175,17 @@ pub fn empty_list_text(file: &JsonlFile) -> &'static str {
 }
 
 /// Returns the human `recall` lines of one record.
-pub fn recall_lines(ctx: &Ctx, r: &Record<'_>) -> Vec<String> {
-    let f = &r.fields;
-    let head = match f.created.as_deref() {
+pub fn recall_lines(ctx: &Ctx, all: &Records<'_>, r: &Record<'_>) -> Vec<String> {
+    let head = match r.created {
         Some(c) => format!("**Copilot memory {}** (created {})", r.id, chars_prefix(c, 10)),
         None => format!("**Copilot memory {}**", r.id),
     };
-    let mut lines = vec![ctx.style.bold(&ctx.style.clean(&head)), format!("Subject: {}", ctx.style.clean(&f.subject))];
-    if !f.citations.is_empty() {
-        lines.push(format!("Citations: {}", ctx.style.clean(&f.citations.join(", "))));
+    let mut lines = vec![ctx.style.bold(&ctx.style.clean(&head)), format!("Subject: {}", ctx.style.clean(r.subject))];
+    let citations = all.fields(r).citations;
+    if !citations.is_empty() {
+        lines.push(format!("Citations: {}", ctx.style.clean(&citations.join(", "))));
     }
-    lines.push(ctx.style.clean(&f.fact).into_owned());
+    lines.push(ctx.style.clean(r.fact).into_owned());
     lines.push(String::new());
     lines
 }
@@ -192,19 +203,16 @@ pub fn show(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
         }
     };
     if ctx.json {
-        output::print_json(&RecordJson::new(r, &file.path))?;
+        output::print_json(&RecordJson::new(&all, &r))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let f = &r.fields;
-    let title = format!("Copilot memory {} ({}:{})", ctx.style.clean(&r.id), ctx.rel(&file.path), r.line());
+    let f = all.fields(&r);
+    let title = format!("Copilot memory {} ({}:{})", ctx.style.clean(r.id), ctx.rel(&file.path), r.line());
     let mut text = format!("{}\n", ctx.style.bold(&title));
-    text.push_str(&format!("Subject: {}\n", ctx.style.clean(&f.subject)));
-    for (label, value) in [
-        ("Created", f.created.as_deref()),
-        ("Updated", f.updated.as_deref()),
-        ("Category", f.category.as_deref()),
-        ("Source", f.source.as_deref()),
-    ] {
+    text.push_str(&format!("Subject: {}\n", ctx.style.clean(r.subject)));
+    for (label, value) in
+        [("Created", r.created), ("Updated", r.updated), ("Category", r.category), ("Source", f.source.as_deref())]
+    {
         if let Some(v) = value {
             text.push_str(&format!("{label}: {}\n", ctx.style.clean(v)));
         }
@@ -215,11 +223,11 @@ pub fn show(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
     if let Some(reason) = f.reason.as_deref() {
         text.push_str(&format!("Reason: {}\n", ctx.style.clean(reason)));
     }
-    if f.votes != Votes::default() {
-        text.push_str(&format!("Votes: {} up, {} down\n", f.votes.up, f.votes.down));
+    if r.votes != Votes::default() {
+        text.push_str(&format!("Votes: {} up, {} down\n", r.votes.up, r.votes.down));
     }
     text.push('\n');
-    text.push_str(&ctx.style.clean(&f.fact));
+    text.push_str(&ctx.style.clean(r.fact));
     output::print(&text)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -332,7 +340,7 @@ pub fn check(ctx: &Ctx, problems: &mut Vec<(PathBuf, Option<usize>, String)>) ->
             return 1;
         }
     };
-    let all = Records::parse(&file);
+    let all = Records::parse_checked(&file);
     let mut found: Vec<(usize, String)> = all.problems.iter().map(|p| (p.line, p.message.clone())).collect();
     for (id, lines) in all.duplicate_ids() {
         for &line in &lines {

@@ -52,16 +52,19 @@ impl JsonlFile {
     pub fn from_bytes(path: PathBuf, data: Vec<u8>, exists: bool) -> JsonlFile {
         let mut lines = Vec::with_capacity(data.len() / 128 + 1);
         let mut start = 0;
-        for (i, &b) in data.iter().enumerate() {
-            if b == b'\n' {
-                lines.push(Span { start, end: i });
-                start = i + 1;
-            }
+        while let Some(off) = find_newline(&data[start..]) {
+            lines.push(Span { start, end: start + off });
+            start += off + 1;
         }
         if start < data.len() {
             lines.push(Span { start, end: data.len() });
         }
         JsonlFile { path, exists, data, lines }
+    }
+
+    /// Returns the file's bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.data
     }
 
     /// Returns the number of lines (a last line without `\n` counts).
@@ -95,46 +98,83 @@ impl JsonlFile {
     /// Returns the file's new bytes after `edits`, and the 1-based line numbers the appended
     /// lines get, in order. Untouched lines keep their bytes; every line ends with `\n`.
     pub fn render(&self, edits: &[Edit]) -> (Vec<u8>, Vec<usize>) {
-        let mut replaced: Vec<Option<&str>> = vec![None; self.lines.len()];
-        let mut deleted = vec![false; self.lines.len()];
+        let mut out = Vec::with_capacity(self.data.len() + 1);
+        let numbers = self.render_to(edits, &mut out).unwrap_or_default();
+        (out, numbers)
+    }
+
+    /// Returns the 1-based line numbers the appended lines of `edits` get, in order.
+    pub fn appended_lines(&self, edits: &[Edit]) -> Vec<usize> {
+        let deleted = edits.iter().filter(|e| matches!(e, Edit::Delete(i) if *i < self.lines.len())).count();
+        let kept = self.lines.len() - deleted.min(self.lines.len());
+        let appended = edits.iter().filter(|e| matches!(e, Edit::Append(_))).count();
+        (kept + 1..=kept + appended).collect()
+    }
+
+    /// Writes the file's new bytes after `edits` to `out` (see `render`). Returns the 1-based
+    /// line numbers of the appended lines.
+    pub fn render_to(&self, edits: &[Edit], out: &mut dyn std::io::Write) -> std::io::Result<Vec<usize>> {
+        // Edits by line, sorted; untouched runs of lines are copied in one piece.
+        let mut changes: Vec<(usize, Option<&str>)> = Vec::new();
         let mut appended = Vec::new();
-        let mut extra = 0;
         for e in edits {
             match e {
-                Edit::Replace(i, text) if *i < self.lines.len() => {
-                    extra += text.len();
-                    replaced[*i] = Some(text);
-                }
-                Edit::Delete(i) if *i < self.lines.len() => deleted[*i] = true,
-                Edit::Append(text) => {
-                    extra += text.len() + 1;
-                    appended.push(text.as_str());
-                }
+                Edit::Replace(i, text) if *i < self.lines.len() => changes.push((*i, Some(text))),
+                Edit::Delete(i) if *i < self.lines.len() => changes.push((*i, None)),
+                Edit::Append(text) => appended.push(text.as_str()),
                 _ => {}
             }
         }
-        let mut out = Vec::with_capacity(self.data.len() + extra + 1);
+        changes.sort_by_key(|c| c.0);
+        changes.dedup_by_key(|c| c.0);
         let mut written = 0;
-        for (i, span) in self.lines.iter().enumerate() {
-            if deleted[i] {
-                continue;
+        let mut next = 0;
+        for (i, change) in changes.into_iter().chain([(self.lines.len(), None)]) {
+            if i > next {
+                // Lines next..i are untouched: their bytes and line feeds are contiguous.
+                let start = self.lines[next].start;
+                let last = self.lines[i - 1];
+                out.write_all(&self.data[start..last.end])?;
+                out.write_all(b"\n")?;
+                written += i - next;
             }
-            match replaced[i] {
-                Some(text) => out.extend_from_slice(text.as_bytes()),
-                None => out.extend_from_slice(&self.data[span.start..span.end]),
+            if i == self.lines.len() {
+                break;
             }
-            out.push(b'\n');
-            written += 1;
+            if let Some(text) = change {
+                out.write_all(text.as_bytes())?;
+                out.write_all(b"\n")?;
+                written += 1;
+            }
+            next = i + 1;
         }
         let mut numbers = Vec::with_capacity(appended.len());
         for text in appended {
-            out.extend_from_slice(text.as_bytes());
-            out.push(b'\n');
+            out.write_all(text.as_bytes())?;
+            out.write_all(b"\n")?;
             written += 1;
             numbers.push(written);
         }
-        (out, numbers)
+        Ok(numbers)
     }
+}
+
+/// Returns the offset of the first `\n` in `hay`, eight bytes at a time.
+fn find_newline(hay: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut i = 0;
+    while i + 8 <= hay.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&hay[i..i + 8]);
+        let x = u64::from_le_bytes(word) ^ NL;
+        if (x.wrapping_sub(LO) & !x & HI) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    hay[i..].iter().position(|&b| b == b'\n').map(|p| i + p)
 }
 
 /// One top-level member of a JSON object text: its decoded key and the byte range of its value.
@@ -301,13 +341,30 @@ mod tests {
         let f = file(b"\xef\xbb\xbf{\"a\":1}\r\n \n\xff\xfe\n{\"b\":2}");
         assert_eq!(f.text(0).unwrap().unwrap(), "{\"a\":1}");
         assert!(f.text(2).unwrap().unwrap_err().contains("UTF-8"));
-        let (out, appended) =
-            f.render(&[Edit::Replace(3, "{\"b\":3}".into()), Edit::Append("x".into()), Edit::Append("y".into())]);
+        let edits = [Edit::Replace(3, "{\"b\":3}".into()), Edit::Append("x".into()), Edit::Append("y".into())];
+        let (out, appended) = f.render(&edits);
         assert_eq!(out, b"\xef\xbb\xbf{\"a\":1}\r\n \n\xff\xfe\n{\"b\":3}\nx\ny\n");
         assert_eq!(appended, [5, 6]);
-        let (out, appended) = f.render(&[Edit::Delete(0), Edit::Delete(1), Edit::Append("z".into())]);
+        assert_eq!(f.appended_lines(&edits), appended);
+        let edits = [Edit::Delete(1), Edit::Append("z".into()), Edit::Delete(0)];
+        let (out, appended) = f.render(&edits);
         assert_eq!(out, b"\xff\xfe\n{\"b\":2}\nz\n");
-        assert_eq!(appended, [3]);
+        assert_eq!((appended.clone(), f.appended_lines(&edits)), (vec![3], vec![3]));
+        let (out, _) = f.render(&[Edit::Replace(1, "m".into()), Edit::Delete(2)]);
+        assert_eq!(out, b"\xef\xbb\xbf{\"a\":1}\r\nm\n{\"b\":2}\n");
+        assert_eq!(f.render(&[Edit::Delete(9), Edit::Replace(9, "x".into())]).0, f.render(&[]).0);
+    }
+
+    #[test]
+    fn newline_search() {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut hay = vec![b'a'; len];
+                hay[at] = b'\n';
+                assert_eq!(find_newline(&hay), Some(at));
+            }
+            assert_eq!(find_newline(&vec![0x8a; len]), None);
+        }
     }
 
     #[test]

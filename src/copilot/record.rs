@@ -55,6 +55,16 @@ pub struct Fields<'a> {
 
 /// Parses one line (without its line break). Returns the fields, or why the line is not a record.
 pub fn parse(line: &str) -> Result<Fields<'_>, String> {
+    parse_as::<true>(line)
+}
+
+/// Parses one line like `parse`, but skips `citations`, `reason`, `source` and `tags` (left
+/// empty, never warned about): what listing, ordering, dedup and addressing records need.
+pub fn parse_light(line: &str) -> Result<Fields<'_>, String> {
+    parse_as::<false>(line)
+}
+
+fn parse_as<const FULL: bool>(line: &str) -> Result<Fields<'_>, String> {
     let t = line.trim_start_matches([' ', '\t']);
     let json_start =
         t.starts_with(|c| "{[\"-0123456789".contains(c)) || ["true", "false", "null"].iter().any(|w| t.starts_with(w));
@@ -62,7 +72,7 @@ pub fn parse(line: &str) -> Result<Fields<'_>, String> {
         return Err("not JSON: a record is one JSON object on one line, starting with '{'".to_string());
     }
     let mut de = serde_json::Deserializer::from_str(line);
-    let top = match TopLevel::deserialize(&mut de).and_then(|t| de.end().map(|()| t)) {
+    let top = match TopLevel::<FULL>::deserialize(&mut de).and_then(|t| de.end().map(|()| t)) {
         Ok(t) => t,
         Err(e) => return Err(json_error(&e)),
     };
@@ -83,7 +93,7 @@ fn json_error(e: &serde_json::Error) -> String {
     format!("invalid JSON at column {}: {reason}", e.column())
 }
 
-enum TopLevel<'a> {
+enum TopLevel<'a, const FULL: bool> {
     Object(Box<Raw<'a>>),
     Other(&'static str),
 }
@@ -265,11 +275,11 @@ macro_rules! reject_others {
     };
 }
 
-impl<'de> Deserialize<'de> for TopLevel<'de> {
+impl<'de, const FULL: bool> Deserialize<'de> for TopLevel<'de, FULL> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = TopLevel<'de>;
+        struct V<const F: bool>;
+        impl<'de, const F: bool> Visitor<'de> for V<F> {
+            type Value = TopLevel<'de, F>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON object")
             }
@@ -283,6 +293,10 @@ impl<'de> Deserialize<'de> for TopLevel<'de> {
                     };
                     if std::mem::replace(&mut seen[i], true) {
                         raw.duplicate.get_or_insert(KNOWN[i]);
+                        map.next_value::<IgnoredAny>()?;
+                        continue;
+                    }
+                    if !F && matches!(KNOWN[i], "citations" | "reason" | "source" | "tags") {
                         map.next_value::<IgnoredAny>()?;
                         continue;
                     }
@@ -325,7 +339,7 @@ impl<'de> Deserialize<'de> for TopLevel<'de> {
                 Ok(TopLevel::Other("a list"))
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V::<FULL>)
     }
 }
 
@@ -630,6 +644,14 @@ mod tests {
         assert_eq!(f.votes, Votes { up: 2, down: 1 });
         assert!(f.votes_ok && f.warnings.is_empty());
         assert!(matches!(f.subject, Cow::Borrowed(_)), "unescaped strings borrow");
+        let light =
+            parse_light(r#"{"subject":"s","fact":"f","citations":5,"reason":"r","tags":["a"],"votes":{"up":1}}"#)
+                .unwrap();
+        assert!(
+            light.citations.is_empty() && light.reason.is_none() && light.tags.is_empty() && light.warnings.is_empty()
+        );
+        assert_eq!(light.votes.up, 1);
+        assert!(parse_light(r#"{"subject":"s","fact":"f","reason":1,"reason":2}"#).is_err(), "duplicates still count");
     }
 
     #[test]
