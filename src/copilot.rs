@@ -127,6 +127,8 @@ pub struct LineProblem {
 #[derive(Debug)]
 pub struct Records<'a> {
     pub file: &'a JsonlFile,
+    /// The whole file as text, when it is valid UTF-8 (then strings need no check on access).
+    whole: Option<&'a str>,
     slots: Vec<Slot>,
     /// Strings that are not in the file as they read: unescaped strings and derived ids.
     arena: String,
@@ -169,12 +171,13 @@ impl<'a> Records<'a> {
     }
 
     fn parse_with(file: &'a JsonlFile, full: bool) -> Records<'a> {
-        let mut all =
-            Records { file, slots: Vec::with_capacity(file.len()), arena: String::new(), problems: Vec::new() };
+        let whole = std::str::from_utf8(file.data()).ok();
+        let slots = Vec::with_capacity(file.len());
+        let mut all = Records { file, whole, slots, arena: String::new(), problems: Vec::new() };
         let base = file.data().as_ptr() as usize;
         let end = base + file.data().len();
         for index in 0..file.len() {
-            let text = match file.text(index) {
+            let text = match file.text_in(index, whole) {
                 None => continue,
                 Some(Ok(t)) => t,
                 Some(Err(message)) => {
@@ -248,7 +251,15 @@ impl<'a> Records<'a> {
         if t.len & Text::ARENA != 0 {
             return self.arena.get(start..start + len);
         }
-        self.file.data().get(start..start + len).and_then(|b| std::str::from_utf8(b).ok())
+        match self.whole {
+            Some(text) => text.get(start..start + len),
+            None => self.file.data().get(start..start + len).and_then(|b| std::str::from_utf8(b).ok()),
+        }
+    }
+
+    /// Returns the record at `position` in file order (not a line number).
+    pub fn get(&self, position: usize) -> Option<Record<'_>> {
+        self.slots.get(position).map(|s| self.record(s))
     }
 
     fn record(&self, s: &Slot) -> Record<'_> {
@@ -619,7 +630,7 @@ impl RecordStore {
             if fields.reason.as_deref() != Some(req.reason.as_str()) {
                 changes.push(("reason", json_str(&req.reason)));
             }
-            if let Some(c) = req.category.as_deref().filter(|c| rec.category.as_deref() != Some(*c)) {
+            if let Some(c) = req.category.as_deref().filter(|c| rec.category != Some(*c)) {
                 changes.push(("category", json_str(c)));
             }
             changes.push(("updated", json_str(&time::py_isoformat(now))));

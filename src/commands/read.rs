@@ -106,10 +106,11 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
         let q = args.query.to_lowercase();
         // Keep only the newest N matches of this store before merging (a broad query can match
         // most of 100,000 records).
-        let mut found: Vec<Record<'_>> = all.iter().filter(|r| all.matches(r, &q)).collect();
-        found.sort_by_key(|r| std::cmp::Reverse(r.age_key()));
+        let mut found: Vec<((i64, usize), usize)> =
+            all.iter().enumerate().filter(|(_, r)| all.matches(r, &q)).map(|(pos, r)| (r.age_key(), pos)).collect();
+        found.sort_unstable_by_key(|(age, _)| std::cmp::Reverse(*age));
         found.truncate(args.max_results);
-        hits.extend(found.into_iter().map(Hit::Copilot));
+        hits.extend(found.into_iter().filter_map(|(_, pos)| all.get(pos)).map(Hit::Copilot));
     }
     hits.sort_by_key(|h| std::cmp::Reverse(h.age_key()));
     hits.truncate(args.max_results);

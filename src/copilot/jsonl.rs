@@ -86,11 +86,22 @@ impl JsonlFile {
     /// Returns line `index` as the text a JSON parser should see: `None` when it is blank,
     /// `Err` when it is not UTF-8; a BOM and a trailing CR are removed.
     pub fn text(&self, index: usize) -> Option<Result<&str, String>> {
-        let raw = self.raw(index);
+        self.text_in(index, None)
+    }
+
+    /// Returns line `index` like `text`; `whole` is the whole file as text when the caller has
+    /// already checked that it is valid UTF-8, which saves checking each line again.
+    pub fn text_in<'s>(&'s self, index: usize, whole: Option<&'s str>) -> Option<Result<&'s str, String>> {
+        let s = self.lines[index];
+        let raw = &self.data[s.start..s.end];
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         let raw = if index == 0 { raw.strip_prefix("\u{feff}".as_bytes()).unwrap_or(raw) } else { raw };
         if raw.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r')) {
             return None;
+        }
+        let start = raw.as_ptr() as usize - self.data.as_ptr() as usize;
+        if let Some(text) = whole.and_then(|w| w.get(start..start + raw.len())) {
+            return Some(Ok(text));
         }
         Some(std::str::from_utf8(raw).map_err(|e| format!("not valid UTF-8 (at byte {})", e.valid_up_to() + 1)))
     }
