@@ -77,7 +77,8 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
   fi
 }
 
-printf '%-8s %-8s %10s %10s %10s %10s\n' N command "median ms" "min ms" "max ms" "peak MB"
+notes=()
+printf '%-8s %-8s %10s %10s %10s %10s\n' N command "median ms" "min ms" "max ms" "peak MiB"
 for n in "${SIZES[@]}"; do
   root=$WORK/repo-$n
   generate "$n" "$root"
@@ -106,5 +107,6 @@ for n in "${SIZES[@]}"; do
       "$(awk -v v="$med" 'BEGIN { print v / 1000 }')" "$(awk -v v="$min" 'BEGIN { print v / 1000 }')" \
       "$(awk -v v="$max" 'BEGIN { print v / 1000 }')" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')"
   done
-  echo "# N=$n: $(awk -v s="$size" 'BEGIN { printf "%.1f MB", s / 1048576 }') of JSONL, $(wc -l < "$root/.github/copilot-memories.jsonl") lines after the saves" >&2
+  notes+=("N=$n: $(awk -v s="$size" 'BEGIN { printf "%.1f MiB", s / 1048576 }') of JSONL before the saves; median of $RUNS runs after one warm-up")
 done
+printf '%s\n' "${notes[@]}"

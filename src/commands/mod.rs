@@ -81,7 +81,11 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let mut msg = e.to_string();
             for cause in e.chain().skip(1) {
-                msg.push_str(&format!(": {cause}"));
+                // thiserror variants often print their source already (`{path}: {source}`).
+                let cause = cause.to_string();
+                if !msg.ends_with(&cause) {
+                    msg.push_str(&format!(": {cause}"));
+                }
             }
             style.error(&msg);
             ExitCode::FAILURE

@@ -689,6 +689,20 @@ fn import_writes_co_cli_memories_and_is_idempotent() {
         "{}",
         run.stdout
     );
+    // A record changed after the memory replaces its text (the memory keeps its id and file).
+    let l = lines(&env);
+    let newer = l[1]
+        .replace("Prefer early returns", "Prefer early returns!")
+        .replace('}', ",\"updated\":\"2026-11-22T13:00:00+00:00\"}");
+    env.write(JSONL, &format!("{}\n{newer}\n", l[0]));
+    let out = ok_json(&env, &["import", "--from", "copilot"]);
+    assert_eq!((out["merged"].as_u64(), out["items"][1]["note"].as_str()), (Some(1), Some("text replaced")));
+    let m2 = ok_json(&env, &["show", "2"]);
+    assert_eq!(
+        (m2["content"].as_str(), m2["updated"].as_str()),
+        (Some("Prefer early returns!"), Some("2026-11-22T12:00:00+00:00"))
+    );
+    assert_eq!(env.memory_files()[1], "002-prefer-early-returns.md");
 }
 
 #[test]
