@@ -13,7 +13,7 @@
 //! the current time, so a second run finds nothing newer and adds nothing. Both stores are
 //! written under the one repository lock.
 
-use crate::copilot::jsonl::JsonlFile;
+use crate::copilot::jsonl::{self, JsonlFile};
 use crate::copilot::{self, Draft, RecordStore, Records};
 use crate::frontmatter;
 use crate::memory::{SIGNAL_TAGS, detect_category};
@@ -25,8 +25,6 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-
-pub use copilot::jsonl;
 
 type Result<T> = std::result::Result<T, StoreError>;
 
@@ -170,6 +168,10 @@ impl Converter {
             similarity: None,
             note: String::new(),
         };
+        if src.text.trim().is_empty() {
+            item.note = "its text is empty".into();
+            return item;
+        }
         for (field, text) in [("subject", &src.subject), ("text", &src.text)]
             .into_iter()
             .chain(src.reason.iter().map(|r| ("reason", r)))
@@ -243,7 +245,7 @@ fn record_entry(all: &Records<'_>, r: &copilot::Record<'_>) -> Entry {
     let f = all.fields(r);
     Entry {
         id: r.id.to_string(),
-        subject: frontmatter::py_strip(r.subject).to_string(),
+        subject: Some(frontmatter::py_strip(r.subject)).filter(|s| !s.is_empty()).unwrap_or("general").to_string(),
         text: frontmatter::py_strip(r.fact).to_string(),
         citations: f.citations.iter().map(|c| c.to_string()).collect(),
         reason: f.reason.as_deref().map(str::to_string),
