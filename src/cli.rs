@@ -23,7 +23,7 @@ pub enum Command {
     Init(InitArgs),
     /// Save a memory: dedup against recent ones, consolidate or create, decay old ones
     Save(SaveArgs),
-    /// Find memories whose text or tags contain QUERY (case-insensitive), newest first
+    /// Find memories whose text or tags (a record's subject, fact, reason, citations) contain QUERY, newest first
     Recall(RecallArgs),
     /// List all memories by id (markdown memories, then Copilot records)
     List(ListArgs),

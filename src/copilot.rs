@@ -215,7 +215,8 @@ impl<'a> Records<'a> {
             let mut keep = |s: Option<&str>| -> Text {
                 let Some(s) = s else { return Text::NONE };
                 let at = s.as_ptr() as usize;
-                if at >= base && at + s.len() <= end && s.len() < Text::ARENA as usize {
+                // `JsonlFile::read` refuses files over 2 GiB, so an offset into one fits in 31 bits.
+                if at >= base && at + s.len() <= end && end - base <= jsonl::MAX_BYTES {
                     return Text { start: (at - base) as u32, len: s.len() as u32 };
                 }
                 let start = all.arena.len() as u32;

@@ -9,6 +9,10 @@
 
 use std::path::{Path, PathBuf};
 
+/// The largest file kb reads: record strings are stored as 31-bit offsets into it (and no
+/// repository's memory file comes near this).
+pub const MAX_BYTES: usize = (1 << 31) - 1;
+
 /// One line of the file: a byte range without its `\n`.
 #[derive(Debug, Clone, Copy)]
 struct Span {
@@ -38,9 +42,18 @@ pub enum Edit {
 }
 
 impl JsonlFile {
-    /// Reads `path`; a missing file is an empty one.
+    /// Reads `path`; a missing file is an empty one. A file over `MAX_BYTES` is an error.
     pub fn read(path: &Path) -> std::io::Result<JsonlFile> {
+        let too_big = || {
+            let msg = format!("larger than {} MiB; kb does not read a memory file that large", MAX_BYTES >> 20);
+            std::io::Error::new(std::io::ErrorKind::InvalidData, msg)
+        };
+        match std::fs::metadata(path) {
+            Ok(m) if m.len() > MAX_BYTES as u64 => return Err(too_big()),
+            _ => {}
+        }
         let (data, exists) = match std::fs::read(path) {
+            Ok(d) if d.len() > MAX_BYTES => return Err(too_big()),
             Ok(d) => (d, true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
             Err(e) => return Err(e),
