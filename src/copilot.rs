@@ -606,8 +606,16 @@ impl RecordStore {
         JsonlFile::read(&path).map_err(|source| StoreError::Io { path, source })
     }
 
-    /// Takes the repository's write lock (the same one the markdown store uses).
+    /// Takes the repository's write lock (the same one the markdown store uses). A cache folder
+    /// it creates ignores itself, as the markdown index's does, so a repository that only uses
+    /// this store shows no `.co-cli/cache/lock` in `git status`.
     pub fn lock(&self) -> Result<fsio::Lock> {
+        let cache = self.layout.cache();
+        if !cache.exists() {
+            std::fs::create_dir_all(&cache).map_err(|source| StoreError::Io { path: cache.clone(), source })?;
+            let ignore = cache.join(".gitignore");
+            std::fs::write(&ignore, "*\n").map_err(|source| StoreError::Io { path: ignore, source })?;
+        }
         let path = self.layout.lock();
         fsio::lock(&path, LOCK_TIMEOUT).map_err(|source| StoreError::Lock { path, source })
     }

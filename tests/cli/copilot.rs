@@ -236,6 +236,8 @@ fn save_appends_and_reports_json() {
                "citations": ["Makefile:14", ".ci/run:3"], "reason": "it matters", "source": {"agent": "kb"},
                "created": "2026-11-22T12:00:00+00:00"})
     );
+    // The lock's folder ignores itself: only the JSONL file is new to git.
+    assert_eq!(std::fs::read_to_string(env.root().join(".co-cli/cache/.gitignore")).unwrap(), "*\n");
     // Key order as documented.
     assert!(lines(&env)[0].starts_with(&format!("{{\"id\":\"{id}\",\"subject\":\"build\",\"fact\":")));
     // The same fact saved again is the same id (ids are stable) but consolidates.
