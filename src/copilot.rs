@@ -381,23 +381,47 @@ impl<'a> Records<'a> {
         best.filter(|(_, s)| *s >= threshold)
     }
 
-    /// Returns whether `query_lower` (already lower-cased) occurs in the record's subject, fact,
-    /// reason or a citation, ignoring case.
-    pub fn matches(&self, r: &Record<'_>, query_lower: &str) -> bool {
-        use crate::store::contains_lower;
-        if contains_lower(r.fact, query_lower) || contains_lower(r.subject, query_lower) {
+    /// Returns whether `query` occurs in the record's subject, fact, reason or a citation.
+    pub fn matches(&self, r: &Record<'_>, query: &Query) -> bool {
+        if query.found_in(r.fact) || query.found_in(r.subject) {
             return true;
         }
         // Reason and citations are not kept in memory: look at the raw line first, and parse it
         // only when the query may be in it (an escape could hide it from the raw text).
         let raw = self.file.raw(r.index);
-        let maybe = raw.contains(&b'\\') || std::str::from_utf8(raw).is_ok_and(|t| contains_lower(t, query_lower));
+        let maybe = raw.contains(&b'\\') || std::str::from_utf8(raw).is_ok_and(|t| query.found_in(t));
         if !maybe {
             return false;
         }
         let f = self.fields(r);
-        f.reason.as_deref().is_some_and(|x| contains_lower(x, query_lower))
-            || f.citations.iter().any(|c| contains_lower(c, query_lower))
+        f.reason.as_deref().is_some_and(|x| query.found_in(x)) || f.citations.iter().any(|c| query.found_in(c))
+    }
+}
+
+/// A recall query: one case-insensitive substring, as the markdown store's recall matches it
+/// (Python's `query.lower() in text.lower()`).
+#[derive(Debug, Clone)]
+pub struct Query {
+    lower: String,
+    /// For an ASCII query in ASCII text, where lower-casing both is plain ASCII case folding: a
+    /// literal search, much faster than comparing at every offset.
+    ascii: Option<regex::bytes::Regex>,
+}
+
+impl Query {
+    pub fn new(query: &str) -> Query {
+        let ascii = query.is_ascii().then(|| {
+            regex::bytes::RegexBuilder::new(&regex::escape(query)).unicode(false).case_insensitive(true).build().ok()
+        });
+        Query { lower: query.to_lowercase(), ascii: ascii.flatten() }
+    }
+
+    /// Returns whether the query occurs in `text`, ignoring case.
+    pub fn found_in(&self, text: &str) -> bool {
+        match &self.ascii {
+            Some(re) if text.is_ascii() => re.is_match(text.as_bytes()),
+            _ => crate::store::contains_lower(text, &self.lower),
+        }
     }
 }
 
@@ -882,6 +906,25 @@ mod tests {
         assert_eq!((rs[0].created, rs[0].category, rs[0].updated), (Some("2026-01-01T00:00:00Z"), None, None));
         assert_eq!((rs[1].id, rs[1].category), (draw_id("t", "plain", |_| false).as_str(), Some("c")));
         assert_eq!(all.find("ab").len(), 1);
+    }
+
+    #[test]
+    fn queries_match_like_lowercased_substrings() {
+        let cases = [
+            ("cache", "A Cache layer", true),
+            ("CACHE", "a cache layer", true),
+            ("a.c", "abc", false),
+            ("", "anything", true),
+            ("k", "\u{212a}elvin", true),
+            ("über", "ÜBER alles", true),
+            ("x+y", "X+Y", true),
+            ("x y", "x  y", false),
+        ];
+        for (q, text, want) in cases {
+            let query = Query::new(q);
+            assert_eq!(query.found_in(text), want, "{q:?} in {text:?}");
+            assert_eq!(query.found_in(text), crate::store::contains_lower(text, &q.to_lowercase()));
+        }
     }
 
     #[test]

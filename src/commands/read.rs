@@ -103,7 +103,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
         hits.extend(store::recall(index, &args.query, args.max_results).into_iter().map(Hit::Md));
     }
     if let Some(all) = &parsed {
-        let q = args.query.to_lowercase();
+        let q = copilot::Query::new(&args.query);
         // Keep only the newest N matches of this store before merging (a broad query can match
         // most of 100,000 records).
         let mut found: Vec<((i64, usize), usize)> =
