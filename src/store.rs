@@ -290,16 +290,85 @@ pub fn summary_text(victims: &[MemoryRef<'_>]) -> String {
 
 /// Returns a new memory file in co-cli's exact layout.
 pub fn new_memory_file(id: u64, tags: &[String], source: Option<&str>, content: &str, now: DateTime<Utc>) -> String {
+    new_memory_file_with(id, tags, source, content, &[], now)
+}
+
+/// Returns a new memory file in co-cli's exact layout with extra frontmatter keys (co-cli keeps
+/// unknown keys), e.g. the `citations` and `reason` of an imported Copilot record. An extra key
+/// never replaces one of the five co-cli keys.
+pub fn new_memory_file_with(
+    id: u64,
+    tags: &[String],
+    source: Option<&str>,
+    content: &str,
+    extra: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> String {
     let category = if source.is_some() { None } else { detect_category(tags) };
     let source = source.unwrap_or_else(|| detect_source(tags));
-    let yaml = frontmatter::assemble(vec![
+    let mut entries = vec![
         ("auto_category".into(), frontmatter::entry("auto_category", &category.map_or(Value::Null, Value::from))),
         ("created".into(), timestamp_entry("created", now)),
         ("id".into(), frontmatter::entry("id", &Value::from(id))),
         ("source".into(), frontmatter::entry("source", &Value::from(source))),
         ("tags".into(), frontmatter::entry("tags", &Value::from(tags.to_vec()))),
-    ]);
-    frontmatter::compose(&yaml, content)
+    ];
+    for (k, v) in extra {
+        if !entries.iter().any(|(have, _)| have == k) {
+            entries.push((k.clone(), frontmatter::entry(k, v)));
+        }
+    }
+    frontmatter::compose(&frontmatter::assemble(entries), content)
+}
+
+/// Writes a new memory file named as co-cli names it, with extra frontmatter keys. The caller
+/// holds the lock and chose a free id. Returns its path.
+pub fn create_memory(
+    dir: &Path,
+    id: u64,
+    tags: &[String],
+    content: &str,
+    extra: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let path = free_path(dir, &memory::file_name(id, content));
+    let text = new_memory_file_with(id, tags, None, content, extra, now);
+    fsio::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
+    Ok(path)
+}
+
+/// Updates a memory in place: sets each of `set` (a value of null removes the key), sets
+/// `updated`, and replaces the body when `body` is given (then in co-cli's layout, as a
+/// consolidation does, dropping `consolidation_reason`). Every other key keeps its text, and
+/// without a new body the body keeps its bytes. The caller holds the lock.
+pub fn update_memory(path: &Path, body: Option<&str>, set: &[(String, Value)], now: DateTime<Utc>) -> Result<()> {
+    let stamp = Value::from(time::py_isoformat(now));
+    let Some(content) = body else {
+        rewrite_frontmatter(path, |fields| {
+            for (k, v) in set {
+                if v.is_null() {
+                    fields.remove(k);
+                } else {
+                    fields.insert(k.clone(), v.clone());
+                }
+            }
+            fields.insert("updated".into(), stamp);
+            true
+        })?;
+        return Ok(());
+    };
+    let text = read_text(path)?;
+    let (fields, raw) = parse_for_rewrite(path, &text)?;
+    let mut replaced: Vec<&str> = set.iter().map(|(k, _)| k.as_str()).collect();
+    replaced.extend(["updated", "consolidation_reason"]);
+    let mut entries = kept_entries(&fields, raw, &replaced);
+    for (k, v) in set.iter().filter(|(_, v)| !v.is_null()) {
+        entries.push((k.clone(), frontmatter::entry(k, v)));
+    }
+    entries.push(("updated".into(), timestamp_entry("updated", now)));
+    let out = frontmatter::compose(&frontmatter::assemble(entries), content);
+    fsio::write_atomic(path, out.as_bytes()).map_err(io_err(path))
 }
 
 /// A timestamp entry as PyYAML writes it: single-quoted.
@@ -342,8 +411,11 @@ fn rewrite_frontmatter(path: &Path, edit: impl FnOnce(&mut frontmatter::Fields) 
     if !edit(&mut fields) {
         return Ok(false);
     }
-    let changed: Vec<&str> =
+    let mut changed: Vec<&str> =
         fields.keys().chain(before.keys()).filter(|k| fields.get(*k) != before.get(*k)).map(String::as_str).collect();
+    // A key in both maps with a new value is listed twice; emitting it twice would duplicate it.
+    changed.sort_unstable();
+    changed.dedup();
     let mut entries = kept_entries(&before, raw, &changed);
     for k in &changed {
         if let Some(v) = fields.get(*k) {
@@ -436,7 +508,7 @@ pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<
 
 /// Returns whether `haystack.to_lowercase()` contains `needle_lower`, without allocating for
 /// ASCII text.
-fn contains_lower(haystack: &str, needle_lower: &str) -> bool {
+pub fn contains_lower(haystack: &str, needle_lower: &str) -> bool {
     if needle_lower.is_empty() {
         return true;
     }
@@ -457,6 +529,28 @@ mod tests {
         assert!(contains_lower("Über", "über"));
         assert!(!contains_lower("abc", "abcd"));
         assert!(contains_lower("", ""));
+    }
+
+    #[test]
+    fn rewriting_an_existing_key_writes_it_once() {
+        use chrono::TimeZone;
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("001-x.md");
+        let head = "---\ncitations:\n- a\ncreated: '2026-11-20T10:00:00+00:00'\ndecay_protected: false\nid: 1\n";
+        std::fs::write(&path, format!("{head}tags: []\n---\n\nx\n")).unwrap();
+        assert!(
+            rewrite_frontmatter(&path, |f| f.insert("decay_protected".into(), Value::Bool(true)).is_some()).unwrap()
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("decay_protected").count(), 1, "{text}");
+        update_memory(&path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("citations").count(), 1, "{text}");
+        assert!(text.contains("citations:\n- a\n- b\n") && text.contains("updated: '2026-11-22T12:00:00+00:00'\n"));
+        update_memory(&path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now).unwrap();
+        let m = memory::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!((m.content.as_str(), m.decay_protected), ("new body", true));
     }
 
     #[test]
