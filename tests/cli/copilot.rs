@@ -289,7 +289,7 @@ fn dedup_uses_the_markdown_threshold_setting() {
     let out = save(&env, "build", "Run cargo nextest before pushing!", &[], &[]);
     assert_eq!(out["action"], "saved");
     env.write(".co-cli/settings.json", "{\"memory_dedup_threshold\": 50}");
-    let env = TestEnv { dir: env.dir, envs: vec![("KB_NOW".into(), NOW.into())] };
+    let env = TestEnv { dir: env.dir, envs: vec![("KB_NOW".into(), NOW.into())], cwd: None };
     let out = save(&env, "build", "Run cargo nextest before you push", &[], &[]);
     assert_eq!(out["action"], "consolidated");
 }
