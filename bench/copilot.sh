@@ -8,7 +8,8 @@
 #   recall  kb recall --store copilot QUERY
 #   save    kb save --store copilot ... (a unique fact each run, in a subject with N/40 records,
 #           so dedup scores every record of that subject and the whole file is rewritten)
-# plus the peak RSS of one run (/usr/bin/time -f %M, else getrusage through python3).
+# plus the peak RSS and the CPU time (user + system) of one more run (/usr/bin/time, else getrusage
+# through python3). On a shared machine the CPU time is the steadier number.
 # Targets (SPEC §7): <= 50 ms at 10k, <= 500 ms at 100k, <= 64 MB.
 #
 # Usage: bench/copilot.sh [N...]        env: RUNS=7 KB=path/to/kb
@@ -65,20 +66,21 @@ time_us() {
 # Prints the median of the numbers on stdin.
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
-# Prints the peak RSS of one run of "$@" in KiB.
-peak_kib() {
+# Prints the peak RSS in KiB and the CPU time (user + system) in ms of one run of "$@".
+rusage() {
   if [[ -x /usr/bin/time ]]; then
-    /usr/bin/time -f %M -o "$WORK/rss" "$@" >/dev/null 2>&1
-    tail -n 1 "$WORK/rss"
+    /usr/bin/time -f '%M %U %S' -o "$WORK/rss" "$@" >/dev/null 2>&1
+    tail -n 1 "$WORK/rss" | awk '{ printf "%d %d\n", $1, ($2 + $3) * 1000 }'
   else
     python3 -c 'import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$@"
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(r.ru_maxrss, int((r.ru_utime + r.ru_stime) * 1000))' "$@"
   fi
 }
 
 notes=()
-printf '%-8s %-8s %10s %10s %10s %10s\n' N command "median ms" "min ms" "max ms" "peak MiB"
+printf '%-8s %-8s %10s %10s %10s %10s %10s\n' N command "median ms" "min ms" "max ms" "cpu ms" "peak MiB"
 for n in "${SIZES[@]}"; do
   root=$WORK/repo-$n
   generate "$n" "$root"
@@ -100,12 +102,13 @@ for n in "${SIZES[@]}"; do
     min=$(printf '%s\n' "${samples[@]}" | sort -n | head -n 1)
     max=$(printf '%s\n' "${samples[@]}" | sort -n | tail -n 1)
     case $cmd in
-      save) rss=$(peak_kib "$KB" save --store copilot --subject subject-7 --reason bench "RSS probe $RANDOM$RANDOM zebra") ;;
-      *) rss=$(peak_kib "$KB" "${args[@]}") ;;
+      save) usage=$(rusage "$KB" save --store copilot --subject subject-7 --reason bench "RSS probe $RANDOM$RANDOM zebra") ;;
+      *) usage=$(rusage "$KB" "${args[@]}") ;;
     esac
-    printf '%-8s %-8s %10.1f %10.1f %10.1f %10.1f\n' "$n" "$cmd" \
+    read -r rss cpu <<< "$usage"
+    printf '%-8s %-8s %10.1f %10.1f %10.1f %10d %10.1f\n' "$n" "$cmd" \
       "$(awk -v v="$med" 'BEGIN { print v / 1000 }')" "$(awk -v v="$min" 'BEGIN { print v / 1000 }')" \
-      "$(awk -v v="$max" 'BEGIN { print v / 1000 }')" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')"
+      "$(awk -v v="$max" 'BEGIN { print v / 1000 }')" "$cpu" "$(awk -v v="$rss" 'BEGIN { print v / 1024 }')"
   done
   notes+=("N=$n: $(awk -v s="$size" 'BEGIN { printf "%.1f MiB", s / 1048576 }') of JSONL before the saves; median of $RUNS runs after one warm-up")
 done
