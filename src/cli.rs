@@ -1,6 +1,6 @@
 //! The command line: global flags, one variant per command, one Args type per command.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// Keep a repository's agent knowledge as plain files: memories, Copilot records, context.
@@ -23,14 +23,14 @@ pub enum Command {
     Init(InitArgs),
     /// Save a memory: dedup against recent ones, consolidate or create, decay old ones
     Save(SaveArgs),
-    /// Find memories whose text or tags contain QUERY (case-insensitive), newest first
+    /// Find memories whose text or tags (a record's subject, fact, reason, citations) contain QUERY, newest first
     Recall(RecallArgs),
-    /// List all memories by id
-    List,
+    /// List all memories by id (markdown memories, then Copilot records)
+    List(ListArgs),
     /// Show one memory in full
-    Show(IdArgs),
-    /// Delete a memory by its frontmatter id
-    Forget(IdArgs),
+    Show(LookupArgs),
+    /// Delete a memory by its id (a markdown memory's frontmatter id, or a Copilot record's id)
+    Forget(LookupArgs),
     /// Protect a memory from decay (sets decay_protected: true)
     Protect(IdArgs),
     /// Remove a memory's decay protection
@@ -39,8 +39,40 @@ pub enum Command {
     Check,
     /// Show the effective settings and where each value came from
     Config,
+    /// Count an up or down vote on a Copilot memory record
+    Vote(VoteArgs),
+    /// Copy the markdown memories into another store (with dedup; running it twice adds nothing)
+    Export(ExportArgs),
+    /// Copy another store's records into the markdown memories (with dedup; running it twice adds nothing)
+    Import(ImportArgs),
     /// Serve the knowledge to agents over the Model Context Protocol (stdio)
     Mcp,
+}
+
+/// A memory store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StoreKind {
+    /// Markdown memories in .co-cli/knowledge/memories/
+    #[value(alias = "markdown")]
+    Md,
+    /// Copilot-style records in .github/copilot-memories.jsonl
+    Copilot,
+}
+
+/// A store other than the markdown one, for export and import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OtherStore {
+    /// Copilot-style records in .github/copilot-memories.jsonl
+    Copilot,
+}
+
+/// A vote's direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VoteDirection {
+    #[value(alias = "upvote")]
+    Up,
+    #[value(alias = "downvote")]
+    Down,
 }
 
 #[derive(Debug, Args)]
@@ -63,6 +95,21 @@ pub struct SaveArgs {
     /// Store text that contains a secret with the secret replaced by [REDACTED:<rule>]
     #[arg(long)]
     pub redact: bool,
+    /// The store to save into (default: md)
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub store: Option<StoreKind>,
+    /// The record's subject, a topic label such as "build" (--store copilot)
+    #[arg(long, value_name = "S", required_if_eq("store", "copilot"))]
+    pub subject: Option<String>,
+    /// A citation backing the fact, such as src/main.rs:12 (--store copilot; repeatable)
+    #[arg(long = "citation", value_name = "C")]
+    pub citation: Vec<String>,
+    /// Why the fact matters (--store copilot)
+    #[arg(long, value_name = "R", required_if_eq("store", "copilot"))]
+    pub reason: Option<String>,
+    /// The record's category, such as "general" (--store copilot)
+    #[arg(long, value_name = "C")]
+    pub category: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -72,6 +119,58 @@ pub struct RecallArgs {
     /// Return at most N memories
     #[arg(short = 'n', long = "max-results", default_value_t = 5, value_name = "N")]
     pub max_results: usize,
+    /// Search only this store (default: both)
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub store: Option<StoreKind>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// List only this store (default: both)
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub store: Option<StoreKind>,
+}
+
+#[derive(Debug, Args)]
+pub struct LookupArgs {
+    /// The memory's id: an integer for a markdown memory, a string such as mem-1a2b3c4d for a
+    /// Copilot record
+    pub id: String,
+    /// Look only in this store (default: an integer id is tried as a markdown memory first)
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub store: Option<StoreKind>,
+}
+
+#[derive(Debug, Args)]
+pub struct VoteArgs {
+    /// The Copilot record's id
+    pub id: String,
+    /// up: the fact is useful; down: it is wrong or outdated
+    #[arg(value_enum)]
+    pub direction: VoteDirection,
+    /// Why (kept in the record's last_vote)
+    #[arg(long, value_name = "R")]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The store to export the markdown memories to
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub to: OtherStore,
+    /// Report what would happen and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The store to import into the markdown memories
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub from: OtherStore,
+    /// Report what would happen and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

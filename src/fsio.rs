@@ -22,6 +22,16 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
 /// Replaces `path` with `data` atomically; `durable` also fsyncs the data and the folder.
 /// Derived state (caches) skips the fsyncs: losing it only costs time.
 pub fn write_atomic_with(path: &Path, data: &[u8], durable: bool) -> io::Result<()> {
+    write_atomic_streamed(path, durable, |w| w.write_all(data))
+}
+
+/// Replaces `path` atomically and durably with what `fill` writes, without first building the
+/// new content in memory (a rewrite of a large file streams from the old bytes).
+pub fn write_atomic_streamed(
+    path: &Path,
+    durable: bool,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = parent_dir(path);
     let old_mode = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -32,7 +42,11 @@ pub fn write_atomic_with(path: &Path, data: &[u8], durable: bool) -> io::Result<
         Err(e) => return Err(e),
     };
     let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(dir)?;
-    tmp.write_all(data)?;
+    {
+        let mut w = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
+        fill(&mut w)?;
+        w.flush()?;
+    }
     if durable {
         tmp.as_file().sync_all()?;
     }

@@ -6,6 +6,8 @@
 pub mod cli;
 pub mod commands;
 pub mod context;
+pub mod convert;
+pub mod copilot;
 pub mod frontmatter;
 pub mod fsio;
 pub mod index;

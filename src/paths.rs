@@ -63,6 +63,7 @@ impl Layout {
     /// Creates `<root>/.co-cli/cache/` if needed, with a `.gitignore` that ignores the folder
     /// itself, so derived state never shows in `git status` even without `kb init`.
     pub fn ensure_cache(&self) -> std::io::Result<PathBuf> {
+        check_inside(&self.root, &self.cache())?;
         ensure_ignored_dir(&self.cache())
     }
 
@@ -74,6 +75,22 @@ impl Layout {
     pub fn copilot_memories(&self) -> PathBuf {
         self.root.join(".github").join("copilot-memories.jsonl")
     }
+}
+
+/// Fails unless `path`, once every symlink in its existing part is resolved, lies inside `root`:
+/// kb never follows a link out of the repository when it writes (SPEC §6).
+pub fn check_inside(root: &Path, path: &Path) -> std::io::Result<()> {
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    // The nearest part of the path that exists decides where a write would land.
+    let existing = path.ancestors().find(|p| std::fs::symlink_metadata(p).is_ok()).unwrap_or(root);
+    let real = std::fs::canonicalize(existing)?;
+    if real.starts_with(&real_root) {
+        return Ok(());
+    }
+    Err(std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!("refusing to write {}: a symlink leads outside the repository, to {}", path.display(), real.display()),
+    ))
 }
 
 /// Creates `dir` (and parents) with a `.gitignore` of `*` when it does not exist yet.

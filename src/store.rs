@@ -105,6 +105,7 @@ impl Store {
         if let Some((best, score)) = find_duplicate(&index, &content, &self.settings, now) {
             let path = index.dir.join(best.file_name);
             if !req.dry_run {
+                self.check_inside(&path)?;
                 consolidate(&path, &content, &tags, now)?;
             }
             return Ok(SaveOutcome {
@@ -118,11 +119,12 @@ impl Store {
                 redacted,
             });
         }
-        let id = index.max_id().map_or(1, |m| m + 1);
+        let id = next_id(index.max_id())?;
         let path = free_path(&index.dir, &memory::file_name(id, &content));
         let to_decay = decay_victims(&index, &self.settings);
         let strategy = self.settings.memory_decay_strategy.value;
         if !req.dry_run {
+            self.check_inside(&index.dir)?;
             std::fs::create_dir_all(&index.dir).map_err(io_err(&index.dir))?;
             let text = new_memory_file(id, &tags, None, &content, now);
             fsio::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
@@ -147,6 +149,7 @@ impl Store {
         let _lock = self.lock()?;
         let index = self.scan()?;
         let path = one_by_id(&index, id)?;
+        self.check_inside(&path)?;
         std::fs::remove_file(&path).map_err(io_err(&path))?;
         Ok(path)
     }
@@ -156,23 +159,45 @@ impl Store {
         let _lock = self.lock()?;
         let index = self.scan()?;
         let path = one_by_id(&index, id)?;
-        let changed = rewrite_frontmatter(&path, |fields| {
-            if protect {
-                let before = fields.insert("decay_protected".into(), Value::Bool(true));
-                before != Some(Value::Bool(true))
-            } else {
-                fields.remove("decay_protected").is_some()
-            }
-        })?;
+        self.check_inside(&path)?;
+        let change = ("decay_protected".to_string(), protect.then_some(Value::Bool(true)));
+        let changed = rewrite_memory(&path, &[change], None)?;
         Ok((path, changed))
     }
+
+    /// Fails unless writing `path` stays inside the repository (no symlink out of it).
+    pub fn check_inside(&self, path: &Path) -> Result<()> {
+        crate::paths::check_inside(&self.layout.root, path).map_err(io_err(path))
+    }
 }
+
+/// Returns the id after the highest one (1 for an empty store).
+fn next_id(max: Option<u64>) -> Result<u64> {
+    match max {
+        None => Ok(1),
+        Some(m) => m.checked_add(1).ok_or_else(|| {
+            StoreError::Invalid(format!("no id left after {m}: give the memory with that id a smaller one"))
+        }),
+    }
+}
+
+/// The longest text a memory may hold: what fits, with its frontmatter, in `MAX_FILE_BYTES`.
+pub const MAX_TEXT_BYTES: usize = memory::MAX_FILE_BYTES as usize - 64 * 1024;
 
 /// Applies the secret filter; returns the text and tags to store and the rules redacted.
 fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)> {
     let content = frontmatter::py_strip(&req.content).to_string();
     if content.is_empty() {
         return Err(StoreError::Invalid("nothing to save: the text is empty".into()));
+    }
+    if content.contains('\0') || req.tags.iter().any(|t| t.contains('\0')) {
+        return Err(StoreError::Invalid("the text contains a NUL byte: memories are text files".into()));
+    }
+    if content.len() > MAX_TEXT_BYTES {
+        return Err(StoreError::Invalid(format!(
+            "the text is {} bytes; a memory holds at most {MAX_TEXT_BYTES} bytes",
+            content.len()
+        )));
     }
     let mut tags: Vec<String> = Vec::new();
     // Tags are kept exactly as given (co-cli does too); only blank ones are refused.
@@ -255,12 +280,17 @@ fn decay(
     now: DateTime<Utc>,
 ) -> Result<()> {
     if strategy == DecayStrategy::Summarize {
-        let text = summary_text(victims);
-        let id = index.max_id().unwrap_or(0).max(new_id) + 1;
         let tags = vec!["_consolidated".to_string(), "_auto_decay".to_string()];
-        let path = free_path(&index.dir, &memory::file_name(id, &text));
-        let file = new_memory_file(id, &tags, Some("auto_decay"), &text, now);
-        fsio::write_atomic(&path, file.as_bytes()).map_err(io_err(&path))?;
+        let mut last_id = index.max_id().unwrap_or(0).max(new_id);
+        // One summary, unless the texts would not fit in one memory file.
+        for group in summary_groups(victims) {
+            let text = summary_text(group);
+            let id = next_id(Some(last_id))?;
+            last_id = id;
+            let path = free_path(&index.dir, &memory::file_name(id, &text));
+            let file = new_memory_file(id, &tags, Some("auto_decay"), &text, now);
+            fsio::write_atomic(&path, file.as_bytes()).map_err(io_err(&path))?;
+        }
     }
     for m in victims {
         let path = index.dir.join(m.file_name);
@@ -271,6 +301,24 @@ fn decay(
         }
     }
     Ok(())
+}
+
+/// Splits decayed memories into runs whose summary fits in one memory (usually one run).
+fn summary_groups<'m, 'a>(victims: &'m [MemoryRef<'a>]) -> Vec<&'m [MemoryRef<'a>]> {
+    let mut groups = Vec::new();
+    let (mut start, mut size) = (0, 0);
+    for (i, m) in victims.iter().enumerate() {
+        let line = m.content.len() + m.tags.iter().map(|t| t.len() + 2).sum::<usize>() + 16;
+        if i > start && size + line > MAX_TEXT_BYTES {
+            groups.push(&victims[start..i]);
+            (start, size) = (i, 0);
+        }
+        size += line;
+    }
+    if start < victims.len() {
+        groups.push(&victims[start..]);
+    }
+    groups
 }
 
 /// Returns co-cli's decay summary: a count line, a blank line, then `- text [tags: a, b]` per
@@ -290,21 +338,75 @@ pub fn summary_text(victims: &[MemoryRef<'_>]) -> String {
 
 /// Returns a new memory file in co-cli's exact layout.
 pub fn new_memory_file(id: u64, tags: &[String], source: Option<&str>, content: &str, now: DateTime<Utc>) -> String {
+    new_memory_file_with(id, tags, source, content, &[], now)
+}
+
+/// Returns a new memory file in co-cli's exact layout with extra frontmatter keys (co-cli keeps
+/// unknown keys), e.g. the `citations` and `reason` of an imported Copilot record. An extra key
+/// never replaces one of the five co-cli keys.
+pub fn new_memory_file_with(
+    id: u64,
+    tags: &[String],
+    source: Option<&str>,
+    content: &str,
+    extra: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> String {
     let category = if source.is_some() { None } else { detect_category(tags) };
     let source = source.unwrap_or_else(|| detect_source(tags));
-    let yaml = frontmatter::assemble(vec![
+    let mut entries = vec![
         ("auto_category".into(), frontmatter::entry("auto_category", &category.map_or(Value::Null, Value::from))),
-        ("created".into(), timestamp_entry("created", now)),
+        ("created".into(), entry_text("created", &Value::from(time::py_isoformat(now)))),
         ("id".into(), frontmatter::entry("id", &Value::from(id))),
         ("source".into(), frontmatter::entry("source", &Value::from(source))),
         ("tags".into(), frontmatter::entry("tags", &Value::from(tags.to_vec()))),
-    ]);
-    frontmatter::compose(&yaml, content)
+    ];
+    for (k, v) in extra {
+        if !entries.iter().any(|(have, _)| have == k) {
+            entries.push((k.clone(), frontmatter::entry(k, v)));
+        }
+    }
+    frontmatter::compose(&frontmatter::assemble(entries), content)
 }
 
-/// A timestamp entry as PyYAML writes it: single-quoted.
-fn timestamp_entry(key: &str, at: DateTime<Utc>) -> String {
-    format!("{key}: '{}'\n", time::py_isoformat(at))
+/// Writes a new memory file named as co-cli names it, with extra frontmatter keys. The caller
+/// holds the lock and chose a free id. Returns its path.
+pub fn create_memory(
+    dir: &Path,
+    id: u64,
+    tags: &[String],
+    content: &str,
+    extra: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let path = free_path(dir, &memory::file_name(id, content));
+    let text = new_memory_file_with(id, tags, None, content, extra, now);
+    fsio::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
+    Ok(path)
+}
+
+/// Updates a memory in place: sets each of `set` (a value of null removes the key), sets
+/// `updated`, and replaces the body when `body` is given (then in co-cli's layout, as a
+/// consolidation does, dropping `consolidation_reason`). Every other key keeps its text, and
+/// without a new body the body keeps its bytes. The caller holds the lock.
+pub fn update_memory(path: &Path, body: Option<&str>, set: &[(String, Value)], now: DateTime<Utc>) -> Result<()> {
+    let mut changes: Vec<(String, Option<Value>)> =
+        set.iter().map(|(k, v)| (k.clone(), (!v.is_null()).then(|| v.clone()))).collect();
+    changes.push(("updated".into(), Some(Value::from(time::py_isoformat(now)))));
+    if body.is_some() {
+        changes.push(("consolidation_reason".into(), None));
+    }
+    rewrite_memory(path, &changes, body)?;
+    Ok(())
+}
+
+/// Returns a frontmatter entry; timestamps are single-quoted as PyYAML writes them.
+fn entry_text(key: &str, value: &Value) -> String {
+    match (key, value) {
+        ("created" | "updated", Value::String(s)) if !s.contains('\'') => format!("{key}: '{s}'\n"),
+        _ => frontmatter::entry(key, value),
+    }
 }
 
 /// Replaces a memory's body and merges tags (co-cli.md §2.5): existing tags first, then new ones;
@@ -312,72 +414,57 @@ fn timestamp_entry(key: &str, at: DateTime<Utc>) -> String {
 /// every other key as written, and the file name.
 fn consolidate(path: &Path, content: &str, new_tags: &[String], now: DateTime<Utc>) -> Result<()> {
     let text = read_text(path)?;
-    let (fields, raw) = parse_for_rewrite(path, &text)?;
-    let mut tags: Vec<String> = match fields.get("tags") {
-        Some(Value::Array(items)) => items.iter().filter_map(|t| t.as_str().map(String::from)).collect(),
-        _ => Vec::new(),
-    };
+    let m = memory::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
+    let mut tags = m.tags;
     for t in new_tags {
         if !tags.contains(t) {
             tags.push(t.clone());
         }
     }
-    let mut entries =
-        kept_entries(&fields, raw, &["tags", "updated", "source", "auto_category", "consolidation_reason"]);
-    entries.push(("tags".into(), frontmatter::entry("tags", &Value::from(tags.clone()))));
-    entries.push(("updated".into(), timestamp_entry("updated", now)));
-    entries.push(("source".into(), frontmatter::entry("source", &Value::from(detect_source(&tags)))));
-    let category = detect_category(&tags).map_or(Value::Null, Value::from);
-    entries.push(("auto_category".into(), frontmatter::entry("auto_category", &category)));
-    let out = frontmatter::compose(&frontmatter::assemble(entries), content);
-    fsio::write_atomic(path, out.as_bytes()).map_err(io_err(path))
+    let changes = [
+        ("tags".to_string(), Some(Value::from(tags.clone()))),
+        ("updated".to_string(), Some(Value::from(time::py_isoformat(now)))),
+        ("source".to_string(), Some(Value::from(detect_source(&tags)))),
+        ("auto_category".to_string(), Some(detect_category(&tags).map_or(Value::Null, Value::from))),
+        ("consolidation_reason".to_string(), None),
+    ];
+    rewrite_memory(path, &changes, Some(content))?;
+    Ok(())
 }
 
-/// Rewrites only a memory's frontmatter through `edit`, keeping the body byte for byte.
-/// Returns whether anything changed (nothing is written otherwise).
-fn rewrite_frontmatter(path: &Path, edit: impl FnOnce(&mut frontmatter::Fields) -> bool) -> Result<bool> {
+/// Rewrites a memory file: each change sets a key (`Some`) or removes it (`None`); every other
+/// entry keeps its exact text, comments and place. With `body`, the file is written in co-cli's
+/// layout with that body; without, only the YAML between the fences changes and the body keeps its
+/// bytes. Returns whether anything changed (nothing is written otherwise).
+fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<bool> {
     let text = read_text(path)?;
-    let (mut fields, raw) = parse_for_rewrite(path, &text)?;
-    let before = fields.clone();
-    if !edit(&mut fields) {
+    memory::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
+    let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
+    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
+    let unchanged = changes.iter().all(|(k, v)| fields.get(k) == v.as_ref());
+    if unchanged && body.is_none() {
         return Ok(false);
     }
-    let changed: Vec<&str> =
-        fields.keys().chain(before.keys()).filter(|k| fields.get(*k) != before.get(*k)).map(String::as_str).collect();
-    let mut entries = kept_entries(&before, raw, &changed);
-    for k in &changed {
-        if let Some(v) = fields.get(*k) {
-            entries.push((k.to_string(), frontmatter::entry(k, v)));
+    let raw = frontmatter::raw_entries(split.yaml, &fields).ok_or_else(|| {
+        let why = "its frontmatter uses YAML that kb cannot edit without changing other values \
+                   (complex or flow-style keys); edit the file by hand";
+        bad_file(path, Some(split.yaml_line), why)
+    })?;
+    let edits: Vec<(String, Option<String>)> =
+        changes.iter().map(|(k, v)| (k.clone(), v.as_ref().map(|v| entry_text(k, v)))).collect();
+    let yaml = frontmatter::edit_entries(raw, &edits);
+    let out = match body {
+        Some(content) => frontmatter::compose(&yaml, content),
+        None => {
+            let yaml = if split.yaml.contains("\r\n") { yaml.replace('\n', "\r\n") } else { yaml };
+            // Splice the new YAML between the original fences so the body keeps its exact bytes.
+            let start = split.yaml.as_ptr() as usize - text.as_ptr() as usize;
+            let end = start + split.yaml.len();
+            format!("{}{}{}", &text[..start], yaml, &text[end..])
         }
-    }
-    let mut yaml = frontmatter::assemble(entries);
-    let split = frontmatter::split(&text).map_err(|_| bad_file(path, None, "frontmatter vanished"))?;
-    if split.yaml.contains("\r\n") {
-        yaml = yaml.replace('\n', "\r\n");
-    }
-    // Splice the new YAML between the original fences so the body keeps its exact bytes.
-    let yaml_start = split.yaml.as_ptr() as usize - text.as_ptr() as usize;
-    let yaml_end = yaml_start + split.yaml.len();
-    let out = format!("{}{}{}", &text[..yaml_start], yaml, &text[yaml_end..]);
+    };
     fsio::write_atomic(path, out.as_bytes()).map_err(io_err(path))?;
     Ok(true)
-}
-
-/// Returns `(key, text)` for every entry not in `replaced`: the original text when the block
-/// could be split, else the value re-emitted.
-fn kept_entries(
-    fields: &frontmatter::Fields,
-    raw: Option<Vec<frontmatter::RawEntry>>,
-    replaced: &[&str],
-) -> Vec<(String, String)> {
-    match raw {
-        Some(raw) => raw.into_iter().filter(|e| !replaced.contains(&e.key.as_str())).map(|e| (e.key, e.text)).collect(),
-        None => fields
-            .iter()
-            .filter(|(k, _)| !replaced.contains(&k.as_str()))
-            .map(|(k, v)| (k.clone(), frontmatter::entry(k, v)))
-            .collect(),
-    }
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -387,15 +474,6 @@ fn read_text(path: &Path) -> Result<String> {
 
 fn bad_file(path: &Path, line: Option<usize>, message: &str) -> StoreError {
     StoreError::BadFile { path: path.to_path_buf(), line, message: message.to_string() }
-}
-
-/// Parses a file that is about to be rewritten; it must still be a valid memory.
-fn parse_for_rewrite(path: &Path, text: &str) -> Result<(frontmatter::Fields, Option<Vec<frontmatter::RawEntry>>)> {
-    memory::parse(text).map_err(|p| bad_file(path, p.line, &p.message))?;
-    let split = frontmatter::split(text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
-    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
-    let raw = frontmatter::raw_entries(split.yaml, &fields);
-    Ok((fields, raw))
 }
 
 /// Returns the path of the only valid memory with this id.
@@ -436,7 +514,7 @@ pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<
 
 /// Returns whether `haystack.to_lowercase()` contains `needle_lower`, without allocating for
 /// ASCII text.
-fn contains_lower(haystack: &str, needle_lower: &str) -> bool {
+pub fn contains_lower(haystack: &str, needle_lower: &str) -> bool {
     if needle_lower.is_empty() {
         return true;
     }
@@ -457,6 +535,26 @@ mod tests {
         assert!(contains_lower("Über", "über"));
         assert!(!contains_lower("abc", "abcd"));
         assert!(contains_lower("", ""));
+    }
+
+    #[test]
+    fn rewriting_an_existing_key_writes_it_once() {
+        use chrono::TimeZone;
+        let now = Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("001-x.md");
+        let head = "---\ncitations:\n- a\ncreated: '2026-11-20T10:00:00+00:00'\ndecay_protected: false\nid: 1\n";
+        std::fs::write(&path, format!("{head}tags: []\n---\n\nx\n")).unwrap();
+        assert!(rewrite_memory(&path, &[("decay_protected".into(), Some(Value::Bool(true)))], None).unwrap());
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("decay_protected").count(), 1, "{text}");
+        update_memory(&path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("citations").count(), 1, "{text}");
+        assert!(text.contains("citations:\n- a\n- b\n") && text.contains("updated: '2026-11-22T12:00:00+00:00'\n"));
+        update_memory(&path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now).unwrap();
+        let m = memory::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!((m.content.as_str(), m.decay_protected), ("new body", true));
     }
 
     #[test]

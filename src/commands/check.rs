@@ -74,6 +74,8 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         }
     }
 
+    files += super::records::check(ctx, &mut problems);
+
     let problems: Vec<CheckProblem> = problems
         .into_iter()
         .map(|(path, line, message)| CheckProblem { path: abs_display(&path), line, message })

@@ -27,6 +27,9 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
     let mut existing: Vec<PathBuf> = Vec::new();
 
     let memories = l.memories();
+    for path in [&memories, &l.project_context(), &l.root.join(".gitignore")] {
+        crate::paths::check_inside(&l.root, path)?;
+    }
     if memories.is_dir() {
         existing.push(memories.clone());
     } else {

@@ -3,12 +3,15 @@
 
 mod check;
 mod config;
+mod convert;
 mod forget;
 mod init;
 mod mcp;
 mod protect;
 mod read;
+mod records;
 mod save;
+mod vote;
 
 use crate::cli::{Cli, Command};
 use crate::index::Index;
@@ -80,7 +83,11 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let mut msg = e.to_string();
             for cause in e.chain().skip(1) {
-                msg.push_str(&format!(": {cause}"));
+                // thiserror variants often print their source already (`{path}: {source}`).
+                let cause = cause.to_string();
+                if !msg.ends_with(&cause) {
+                    msg.push_str(&format!(": {cause}"));
+                }
             }
             style.error(&msg);
             ExitCode::FAILURE
@@ -100,13 +107,16 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         Command::Init(_) => init::run(&ctx),
         Command::Save(a) => save::run(&ctx, a),
         Command::Recall(a) => read::recall(&ctx, a),
-        Command::List => read::list(&ctx),
-        Command::Show(a) => read::show(&ctx, &a.id),
-        Command::Forget(a) => forget::run(&ctx, &a.id),
+        Command::List(a) => read::list(&ctx, a.store),
+        Command::Show(a) => read::show(&ctx, &a.id, a.store),
+        Command::Forget(a) => forget::run(&ctx, &a.id, a.store),
         Command::Protect(a) => protect::run(&ctx, &a.id, true),
         Command::Unprotect(a) => protect::run(&ctx, &a.id, false),
         Command::Check => check::run(&ctx),
         Command::Config => config::run(&ctx),
+        Command::Vote(a) => vote::run(&ctx, a),
+        Command::Export(a) => convert::export(&ctx, a),
+        Command::Import(a) => convert::import(&ctx, a),
         Command::Mcp => mcp::run(&ctx),
     }
 }

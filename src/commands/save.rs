@@ -1,7 +1,7 @@
 //! `kb save`: store a memory with dedup, consolidation and decay.
 
-use super::Ctx;
-use crate::cli::SaveArgs;
+use super::{Ctx, records};
+use crate::cli::{SaveArgs, StoreKind};
 use crate::output;
 use crate::store::SaveRequest;
 use anyhow::{Context as _, Result, bail};
@@ -19,10 +19,17 @@ struct SaveJson {
     decayed: usize,
     decay_strategy: Option<&'static str>,
     redacted: Vec<&'static str>,
+    store: &'static str,
 }
 
 pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
+    if let Some(code) = misplaced_flags(&args) {
+        return Ok(code);
+    }
     let content = read_text(&args.text)?;
+    if args.store == Some(StoreKind::Copilot) {
+        return records::save(ctx, args, content);
+    }
     // `--tags a, b` is a list typed by a person: trim around the commas. `-t` values are verbatim.
     let tags: Vec<String> = args.tag.into_iter().chain(args.tags.iter().map(|t| t.trim().to_string())).collect();
     let store = ctx.store()?;
@@ -44,6 +51,7 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
             decayed: out.decayed,
             decay_strategy: out.decay_strategy.map(|s| s.as_str()),
             redacted: out.redacted,
+            store: "md",
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -70,6 +78,27 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     }
     output::print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Reports a flag that belongs to the other store as a usage error (exit 2), as clap would.
+fn misplaced_flags(args: &SaveArgs) -> Option<ExitCode> {
+    let copilot = args.store == Some(StoreKind::Copilot);
+    let wrong = if copilot {
+        (!args.tag.is_empty() || !args.tags.is_empty())
+            .then_some("--tag/--tags apply to the markdown store; a Copilot record has --subject")
+    } else {
+        (args.subject.is_some() || !args.citation.is_empty() || args.reason.is_some() || args.category.is_some())
+            .then_some("--subject, --citation, --reason and --category need --store copilot")
+    };
+    let msg = wrong?;
+    let mut root = <crate::cli::Cli as clap::CommandFactory>::command();
+    root.build();
+    let err = match root.find_subcommand_mut("save") {
+        Some(save) => save.error(clap::error::ErrorKind::ArgumentConflict, msg),
+        None => root.error(clap::error::ErrorKind::ArgumentConflict, msg),
+    };
+    let _ = err.print();
+    Some(ExitCode::from(2))
 }
 
 /// Returns the memory text: the arguments joined by spaces, or stdin for `-` or piped input.

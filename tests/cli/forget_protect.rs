@@ -16,7 +16,7 @@ fn forget_by_frontmatter_id_not_file_name() {
     assert_eq!(run.stdout.trim_end(), "✓ Deleted memory 5: 005-five.md");
     assert!(!five.exists() && other.exists());
     let v = t.kb(&["--json", "forget", "6"]).ok().json();
-    assert_eq!(v, json!({"deleted": 6, "path": weird.display().to_string()}));
+    assert_eq!(v, json!({"deleted": 6, "path": weird.display().to_string(), "store": "md"}));
     assert!(!weird.exists());
     assert_eq!(t.ids(), [50]);
 }

@@ -5,6 +5,7 @@ mod cache;
 mod check;
 mod common;
 mod concurrency;
+mod copilot;
 mod decay;
 mod dedup;
 mod forget_protect;

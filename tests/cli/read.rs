@@ -271,6 +271,7 @@ fn recall_json_shape() {
     assert_eq!(
         v["results"][0],
         json!({
+            "store": "md",
             "id": 7,
             "path": path.display().to_string(),
             "content": "We deploy on Mondays",
@@ -296,6 +297,7 @@ fn list_json_shape_and_order() {
     assert_eq!(
         v["memories"][0],
         json!({
+            "store": "md",
             "id": 2,
             "created": days_ago(5.0),
             "updated": null,

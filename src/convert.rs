@@ -1,0 +1,502 @@
+//! `kb export --to copilot` and `kb import --from copilot`: convert between the markdown store and
+//! the Copilot record store (SPEC §9).
+//!
+//! Mapping: subject ↔ the memory's first tag that is not a signal tag (nor kb's own `_` tags),
+//! else its category, else `general`; fact ↔ content; citations and reason ↔ the extra frontmatter
+//! keys `citations` (a list) and `reason`; a record's `category` ↔ the signal tag; the memory's
+//! tags travel in the record's extra `tags` key so they come back on import.
+//!
+//! Dedup: an item matches the most similar item of the same subject in the other store (the
+//! markdown store's scorer and threshold). A match is skipped when nothing would change; else it
+//! is merged: citations unioned, and the text replaced only when the incoming item changed more
+//! recently than the match and no earlier item of this run matched it. Items added or merged get
+//! the current time, so a second run finds nothing newer and adds nothing. Both stores are
+//! written under the one repository lock.
+
+use crate::copilot::jsonl::{self, JsonlFile};
+use crate::copilot::{self, Draft, RecordStore, Records};
+use crate::frontmatter;
+use crate::memory::{SIGNAL_TAGS, detect_category};
+use crate::similarity::{normalize, similarity};
+use crate::store::{Store, StoreError};
+use crate::time::Micros;
+use crate::{secrets, time};
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+type Result<T> = std::result::Result<T, StoreError>;
+
+/// What happened to one source item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Added,
+    Merged,
+    Skipped,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Added => "added",
+            Action::Merged => "merged",
+            Action::Skipped => "skipped",
+        }
+    }
+}
+
+/// One source item's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// The source id: a memory's integer as text, or a record's id.
+    pub source_id: String,
+    /// The id in the other store it was added as or matched; `None` when refused.
+    pub target_id: Option<String>,
+    pub subject: String,
+    pub action: Action,
+    pub similarity: Option<f64>,
+    /// Why it was skipped or what a merge changed.
+    pub note: String,
+}
+
+/// The outcome of a conversion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub dry_run: bool,
+    /// The file (export) or folder (import) written to.
+    pub target: PathBuf,
+    pub items: Vec<Item>,
+    /// Things the user should know that are not errors.
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Returns how many items took `action`.
+    pub fn count(&self, action: Action) -> usize {
+        self.items.iter().filter(|i| i.action == action).count()
+    }
+}
+
+/// Returns the subject of a memory with these tags: its first tag that is neither a signal tag
+/// nor one of kb's `_` tags, else its category, else `general`.
+pub fn memory_subject<S: AsRef<str>>(tags: &[S]) -> String {
+    tags.iter()
+        .map(AsRef::as_ref)
+        .find(|t| !SIGNAL_TAGS.contains(t) && !t.starts_with('_') && !t.trim().is_empty())
+        .map(str::to_string)
+        .or_else(|| detect_category(tags).map(str::to_string))
+        .unwrap_or_else(|| "general".to_string())
+}
+
+/// An item as the conversion sees it, in either store.
+#[derive(Debug, Clone)]
+struct Entry {
+    id: String,
+    subject: String,
+    text: String,
+    citations: Vec<String>,
+    reason: Option<String>,
+    category: Option<String>,
+    tags: Vec<String>,
+    changed_at: Option<Micros>,
+    /// Ordering in time for ties: (created, position).
+    age: (Micros, usize),
+}
+
+/// A target item and what this run did to it.
+#[derive(Debug)]
+struct Target {
+    entry: Entry,
+    /// The record's line index (export) or the memory's path (import); `None` when this run adds it.
+    origin: Option<Origin>,
+    /// The source id of the item this run added it for.
+    added_for: Option<String>,
+    /// Some source item of this run matched it: its text no longer changes in this run.
+    matched: bool,
+    text_changed: bool,
+    citations_changed: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Origin {
+    /// Position in the parsed records.
+    Record(usize),
+    File(PathBuf),
+}
+
+/// The target store's items, indexed by normalised subject.
+struct Converter {
+    targets: Vec<Target>,
+    by_subject: HashMap<String, Vec<usize>>,
+    threshold: f64,
+}
+
+impl Converter {
+    fn new(existing: Vec<(Entry, Origin)>, threshold: f64) -> Converter {
+        let mut c = Converter { targets: Vec::new(), by_subject: HashMap::new(), threshold };
+        for (entry, origin) in existing {
+            c.push(Target {
+                entry,
+                origin: Some(origin),
+                added_for: None,
+                matched: false,
+                text_changed: false,
+                citations_changed: false,
+            });
+        }
+        c
+    }
+
+    fn push(&mut self, t: Target) {
+        self.by_subject.entry(normalize(&t.entry.subject)).or_default().push(self.targets.len());
+        self.targets.push(t);
+    }
+
+    /// Returns the indexes of the targets whose subject normalises to `subject`.
+    fn candidates(&self, subject: &str) -> Vec<usize> {
+        self.by_subject.get(subject).cloned().unwrap_or_default()
+    }
+
+    /// Matches `src` against the targets and updates them. Returns the item's outcome.
+    fn convert(&mut self, src: &Entry, new_id: impl FnOnce() -> String) -> Item {
+        let mut item = Item {
+            source_id: src.id.clone(),
+            target_id: None,
+            subject: src.subject.clone(),
+            action: Action::Skipped,
+            similarity: None,
+            note: String::new(),
+        };
+        if src.text.trim().is_empty() {
+            item.note = "its text is empty".into();
+            return item;
+        }
+        for (field, text) in [("subject", &src.subject), ("text", &src.text)]
+            .into_iter()
+            .chain(src.reason.iter().map(|r| ("reason", r)))
+            .chain(src.citations.iter().map(|c| ("citation", c)))
+        {
+            if let Some(f) = secrets::scan(text).first() {
+                item.note = format!("its {field} matches the {} secret rule", f.rule);
+                return item;
+            }
+        }
+        let mut order = self.candidates(&normalize(&src.subject));
+        order.sort_by_key(|&i| std::cmp::Reverse(self.targets[i].entry.age));
+        let mut best: Option<(usize, f64)> = None;
+        for i in order {
+            let score = similarity(&src.text, &self.targets[i].entry.text);
+            if best.is_none_or(|(_, b)| score > b) {
+                best = Some((i, score));
+            }
+        }
+        let Some((i, score)) = best.filter(|(_, s)| *s >= self.threshold) else {
+            let entry = Entry { id: new_id(), age: (Micros::MAX, self.targets.len()), ..src.clone() };
+            item.target_id = Some(entry.id.clone());
+            item.action = Action::Added;
+            self.push(Target {
+                entry,
+                origin: None,
+                added_for: Some(src.id.clone()),
+                matched: true,
+                text_changed: false,
+                citations_changed: false,
+            });
+            return item;
+        };
+        let t = &mut self.targets[i];
+        item.target_id = Some(t.entry.id.clone());
+        item.similarity = Some(score);
+        let newer = match (src.changed_at, t.entry.changed_at) {
+            (Some(s), Some(d)) => s > d,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let mut changes = Vec::new();
+        if src.text != t.entry.text && newer && !t.matched {
+            t.entry.text = src.text.clone();
+            t.text_changed = true;
+            changes.push("text replaced");
+        }
+        let before = t.entry.citations.len();
+        for c in &src.citations {
+            if !t.entry.citations.contains(c) {
+                t.entry.citations.push(c.clone());
+            }
+        }
+        if t.entry.citations.len() > before {
+            t.citations_changed = true;
+            changes.push("citations merged");
+        }
+        t.matched = true;
+        if changes.is_empty() {
+            item.note = if src.text == t.entry.text { "already there".into() } else { "a similar one is there".into() };
+        } else {
+            item.action = Action::Merged;
+            item.note = changes.join(", ");
+        }
+        item
+    }
+}
+
+/// Returns a record's fields as a conversion entry.
+fn record_entry(all: &Records<'_>, r: &copilot::Record<'_>) -> Entry {
+    let f = all.fields(r);
+    Entry {
+        id: r.id.to_string(),
+        subject: Some(frontmatter::py_strip(r.subject)).filter(|s| !s.is_empty()).unwrap_or("general").to_string(),
+        text: frontmatter::py_strip(r.fact).to_string(),
+        citations: f.citations.iter().map(|c| c.to_string()).collect(),
+        reason: f.reason.as_deref().map(str::to_string),
+        category: r.category.map(str::to_string),
+        tags: f.tags.iter().map(|t| t.to_string()).collect(),
+        changed_at: r.changed_at(),
+        age: (r.created_at.unwrap_or(Micros::MIN), r.index),
+    }
+}
+
+/// Reads a memory file's extra keys: `citations` (a list, or a comma-separated string) and
+/// `reason`. A file that no longer parses yields none.
+fn memory_extras(path: &Path) -> (Vec<String>, Option<String>) {
+    let Ok(bytes) = std::fs::read(path) else { return (Vec::new(), None) };
+    let Ok(text) = crate::memory::decode(&bytes) else { return (Vec::new(), None) };
+    let Ok(split) = frontmatter::split(text) else { return (Vec::new(), None) };
+    let Ok(fields) = frontmatter::parse(split.yaml) else { return (Vec::new(), None) };
+    let citations = match fields.get("citations") {
+        Some(Value::Array(items)) => items.iter().filter_map(|c| c.as_str()).map(str::to_string).collect(),
+        Some(Value::String(s)) => {
+            copilot::record::split_citations(s.as_str().into()).into_iter().map(|c| c.into_owned()).collect()
+        }
+        _ => Vec::new(),
+    };
+    let reason = fields.get("reason").and_then(Value::as_str).map(str::to_string);
+    (citations, reason)
+}
+
+/// Every valid markdown memory as an entry with its path, by id, and the highest id.
+type MemoryEntries = (Vec<(Entry, PathBuf)>, Option<u64>);
+
+/// Returns every valid markdown memory as an entry, by id, with its path.
+fn memory_entries(md: &Store, with_extras: bool) -> Result<MemoryEntries> {
+    let index = md.scan()?;
+    let mut all: Vec<_> = index.memories().collect();
+    all.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file_name.cmp(b.file_name)));
+    let entries = all
+        .iter()
+        .map(|m| {
+            let path = index.dir.join(m.file_name);
+            let (citations, reason) = if with_extras { memory_extras(&path) } else { (Vec::new(), None) };
+            let tags: Vec<String> = m.tags.iter().map(|t| t.to_string()).collect();
+            let entry = Entry {
+                id: m.id.to_string(),
+                subject: memory_subject(&tags),
+                text: m.content.to_string(),
+                citations,
+                reason,
+                category: detect_category(&tags).map(str::to_string),
+                tags,
+                changed_at: Some(m.updated_at.unwrap_or(m.created_at)),
+                age: (m.created_at, m.id as usize),
+            };
+            (entry, path)
+        })
+        .collect();
+    Ok((entries, index.max_id()))
+}
+
+/// Exports every markdown memory into the Copilot store.
+pub fn export(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Utc>) -> Result<Report> {
+    let _lock = if dry_run { None } else { Some(records.lock()?) };
+    let (sources, _) = memory_entries(md, true)?;
+    let file: JsonlFile = records.read()?;
+    let parsed = Records::parse(&file);
+    let recs: Vec<copilot::Record<'_>> = parsed.iter().collect();
+    let existing = recs.iter().enumerate().map(|(k, r)| (record_entry(&parsed, r), Origin::Record(k))).collect();
+    let mut conv = Converter::new(existing, md.settings.memory_dedup_threshold.value);
+    let mut taken: HashSet<String> = parsed.ids().into_iter().map(str::to_string).collect();
+    let mut items = Vec::new();
+    for (src, _) in &sources {
+        let item = conv.convert(src, || {
+            let id = copilot::draw_id(&src.subject, &src.text, |c| taken.contains(c));
+            taken.insert(id.clone());
+            id
+        });
+        items.push(item);
+    }
+    let mut edits = Vec::new();
+    let stamp = copilot::json_str(&time::py_isoformat(now));
+    for t in &conv.targets {
+        match &t.origin {
+            Some(Origin::Record(k)) if t.text_changed || t.citations_changed => {
+                let rec = &recs[*k];
+                let mut changes = Vec::new();
+                if t.text_changed {
+                    changes.push(("fact", copilot::json_str(&t.entry.text)));
+                }
+                if t.citations_changed {
+                    changes.push(("citations", serde_json::to_string(&t.entry.citations).unwrap_or_default()));
+                }
+                changes.push(("updated", stamp.clone()));
+                edits.push(jsonl::Edit::Replace(rec.index, copilot::edit_line(&file, rec, changes)?));
+            }
+            None => {
+                let e = &t.entry;
+                let reason = e
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| format!("Exported from kb memory {}", t.added_for.as_deref().unwrap_or("?")));
+                let draft = Draft {
+                    id: &e.id,
+                    subject: &e.subject,
+                    fact: &e.text,
+                    citations: &e.citations,
+                    reason: &reason,
+                    category: e.category.as_deref(),
+                    tags: (!e.tags.is_empty()).then_some(e.tags.as_slice()),
+                };
+                edits.push(jsonl::Edit::Append(draft.line(now)));
+            }
+            _ => {}
+        }
+    }
+    if !dry_run {
+        records.write(&file, &edits)?;
+    }
+    Ok(Report { dry_run, target: file.path.clone(), items, warnings: Vec::new() })
+}
+
+/// Imports every Copilot record into the markdown store.
+pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Utc>) -> Result<Report> {
+    let _lock = if dry_run { None } else { Some(md.lock()?) };
+    let file = records.read()?;
+    let parsed = Records::parse(&file);
+    let (memories, max_id) = memory_entries(md, false)?;
+    let existing = memories.into_iter().map(|(entry, path)| (entry, Origin::File(path))).collect();
+    let mut conv = Converter::new(existing, md.settings.memory_dedup_threshold.value);
+    let mut next_id = max_id.map_or(1, |m| m + 1);
+    let mut items = Vec::new();
+    let mut extras_loaded: HashSet<String> = HashSet::new();
+    for r in parsed.iter() {
+        let src = record_entry(&parsed, &r);
+        // A memory's citations live in its file, not in the index: read them for the subject's
+        // memories before the first match, so a merge sees what is already there.
+        let subject = normalize(&src.subject);
+        if extras_loaded.insert(subject.clone()) {
+            for i in conv.candidates(&subject) {
+                let t = &mut conv.targets[i];
+                if let Some(Origin::File(p)) = &t.origin {
+                    let (citations, reason) = memory_extras(p);
+                    t.entry.citations = citations;
+                    t.entry.reason = reason;
+                }
+            }
+        }
+        let item = conv.convert(&src, || {
+            let id = next_id;
+            next_id += 1;
+            id.to_string()
+        });
+        items.push(item);
+    }
+    let dir = md.layout.memories();
+    if !dry_run {
+        for t in &conv.targets {
+            let e = &t.entry;
+            match &t.origin {
+                Some(Origin::File(path)) if t.text_changed || t.citations_changed => {
+                    let set = if t.citations_changed {
+                        vec![("citations".to_string(), Value::from(e.citations.clone()))]
+                    } else {
+                        Vec::new()
+                    };
+                    crate::store::update_memory(path, t.text_changed.then_some(e.text.as_str()), &set, now)?;
+                }
+                None => {
+                    let id: u64 = e.id.parse().map_err(|_| StoreError::Invalid(format!("bad new id {}", e.id)))?;
+                    let tags = record_tags(e);
+                    let mut extra = vec![("citations".to_string(), Value::from(e.citations.clone()))];
+                    if let Some(r) = &e.reason {
+                        extra.push(("reason".to_string(), Value::from(r.clone())));
+                    }
+                    crate::store::create_memory(&dir, id, &tags, &e.text, &extra, now)?;
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    let total = conv.targets.len() as u64;
+    let max = md.settings.memory_max_count.value;
+    if total > max {
+        warnings.push(format!(
+            "the markdown store now holds {total} memories, over memory_max_count ({max}); the next `kb save` will decay the oldest"
+        ));
+    }
+    Ok(Report { dry_run, target: dir, items, warnings })
+}
+
+/// Returns the tags a memory imported from a record gets: the record's `tags` when kb exported
+/// it, else its subject and, when it names one, its signal category.
+fn record_tags(e: &Entry) -> Vec<String> {
+    if !e.tags.is_empty() {
+        return e.tags.clone();
+    }
+    let mut tags = vec![e.subject.clone()];
+    if let Some(c) = e.category.as_deref().filter(|c| SIGNAL_TAGS.contains(c) && *c != e.subject) {
+        tags.push(c.to_string());
+    }
+    tags
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subjects_from_tags() {
+        assert_eq!(memory_subject(&["preference", "python", "web"]), "python");
+        assert_eq!(memory_subject(&["_consolidated", "_auto_decay"]), "general");
+        assert_eq!(memory_subject(&["decision", "pattern"]), "decision");
+        assert_eq!(memory_subject::<&str>(&[]), "general");
+    }
+
+    fn entry(id: &str, subject: &str, text: &str, at: Option<Micros>) -> Entry {
+        Entry {
+            id: id.into(),
+            subject: subject.into(),
+            text: text.into(),
+            citations: Vec::new(),
+            reason: None,
+            category: None,
+            tags: Vec::new(),
+            changed_at: at,
+            age: (at.unwrap_or(0), 0),
+        }
+    }
+
+    #[test]
+    fn dedup_rules() {
+        let existing = vec![(entry("t", "build", "run cargo nextest before pushing", Some(10)), Origin::Record(0))];
+        let mut conv = Converter::new(existing, 85.0);
+        // Older and similar: nothing to change.
+        let older = entry("1", "Build", "run cargo nextest before pushing!", Some(5));
+        assert_eq!(conv.convert(&older, || "new".into()).action, Action::Skipped);
+        // Newer but the target was already matched in this run: citations only.
+        let mut newer = entry("2", "build", "run cargo nextest before you push", Some(20));
+        newer.citations = vec!["Makefile:1".into()];
+        let it = conv.convert(&newer, || "new".into());
+        assert_eq!((it.action, it.note.as_str()), (Action::Merged, "citations merged"));
+        assert_eq!(conv.targets[0].entry.text, "run cargo nextest before pushing");
+        // Another subject: added; a similar one after it in the same run matches the new one.
+        let other = entry("3", "docs", "run cargo nextest before pushing", Some(1));
+        assert_eq!(conv.convert(&other, || "new".into()).action, Action::Added);
+        let again = entry("4", "docs", "run cargo nextest before pushing.", Some(30));
+        let it = conv.convert(&again, || "newer".into());
+        assert_eq!((it.action, it.target_id.as_deref()), (Action::Skipped, Some("new")));
+        // Fresh run, newer source: text replaced.
+        conv.targets[0].matched = false;
+        let it = conv.convert(&newer, || "new".into());
+        assert_eq!((it.action, it.note.as_str()), (Action::Merged, "text replaced"));
+    }
+}
