@@ -36,10 +36,13 @@ impl Style {
         if self.sanitize { sanitize(text) } else { std::borrow::Cow::Borrowed(text) }
     }
 
-    /// Prints a warning on stderr.
+    /// Prints a warning on stderr (or collects it, inside `capture`).
     pub fn warn(&self, message: &str) {
         let label = paint(self.color_err, "33", "warning:");
-        let _ = writeln!(io::stderr(), "{label} {message}");
+        let line = format!("{label} {message}");
+        if let Err(line) = CAPTURE.with_borrow_mut(|c| c.as_mut().map(|c| c.warnings.push(line.clone())).ok_or(line)) {
+            let _ = writeln!(io::stderr(), "{line}");
+        }
     }
 
     /// Prints an error on stderr.
@@ -66,8 +69,56 @@ pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// What a command printed inside `capture`.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Captured {
+    /// What `print` and `stream` wrote (stdout's bytes).
+    pub stdout: Vec<u8>,
+    /// Each warning line, as `Style::warn` would have printed it on stderr.
+    pub warnings: Vec<String>,
+}
+
+thread_local! {
+    /// Set inside `capture`: the command's result is collected here instead of printed.
+    static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` (a command) with its result and warnings collected instead of printed, and returns
+/// both. `kb mcp` runs the CLI's commands this way, since its stdout is the protocol. Only this
+/// thread is affected; nesting is allowed, and a panic in `f` still ends the capture.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, Captured) {
+    struct Restore(Option<Option<Captured>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(previous) = self.0.take() {
+                CAPTURE.set(previous);
+            }
+        }
+    }
+    let mut restore = Restore(Some(CAPTURE.replace(Some(Captured::default()))));
+    let value = f();
+    let captured = CAPTURE.take().unwrap_or_default();
+    if let Some(previous) = restore.0.take() {
+        CAPTURE.set(previous);
+    }
+    (value, captured)
+}
+
+/// Appends `bytes` to the capture, if one is active; returns whether it was.
+fn captured(bytes: impl FnOnce(&mut Vec<u8>)) -> bool {
+    CAPTURE.with_borrow_mut(|c| c.as_mut().map(|c| bytes(&mut c.stdout)).is_some())
+}
+
 /// Writes the command's result to stdout. A closed pipe (`kb list | head`) is not an error.
 pub fn print(text: &str) -> io::Result<()> {
+    if captured(|out| {
+        out.extend_from_slice(text.as_bytes());
+        if !(text.ends_with('\n') || text.is_empty()) {
+            out.push(b'\n');
+        }
+    }) {
+        return Ok(());
+    }
     let mut out = io::stdout().lock();
     let r = out
         .write_all(text.as_bytes())
@@ -88,6 +139,12 @@ pub fn print_json<T: Serialize>(value: &T) -> io::Result<()> {
 
 /// Streams a large result to stdout through a buffer. A closed pipe is not an error.
 pub fn stream(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+    if CAPTURE.with_borrow(Option::is_some) {
+        let mut buf = Vec::new();
+        write(&mut buf)?;
+        captured(|out| out.append(&mut buf));
+        return Ok(());
+    }
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match write(&mut out).and_then(|_| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
@@ -139,6 +196,24 @@ mod tests {
         assert_eq!(summary(&long), format!("{}...", "x".repeat(77)));
         assert_eq!(summary(&"é".repeat(80)), "é".repeat(80));
         assert_eq!(summary(""), "");
+    }
+
+    #[test]
+    fn capture_collects_output_and_warnings() {
+        let style = Style { color_out: false, color_err: false, sanitize: false };
+        let ((), got) = capture(|| {
+            print("one").unwrap();
+            stream(|w| w.write_all(b"two\n")).unwrap();
+            style.warn("careful");
+            let ((), inner) = capture(|| print("nested").unwrap());
+            assert_eq!(inner.stdout, b"nested\n");
+            print_json(&[1]).unwrap();
+        });
+        assert_eq!(String::from_utf8(got.stdout).unwrap(), "one\ntwo\n[\n  1\n]\n");
+        assert_eq!(got.warnings, ["warning: careful"]);
+        let caught = std::panic::catch_unwind(|| capture(|| panic!("boom")));
+        assert!(caught.is_err());
+        assert!(CAPTURE.with_borrow(Option::is_none), "a panic ends the capture");
     }
 
     #[test]

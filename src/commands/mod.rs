@@ -81,18 +81,23 @@ pub fn main() -> ExitCode {
     match run(cli, style) {
         Ok(code) => code,
         Err(e) => {
-            let mut msg = e.to_string();
-            for cause in e.chain().skip(1) {
-                // thiserror variants often print their source already (`{path}: {source}`).
-                let cause = cause.to_string();
-                if !msg.ends_with(&cause) {
-                    msg.push_str(&format!(": {cause}"));
-                }
-            }
-            style.error(&msg);
+            style.error(&error_message(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// Returns the message kb prints after `error:`: the error and its causes, joined by `: `.
+pub fn error_message(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        // thiserror variants often print their source already (`{path}: {source}`).
+        let cause = cause.to_string();
+        if !msg.ends_with(&cause) {
+            msg.push_str(&format!(": {cause}"));
+        }
+    }
+    msg
 }
 
 fn run(cli: Cli, style: Style) -> Result<ExitCode> {
@@ -103,21 +108,27 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         None => crate::time::now(),
     };
     let ctx = Ctx { layout, json: cli.json, style, now };
-    match cli.command {
-        Command::Init(_) => init::run(&ctx),
-        Command::Save(a) => save::run(&ctx, a),
-        Command::Recall(a) => read::recall(&ctx, a),
-        Command::List(a) => read::list(&ctx, a.store),
-        Command::Show(a) => read::show(&ctx, &a.id, a.store),
-        Command::Forget(a) => forget::run(&ctx, &a.id, a.store),
-        Command::Protect(a) => protect::run(&ctx, &a.id, true),
-        Command::Unprotect(a) => protect::run(&ctx, &a.id, false),
-        Command::Check => check::run(&ctx),
-        Command::Config => config::run(&ctx),
-        Command::Vote(a) => vote::run(&ctx, a),
-        Command::Export(a) => convert::export(&ctx, a),
-        Command::Import(a) => convert::import(&ctx, a),
-        Command::Mcp => mcp::run(&ctx),
+    dispatch(&ctx, cli.command)
+}
+
+/// Runs one command in a ready context (`kb mcp` runs the read commands this way, inside
+/// `output::capture`).
+pub fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Init(_) => init::run(ctx),
+        Command::Save(a) => save::run(ctx, a),
+        Command::Recall(a) => read::recall(ctx, a),
+        Command::List(a) => read::list(ctx, a.store),
+        Command::Show(a) => read::show(ctx, &a.id, a.store),
+        Command::Forget(a) => forget::run(ctx, &a.id, a.store),
+        Command::Protect(a) => protect::run(ctx, &a.id, true),
+        Command::Unprotect(a) => protect::run(ctx, &a.id, false),
+        Command::Check => check::run(ctx),
+        Command::Config => config::run(ctx),
+        Command::Vote(a) => vote::run(ctx, a),
+        Command::Export(a) => convert::export(ctx, a),
+        Command::Import(a) => convert::import(ctx, a),
+        Command::Mcp => mcp::run(ctx),
     }
 }
 

@@ -38,7 +38,8 @@ memories (markdown files in .co-cli/knowledge/memories/) and Copilot-style recor
 recall_memory looks up what the user and the team have said before (preferences, corrections, decisions, \
 conventions); it is worth a call at the start of a task. save_memory keeps a durable fact about the user or the \
 project for later sessions; store_memory keeps a verified fact about the codebase, with citations. The resource \
-kb://context is the always-loaded context block (the global and project context files).";
+kb://context is the always-loaded context block (the global and project context files and the repository's \
+Copilot records).";
 
 const SAVE_MEMORY: &str = "Save a durable fact about the user, the team or this project, so later sessions know it. \
 It becomes a markdown file in the repository (.co-cli/knowledge/memories/), reviewed and committed like code. \
@@ -64,19 +65,21 @@ Write one self-contained statement that will still make sense months later, e.g.
 over unittest\" with tags [\"preference\", \"python\"], or \"The team decided to release from the main branch \
 only\" with tags [\"decision\", \"release\"].";
 
-const RECALL_MEMORY: &str = "Search the saved memories: those whose text or one of whose tags contains the query \
-(case-insensitive), newest first. Worth calling without being asked, at the start of a task and before choices \
+const RECALL_MEMORY: &str = "Search the saved memories (text and tags) and the Copilot records (subject, fact, \
+reason, citations) for the query, case-insensitive; newest first. Worth calling without being asked, at the start of a task and before choices \
 where the user's preferences, past corrections, team decisions or project conventions may apply: e.g. \"test\" \
 before writing tests, \"deploy\" before touching CI, a library's name before using it. The query is matched as one \
 substring, so a single word or a short phrase finds the most. No match is a normal, empty result.";
 
 const LIST_MEMORIES: &str = "List every saved memory by id, with its date, its category ([preference], \
-[decision]...), a lock mark when it is protected from decay, and its first line. Useful for an overview of what \
-is known, or to find the id of a memory to forget; recall_memory searches.";
+[decision]...), a lock mark when it is protected from decay, and its first line; then the Copilot records, with \
+their ids (mem-...) and subjects. Useful for an overview of what is known, or to find the id of a memory to \
+forget; recall_memory searches.";
 
-const FORGET_MEMORY: &str = "Delete one saved memory by its id, as shown by list_memories or recall_memory. For \
-when the user asks to forget something, or a memory turned out wrong or outdated (save the corrected fact with \
-save_memory as well). The file is removed from .co-cli/knowledge/memories/; git history still has it.";
+const FORGET_MEMORY: &str = "Delete one saved memory or Copilot record by its id, as list_memories and \
+recall_memory show it: an integer for a memory, an id such as mem-1a2b3c4d for a record. For when the user asks \
+to forget something, or a memory turned out wrong or outdated (save the corrected fact as well). The memory's \
+file, or the record's line, is removed; git history still has it.";
 
 const STORE_MEMORY: &str = "Store a fact about this repository's codebase as a Copilot-style memory record \
 (.github/copilot-memories.jsonl). The records go into the always-loaded context of the agents that work in this \
@@ -121,7 +124,8 @@ fn default_max_results() -> usize {
 /// `forget_memory` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ForgetMemoryArgs {
-    /// The memory's id, as list_memories and recall_memory show it (e.g. 7 or "7")
+    /// The id, as list_memories and recall_memory show it: an integer for a memory (7 or "7"),
+    /// a string such as "mem-1a2b3c4d" for a Copilot record
     // Declared a string (record ids of the Copilot store are strings); an integer is accepted.
     #[serde(deserialize_with = "string_or_integer")]
     #[schemars(with = "String")]
@@ -286,8 +290,8 @@ fn context_resource(size: usize) -> Resource {
     Resource::new(CONTEXT_URI, "context")
         .with_title("Always-loaded context")
         .with_description(
-            "The compiled always-loaded context: the global and project context.md files under \
-             '## Internal Knowledge', as agents load it at session start",
+            "The compiled always-loaded context, as agents load it at session start: the global and \
+             project context.md files and the repository's Copilot records, under '## Internal Knowledge'",
         )
         .with_mime_type("text/markdown")
         .with_size(size as u64)
@@ -315,7 +319,7 @@ impl KbServer {
                 result.structured_content = Some(reply.json);
                 result
             }
-            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(format!("{e:#}"))]),
+            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(crate::commands::error_message(&e))]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e.message.into_owned())]),
         }
     }

@@ -1,19 +1,28 @@
-//! The MCP tools' work, without the protocol: each operation runs the same store code as the
-//! CLI command of the same name and returns the CLI's human text and its `--json` document.
+//! The MCP tools' work, without the protocol: each tool runs the CLI's own code and returns the
+//! CLI's human text and its `--json` document.
 //!
-//! Nothing here prints to stdout (it carries the protocol); skipped files are reported on stderr
-//! exactly as the CLI reports them. The text and JSON renderers mirror `commands/{save,read,
-//! forget}.rs`; `tests/cli/mcp.rs` compares them with the CLI's output so the two cannot drift.
+//! - `recall_memory` and `list_memories` run the CLI commands themselves (`commands::dispatch`)
+//!   inside `output::capture`, once plainly and once with `--json`: the same text and JSON as
+//!   `kb recall` and `kb list`, covering both stores, by construction.
+//! - `forget_memory` runs `kb forget --json` the same way (a write runs once) and words the text
+//!   from its JSON as `kb forget` does.
+//! - `save_memory` and `store_memory` call the stores' `save` directly: `kb save` reads stdin
+//!   when the text is "-", and here stdin is the protocol. Their JSON and text are worded as
+//!   `kb save` and `kb save --store copilot` word them.
+//!
+//! `tests/cli/mcp.rs` compares every tool's text and JSON with the CLI's, so the worded ones
+//! cannot drift. Nothing here prints to stdout: warnings (a skipped file) go to stderr, once.
 
+use crate::cli::{Command, ListArgs, LookupArgs, RecallArgs};
 use crate::commands::{self, Ctx};
-use crate::index::MemoryRef;
-use crate::memory::{detect_category, detect_source};
-use crate::output::{Style, chars_prefix, summary};
+use crate::copilot::{RecordRequest, RecordStore};
+use crate::output::{self, Style};
 use crate::paths::Layout;
-use crate::store::{self, SaveRequest};
-use anyhow::Result;
+use crate::store::SaveRequest;
+use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
+use std::io::Write;
 use std::path::Path;
 
 /// What a tool returns on success: the CLI's text and the CLI's JSON document.
@@ -37,16 +46,45 @@ pub struct Repo {
 
 impl Repo {
     /// Returns a command context for one call: plain text (no colour, no escaping, as the CLI
-    /// prints into a pipe) and the current time.
-    fn ctx(&self) -> Ctx {
+    /// prints into a pipe).
+    fn ctx(&self, json: bool, now: DateTime<Utc>) -> Ctx {
         let style = Style { color_out: false, sanitize: false, ..self.style };
-        let now = self.pinned_now.unwrap_or_else(crate::time::now);
-        Ctx { layout: self.layout.clone(), json: true, style, now }
+        Ctx { layout: self.layout.clone(), json, style, now }
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.pinned_now.unwrap_or_else(crate::time::now)
+    }
+
+    /// Runs a CLI command with its output captured; its warnings go to stderr when `warn`.
+    /// Returns what it printed.
+    fn run(&self, json: bool, now: DateTime<Utc>, command: Command, warn: bool) -> Result<String> {
+        let ctx = self.ctx(json, now);
+        let (result, captured) = output::capture(|| commands::dispatch(&ctx, command));
+        if warn && !captured.warnings.is_empty() {
+            let mut err = std::io::stderr().lock();
+            for line in &captured.warnings {
+                let _ = writeln!(err, "{line}");
+            }
+        }
+        result?;
+        let mut text = String::from_utf8(captured.stdout).context("internal error: a command printed invalid UTF-8")?;
+        text.truncate(text.trim_end_matches('\n').len());
+        Ok(text)
+    }
+
+    /// Runs a read command plainly and with `--json`; returns both outputs.
+    fn read(&self, command: impl Fn() -> Command) -> Result<Reply> {
+        let now = self.now();
+        let text = self.run(false, now, command(), true)?;
+        let json = self.run(true, now, command(), false)?;
+        let json = serde_json::from_str(&json).context("internal error: a command printed invalid JSON")?;
+        Ok(Reply { text, json })
     }
 
     /// `save_memory`: `kb save TEXT -t TAG...`.
     pub fn save(&self, content: String, tags: Vec<String>) -> Result<Reply> {
-        let ctx = self.ctx();
+        let ctx = self.ctx(true, self.now());
         let out = ctx.store()?.save(SaveRequest { content, tags, dry_run: false, redact: false }, ctx.now)?;
         let location = commands::abs(&out.path).display().to_string();
         let json = json!({
@@ -57,6 +95,7 @@ impl Repo {
             "decayed": out.decayed,
             "decay_strategy": out.decay_strategy.map(|s| s.as_str()),
             "redacted": out.redacted,
+            "store": "md",
         });
         let mut text = if out.consolidated {
             format!("✓ Updated memory {} (consolidated duplicate)\nLocation: {location}", out.memory_id)
@@ -69,96 +108,66 @@ impl Repo {
         Ok(Reply { text, json })
     }
 
-    /// `recall_memory`: `kb recall QUERY -n N`.
+    /// `recall_memory`: `kb recall QUERY -n N` (both stores).
     pub fn recall(&self, query: &str, max_results: usize) -> Result<Reply> {
-        let ctx = self.ctx();
-        let index = ctx.store()?.scan()?;
-        ctx.warn_skipped(&index);
-        let hits = store::recall(&index, query, max_results);
-        let results: Vec<Value> = hits.iter().map(|m| memory_json(m, &index.dir)).collect();
-        let json = json!({ "query": query, "count": hits.len(), "results": results });
-        if hits.is_empty() {
-            return Ok(Reply { text: format!("No memories found matching '{query}'"), json });
-        }
-        let noun = if hits.len() == 1 { "memory" } else { "memories" };
-        let mut lines = vec![format!("Found {} {noun} matching '{query}':", hits.len()), String::new()];
-        for m in &hits {
-            lines.push(format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10)));
-            if !m.tags.is_empty() {
-                lines.push(format!("Tags: {}", m.tags.join(", ")));
-            }
-            lines.push(m.content.to_string());
-            lines.push(String::new());
-        }
-        Ok(Reply { text: lines.join("\n").trim_end().to_string(), json })
+        self.read(|| Command::Recall(RecallArgs { query: query.to_string(), max_results, store: None }))
     }
 
-    /// `list_memories`: `kb list`.
+    /// `list_memories`: `kb list` (both stores).
     pub fn list(&self) -> Result<Reply> {
-        let ctx = self.ctx();
-        let store = ctx.store()?;
-        let index = store.scan()?;
-        ctx.warn_skipped(&index);
-        let limit = store.settings.memory_max_count.value;
-        let mut all: Vec<MemoryRef<'_>> = index.memories().collect();
-        all.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file_name.cmp(b.file_name)));
-        let memories: Vec<Value> = all
-            .iter()
-            .map(|m| {
-                json!({
-                    "id": m.id,
-                    "created": m.created,
-                    "updated": m.updated,
-                    "tags": m.tags,
-                    "category": detect_category(&m.tags),
-                    "summary": summary(m.content),
-                    "decay_protected": m.decay_protected,
-                    "path": commands::abs(&index.dir.join(m.file_name)).display().to_string(),
-                })
-            })
-            .collect();
-        let json = json!({ "count": all.len(), "limit": limit, "memories": memories });
-        if all.is_empty() {
-            let text = if index.dir_exists { "No memories found." } else { "No memories saved yet." };
-            return Ok(Reply { text: text.to_string(), json });
-        }
-        let mut text = format!("Total memories: {}/{limit}\n\n", all.len());
-        for m in &all {
-            text.push_str(&format!("**{:03}** ({}", m.id, chars_prefix(m.created, 10)));
-            if let Some(u) = m.updated {
-                text.push_str(&format!(" → {}", chars_prefix(u, 10)));
-            }
-            text.push(')');
-            if let Some(c) = detect_category(&m.tags) {
-                text.push_str(&format!(" [{c}]"));
-            }
-            if m.decay_protected {
-                text.push_str(" 🔒");
-            }
-            text.push_str(&format!(" : {}\n", summary(m.content)));
-        }
-        // The CLI ends the listing with a newline; a tool result has no need for it.
-        text.truncate(text.trim_end_matches('\n').len());
+        self.read(|| Command::List(ListArgs { store: None }))
+    }
+
+    /// `forget_memory`: `kb forget ID`: an integer id is a markdown memory (else a Copilot
+    /// record with that id), any other id a Copilot record.
+    pub fn forget(&self, id: &str) -> Result<Reply> {
+        let now = self.now();
+        let lookup = || LookupArgs { id: id.to_string(), store: None };
+        // `kb forget` names a record's subject, which its JSON leaves out: read it first.
+        let shown: Option<Value> =
+            self.run(true, now, Command::Show(lookup()), false).ok().and_then(|s| serde_json::from_str(&s).ok());
+        let json: Value = serde_json::from_str(&self.run(true, now, Command::Forget(lookup()), true)?)
+            .context("internal error: kb forget printed invalid JSON")?;
+        let path = Path::new(json["path"].as_str().unwrap_or_default());
+        let text = if json["store"] == "copilot" {
+            let subject = shown.as_ref().and_then(|s| s["subject"].as_str()).unwrap_or_default();
+            let rel = path.strip_prefix(&self.layout.root).unwrap_or(path);
+            format!(
+                "✓ Deleted Copilot memory {} [{subject}] (line {} of {})",
+                json["deleted"].as_str().unwrap_or_default(),
+                json["line"],
+                rel.display()
+            )
+        } else {
+            format!("✓ Deleted memory {}: {}", json["deleted"], file_name(path))
+        };
         Ok(Reply { text, json })
     }
 
-    /// `forget_memory`: `kb forget ID`.
-    pub fn forget(&self, raw_id: &str) -> Result<Reply> {
-        let ctx = self.ctx();
-        let id = commands::parse_id(raw_id)?;
-        let path = ctx.store()?.forget(id)?;
-        let json = json!({ "deleted": id, "path": commands::abs(&path).display().to_string() });
-        Ok(Reply { text: format!("✓ Deleted memory {id}: {}", file_name(&path)), json })
-    }
-
     /// `store_memory`: `kb save --store copilot --subject S --citation C... --reason R FACT`.
-    ///
-    /// TODO(copilot): the Copilot JSONL store (`src/copilot.rs`) is being built on another
-    /// branch. Wire this to its save function (secret filter on every field, dedup within the
-    /// subject, citations merged) and render its CLI text and `--json` document here.
     pub fn store(&self, subject: String, fact: String, citations: Vec<String>, reason: String) -> Result<Reply> {
-        let _ = (subject, fact, citations, reason);
-        anyhow::bail!("the Copilot store is not available in this build")
+        let ctx = self.ctx(true, self.now());
+        let store = RecordStore { layout: ctx.layout.clone(), settings: ctx.settings()? };
+        let req = RecordRequest { subject, fact, citations, reason, category: None, dry_run: false, redact: false };
+        let out = store.save(req, ctx.now)?;
+        let path = commands::abs(&out.path).display().to_string();
+        let json = json!({
+            "action": if out.consolidated { "consolidated" } else { "saved" },
+            "memory_id": out.id,
+            "path": path,
+            "line": out.line,
+            "similarity": out.similarity,
+            "decayed": 0,
+            "decay_strategy": null,
+            "redacted": out.redacted,
+            "store": "copilot",
+        });
+        let text = if out.consolidated {
+            format!("✓ Updated Copilot memory {} (consolidated duplicate)\nLocation: {path}:{}", out.id, out.line)
+        } else {
+            format!("✓ Saved Copilot memory {}\nLocation: {path}:{}", out.id, out.line)
+        };
+        Ok(Reply { text, json })
     }
 }
 
@@ -167,13 +176,14 @@ pub const CONTEXT_LIMIT: usize = 20_480;
 
 impl Repo {
     /// Returns the always-loaded context (SPEC §8): `## Internal Knowledge`, then the global
-    /// and the project `context.md` bodies as `### Global Context` and `### Project Context`.
-    /// Empty when neither has a body. Frontmatter problems and unreadable files are warnings on
-    /// stderr; the body is used either way.
+    /// and the project `context.md` bodies as `### Global Context` and `### Project Context`,
+    /// then the Copilot records as `### Repository Memories` (one `subject: fact` line each).
+    /// Empty when no section has a body. Frontmatter problems and unreadable files are warnings
+    /// on stderr; the body is used either way.
     ///
     /// TODO(context): this is the fallback the MCP branch ships with. Once `kb context` lands
-    /// (`src/context.rs` compile, section-aware truncation, the Copilot records section), call
-    /// its compile function here instead, so the resource and `kb context` print the same block.
+    /// (its compile: budgets, section-aware truncation), call that here instead, so the resource
+    /// and `kb context` print the same block.
     pub fn context(&self) -> String {
         let files = [
             ("Global Context", self.layout.global_context()),
@@ -204,6 +214,16 @@ impl Repo {
                 sections.push(format!("### {title}\n\n{body}"));
             }
         }
+        let records = self.layout.copilot_memories();
+        match crate::copilot::jsonl::JsonlFile::read(&records) {
+            Ok(file) => {
+                let lines = crate::copilot::context_lines(&crate::copilot::Records::parse(&file));
+                if !lines.is_empty() {
+                    sections.push(format!("### Repository Memories\n\n{}", lines.join("\n")));
+                }
+            }
+            Err(e) => self.style.warn(&format!("skipped {}: {e}", records.display())),
+        }
         if sections.is_empty() {
             return String::new();
         }
@@ -231,21 +251,6 @@ fn marker(cut: usize) -> String {
     format!("\n\n[kb: {cut} bytes cut from the end: the context exceeds {CONTEXT_LIMIT} bytes]\n")
 }
 
-/// Returns one memory in the CLI's JSON shape (SPEC §5 `MEMORY`).
-fn memory_json(m: &MemoryRef<'_>, dir: &Path) -> Value {
-    json!({
-        "id": m.id,
-        "path": commands::abs(&dir.join(m.file_name)).display().to_string(),
-        "content": m.content,
-        "tags": m.tags,
-        "created": m.created,
-        "updated": m.updated,
-        "source": m.source.unwrap_or_else(|| detect_source(&m.tags)),
-        "category": detect_category(&m.tags),
-        "decay_protected": m.decay_protected,
-    })
-}
-
 fn file_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
@@ -259,6 +264,7 @@ mod tests {
             "HOME" => Some(dir.join("home").display().to_string()),
             _ => None,
         };
+        std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
         let layout = Layout::resolve(Some(&dir.join("repo")), &env, dir);
         Repo { layout, pinned_now: None, style: Style { color_out: false, color_err: false, sanitize: false } }
     }
@@ -311,12 +317,13 @@ mod tests {
     fn operations_report_errors_as_the_cli_does() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
-        let e = repo.forget("x").unwrap_err();
-        assert_eq!(format!("{e:#}"), "invalid memory id 'x': expected a non-negative integer");
-        let e = repo.forget("3").unwrap_err();
-        assert_eq!(format!("{e:#}"), "memory 3 not found");
-        let e = repo.save("  \n".into(), vec![]).unwrap_err();
-        assert_eq!(format!("{e:#}"), "nothing to save: the text is empty");
+        let message = |e: anyhow::Error| commands::error_message(&e);
+        assert_eq!(message(repo.forget("x").unwrap_err()), "memory x not found");
+        assert_eq!(message(repo.forget("3").unwrap_err()), "memory 3 not found");
+        assert_eq!(message(repo.save("  \n".into(), vec![]).unwrap_err()), "nothing to save: the text is empty");
+        // Nothing was printed to stdout meanwhile: the commands ran inside a capture.
+        let (_, captured) = output::capture(|| repo.list().unwrap());
+        assert!(captured.stdout.is_empty());
         let saved = repo.save("We always rebase before merging".into(), vec!["pattern".into()]).unwrap();
         assert_eq!(saved.json["action"], "saved");
         let listed = repo.list().unwrap();

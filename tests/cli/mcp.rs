@@ -247,7 +247,7 @@ mod with_mcp {
         // forget: by id, integer or string; the file goes; a second time is a tool error.
         let (text, json) = ok(call(&client, "forget_memory", json!({"id": 1})).await);
         assert_eq!(text, "✓ Deleted memory 1: 001-user-prefers-pytest-over-unittest.md");
-        assert_eq!(json, json!({"deleted": 1, "path": file.display().to_string()}));
+        assert_eq!(json, json!({"deleted": 1, "path": file.display().to_string(), "store": "md"}));
         assert!(!file.exists());
         let result = call(&client, "forget_memory", json!({"id": "1"})).await;
         assert_parity(result, &env, cli(&env, &["forget", "1"]));
@@ -257,6 +257,71 @@ mod with_mcp {
         let result = call(&client, "list_memories", json!({})).await;
         assert_parity(result, &env, cli(&env, &["list"]));
         assert_eq!(env.memory_files(), ["002-we-decided-to-release-from-main-only.md"]);
+
+        // store_memory: a Copilot record, as `kb save --store copilot` stores it.
+        let fact = "Integration tests pin the clock with KB_NOW";
+        let args = json!({"subject": "testing", "fact": fact, "citations": ["tests/cli/common.rs:1", "src/time.rs:2"], "reason": "Tests must not depend on the date"});
+        let result = call(&client, "store_memory", args).await;
+        let (text, json) = ok(result.clone());
+        let save = [
+            "save",
+            "--store",
+            "copilot",
+            "--subject",
+            "testing",
+            "--citation",
+            "tests/cli/common.rs:1",
+            "--citation",
+            "src/time.rs:2",
+            "--reason",
+            "Tests must not depend on the date",
+            fact,
+        ];
+        assert_parity(result, &env, cli_write(&twin, &twin_json, &save));
+        let id = json["memory_id"].as_str().expect("a record id").to_string();
+        assert!(
+            id.starts_with("mem-") && text.starts_with(&format!("✓ Saved Copilot memory {id}\nLocation: ")),
+            "{text}"
+        );
+        let jsonl = env.root().join(".github/copilot-memories.jsonl");
+        let record: Value = serde_json::from_str(env.read(&jsonl).trim_end()).unwrap();
+        assert_eq!(
+            (record["id"].as_str(), record["subject"].as_str(), record["fact"].as_str()),
+            (Some(id.as_str()), Some("testing"), Some(fact))
+        );
+        assert_eq!(record["citations"], json!(["tests/cli/common.rs:1", "src/time.rs:2"]));
+        // A near-identical fact in the same subject merges, citations given as one string.
+        let args = json!({"subject": "Testing", "fact": format!("{fact}."), "citations": "docs/testing.md:3", "reason": "Tests must not depend on the date"});
+        let result = call(&client, "store_memory", args).await;
+        let save = [
+            "save",
+            "--store",
+            "copilot",
+            "--subject",
+            "Testing",
+            "--citation",
+            "docs/testing.md:3",
+            "--reason",
+            "Tests must not depend on the date",
+            &format!("{fact}."),
+        ];
+        assert_parity(result, &env, cli_write(&twin, &twin_json, &save));
+        assert_eq!(env.read(&jsonl).lines().count(), 1);
+
+        // recall and list cover both stores, as the CLI does.
+        for query in ["test", "KB_NOW", "release"] {
+            let result = call(&client, "recall_memory", json!({"query": query})).await;
+            assert_parity(result, &env, cli(&env, &["recall", query]));
+        }
+        let result = call(&client, "list_memories", json!({})).await;
+        assert_parity(result, &env, cli(&env, &["list"]));
+
+        // forget_memory takes a record's id too.
+        let result = call(&client, "forget_memory", json!({"id": id})).await;
+        assert_parity(result, &env, cli_write(&twin, &twin_json, &["forget", &id]));
+        assert_eq!(env.read(&jsonl), "");
+        let result = call(&client, "forget_memory", json!({"id": id})).await;
+        assert_parity(result, &env, cli(&env, &["forget", &id]));
         client.cancel().await.unwrap();
     }
 
@@ -296,10 +361,27 @@ mod with_mcp {
         let message = failed(call(&client, "forget_memory", json!({"id": [1]})).await);
         assert!(message.contains("expected an id"), "{message}");
 
-        // TODO(copilot): store_memory answers a tool error until the Copilot store is wired.
-        let args = json!({"subject": "testing", "fact": "f", "citations": "a.rs:1, b.rs:2", "reason": "r"});
-        let message = failed(call(&client, "store_memory", args).await);
-        assert_eq!(message, "the Copilot store is not available in this build");
+        // store_memory refuses what `kb save --store copilot` refuses, with the same message.
+        for (args, cli_args) in [
+            (
+                json!({"subject": "deploy", "fact": secret, "citations": [], "reason": "r"}),
+                vec!["save", "--store", "copilot", "--subject", "deploy", "--reason", "r", secret],
+            ),
+            (
+                json!({"subject": " ", "fact": "A fact", "citations": ["a.rs:1"], "reason": "r"}),
+                vec!["save", "--store", "copilot", "--subject", " ", "--citation", "a.rs:1", "--reason", "r", "A fact"],
+            ),
+            (
+                json!({"subject": "s", "fact": "  ", "citations": ["a.rs:1"], "reason": "r"}),
+                vec!["save", "--store", "copilot", "--subject", "s", "--citation", "a.rs:1", "--reason", "r", "  "],
+            ),
+        ] {
+            let result = call(&client, "store_memory", args).await;
+            let (twin, twin_json) = (self::env(), self::env());
+            assert_parity(result, &env, cli_write(&twin, &twin_json, &cli_args));
+        }
+        let message = failed(call(&client, "store_memory", json!({"subject": "s", "fact": "f"})).await);
+        assert!(message.contains("missing field"), "{message}");
 
         // Still alive.
         ok(call(&client, "list_memories", json!({})).await);
@@ -511,6 +593,7 @@ mod with_mcp {
         assert_eq!(code, Some(0), "{stderr}");
         assert_eq!(rest, "", "nothing after the last response");
         assert!(stderr.contains("warning: skipped .co-cli/knowledge/memories/002-broken.md"), "{stderr}");
+        assert_eq!(stderr.matches("002-broken.md").count(), 1, "one warning per call: {stderr}");
     }
 
     /// The 2026-07-28 era at the wire level: `server/discover`, then self-contained requests.
