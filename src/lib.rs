@@ -9,6 +9,7 @@ pub mod context;
 pub mod frontmatter;
 pub mod fsio;
 pub mod index;
+pub mod markdown;
 pub mod memory;
 pub mod output;
 pub mod paths;
