@@ -5,10 +5,12 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compile;
 pub mod context;
 pub mod frontmatter;
 pub mod fsio;
 pub mod index;
+pub mod jsonedit;
 pub mod markdown;
 pub mod memory;
 pub mod output;
@@ -18,3 +20,4 @@ pub mod settings;
 pub mod similarity;
 pub mod store;
 pub mod time;
+pub mod watch;

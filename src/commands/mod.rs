@@ -2,12 +2,15 @@
 //! and prints its result; this module builds the context, dispatches, and maps errors to exit codes.
 
 mod check;
+mod compile;
 mod config;
+mod context;
 mod forget;
 mod init;
 mod protect;
 mod read;
 mod save;
+mod watch;
 
 use crate::cli::{Cli, Command};
 use crate::index::Index;
@@ -95,7 +98,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     };
     let ctx = Ctx { layout, json: cli.json, style, now };
     match cli.command {
-        Command::Init(_) => init::run(&ctx),
+        Command::Init(a) => init::run(&ctx, a),
         Command::Save(a) => save::run(&ctx, a),
         Command::Recall(a) => read::recall(&ctx, a),
         Command::List => read::list(&ctx),
@@ -105,6 +108,9 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         Command::Unprotect(a) => protect::run(&ctx, &a.id, false),
         Command::Check => check::run(&ctx),
         Command::Config => config::run(&ctx),
+        Command::Context(a) => context::run(&ctx, a),
+        Command::Compile => compile::run(&ctx),
+        Command::Watch(a) => watch::run(&ctx, a),
     }
 }
 
