@@ -190,7 +190,8 @@ fn load_context_file(path: &Path, kind: SectionKind, src: &mut Sources) {
     let Some(text) = read_text(path, &mut src.warnings) else { return };
     let (body, problems) = read(&text);
     for p in problems {
-        src.warnings.push(Warning::at(path, p.line, format!("frontmatter: {}", p.message)));
+        let message = if p.message.contains("frontmatter") { p.message } else { format!("frontmatter: {}", p.message) };
+        src.warnings.push(Warning::at(path, p.line, message));
     }
     // `body` is a suffix of `text`: the file line of the body's first non-blank line, for messages.
     let first_line = text[..text.len() - body.len()].matches('\n').count() + 1 + leading_lines(body);

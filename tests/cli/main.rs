@@ -1,3 +1,4 @@
 //! Black-box tests: run the `kb` binary in a temporary repository.
 
 mod common;
+mod context;
