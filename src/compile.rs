@@ -328,7 +328,7 @@ pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetEr
                     .map_err(|e| fail(format!("{} is not UTF-8 text ({e}); not touched", t.real.display())))?,
                 None => "",
             };
-            splice(text, block).map_err(|e| fail(format!("{}:{e}; not touched", t.real.display())))?
+            splice(text, block).map_err(|e| fail(format!("{}: {e}; not touched", t.real.display())))?
         }
     };
     let bytes = new.len();
