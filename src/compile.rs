@@ -201,7 +201,7 @@ pub fn kind_of(path: &Path, existing: Option<&[u8]>) -> Kind {
     }
     match existing {
         None => Kind::Standalone,
-        Some(b) if b.is_empty() => Kind::Standalone,
+        Some(b"") => Kind::Standalone,
         Some(b) => match std::str::from_utf8(b) {
             Ok(t) if !matches!(find_markers(t), Ok(None)) => Kind::Managed,
             Ok(t) if t.starts_with(HEADER) => Kind::Standalone,
@@ -434,7 +434,10 @@ mod tests {
         assert_eq!(kind_of(&p("out.md"), Some(b"")), Kind::Standalone);
         assert_eq!(kind_of(&p("out.md"), Some(b"## Internal Knowledge\n\nx\n")), Kind::Standalone);
         assert_eq!(kind_of(&p("out.md"), Some(b"# Mine\n")), Kind::Managed);
-        assert_eq!(kind_of(&p("out.md"), Some(format!("## Internal Knowledge\n{BEGIN}\n{END}\n").as_bytes())), Kind::Managed);
+        assert_eq!(
+            kind_of(&p("out.md"), Some(format!("## Internal Knowledge\n{BEGIN}\n{END}\n").as_bytes())),
+            Kind::Managed
+        );
         assert_eq!(kind_of(&p("out.md"), Some(b"\xff")), Kind::Managed);
     }
 

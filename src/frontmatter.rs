@@ -75,10 +75,10 @@ pub fn parse(yaml: &str) -> Result<Fields, YamlError> {
 fn clean_yaml_message(raw: &str) -> String {
     let first = raw.lines().next().unwrap_or(raw).trim();
     let mut msg = first.strip_prefix("error:").unwrap_or(first).trim();
-    if let Some(rest) = msg.strip_prefix("line ") {
-        if let Some(colon) = rest.find(": ") {
-            msg = &rest[colon + 2..];
-        }
+    if let Some(rest) = msg.strip_prefix("line ")
+        && let Some(colon) = rest.find(": ")
+    {
+        msg = &rest[colon + 2..];
     }
     let msg = msg.split(", set DuplicateKeyPolicy").next().unwrap_or(msg);
     if msg == "expected mapping start" || msg.starts_with("invalid type") {

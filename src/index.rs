@@ -156,11 +156,11 @@ impl Index {
             index.push_parsed(name, stamp, outcome);
         }
         let dropped = used.iter().any(|u| !u);
-        if let Some(cache) = cache {
-            if changed || dropped || old.is_none() {
-                // A failed cache write only costs time next run.
-                let _ = index.save_cache(cache, started);
-            }
+        if let Some(cache) = cache
+            && (changed || dropped || old.is_none())
+        {
+            // A failed cache write only costs time next run.
+            let _ = index.save_cache(cache, started);
         }
         Ok(index)
     }

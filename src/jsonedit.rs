@@ -121,7 +121,10 @@ mod tests {
         let v = r#"["a", "b"]"#;
         assert_eq!(set_key("", "k", v).unwrap(), "{\n  \"k\": [\"a\", \"b\"]\n}\n");
         assert_eq!(set_key("{}\n", "k", "1").unwrap(), "{\n  \"k\": 1\n}\n");
-        assert_eq!(set_key("{ \"z\": 1, \"a\": {\"k\": 2} }", "k", "3").unwrap(), "{ \"z\": 1, \"a\": {\"k\": 2}, \"k\": 3 }");
+        assert_eq!(
+            set_key("{ \"z\": 1, \"a\": {\"k\": 2} }", "k", "3").unwrap(),
+            "{ \"z\": 1, \"a\": {\"k\": 2}, \"k\": 3 }"
+        );
         let pretty = "{\r\n    \"zeta\": \"x,}\\\"\",\r\n    \"k\": [1,\r\n 2],\r\n    \"alpha\": null\r\n}";
         assert_eq!(
             set_key(pretty, "k", "[]").unwrap(),

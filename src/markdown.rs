@@ -97,12 +97,7 @@ pub fn cut(text: &str, avail: usize) -> usize {
     }
     let kept = |end: usize| text[..end].trim_end().len();
     let (starts, heading_ends) = scan(text);
-    let at_block = starts
-        .into_iter()
-        .rev()
-        .map(kept)
-        .find(|&k| k <= avail && !heading_ends.contains(&k))
-        .unwrap_or(0);
+    let at_block = starts.into_iter().rev().map(kept).find(|&k| k <= avail && !heading_ends.contains(&k)).unwrap_or(0);
     if at_block > 0 {
         return at_block;
     }

@@ -176,7 +176,10 @@ mod tests {
         let plan = Inputs::new(&l).plan();
         assert_eq!(
             plan,
-            vec![(l.root.clone(), RecursiveMode::NonRecursive), (dir.path().to_path_buf(), RecursiveMode::NonRecursive)]
+            vec![
+                (l.root.clone(), RecursiveMode::NonRecursive),
+                (dir.path().to_path_buf(), RecursiveMode::NonRecursive)
+            ]
         );
         std::fs::create_dir_all(l.memories()).unwrap();
         let plan = Inputs::new(&l).plan();
@@ -203,11 +206,14 @@ mod tests {
             (ev(modify, &[l.memories().join("001-a.md~")]), Changes::default()),
             (ev(modify, &[l.root.join(".co-cli/cache/index")]), Changes::default()),
             (
-                ev(EventKind::Modify(ModifyKind::Name(RenameMode::Both)), &[k.join("context.md~"), l.project_context()]),
+                ev(
+                    EventKind::Modify(ModifyKind::Name(RenameMode::Both)),
+                    &[k.join("context.md~"), l.project_context()],
+                ),
                 Changes { paths: vec![l.project_context()], replan: false },
             ),
             (
-                ev(EventKind::Create(CreateKind::Folder), &[k.clone()]),
+                ev(EventKind::Create(CreateKind::Folder), std::slice::from_ref(&k)),
                 Changes { paths: vec![k.clone()], replan: true },
             ),
             (

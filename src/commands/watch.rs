@@ -121,7 +121,12 @@ type Watcher = Debouncer<RecommendedWatcher, RecommendedCache>;
 
 /// Replaces the watches in `old` by the current plan; returns the new ones. All are replaced,
 /// not only the difference: a folder removed and created again has lost its watch.
-fn rewatch(ctx: &Ctx, d: &mut Watcher, inputs: &Inputs, old: &[(PathBuf, RecursiveMode)]) -> Vec<(PathBuf, RecursiveMode)> {
+fn rewatch(
+    ctx: &Ctx,
+    d: &mut Watcher,
+    inputs: &Inputs,
+    old: &[(PathBuf, RecursiveMode)],
+) -> Vec<(PathBuf, RecursiveMode)> {
     for (dir, _) in old {
         let _ = d.unwatch(dir);
     }

@@ -115,7 +115,10 @@ fn crlf_file_without_final_newline_is_kept_byte_for_byte() {
     assert_eq!(mtime(&claude), before);
     env.write(PROJECT, &context_file("Changed"));
     env.kb(&["compile"]).ok();
-    assert_eq!(env.read(&claude), format!("{user}\r\n\r\n{BEGIN}\r\n{}\r\n{END}\r\n", block("Changed").replace('\n', "\r\n")));
+    assert_eq!(
+        env.read(&claude),
+        format!("{user}\r\n\r\n{BEGIN}\r\n{}\r\n{END}\r\n", block("Changed").replace('\n', "\r\n"))
+    );
 }
 
 #[test]
@@ -250,7 +253,9 @@ fn init_agents_md_keeps_existing_files() {
         s,
         "{\n    \"theme\": \"dark\",\n    \"memory_max_count\": 300,\n    \"context_targets\": [\".co-cli/knowledge/compiled.md\", \"AGENTS.md\"]\n}\n"
     );
-    assert!(env.read(&env.root().join("AGENTS.md")).starts_with("# Team rules\n\nBe kind.\n\n<!-- kb:context:begin -->\n"));
+    assert!(
+        env.read(&env.root().join("AGENTS.md")).starts_with("# Team rules\n\nBe kind.\n\n<!-- kb:context:begin -->\n")
+    );
     // Already registered: the settings file is not touched again.
     let j = env.kb(&["--json", "init", "--agents-md"]).ok().json();
     assert_eq!(j["agents_md"]["settings"], serde_json::Value::Null);

@@ -107,7 +107,10 @@ fn over_limit_truncates() {
     let text = r.stdout.strip_suffix('\n').unwrap();
     assert!(text.len() <= 20_480 && text.len() > 20_000, "{}", text.len());
     let kept = text.split("\n\n").find(|p| p.starts_with("xxx")).unwrap().len();
-    let marker = format!("[truncated by kb: {0} bytes cut to fit the 20480-byte limit (Project Context: last {0} of 25000 bytes)]", 25_000 - kept);
+    let marker = format!(
+        "[truncated by kb: {0} bytes cut to fit the 20480-byte limit (Project Context: last {0} of 25000 bytes)]",
+        25_000 - kept
+    );
     assert!(text.ends_with(&format!("\n\n{marker}")), "{}", &text[text.len() - 120..]);
     // Within a few bytes of the limit: the room kept for the marker is its longest form.
     assert!(text.len() > 20_470, "{}", text.len());
@@ -155,7 +158,10 @@ fn missing_fields_warn_with_lines() {
 #[test]
 fn crlf_and_bom_are_read() {
     let env = TestEnv::new();
-    env.write(PROJECT, "\u{feff}---\r\nversion: 1\r\nupdated: '2026-11-22T12:00:00+00:00'\r\n---\r\n\r\nLine 1\r\nLine 2\r\n");
+    env.write(
+        PROJECT,
+        "\u{feff}---\r\nversion: 1\r\nupdated: '2026-11-22T12:00:00+00:00'\r\n---\r\n\r\nLine 1\r\nLine 2\r\n",
+    );
     let r = env.kb(&["context"]).ok();
     assert_eq!(r.stdout, "## Internal Knowledge\n\n### Project Context\n\nLine 1\nLine 2\n");
     assert_eq!(r.stderr, "");
@@ -179,7 +185,13 @@ fn json_for_total(total: usize) -> serde_json::Value {
 }
 
 fn total_warnings(j: &serde_json::Value) -> Vec<String> {
-    j["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).filter(|w| w.starts_with("context is")).collect()
+    j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .filter(|w| w.starts_with("context is"))
+        .collect()
 }
 
 #[test]
@@ -196,7 +208,7 @@ fn total_size_boundaries() {
     assert_eq!(j["truncated"], true);
     assert!(j["bytes"].as_u64().unwrap() <= 20_480);
     assert!(total_warnings(&j)[0].contains("context is 20481 bytes, over the 20480-byte limit"), "{j}");
-    assert_eq!(j["sections"][0]["cut_bytes"].as_u64().unwrap() > 0, true);
+    assert!(j["sections"][0]["cut_bytes"].as_u64().unwrap() > 0);
 }
 
 #[test]

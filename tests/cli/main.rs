@@ -3,3 +3,4 @@
 mod common;
 mod compile;
 mod context;
+mod watch;
