@@ -34,15 +34,22 @@ pub struct Inputs {
 pub struct Changes {
     /// The input paths (files or folders) that changed, in event order, without repeats.
     pub paths: Vec<PathBuf>,
-    /// A folder that holds inputs appeared, moved or went away (or events were lost): the
-    /// watches must be set up again.
-    pub replan: bool,
+    /// Those of `paths` that are folders holding (or above) inputs: they appeared, moved or went
+    /// away, so the watches must be set up again.
+    pub folders: Vec<PathBuf>,
+    /// Events were lost: read everything and set the watches up again.
+    pub rescan: bool,
 }
 
 impl Changes {
     /// Returns whether nothing relevant happened.
     pub fn is_empty(&self) -> bool {
-        self.paths.is_empty() && !self.replan
+        self.paths.is_empty() && !self.rescan
+    }
+
+    /// Returns whether the watches must be set up again.
+    pub fn replan(&self) -> bool {
+        self.rescan || !self.folders.is_empty()
     }
 
     /// Adds another batch's changes.
@@ -52,7 +59,22 @@ impl Changes {
                 self.paths.push(p);
             }
         }
-        self.replan |= other.replan;
+        for p in other.folders {
+            if !self.folders.contains(&p) {
+                self.folders.push(p);
+            }
+        }
+        self.rescan |= other.rescan;
+    }
+
+    /// Drops the folder events of folders that kb itself created (for a target or its lock):
+    /// its own writes are no reason to recompile. Each folder in `own` is discounted once and
+    /// removed from it.
+    pub fn discount(&mut self, own: &mut Vec<PathBuf>) {
+        let seen: Vec<PathBuf> = own.iter().filter(|p| self.folders.contains(p)).cloned().collect();
+        self.paths.retain(|p| !seen.contains(p));
+        self.folders.retain(|p| !seen.contains(p));
+        own.retain(|p| !seen.contains(p));
     }
 }
 
@@ -98,6 +120,20 @@ impl Inputs {
         out
     }
 
+    /// Returns the wanted folders and their ancestors that exist now; comparing two snapshots
+    /// tells which of them a compile created.
+    pub fn existing_folders(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for (dir, _) in &self.folders {
+            for a in dir.ancestors() {
+                if !out.iter().any(|o| o == a) && a.is_dir() {
+                    out.push(a.to_path_buf());
+                }
+            }
+        }
+        out
+    }
+
     /// Returns whether a change at `path` matters, and whether it is a folder that holds (or may
     /// come to hold) inputs. `is_folder` is the event's own word, when it has one.
     pub fn classify(&self, path: &Path, is_folder: bool) -> Option<bool> {
@@ -122,7 +158,7 @@ impl Inputs {
         let mut ch = Changes::default();
         for ev in events {
             if ev.event.need_rescan() {
-                ch.replan = true;
+                ch.rescan = true;
                 continue;
             }
             let folder_kind = match ev.event.kind {
@@ -133,7 +169,9 @@ impl Inputs {
             };
             for p in &ev.event.paths {
                 if let Some(folder) = self.classify(p, folder_kind) {
-                    ch.replan |= folder;
+                    if folder && !ch.folders.contains(p) {
+                        ch.folders.push(p.clone());
+                    }
                     if !ch.paths.contains(p) {
                         ch.paths.push(p.clone());
                     }
@@ -195,7 +233,7 @@ mod tests {
         let modify = EventKind::Modify(ModifyKind::Any);
         let k = l.knowledge();
         let cases: Vec<(DebouncedEvent, Changes)> = vec![
-            (ev(modify, &[l.project_context()]), Changes { paths: vec![l.project_context()], replan: false }),
+            (ev(modify, &[l.project_context()]), Changes { paths: vec![l.project_context()], ..Changes::default() }),
             (ev(EventKind::Access(AccessKind::Any), &[l.project_context()]), Changes::default()),
             (ev(modify, &[k.join("compiled.md")]), Changes::default()),
             (ev(modify, &[l.root.join("AGENTS.md")]), Changes::default()),
@@ -210,28 +248,66 @@ mod tests {
                     EventKind::Modify(ModifyKind::Name(RenameMode::Both)),
                     &[k.join("context.md~"), l.project_context()],
                 ),
-                Changes { paths: vec![l.project_context()], replan: false },
+                Changes { paths: vec![l.project_context()], ..Changes::default() },
             ),
             (
                 ev(EventKind::Create(CreateKind::Folder), std::slice::from_ref(&k)),
-                Changes { paths: vec![k.clone()], replan: true },
+                Changes { paths: vec![k.clone()], folders: vec![k.clone()], rescan: false },
             ),
             (
                 ev(EventKind::Create(CreateKind::Folder), &[l.memories().join("sub")]),
-                Changes { paths: vec![l.memories().join("sub")], replan: true },
+                Changes {
+                    paths: vec![l.memories().join("sub")],
+                    folders: vec![l.memories().join("sub")],
+                    rescan: false,
+                },
             ),
             (
                 ev(EventKind::Remove(RemoveKind::File), &[l.memories().join("002-b.md")]),
-                Changes { paths: vec![l.memories().join("002-b.md")], replan: false },
+                Changes { paths: vec![l.memories().join("002-b.md")], ..Changes::default() },
             ),
             (
                 ev(modify, &[l.global_settings().unwrap()]),
-                Changes { paths: vec![l.global_settings().unwrap()], replan: false },
+                Changes { paths: vec![l.global_settings().unwrap()], ..Changes::default() },
             ),
             (ev(EventKind::Create(CreateKind::Folder), &[l.root.join("src")]), Changes::default()),
         ];
         for (e, want) in cases {
             assert_eq!(i.changes(std::slice::from_ref(&e)), want, "{:?}", e.event);
         }
+    }
+
+    #[test]
+    fn own_folders_are_discounted() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let i = Inputs::new(&l);
+        let batch = [
+            ev(EventKind::Create(CreateKind::Folder), &[l.co_cli()]),
+            ev(EventKind::Modify(ModifyKind::Any), &[l.project_settings()]),
+        ];
+        let mut ch = i.changes(&batch);
+        assert!(ch.replan());
+        let mut own = vec![l.co_cli(), l.knowledge()];
+        ch.discount(&mut own);
+        assert_eq!(ch, Changes { paths: vec![l.project_settings()], ..Changes::default() });
+        assert_eq!(own, vec![l.knowledge()]);
+        assert!(!ch.replan() && !ch.is_empty());
+        let mut only_own = i.changes(&batch[..1]);
+        only_own.discount(&mut vec![l.co_cli()]);
+        assert!(only_own.is_empty());
+    }
+
+    #[test]
+    fn existing_folders_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        std::fs::create_dir_all(&l.root).unwrap();
+        let i = Inputs::new(&l);
+        let before = i.existing_folders();
+        std::fs::create_dir_all(l.knowledge()).unwrap();
+        let after = i.existing_folders();
+        let created: Vec<_> = after.into_iter().filter(|p| !before.contains(p)).collect();
+        assert_eq!(created, vec![l.co_cli(), l.knowledge()]);
     }
 }

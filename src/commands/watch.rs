@@ -3,8 +3,9 @@
 //! one line per compile on stderr, until SIGINT or SIGTERM.
 
 use super::Ctx;
-use super::compile::{compile_once, print_errors};
+use super::compile::{Report, compile_once, print_errors};
 use crate::cli::WatchArgs;
+use crate::compile::Outcome;
 use crate::watch::{Changes, Inputs};
 use anyhow::{Context as _, Result};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the loop waits for.
 enum Msg {
@@ -43,7 +44,8 @@ struct CompileLine {
 
 pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
     if args.once {
-        return Ok(if recompile(ctx, None)? { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+        let failed = recompile(ctx, None)?.counts().2;
+        return Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE });
     }
     let (tx, rx) = mpsc::channel();
     install_signal_handler(tx.clone())?;
@@ -55,7 +57,11 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
     let inputs = Inputs::new(&ctx.layout);
     let mut watched = rewatch(ctx, &mut debouncer, &inputs, &[]);
     // The first compile runs after the watches are in place, so no change can fall between them.
-    report_error(ctx, recompile(ctx, None));
+    let mut own = compile_watched(ctx, None, &inputs, &mut debouncer, &mut watched);
+    // Events of kb's own folder creations arrive within a debounce period or two; after that, a
+    // folder event is the user's.
+    let own_window = Duration::from_millis(args.debounce * 2 + 500);
+    let mut own_until = Instant::now() + own_window;
     status(&format!(
         "watching {} folders for context changes (debounce {} ms); Ctrl-C stops",
         watched.len(),
@@ -69,18 +75,22 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
                     ctx.style.warn(&format!("file watcher: {e}"));
                 }
                 // Lost events: read everything again.
-                Changes { paths: Vec::new(), replan: true }
+                Changes { rescan: true, ..Changes::default() }
             }
             Ok(Msg::Stop) | Err(_) => break,
         };
-        if changes.is_empty() {
-            continue;
-        }
         let stop = drain(&rx, &inputs, &mut changes);
-        if changes.replan {
+        if Instant::now() > own_until {
+            own.clear();
+        }
+        changes.discount(&mut own);
+        if changes.replan() {
             watched = rewatch(ctx, &mut debouncer, &inputs, &watched);
         }
-        report_error(ctx, recompile(ctx, Some(&changes.paths)));
+        if !changes.is_empty() {
+            own = compile_watched(ctx, Some(&changes.paths), &inputs, &mut debouncer, &mut watched);
+            own_until = Instant::now() + own_window;
+        }
         if stop {
             break;
         }
@@ -95,7 +105,7 @@ fn drain(rx: &Receiver<Msg>, inputs: &Inputs, changes: &mut Changes) -> bool {
     while let Ok(msg) = rx.try_recv() {
         match msg {
             Msg::Events(Ok(events)) => changes.merge(inputs.changes(&events)),
-            Msg::Events(Err(_)) => changes.replan = true,
+            Msg::Events(Err(_)) => changes.rescan = true,
             Msg::Stop => stop = true,
         }
     }
@@ -142,9 +152,42 @@ fn rewatch(
     now
 }
 
+/// Compiles (see `recompile`); when that created folders that hold inputs (a target's folder,
+/// the lock's), watches them at once and returns them, so that their events can be told from
+/// the user's.
+fn compile_watched(
+    ctx: &Ctx,
+    changed: Option<&[PathBuf]>,
+    inputs: &Inputs,
+    d: &mut Watcher,
+    watched: &mut Vec<(PathBuf, RecursiveMode)>,
+) -> Vec<PathBuf> {
+    let before = inputs.existing_folders();
+    let report = recompile(ctx, changed);
+    // Only folders on the way to what kb wrote are its own; any other is the user's, made
+    // while the compile ran.
+    let mut mine = vec![ctx.layout.lock()];
+    if let Ok(r) = &report {
+        for w in r.results.iter().flatten().filter(|w| w.outcome == Outcome::Written) {
+            mine.push(w.target.path.clone());
+            mine.push(w.target.real.clone());
+        }
+    }
+    report_error(ctx, report.map(|_| ()));
+    let created: Vec<PathBuf> = inputs
+        .existing_folders()
+        .into_iter()
+        .filter(|p| !before.contains(p) && mine.iter().any(|m| m.starts_with(p)))
+        .collect();
+    if !created.is_empty() {
+        *watched = rewatch(ctx, d, inputs, watched);
+    }
+    created
+}
+
 /// Compiles and prints one line about it (plus warnings and target errors); `changed` is what
-/// triggered it, `None` for the first compile. Returns whether every target was written.
-fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<bool> {
+/// triggered it, `None` for the first compile. Returns what the compile did.
+fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<Report> {
     let report = compile_once(ctx)?;
     super::context::print_warnings(ctx, &report.block.warnings);
     print_errors(ctx, &report.results);
@@ -176,7 +219,7 @@ fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<bool> {
             targets: super::compile::targets_json(&report.results),
         })?)?;
     }
-    Ok(failed == 0)
+    Ok(report)
 }
 
 /// Prints a status line on stderr (stdout is the result; a watch has none but `--json` lines).
@@ -187,7 +230,7 @@ fn status(line: &str) {
 
 /// Prints a compile that could not run at all (invalid settings, lock not obtained); the watch
 /// goes on and tries again at the next change.
-fn report_error(ctx: &Ctx, r: Result<bool>) {
+fn report_error(ctx: &Ctx, r: Result<()>) {
     if let Err(e) = r {
         let mut msg = e.to_string();
         for cause in e.chain().skip(1) {

@@ -243,6 +243,22 @@ fn own_writes_cause_no_second_recompile() {
 }
 
 #[test]
+fn folders_kb_creates_cause_no_recompile() {
+    // No .co-cli/ at all: the first compile creates it (lock, default target's folder).
+    let env = TestEnv::new();
+    let cfg = env.home().join(".config/co-cli/knowledge");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("context.md"), context_file("Global only")).unwrap();
+    let w = Watch::start(&env, &[]);
+    wait_content(&env.root().join(COMPILED), "Global only");
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(w.count("recompiled:"), 0, "{:#?}", w.lines());
+    // A folder the user creates afterwards is theirs.
+    env.write(PROJECT.replace("context.md", "memories/001-a.md").as_str(), "---\nid: 1\n---\na\n");
+    w.wait_recompiles(1);
+}
+
+#[test]
 fn other_inputs_trigger_recompiles() {
     let (env, out) = setup();
     let w = Watch::start(&env, &[]);
