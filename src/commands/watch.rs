@@ -5,7 +5,6 @@
 use super::Ctx;
 use super::compile::{Report, compile_once, print_errors};
 use crate::cli::WatchArgs;
-use crate::compile::Outcome;
 use crate::watch::{Changes, Inputs};
 use anyhow::{Context as _, Result};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
@@ -152,9 +151,10 @@ fn rewatch(
     now
 }
 
-/// Compiles (see `recompile`); when that created folders that hold inputs (a target's folder,
-/// the lock's), watches them at once and returns them, so that their events can be told from
-/// the user's.
+/// Compiles (see `recompile`), after creating the folders the compile writes into (the
+/// targets', the lock's) and watching those that hold inputs: a file written into such a folder
+/// is then either seen by the compile or reported by the watch. Returns the folders it created
+/// that hold inputs, so that their events can be told from the user's.
 fn compile_watched(
     ctx: &Ctx,
     changed: Option<&[PathBuf]>,
@@ -163,17 +163,7 @@ fn compile_watched(
     watched: &mut Vec<(PathBuf, RecursiveMode)>,
 ) -> Vec<PathBuf> {
     let before = inputs.existing_folders();
-    let report = recompile(ctx, changed);
-    // Only folders on the way to what kb wrote are its own; any other is the user's, made
-    // while the compile ran.
-    let mut mine = vec![ctx.layout.lock()];
-    if let Ok(r) = &report {
-        for w in r.results.iter().flatten().filter(|w| w.outcome == Outcome::Written) {
-            mine.push(w.target.path.clone());
-            mine.push(w.target.real.clone());
-        }
-    }
-    report_error(ctx, report.map(|_| ()));
+    let mine = prepare_folders(ctx);
     let created: Vec<PathBuf> = inputs
         .existing_folders()
         .into_iter()
@@ -182,7 +172,26 @@ fn compile_watched(
     if !created.is_empty() {
         *watched = rewatch(ctx, d, inputs, watched);
     }
+    report_error(ctx, recompile(ctx, changed).map(|_| ()));
     created
+}
+
+/// Creates the folders of the lock and of every target that resolves; returns those paths.
+/// Problems are left for the compile to report.
+fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
+    let mut paths = vec![ctx.layout.lock()];
+    if let Ok(settings) = ctx.settings() {
+        for raw in &settings.context_targets.value {
+            if let Ok(t) = crate::compile::resolve(&ctx.layout, raw) {
+                paths.push(t.path);
+                paths.push(t.real);
+            }
+        }
+    }
+    for dir in paths.iter().filter_map(|p| p.parent()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    paths
 }
 
 /// Compiles and prints one line about it (plus warnings and target errors); `changed` is what

@@ -65,6 +65,21 @@ impl Watch {
         assert!(ok, "fewer than {n} recompiles in {WAIT:?}: {:#?}", self.lines());
     }
 
+    /// Waits until no stderr line has come for 600 ms (the last recompile is reported), and
+    /// returns the number of recompiles so far.
+    fn settle(&self) -> usize {
+        let mut last = (self.lines().len(), Instant::now());
+        let ok = poll(|| {
+            let n = self.lines().len();
+            if n != last.0 {
+                last = (n, Instant::now());
+            }
+            last.1.elapsed() > Duration::from_millis(600)
+        });
+        assert!(ok, "kb watch never settled: {:#?}", self.lines());
+        self.count("recompiled:")
+    }
+
     /// Sends a signal and returns the exit code.
     fn signal(mut self, sig: &str) -> i32 {
         let pid = self.child.id().to_string();
@@ -171,7 +186,7 @@ fn new_folder_with_a_file_in_it() {
     env.write(PROJECT, &context_file("Edited later"));
     wait_content(&out, "Edited later");
     // A sub-folder of the memories folder: a recompile, nothing to write.
-    let n = w.count("recompiled:");
+    let n = w.settle();
     env.write(".co-cli/knowledge/memories/sub/deeper/001-x.md", "---\nid: 1\n---\nx\n");
     w.wait_recompiles(n + 1);
 }
@@ -270,11 +285,11 @@ fn other_inputs_trigger_recompiles() {
     wait_content(&out, "Global arrives");
     env.write(".co-cli/settings.json", r#"{"context_targets": ["NEW.md"]}"#);
     wait_content(&env.root().join("NEW.md"), "Global arrives");
-    let n = w.count("recompiled:");
+    let n = w.settle();
     env.write(".co-cli/knowledge/memories/001-a.md", "---\nid: 1\n---\na\n");
     w.wait_recompiles(n + 1);
     // Files that are not inputs are ignored.
-    let n = w.count("recompiled:");
+    let n = w.settle();
     env.write("README.md", "x");
     env.write(".co-cli/knowledge/notes.txt", "x");
     env.write(".co-cli/knowledge/memories/.001-a.md.swp", "x");
