@@ -475,4 +475,32 @@ mod tests {
         let r = write_all(&l, &["a/out.md".into()], None);
         assert_eq!(r[0].as_ref().unwrap().bytes, 0);
     }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            /// Whatever a file holds, splicing never panics, and when it succeeds the text before
+            /// the block is kept and the block is found again.
+            #[test]
+            fn splice_is_total(
+                user in "(?s)(.|```|<!-- kb:context:begin -->|<!-- kb:context:end -->|\r\n|\n){0,40}",
+                block in "[a-z#`\n ]{0,40}",
+            ) {
+                if let Ok(out) = splice(&user, Some(&block)) {
+                    let m = find_markers(&out).unwrap().unwrap();
+                    match find_markers(&user).unwrap() {
+                        None => prop_assert!(out.starts_with(&user)),
+                        Some(old) => {
+                            prop_assert_eq!(&out[..m.begin.start], &user[..old.begin.start]);
+                            prop_assert_eq!(&out[m.end.end..], &user[old.end.end..]);
+                        }
+                    }
+                    prop_assert_eq!(splice(&out, Some(&block)).unwrap(), out.clone());
+                }
+            }
+        }
+    }
 }

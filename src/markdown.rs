@@ -239,4 +239,22 @@ mod tests {
         assert!(t[r[0].clone()].contains("<!-- m -->"));
         assert_eq!(code_ranges(t, true).len(), 2);
     }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            /// Any text, any budget: no panic, a character boundary, within the budget.
+            #[test]
+            fn cut_is_total(text in "(?s).{0,300}|[#`~ >\\-\n\r*a-z漢😀]{0,300}", avail in 0usize..400) {
+                let k = cut(&text, avail);
+                prop_assert!(k <= avail);
+                prop_assert!(text.is_char_boundary(k));
+                let _ = open_fence(&text);
+                let _ = code_ranges(&text, true);
+            }
+        }
+    }
 }
