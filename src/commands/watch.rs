@@ -232,7 +232,7 @@ fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<Report> {
             written,
             unchanged,
             failed,
-            ms,
+            ms: (ms * 100.0).round() / 100.0,
             targets: super::compile::targets_json(&report.results),
         })?)?;
     }

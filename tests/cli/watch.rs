@@ -310,6 +310,13 @@ fn once_compiles_and_exits() {
     let r = env.kb(&["watch", "--once"]).ok();
     assert!(r.stderr.starts_with("compiled; "), "{}", r.stderr);
     assert!(env.read(&out).contains("Version one"));
+    let r = env.kb(&["--json", "watch", "--once"]).ok();
+    let j: serde_json::Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(
+        (j["event"].as_str(), j["written"].as_u64(), j["unchanged"].as_u64()),
+        (Some("compiled"), Some(0), Some(1))
+    );
+    assert_eq!(j["targets"][0]["status"], "unchanged");
     let r = env.kb(&["watch", "--debounce", "0"]);
     assert_eq!(r.code, 2);
 }
