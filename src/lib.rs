@@ -5,12 +5,15 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compile;
 pub mod context;
 pub mod convert;
 pub mod copilot;
 pub mod frontmatter;
 pub mod fsio;
 pub mod index;
+pub mod jsonedit;
+pub mod markdown;
 pub mod memory;
 pub mod output;
 pub mod paths;
@@ -19,4 +22,5 @@ pub mod settings;
 pub mod similarity;
 pub mod store;
 pub mod time;
+pub mod watch;
 pub mod yaml11;

@@ -2,7 +2,9 @@
 //! and prints its result; this module builds the context, dispatches, and maps errors to exit codes.
 
 mod check;
+mod compile;
 mod config;
+mod context;
 mod convert;
 mod forget;
 mod init;
@@ -11,6 +13,7 @@ mod read;
 mod records;
 mod save;
 mod vote;
+mod watch;
 
 use crate::cli::{Cli, Command};
 use crate::index::Index;
@@ -103,7 +106,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     };
     let ctx = Ctx { layout, json: cli.json, style, now };
     match cli.command {
-        Command::Init(_) => init::run(&ctx),
+        Command::Init(a) => init::run(&ctx, a),
         Command::Save(a) => save::run(&ctx, a),
         Command::Recall(a) => read::recall(&ctx, a),
         Command::List(a) => read::list(&ctx, a.store),
@@ -116,6 +119,9 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         Command::Vote(a) => vote::run(&ctx, a),
         Command::Export(a) => convert::export(&ctx, a),
         Command::Import(a) => convert::import(&ctx, a),
+        Command::Context(a) => context::run(&ctx, a),
+        Command::Compile => compile::run(&ctx),
+        Command::Watch(a) => watch::run(&ctx, a),
     }
 }
 
