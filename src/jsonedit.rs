@@ -63,53 +63,66 @@ pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
     Ok(format!("{bom}{out}"))
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r') {
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
     }
     i
 }
 
-/// Returns the offset just past the JSON value that starts at `i` (input already validated).
-fn skip_value(b: &[u8], i: usize) -> usize {
-    match b.get(i) {
-        Some(b'"') => {
-            let mut j = i + 1;
-            while j < b.len() && b[j] != b'"' {
-                j += if b[j] == b'\\' { 2 } else { 1 };
-            }
-            j + 1
+/// Returns the offset just past the string starting at `i`.
+pub(crate) fn scan_string(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    loop {
+        match b.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
         }
-        Some(b'{') | Some(b'[') => {
+    }
+}
+
+/// Returns the offset just past the value starting at `i`.
+pub(crate) fn scan_value(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => scan_string(b, i),
+        b'{' | b'[' => {
             let mut depth = 0usize;
             let mut j = i;
-            while j < b.len() {
-                match b[j] {
+            loop {
+                match b.get(j)? {
                     b'"' => {
-                        j = skip_value(b, j);
+                        j = scan_string(b, j)?;
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' => {
                         depth -= 1;
                         if depth == 0 {
-                            return j + 1;
+                            return Some(j + 1);
                         }
                     }
                     _ => {}
                 }
                 j += 1;
             }
-            j
         }
         _ => {
             let mut j = i;
             while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
                 j += 1;
             }
-            j
+            (j > i).then_some(j)
         }
     }
+}
+
+/// Returns the offset just past the JSON value that starts at `i` (input already validated).
+fn skip_value(b: &[u8], i: usize) -> usize {
+    scan_value(b, i).unwrap_or(b.len())
 }
 
 #[cfg(test)]

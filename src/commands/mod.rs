@@ -125,6 +125,16 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     }
 }
 
+/// Returns the `action` of save JSON (SPEC §5).
+pub fn save_action(consolidated: bool, dry_run: bool) -> &'static str {
+    match (consolidated, dry_run) {
+        (true, false) => "consolidated",
+        (true, true) => "would_consolidate",
+        (false, false) => "saved",
+        (false, true) => "would_save",
+    }
+}
+
 /// Parses a memory id the way people type it (` 7 `, `+7`, `007`).
 pub fn parse_id(raw: &str) -> Result<u64> {
     let t = raw.trim();
