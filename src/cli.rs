@@ -45,6 +45,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Copy another store's records into the markdown memories (with dedup; running it twice adds nothing)
     Import(ImportArgs),
+    /// Print the always-loaded context block (global, project, repository memories)
+    Context(ContextArgs),
+    /// Write the context block into every file in context_targets
+    Compile,
+    /// Keep the context targets current: recompile whenever a context source changes
+    Watch(WatchArgs),
     /// Serve the knowledge to agents over the Model Context Protocol (stdio)
     Mcp,
 }
@@ -76,7 +82,29 @@ pub enum VoteDirection {
 }
 
 #[derive(Debug, Args)]
-pub struct InitArgs {}
+pub struct InitArgs {
+    /// Also add the context block to AGENTS.md (created when missing) and register it as a
+    /// compile target in .co-cli/settings.json
+    #[arg(long)]
+    pub agents_md: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Put the whole block inside <system-reminder> ... </system-reminder>
+    #[arg(long)]
+    pub wrap: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Wait this long after the last change before recompiling
+    #[arg(long, value_name = "MS", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub debounce: u64,
+    /// Compile once and exit
+    #[arg(long)]
+    pub once: bool,
+}
 
 #[derive(Debug, Args)]
 pub struct SaveArgs {

@@ -23,7 +23,8 @@ use crate::store::StoreError;
 use crate::time::{self, Micros};
 use crate::{frontmatter, secrets};
 use chrono::{DateTime, Utc};
-use jsonl::{Edit, JsonlFile};
+use jsonl::Edit;
+pub use jsonl::JsonlFile;
 use record::{CitationsForm, Fields, Votes};
 
 use serde::Serialize;

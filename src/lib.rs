@@ -5,12 +5,15 @@
 
 pub mod cli;
 pub mod commands;
+pub mod compile;
 pub mod context;
 pub mod convert;
 pub mod copilot;
 pub mod frontmatter;
 pub mod fsio;
 pub mod index;
+pub mod jsonedit;
+pub mod markdown;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;
@@ -21,4 +24,5 @@ pub mod settings;
 pub mod similarity;
 pub mod store;
 pub mod time;
+pub mod watch;
 pub mod yaml11;

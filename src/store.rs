@@ -86,7 +86,8 @@ impl Store {
     pub fn scan(&self) -> Result<Index> {
         let dir = self.layout.memories();
         // Only keep a cache once kb's folder exists: a read command must not create `.co-cli/`.
-        let cache = self.layout.co_cli().is_dir().then(|| self.cache_path());
+        let cache = (self.layout.co_cli().is_dir() && self.check_inside(&self.layout.cache()).is_ok())
+            .then(|| self.cache_path());
         Index::scan(&dir, &self.layout.root, cache.as_deref()).map_err(io_err(&dir))
     }
 

@@ -1,6 +1,7 @@
 //! `kb init`: create the knowledge folder from the embedded templates. Never overwrites.
 
 use super::Ctx;
+use crate::cli::InitArgs;
 use crate::output;
 use crate::time::py_isoformat;
 use anyhow::{Context as _, Result};
@@ -19,9 +20,19 @@ struct InitJson {
     root: String,
     created: Vec<String>,
     existing: Vec<String>,
+    /// With `--agents-md`: `{"path":ABS, "status":"created"|"written"|"unchanged", "settings":ABS|null}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agents_md: Option<AgentsMdJson>,
 }
 
-pub fn run(ctx: &Ctx) -> Result<ExitCode> {
+#[derive(Serialize)]
+struct AgentsMdJson {
+    path: String,
+    status: &'static str,
+    settings: Option<String>,
+}
+
+pub fn run(ctx: &Ctx, args: InitArgs) -> Result<ExitCode> {
     let l = &ctx.layout;
     let mut created: Vec<PathBuf> = Vec::new();
     let mut existing: Vec<PathBuf> = Vec::new();
@@ -53,12 +64,18 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         existing.push(gitignore);
     }
 
+    let agents = if args.agents_md { Some(super::compile::add_agents_md(ctx)?) } else { None };
     if ctx.json {
         let show = |v: &[PathBuf]| v.iter().map(|p| super::abs(p).display().to_string()).collect();
         output::print_json(&InitJson {
             root: super::abs(&l.root).display().to_string(),
             created: show(&created),
             existing: show(&existing),
+            agents_md: agents.as_ref().map(|a| AgentsMdJson {
+                path: super::abs(&a.written.target.path).display().to_string(),
+                status: agents_status(a),
+                settings: a.registered.as_ref().map(|p| super::abs(p).display().to_string()),
+            }),
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -67,11 +84,31 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         let what = if p.ends_with(".gitignore") { "Updated" } else { "Created" };
         text.push_str(&format!("{} {what} {}\n", ctx.style.ok("✓"), ctx.rel(p)));
     }
-    if created.is_empty() {
+    let agents_changed = agents.as_ref().is_some_and(|a| agents_status(a) != "unchanged" || a.registered.is_some());
+    if created.is_empty() && !agents_changed {
         text.push_str(&format!("Already initialized in {}: nothing to do.\n", l.root.display()));
+    }
+    if let Some(a) = &agents {
+        let name = ctx.rel(&a.written.target.path);
+        match agents_status(a) {
+            "created" => text.push_str(&format!("{} Created {name} with the context block\n", ctx.style.ok("✓"))),
+            "written" => text.push_str(&format!("{} Added the context block to {name}\n", ctx.style.ok("✓"))),
+            _ => text.push_str(&format!("{name} already has the current context block\n")),
+        }
+        if let Some(p) = &a.registered {
+            text.push_str(&format!("{} Registered {name} in context_targets of {}\n", ctx.style.ok("✓"), ctx.rel(p)));
+        }
     }
     output::print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn agents_status(a: &super::compile::AgentsMd) -> &'static str {
+    match a.written.outcome {
+        crate::compile::Outcome::Unchanged => "unchanged",
+        crate::compile::Outcome::Written if a.existed => "written",
+        crate::compile::Outcome::Written => "created",
+    }
 }
 
 /// Writes a file that must not exist yet (never overwrites, even in a race).

@@ -2,7 +2,9 @@
 //! and prints its result; this module builds the context, dispatches, and maps errors to exit codes.
 
 mod check;
+mod compile;
 mod config;
+mod context;
 mod convert;
 mod forget;
 mod init;
@@ -12,6 +14,7 @@ mod read;
 mod records;
 mod save;
 mod vote;
+mod watch;
 
 use crate::cli::{Cli, Command};
 use crate::index::Index;
@@ -115,7 +118,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
 /// `output::capture`).
 pub fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
     match command {
-        Command::Init(_) => init::run(ctx),
+        Command::Init(a) => init::run(ctx, a),
         Command::Save(a) => save::run(ctx, a),
         Command::Recall(a) => read::recall(ctx, a),
         Command::List(a) => read::list(ctx, a.store),
@@ -128,7 +131,20 @@ pub fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Vote(a) => vote::run(ctx, a),
         Command::Export(a) => convert::export(ctx, a),
         Command::Import(a) => convert::import(ctx, a),
+        Command::Context(a) => context::run(ctx, a),
+        Command::Compile => compile::run(ctx),
+        Command::Watch(a) => watch::run(ctx, a),
         Command::Mcp => mcp::run(ctx),
+    }
+}
+
+/// Returns the `action` of save JSON (SPEC §5).
+pub fn save_action(consolidated: bool, dry_run: bool) -> &'static str {
+    match (consolidated, dry_run) {
+        (true, false) => "consolidated",
+        (true, true) => "would_consolidate",
+        (false, false) => "saved",
+        (false, true) => "would_save",
     }
 }
 

@@ -276,12 +276,7 @@ pub fn save(ctx: &Ctx, args: SaveArgs, fact: String) -> Result<ExitCode> {
     let out = store(ctx)?.save(req, ctx.now)?;
     let location = format!("{}:{}", super::abs(&out.path).display(), out.line);
     if ctx.json {
-        let action = match (out.consolidated, out.dry_run) {
-            (true, false) => "consolidated",
-            (true, true) => "would_consolidate",
-            (false, false) => "saved",
-            (false, true) => "would_save",
-        };
+        let action = super::save_action(out.consolidated, out.dry_run);
         output::print_json(&SaveJson {
             action,
             memory_id: out.id,

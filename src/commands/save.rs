@@ -37,12 +37,7 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     let out = store.save(req, ctx.now)?;
     let file_name = out.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if ctx.json {
-        let action = match (out.consolidated, out.dry_run) {
-            (true, false) => "consolidated",
-            (true, true) => "would_consolidate",
-            (false, false) => "saved",
-            (false, true) => "would_save",
-        };
+        let action = super::save_action(out.consolidated, out.dry_run);
         output::print_json(&SaveJson {
             action,
             memory_id: out.memory_id,

@@ -283,62 +283,7 @@ pub fn set_members(text: &str, changes: &[(&str, String)]) -> Option<String> {
     Some(out)
 }
 
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
-}
-
-/// Returns the offset just past the string starting at `i`.
-fn scan_string(b: &[u8], i: usize) -> Option<usize> {
-    if b.get(i) != Some(&b'"') {
-        return None;
-    }
-    let mut j = i + 1;
-    loop {
-        match b.get(j)? {
-            b'\\' => j += 2,
-            b'"' => return Some(j + 1),
-            _ => j += 1,
-        }
-    }
-}
-
-/// Returns the offset just past the value starting at `i`.
-fn scan_value(b: &[u8], i: usize) -> Option<usize> {
-    match b.get(i)? {
-        b'"' => scan_string(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            loop {
-                match b.get(j)? {
-                    b'"' => {
-                        j = scan_string(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-        }
-        _ => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
-                j += 1;
-            }
-            (j > i).then_some(j)
-        }
-    }
-}
+use crate::jsonedit::{scan_string, scan_value, skip_ws};
 
 #[cfg(test)]
 mod tests {

@@ -171,84 +171,18 @@ impl Repo {
     }
 }
 
-/// The compiled context may not exceed this many bytes (SPEC §8); co-cli truncates there too.
-pub const CONTEXT_LIMIT: usize = 20_480;
-
 impl Repo {
-    /// Returns the always-loaded context (SPEC §8): `## Internal Knowledge`, then the global
-    /// and the project `context.md` bodies as `### Global Context` and `### Project Context`,
-    /// then the Copilot records as `### Repository Memories` (one `subject: fact` line each).
-    /// Empty when no section has a body. Frontmatter problems and unreadable files are warnings
-    /// on stderr; the body is used either way.
-    ///
-    /// TODO(context): this is the fallback the MCP branch ships with. Once `kb context` lands
-    /// (its compile: budgets, section-aware truncation), call that here instead, so the resource
-    /// and `kb context` print the same block.
+    /// Returns the always-loaded context block, as `kb context` prints it (SPEC §8: the global
+    /// and project context and the repository memories, with budgets and truncation); empty when
+    /// no section has content. Its warnings go to stderr, as `kb context` prints them.
     pub fn context(&self) -> String {
-        let files = [
-            ("Global Context", self.layout.global_context()),
-            ("Project Context", Some(self.layout.project_context())),
-        ];
-        let mut sections = Vec::new();
-        for (title, path) in files {
-            let Some(path) = path else { continue };
-            let bytes = match std::fs::read(&path) {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => {
-                    self.style.warn(&format!("skipped {}: {e}", path.display()));
-                    continue;
-                }
-            };
-            let Ok(text) = std::str::from_utf8(&bytes) else {
-                self.style.warn(&format!("skipped {}: not valid UTF-8", path.display()));
-                continue;
-            };
-            let (body, problems) = crate::context::read(text);
-            for p in problems {
-                let line = p.line.map_or(String::new(), |l| format!(":{l}"));
-                self.style.warn(&format!("{}{line}: {}", path.display(), p.message));
-            }
-            let body = crate::frontmatter::py_strip(body);
-            if !body.is_empty() {
-                sections.push(format!("### {title}\n\n{body}"));
-            }
+        let block = crate::context::build(&self.layout, false);
+        let rel = |p: &Path| p.strip_prefix(&self.layout.root).unwrap_or(p).display().to_string();
+        for w in &block.warnings {
+            self.style.warn(&w.render(rel));
         }
-        let records = self.layout.copilot_memories();
-        match crate::copilot::jsonl::JsonlFile::read(&records) {
-            Ok(file) => {
-                let lines = crate::copilot::context_lines(&crate::copilot::Records::parse(&file));
-                if !lines.is_empty() {
-                    sections.push(format!("### Repository Memories\n\n{}", lines.join("\n")));
-                }
-            }
-            Err(e) => self.style.warn(&format!("skipped {}: {e}", records.display())),
-        }
-        if sections.is_empty() {
-            return String::new();
-        }
-        truncate(format!("## Internal Knowledge\n\n{}", sections.join("\n\n")), CONTEXT_LIMIT)
+        block.text.unwrap_or_default()
     }
-}
-
-/// Returns `text` cut to at most `limit` bytes, on a character boundary, with a visible marker
-/// saying how many bytes were cut from the end.
-fn truncate(text: String, limit: usize) -> String {
-    if text.len() <= limit {
-        return text;
-    }
-    // The marker's length depends on the number it carries; 20 digits bound any usize.
-    let room = limit.saturating_sub(marker(usize::MAX).len());
-    let mut end = room.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let cut = text.len() - end;
-    format!("{}{}", &text[..end], marker(cut))
-}
-
-fn marker(cut: usize) -> String {
-    format!("\n\n[kb: {cut} bytes cut from the end: the context exceeds {CONTEXT_LIMIT} bytes]\n")
 }
 
 fn file_name(path: &Path) -> String {
@@ -275,42 +209,17 @@ mod tests {
     }
 
     #[test]
-    fn context_has_global_then_project_without_frontmatter() {
+    fn context_is_the_compiled_block() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
         assert_eq!(repo.context(), "", "no files: an empty context");
-        let project = repo.layout.project_context();
-        write(&project, "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n  Project body\n\n");
-        assert_eq!(repo.context(), "## Internal Knowledge\n\n### Project Context\n\nProject body");
-        // A bad frontmatter is a warning; the body is still used. A blank body adds no section.
-        write(&repo.layout.global_context().unwrap(), "---\nversion: x\n---\nGlobal body\n");
-        assert_eq!(
-            repo.context(),
-            "## Internal Knowledge\n\n### Global Context\n\nGlobal body\n\n### Project Context\n\nProject body"
+        write(
+            &repo.layout.project_context(),
+            "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n  Project body\n\n",
         );
-        write(&project, "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n \n");
-        assert_eq!(repo.context(), "## Internal Knowledge\n\n### Global Context\n\nGlobal body");
-        // Not UTF-8: skipped with a warning, never a panic.
-        std::fs::write(&project, b"\xff\xfe body").unwrap();
-        assert_eq!(repo.context(), "## Internal Knowledge\n\n### Global Context\n\nGlobal body");
-    }
-
-    #[test]
-    fn truncation_keeps_utf8_and_says_what_was_cut() {
-        let text = "é".repeat(15_000); // 30,000 bytes
-        let out = truncate(text.clone(), CONTEXT_LIMIT);
-        assert!(out.len() <= CONTEXT_LIMIT, "{}", out.len());
-        let kept = out.find("\n\n[kb: ").unwrap();
-        assert!(out[..kept].chars().all(|c| c == 'é'));
-        assert!(
-            out.ends_with(&format!(
-                "[kb: {} bytes cut from the end: the context exceeds 20480 bytes]\n",
-                30_000 - kept
-            ))
-        );
-        assert_eq!(truncate("short".into(), CONTEXT_LIMIT), "short");
-        let exact = "x".repeat(CONTEXT_LIMIT);
-        assert_eq!(truncate(exact.clone(), CONTEXT_LIMIT), exact);
+        let block = crate::context::build(&repo.layout, false).text.unwrap();
+        assert_eq!(repo.context(), block);
+        assert!(block.starts_with("## Internal Knowledge\n\n### Project Context\n\nProject body"), "{block}");
     }
 
     #[test]

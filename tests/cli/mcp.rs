@@ -469,6 +469,19 @@ mod with_mcp {
             "## Internal Knowledge\n\n### Global Context\n\nAlways answer in English.\n\n### Project Context\n\n# kb\n\nRust 2024; run `.ci/run` before pushing. Ünïcode ✓"
         );
         assert_eq!(resources[0].size, Some(text.len() as u64), "size is in UTF-8 bytes");
+        assert_eq!(format!("{text}\n"), env.kb(&["context"]).ok().stdout, "the resource is `kb context`");
+
+        // Copilot records join the block as `### Repository Memories`; the size follows.
+        let args = json!({"subject": "build", "fact": "Run .ci/run before pushing", "citations": [".ci/run:1"], "reason": "CI runs it"});
+        ok(call(&client, "store_memory", args).await);
+        let read = client.read_resource(ReadResourceRequestParams::new("kb://context")).await.unwrap();
+        let [ResourceContents::TextResourceContents { text, .. }] = read.contents.as_slice() else {
+            panic!("{read:?}")
+        };
+        assert!(text.ends_with("\n\n### Repository Memories\n\n- build: Run .ci/run before pushing"), "{text}");
+        assert_eq!(format!("{text}\n"), env.kb(&["context"]).ok().stdout);
+        let resources = client.list_all_resources().await.unwrap();
+        assert_eq!(resources[0].size, Some(text.len() as u64));
         let err = client.read_resource(ReadResourceRequestParams::new("kb://other")).await.unwrap_err();
         assert!(err.to_string().contains("kb://other"), "{err}");
 

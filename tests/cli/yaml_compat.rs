@@ -667,6 +667,18 @@ fn similarity_reported_by_save_equals_python() {
 /// `kb protect` and `kb unprotect` on hand-written frontmatter of every shape: co-cli must read
 /// every other value exactly as before, and kb must still read the memory.
 #[test]
+fn protect_refuses_frontmatter_it_cannot_edit_exactly() {
+    let t = TestEnv::pinned();
+    let text = "---\n{id: 4, created: '2026-11-20T00:00:00+00:00', tags: [x]}\n---\n\nflow\n";
+    let path = t.mem_file("004-flow.md", text);
+    let run = t.kb(&["protect", "4"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("004-flow.md") && run.stderr.contains("edit the file by hand"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "a refused rewrite changes nothing");
+    assert_eq!(t.ids(), [4]);
+}
+
+#[test]
 fn protect_keeps_every_other_value_as_pyyaml_reads_it() {
     let created = "created: '2026-11-20T00:00:00+00:00'\n";
     let shapes = [
@@ -674,7 +686,8 @@ fn protect_keeps_every_other_value_as_pyyaml_reads_it() {
         format!("\"id\": 2\n{created}custom: {{when: 2026-01-01, n: 0o17, flag: yes}}\n"),
         // (The block scalar is not last: co-cli's splitter eats the newline before the closing fence.)
         format!("id: 3\n# a comment between keys\n{created}note: |\n  line one\n  line two\ntags: [b, a]\n"),
-        "{id: 4, created: '2026-11-20T00:00:00+00:00', tags: [x]}\n".to_string(),
+        // (A top-level flow mapping is refused instead: see the test below.)
+        format!("id: 4\n{created}'quoted key': 'it''s'\n"),
         format!("id: 5\n{created}note: this is a long\n  wrapped plain note\nwhen: 2026-01-01\n"),
         format!("id: 6\n{created}list:\n- {{a: 1}}\n- [1, 2]\n- ~\n- 12:30:00\n"),
     ];

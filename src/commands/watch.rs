@@ -1,0 +1,258 @@
+//! `kb watch`: keep the context targets current. Compiles once, then recompiles after every
+//! debounced batch of changes to the inputs (`crate::watch` decides which events count), printing
+//! one line per compile on stderr, until SIGINT or SIGTERM.
+
+use super::Ctx;
+use super::compile::{Report, compile_once, print_errors};
+use crate::cli::WatchArgs;
+use crate::watch::{Changes, Inputs};
+use anyhow::{Context as _, Result};
+use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
+use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+/// What the loop waits for.
+enum Msg {
+    Events(DebounceEventResult),
+    Stop,
+}
+
+/// Signals received so far: the first stops the loop cleanly, the second exits at once.
+static SIGNALS: AtomicUsize = AtomicUsize::new(0);
+
+/// One compile in `--json` mode, one JSON document per line on stdout:
+/// `{"event":"compiled"|"recompiled", "changed":[S...], "bytes":N, "truncated":bool,
+/// "written":N, "unchanged":N, "failed":N, "ms":F, "targets":[TARGET...]}`.
+#[derive(Serialize)]
+struct CompileLine {
+    event: &'static str,
+    changed: Vec<String>,
+    bytes: usize,
+    truncated: bool,
+    written: usize,
+    unchanged: usize,
+    failed: usize,
+    ms: f64,
+    targets: Vec<super::compile::TargetJson>,
+}
+
+pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
+    if args.once {
+        let failed = recompile(ctx, None)?.counts().2;
+        return Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE });
+    }
+    let (tx, rx) = mpsc::channel();
+    install_signal_handler(tx.clone())?;
+    let events = tx.clone();
+    let mut debouncer = new_debouncer(Duration::from_millis(args.debounce), Some(tick(args.debounce)), move |r| {
+        let _ = events.send(Msg::Events(r));
+    })
+    .context("cannot start the file watcher")?;
+    let inputs = Inputs::new(&ctx.layout);
+    let mut watched = rewatch(ctx, &mut debouncer, &inputs, &[]);
+    // The first compile runs after the watches are in place, so no change can fall between them.
+    let mut own = compile_watched(ctx, None, &inputs, &mut debouncer, &mut watched);
+    // Events of kb's own folder creations arrive within a debounce period or two; after that, a
+    // folder event is the user's.
+    let own_window = Duration::from_millis(args.debounce * 2 + 500);
+    let mut own_until = Instant::now() + own_window;
+    status(&format!(
+        "watching {} folders for context changes (debounce {} ms); Ctrl-C stops",
+        watched.len(),
+        args.debounce
+    ));
+    loop {
+        let mut changes = match rx.recv() {
+            Ok(Msg::Events(Ok(events))) => inputs.changes(&events),
+            Ok(Msg::Events(Err(errors))) => {
+                for e in errors {
+                    ctx.style.warn(&format!("file watcher: {e}"));
+                }
+                // Lost events: read everything again.
+                Changes { rescan: true, ..Changes::default() }
+            }
+            Ok(Msg::Stop) | Err(_) => break,
+        };
+        let stop = drain(&rx, &inputs, &mut changes);
+        if Instant::now() > own_until {
+            own.clear();
+        }
+        changes.discount(&mut own);
+        if changes.replan() {
+            watched = rewatch(ctx, &mut debouncer, &inputs, &watched);
+        }
+        if !changes.is_empty() {
+            own = compile_watched(ctx, Some(&changes.paths), &inputs, &mut debouncer, &mut watched);
+            own_until = Instant::now() + own_window;
+        }
+        if stop {
+            break;
+        }
+    }
+    debouncer.stop_nonblocking();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Returns how often the debouncer looks for settled events. It emits an event on the first
+/// tick after the debounce period, so the latency is the debounce plus up to one tick: the
+/// default (a quarter of the period, 50 ms at 200 ms) would put the median near debounce + 50 ms;
+/// an eighth, at most 25 ms, keeps it well under that for a few idle wake-ups a second.
+fn tick(debounce_ms: u64) -> Duration {
+    Duration::from_micros(debounce_ms * 1000 / 8).clamp(Duration::from_millis(1), Duration::from_millis(25))
+}
+
+/// Merges batches that are already waiting into `changes`; returns whether a stop is among them.
+fn drain(rx: &Receiver<Msg>, inputs: &Inputs, changes: &mut Changes) -> bool {
+    let mut stop = false;
+    while let Ok(msg) = rx.try_recv() {
+        match msg {
+            Msg::Events(Ok(events)) => changes.merge(inputs.changes(&events)),
+            Msg::Events(Err(_)) => changes.rescan = true,
+            Msg::Stop => stop = true,
+        }
+    }
+    stop
+}
+
+/// Ends the loop on SIGINT, SIGTERM or SIGHUP; a second signal exits at once with status 130.
+///
+/// `ctrlc` with its `termination` feature covers all three with one handler that runs on its
+/// own thread, where sending on a channel is allowed (a raw signal handler may not allocate or
+/// lock); `signal-hook` would do too but needs more code for the same thing.
+fn install_signal_handler(tx: Sender<Msg>) -> Result<()> {
+    ctrlc::set_handler(move || {
+        if SIGNALS.fetch_add(1, Ordering::SeqCst) > 0 {
+            std::process::exit(130);
+        }
+        let _ = tx.send(Msg::Stop);
+    })
+    .context("cannot install the signal handler")
+}
+
+type Watcher = Debouncer<RecommendedWatcher, RecommendedCache>;
+
+/// Replaces the watches in `old` by the current plan; returns the new ones. All are replaced,
+/// not only the difference: a folder removed and created again has lost its watch.
+fn rewatch(
+    ctx: &Ctx,
+    d: &mut Watcher,
+    inputs: &Inputs,
+    old: &[(PathBuf, RecursiveMode)],
+) -> Vec<(PathBuf, RecursiveMode)> {
+    for (dir, _) in old {
+        let _ = d.unwatch(dir);
+    }
+    let mut now = Vec::new();
+    for (dir, mode) in inputs.plan() {
+        match d.watch(&dir, mode) {
+            Ok(()) => now.push((dir, mode)),
+            // The folder went away between planning and watching: its removal is an event too.
+            Err(e) if !dir.exists() => drop(e),
+            Err(e) => ctx.style.warn(&format!("cannot watch {}: {e}", dir.display())),
+        }
+    }
+    now
+}
+
+/// Compiles (see `recompile`), after creating the folders the compile writes into (the
+/// targets', the lock's) and watching those that hold inputs: a file written into such a folder
+/// is then either seen by the compile or reported by the watch. Returns the folders it created
+/// that hold inputs, so that their events can be told from the user's.
+fn compile_watched(
+    ctx: &Ctx,
+    changed: Option<&[PathBuf]>,
+    inputs: &Inputs,
+    d: &mut Watcher,
+    watched: &mut Vec<(PathBuf, RecursiveMode)>,
+) -> Vec<PathBuf> {
+    let before = inputs.existing_folders();
+    let mine = prepare_folders(ctx);
+    let created: Vec<PathBuf> = inputs
+        .existing_folders()
+        .into_iter()
+        .filter(|p| !before.contains(p) && mine.iter().any(|m| m.starts_with(p)))
+        .collect();
+    if !created.is_empty() {
+        *watched = rewatch(ctx, d, inputs, watched);
+    }
+    report_error(ctx, recompile(ctx, changed).map(|_| ()));
+    created
+}
+
+/// Creates the folders of the lock and of every target that resolves; returns those paths.
+/// Problems are left for the compile to report.
+fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
+    let mut paths = vec![ctx.layout.lock()];
+    if let Ok(settings) = ctx.settings() {
+        for raw in &settings.context_targets.value {
+            if let Ok(t) = crate::compile::resolve(&ctx.layout, raw) {
+                paths.push(t.path);
+                paths.push(t.real);
+            }
+        }
+    }
+    for dir in paths.iter().filter_map(|p| p.parent()) {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    paths
+}
+
+/// Compiles and prints one line about it (plus warnings and target errors); `changed` is what
+/// triggered it, `None` for the first compile. Returns what the compile did.
+fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<Report> {
+    let report = compile_once(ctx)?;
+    super::context::print_warnings(ctx, &report.block.warnings);
+    print_errors(ctx, &report.results);
+    let (written, unchanged, failed) = report.counts();
+    let ms = report.elapsed.as_secs_f64() * 1000.0;
+    let shown: Vec<String> = changed.unwrap_or_default().iter().map(|p| ctx.rel(p).into_owned()).collect();
+    let what = match shown.len() {
+        0 if changed.is_some() => "recompiled: folders changed".to_string(),
+        0 => "compiled".to_string(),
+        1..=3 => format!("recompiled: {} changed", shown.join(", ")),
+        n => format!("recompiled: {} and {} more changed", shown[..3].join(", "), n - 3),
+    };
+    let failed_note = if failed > 0 { format!(", {failed} failed") } else { String::new() };
+    status(&format!(
+        "{what}; {} bytes{}; {written} written, {unchanged} unchanged{failed_note}; {ms:.1} ms",
+        report.block.bytes,
+        if report.block.truncated { " (truncated)" } else { "" },
+    ));
+    if ctx.json {
+        crate::output::print(&serde_json::to_string(&CompileLine {
+            event: if changed.is_some() { "recompiled" } else { "compiled" },
+            changed: shown,
+            bytes: report.block.bytes,
+            truncated: report.block.truncated,
+            written,
+            unchanged,
+            failed,
+            ms: (ms * 100.0).round() / 100.0,
+            targets: super::compile::targets_json(&report.results),
+        })?)?;
+    }
+    Ok(report)
+}
+
+/// Prints a status line on stderr (stdout is the result; a watch has none but `--json` lines).
+fn status(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// Prints a compile that could not run at all (invalid settings, lock not obtained); the watch
+/// goes on and tries again at the next change.
+fn report_error(ctx: &Ctx, r: Result<()>) {
+    if let Err(e) = r {
+        let mut msg = e.to_string();
+        for cause in e.chain().skip(1) {
+            msg.push_str(&format!(": {cause}"));
+        }
+        ctx.style.error(&format!("{msg}; not compiled, waiting for the next change"));
+    }
+}

@@ -1,0 +1,153 @@
+//! Surgical edits of a JSON settings file: set one top-level key and keep every other byte —
+//! other keys, their order, comments-free formatting, line ends — as the user wrote it.
+//!
+//! `serde_json` would re-serialise the whole object, sorting its keys (kb does not enable
+//! `preserve_order`, see crates.md §3) and reformatting everything. The input must be a valid
+//! JSON object; it is checked with `serde_json` before the text is scanned.
+
+use serde_json::Value;
+
+/// Returns `text` with the top-level `key` set to `value` (JSON text): its value replaced where
+/// it is, or the member appended after the last one in the file's own indentation. Empty text
+/// becomes a new object.
+pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text),
+    };
+    let member = format!("{}: {value}", Value::from(key));
+    if body.trim().is_empty() {
+        return Ok(format!("{bom}{{\n  {member}\n}}\n"));
+    }
+    match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(_)) => {}
+        Ok(_) => return Err("not a JSON object".into()),
+        Err(e) => return Err(format!("invalid JSON at line {}: {e}", e.line())),
+    }
+    let b = body.as_bytes();
+    let open = skip_ws(b, 0);
+    let mut i = skip_ws(b, open + 1);
+    let mut found = None;
+    let mut first_key = None;
+    let mut last_end = None;
+    while b.get(i) == Some(&b'"') {
+        let key_end = skip_value(b, i);
+        let name: String = serde_json::from_str(&body[i..key_end]).map_err(|e| e.to_string())?;
+        first_key.get_or_insert(i);
+        let v = skip_ws(b, skip_ws(b, key_end) + 1);
+        let v_end = skip_value(b, v);
+        if name == key {
+            found = Some(v..v_end);
+        }
+        last_end = Some(v_end);
+        i = skip_ws(b, v_end);
+        if b.get(i) == Some(&b',') {
+            i = skip_ws(b, i + 1);
+        }
+    }
+    let out = match (found, first_key, last_end) {
+        (Some(r), _, _) => format!("{}{value}{}", &body[..r.start], &body[r.end..]),
+        (None, Some(k), Some(end)) => {
+            let line_start = body[..k].rfind('\n').map_or(0, |p| p + 1);
+            let indent = &body[line_start..k];
+            let sep = if indent.trim().is_empty() && line_start > 0 {
+                let nl = if body[..line_start].ends_with("\r\n") { "\r\n" } else { "\n" };
+                format!(",{nl}{indent}")
+            } else {
+                ", ".to_string()
+            };
+            format!("{}{sep}{member}{}", &body[..end], &body[end..])
+        }
+        _ => format!("{}{{\n  {member}\n}}{}", &body[..open], &body[skip_value(b, open)..]),
+    };
+    Ok(format!("{bom}{out}"))
+}
+
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// Returns the offset just past the string starting at `i`.
+pub(crate) fn scan_string(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = i + 1;
+    loop {
+        match b.get(j)? {
+            b'\\' => j += 2,
+            b'"' => return Some(j + 1),
+            _ => j += 1,
+        }
+    }
+}
+
+/// Returns the offset just past the value starting at `i`.
+pub(crate) fn scan_value(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'"' => scan_string(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            loop {
+                match b.get(j)? {
+                    b'"' => {
+                        j = scan_string(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r') {
+                j += 1;
+            }
+            (j > i).then_some(j)
+        }
+    }
+}
+
+/// Returns the offset just past the JSON value that starts at `i` (input already validated).
+fn skip_value(b: &[u8], i: usize) -> usize {
+    scan_value(b, i).unwrap_or(b.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_keys_keeping_the_rest() {
+        let v = r#"["a", "b"]"#;
+        assert_eq!(set_key("", "k", v).unwrap(), "{\n  \"k\": [\"a\", \"b\"]\n}\n");
+        assert_eq!(set_key("{}\n", "k", "1").unwrap(), "{\n  \"k\": 1\n}\n");
+        assert_eq!(
+            set_key("{ \"z\": 1, \"a\": {\"k\": 2} }", "k", "3").unwrap(),
+            "{ \"z\": 1, \"a\": {\"k\": 2}, \"k\": 3 }"
+        );
+        let pretty = "{\r\n    \"zeta\": \"x,}\\\"\",\r\n    \"k\": [1,\r\n 2],\r\n    \"alpha\": null\r\n}";
+        assert_eq!(
+            set_key(pretty, "k", "[]").unwrap(),
+            "{\r\n    \"zeta\": \"x,}\\\"\",\r\n    \"k\": [],\r\n    \"alpha\": null\r\n}"
+        );
+        assert_eq!(
+            set_key("\u{feff}{\n\t\"a\": true\n}\n", "k", "[]").unwrap(),
+            "\u{feff}{\n\t\"a\": true,\n\t\"k\": []\n}\n"
+        );
+        assert!(set_key("[1]", "k", "1").is_err());
+        assert!(set_key("{", "k", "1").unwrap_err().contains("line 1"));
+    }
+}

@@ -1,0 +1,260 @@
+//! Markdown structure, read with pulldown-cmark: where a text may be cut, which byte ranges are
+//! code, and whether a text ends inside an unclosed code fence.
+//!
+//! This module owns the rules that keep truncation and managed blocks well-formed: a cut lands at
+//! the start of a block (a heading, a paragraph, a list item...), never inside a UTF-8 character,
+//! a code block or an HTML block. It knows nothing about sections, budgets or files; the input is
+//! a markdown body whose frontmatter has already been removed (pulldown-cmark would otherwise read
+//! a YAML block as a thematic break plus a setext heading, crates.md §12).
+
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
+use std::ops::Range;
+
+/// Returns the byte offsets at which `text` may be cut, ascending, always ending with `text.len()`.
+///
+/// An offset is the start of a line on which a block begins with only indentation before it:
+/// headings, paragraphs, lists and list items, block quotes, code and HTML blocks, thematic
+/// breaks. Offsets inside a code or HTML block never appear (those contain no blocks), nor do
+/// blocks that start mid-line (a paragraph after `> ` or `- `): cutting there would leave a
+/// dangling marker.
+pub fn block_starts(text: &str) -> Vec<usize> {
+    scan(text).0
+}
+
+/// Returns `block_starts` and the end offsets (trailing whitespace excluded) of every heading.
+fn scan(text: &str) -> (Vec<usize>, Vec<usize>) {
+    let mut out = Vec::new();
+    let mut heading_ends = Vec::new();
+    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        if let Event::Start(Tag::Heading { .. }) = event {
+            heading_ends.push(text[..range.end].trim_end().len());
+        }
+        let block = match &event {
+            Event::Start(tag) => is_block(tag),
+            Event::Rule => true,
+            _ => false,
+        };
+        if !block {
+            continue;
+        }
+        let line = line_start(text, range.start);
+        if text[line..range.start].bytes().all(|b| b == b' ' || b == b'\t') {
+            out.push(line);
+        }
+    }
+    out.push(text.len());
+    out.sort_unstable();
+    out.dedup();
+    (out, heading_ends)
+}
+
+fn is_block(tag: &Tag<'_>) -> bool {
+    matches!(
+        tag,
+        Tag::Paragraph
+            | Tag::Heading { .. }
+            | Tag::BlockQuote(_)
+            | Tag::CodeBlock(_)
+            | Tag::HtmlBlock
+            | Tag::List(_)
+            | Tag::Item
+            | Tag::FootnoteDefinition(_)
+            | Tag::Table(_)
+            | Tag::TableRow
+            | Tag::DefinitionList
+    )
+}
+
+/// Returns the offset of the first byte of the line that contains `pos`.
+fn line_start(text: &str, pos: usize) -> usize {
+    text[..pos].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// Returns the byte ranges of code blocks (fenced and indented) and, when `with_html` is set, of
+/// HTML blocks.
+pub fn code_ranges(text: &str, with_html: bool) -> Vec<Range<usize>> {
+    Parser::new_ext(text, Options::empty())
+        .into_offset_iter()
+        .filter_map(|(event, range)| match event {
+            Event::Start(Tag::CodeBlock(_)) => Some(range),
+            Event::Start(Tag::HtmlBlock) if with_html => Some(range),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Returns how many bytes of `text` to keep so that at most `avail` bytes remain, cut where
+/// markdown allows. The kept text is `text[..n]`, already free of trailing whitespace.
+///
+/// The cut is at the last block start that fits and does not leave a heading last (a heading
+/// without its content tells the reader nothing). When not even the first block fits, the cut
+/// goes inside it — at its last line break that fits, else its last space, else its last
+/// character boundary — unless that point is inside a code or HTML block, whose start is then
+/// the cut (so a code block is kept whole or not at all). Returns 0 when nothing can be kept.
+pub fn cut(text: &str, avail: usize) -> usize {
+    if text.len() <= avail {
+        return text.len();
+    }
+    let kept = |end: usize| text[..end].trim_end().len();
+    let (starts, heading_ends) = scan(text);
+    let at_block = starts.into_iter().rev().map(kept).find(|&k| k <= avail && !heading_ends.contains(&k)).unwrap_or(0);
+    if at_block > 0 {
+        return at_block;
+    }
+    kept(cut_inside(text, avail))
+}
+
+/// Returns a cut point ≤ `avail` inside the first block: a line break, else whitespace, else a
+/// character boundary, moved back to the start of any code or HTML block it falls into.
+fn cut_inside(text: &str, avail: usize) -> usize {
+    let limit = floor_char_boundary(text, avail.min(text.len()));
+    let head = &text[..limit];
+    let mut at = match head.rfind('\n') {
+        Some(i) if !head[..i].trim().is_empty() => i,
+        _ => head.char_indices().rev().find(|&(_, c)| c.is_whitespace()).map_or(limit, |(i, _)| i),
+    };
+    for r in code_ranges(text, true) {
+        if r.start < at && at < r.end {
+            at = r.start;
+        }
+    }
+    at
+}
+
+/// Returns the largest character boundary ≤ `i`.
+pub fn floor_char_boundary(text: &str, i: usize) -> usize {
+    let mut i = i.min(text.len());
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// A top-level fenced code block that runs to the end of the text without a closing fence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenFence {
+    /// 1-based line of the opening fence.
+    pub line: usize,
+    /// The fence that closes it (the opening fence's characters, e.g. "```").
+    pub closer: String,
+}
+
+/// Returns the top-level fenced code block that `text` ends inside, if any.
+///
+/// Such a fence would swallow everything placed after the text (the next section, a managed
+/// block's end marker). A fence inside a list item or block quote ends with its container, so
+/// only top-level fences matter.
+pub fn open_fence(text: &str) -> Option<OpenFence> {
+    let mut depth = 0usize;
+    let mut last = None;
+    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) if depth == 0 => {
+                last = Some(range);
+                depth += 1;
+            }
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let range = last?;
+    if !text[range.end..].trim().is_empty() {
+        return None;
+    }
+    let block = &text[range.clone()];
+    let opening = block.lines().next()?.trim_start();
+    let ch = opening.chars().next()?;
+    let n = opening.chars().take_while(|&c| c == ch).count();
+    let mut lines = block.lines();
+    lines.next();
+    let closed = lines.next_back().is_some_and(|l| {
+        let t = l.trim();
+        t.chars().all(|c| c == ch) && t.chars().count() >= n && l.len() - l.trim_start().len() <= 3
+    });
+    if closed {
+        return None;
+    }
+    Some(OpenFence { line: text[..range.start].matches('\n').count() + 1, closer: ch.to_string().repeat(n) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn starts_are_block_boundaries_outside_code() {
+        let t = "# A\n\npara one\nstill one\n\n```\n# not a heading\n\nx\n```\n\n- i1\n- i2\n";
+        let s = block_starts(t);
+        let lines: Vec<&str> = s.iter().map(|&i| t[i..].lines().next().unwrap_or("")).collect();
+        assert_eq!(lines, ["# A", "para one", "```", "- i1", "- i2", ""]);
+    }
+
+    #[test]
+    fn quote_and_item_paragraphs_are_not_cut_mid_line() {
+        let t = "> q1\n>\n> q2\n\n- a\n\n  second para\n";
+        let s = block_starts(t);
+        assert!(s.contains(&0));
+        assert!(!s.contains(&t.find("q2").unwrap()));
+        assert!(s.contains(&t.find("  second").unwrap()));
+    }
+
+    #[test]
+    fn cut_prefers_blocks_and_keeps_code_whole() {
+        let t = "para 1\n\n```\ncode\ncode\n```\n\npara 3";
+        assert_eq!(cut(t, 100), t.len());
+        assert_eq!(&t[..cut(t, 24)], "para 1");
+        assert_eq!(&t[..cut(t, t.len() - 1)], &t[..t.find("\n\npara 3").unwrap()]);
+        // One long paragraph: cut inside at a line break, then a space, then a character.
+        let p = "line one\nline two\nline three";
+        assert_eq!(&p[..cut(p, 20)], "line one\nline two");
+        assert_eq!(&p[..cut(p, 6)], "line");
+        assert_eq!(&"abcdef"[..cut("abcdef", 3)], "abc");
+        let cjk = "漢字漢字";
+        assert_eq!(&cjk[..cut(cjk, 4)], "漢");
+        // A leading code block that does not fit is not kept at all.
+        assert_eq!(cut("```\nlong code line\n```\n", 10), 0);
+        assert_eq!(cut("x", 0), 0);
+        // A heading is not left without its content.
+        let h = "# A\n\naaaa\n\n## B\n\nbbbbbbbb";
+        assert_eq!(&h[..cut(h, h.len() - 2)], "# A\n\naaaa");
+    }
+
+    #[test]
+    fn open_fences() {
+        assert_eq!(open_fence("a\n\n```rust\nfn x() {}\n"), Some(OpenFence { line: 3, closer: "```".into() }));
+        assert_eq!(open_fence("~~~~\nx"), Some(OpenFence { line: 1, closer: "~~~~".into() }));
+        assert_eq!(open_fence("```\nx\n```"), None);
+        assert_eq!(open_fence("```\nx\n```\n\nafter"), None);
+        assert_eq!(open_fence("- ```\n  x"), None);
+        assert_eq!(open_fence("````\nx\n```"), Some(OpenFence { line: 1, closer: "````".into() }));
+        assert_eq!(open_fence("```"), Some(OpenFence { line: 1, closer: "```".into() }));
+    }
+
+    #[test]
+    fn code_ranges_cover_fences() {
+        let t = "a\n\n```\n<!-- m -->\n```\n\n<!-- c -->\n";
+        let r = code_ranges(t, false);
+        assert_eq!(r.len(), 1);
+        assert!(t[r[0].clone()].contains("<!-- m -->"));
+        assert_eq!(code_ranges(t, true).len(), 2);
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            /// Any text, any budget: no panic, a character boundary, within the budget.
+            #[test]
+            fn cut_is_total(text in "(?s).{0,300}|[#`~ >\\-\n\r*a-z漢😀]{0,300}", avail in 0usize..400) {
+                let k = cut(&text, avail);
+                prop_assert!(k <= avail);
+                prop_assert!(text.is_char_boundary(k));
+                let _ = open_fence(&text);
+                let _ = code_ranges(&text, true);
+            }
+        }
+    }
+}

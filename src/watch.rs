@@ -1,0 +1,313 @@
+//! What `kb watch` watches and which file events make it recompile (SPEC §8).
+//!
+//! The inputs are the two `context.md` files, the two `settings.json` files, the Copilot JSONL
+//! file and the memories folder. Rather than watching the whole repository (a recursive watch
+//! costs one inotify watch per folder, and node_modules-sized trees exhaust the limit), kb
+//! watches only the folders that hold inputs; a folder that does not exist yet is covered by a
+//! watch on its nearest existing ancestor, so its creation is seen.
+//!
+//! Events are filtered by path against that list, which is why kb never reacts to its own writes
+//! (a target can never be an input: `compile::resolve` refuses that) nor to editors' swap,
+//! backup and temporary files. notify does not report files created inside a brand-new folder
+//! (crates.md §5, notify-rs/notify#727), so any event on a folder that holds or may hold inputs
+//! asks for a re-plan of the watches and a full recompile, which reads every input afresh anyway.
+//! This module owns no threads and prints nothing; `commands::watch` runs the loop.
+
+use crate::paths::Layout;
+use notify_debouncer_full::DebouncedEvent;
+use notify_debouncer_full::notify::{EventKind, RecursiveMode};
+use std::path::{Path, PathBuf};
+
+/// The inputs of the compiled context and the folders that hold them.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// Files whose every change matters.
+    files: Vec<PathBuf>,
+    /// The memories folder: `*.md` files in it (and in sub-folders) matter.
+    memories: PathBuf,
+    /// Folders to watch, with whether to watch them recursively.
+    folders: Vec<(PathBuf, RecursiveMode)>,
+}
+
+/// What a batch of events asks for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// The input paths (files or folders) that changed, in event order, without repeats.
+    pub paths: Vec<PathBuf>,
+    /// Those of `paths` that are folders holding (or above) inputs: they appeared, moved or went
+    /// away, so the watches must be set up again.
+    pub folders: Vec<PathBuf>,
+    /// Events were lost: read everything and set the watches up again.
+    pub rescan: bool,
+}
+
+impl Changes {
+    /// Returns whether nothing relevant happened.
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty() && !self.rescan
+    }
+
+    /// Returns whether the watches must be set up again.
+    pub fn replan(&self) -> bool {
+        self.rescan || !self.folders.is_empty()
+    }
+
+    /// Adds another batch's changes.
+    pub fn merge(&mut self, other: Changes) {
+        for p in other.paths {
+            if !self.paths.contains(&p) {
+                self.paths.push(p);
+            }
+        }
+        for p in other.folders {
+            if !self.folders.contains(&p) {
+                self.folders.push(p);
+            }
+        }
+        self.rescan |= other.rescan;
+    }
+
+    /// Drops the folder events of folders that kb itself created (for a target or its lock):
+    /// its own writes are no reason to recompile. Each folder in `own` is discounted once and
+    /// removed from it.
+    pub fn discount(&mut self, own: &mut Vec<PathBuf>) {
+        let seen: Vec<PathBuf> = own.iter().filter(|p| self.folders.contains(p)).cloned().collect();
+        self.paths.retain(|p| !seen.contains(p));
+        self.folders.retain(|p| !seen.contains(p));
+        own.retain(|p| !seen.contains(p));
+    }
+}
+
+impl Inputs {
+    /// Returns the inputs of `layout`.
+    pub fn new(layout: &Layout) -> Inputs {
+        let mut files = vec![layout.project_context(), layout.project_settings(), layout.copilot_memories()];
+        files.extend(layout.global_context());
+        files.extend(layout.global_settings());
+        let mut folders = vec![
+            (layout.root.clone(), RecursiveMode::NonRecursive),
+            (layout.co_cli(), RecursiveMode::NonRecursive),
+            (layout.knowledge(), RecursiveMode::NonRecursive),
+            (layout.memories(), RecursiveMode::Recursive),
+            (layout.root.join(".github"), RecursiveMode::NonRecursive),
+        ];
+        if let Some(c) = &layout.config {
+            folders.push((c.clone(), RecursiveMode::NonRecursive));
+            folders.push((c.join("knowledge"), RecursiveMode::NonRecursive));
+        }
+        Inputs { files, memories: layout.memories(), folders }
+    }
+
+    /// Returns the folders to watch now: each wanted folder that exists, else its nearest
+    /// existing ancestor (not recursively), without repeats.
+    pub fn plan(&self) -> Vec<(PathBuf, RecursiveMode)> {
+        let mut out: Vec<(PathBuf, RecursiveMode)> = Vec::new();
+        for (dir, mode) in &self.folders {
+            let (dir, mode) = if dir.is_dir() {
+                (dir.clone(), *mode)
+            } else {
+                match dir.ancestors().skip(1).find(|a| a.is_dir()) {
+                    Some(a) => (a.to_path_buf(), RecursiveMode::NonRecursive),
+                    None => continue,
+                }
+            };
+            match out.iter_mut().find(|(d, _)| *d == dir) {
+                Some(entry) if mode == RecursiveMode::Recursive => entry.1 = mode,
+                Some(_) => {}
+                None => out.push((dir, mode)),
+            }
+        }
+        out
+    }
+
+    /// Returns the wanted folders and their ancestors that exist now; comparing two snapshots
+    /// tells which of them a compile created.
+    pub fn existing_folders(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = Vec::new();
+        for (dir, _) in &self.folders {
+            for a in dir.ancestors() {
+                if !out.iter().any(|o| o == a) && a.is_dir() {
+                    out.push(a.to_path_buf());
+                }
+            }
+        }
+        out
+    }
+
+    /// Returns whether a change at `path` matters, and whether it is a folder that holds (or may
+    /// come to hold) inputs. `is_folder` is the event's own word, when it has one.
+    pub fn classify(&self, path: &Path, is_folder: bool) -> Option<bool> {
+        if self.files.iter().any(|f| f == path) {
+            return Some(false);
+        }
+        // A wanted folder, or a folder above one (e.g. `.co-cli` appearing).
+        if self.folders.iter().any(|(d, _)| d.starts_with(path)) && path != self.folders[0].0 {
+            return Some(true);
+        }
+        if path.starts_with(&self.memories) {
+            if is_folder || path.is_dir() {
+                return Some(true);
+            }
+            return memory_file_name(path).then_some(false);
+        }
+        None
+    }
+
+    /// Returns what a batch of debounced events asks for.
+    pub fn changes(&self, events: &[DebouncedEvent]) -> Changes {
+        let mut ch = Changes::default();
+        for ev in events {
+            if ev.event.need_rescan() {
+                ch.rescan = true;
+                continue;
+            }
+            let folder_kind = match ev.event.kind {
+                EventKind::Access(_) => continue,
+                EventKind::Create(k) => k == notify_debouncer_full::notify::event::CreateKind::Folder,
+                EventKind::Remove(k) => k == notify_debouncer_full::notify::event::RemoveKind::Folder,
+                _ => false,
+            };
+            for p in &ev.event.paths {
+                if let Some(folder) = self.classify(p, folder_kind) {
+                    if folder && !ch.folders.contains(p) {
+                        ch.folders.push(p.clone());
+                    }
+                    if !ch.paths.contains(p) {
+                        ch.paths.push(p.clone());
+                    }
+                }
+            }
+        }
+        ch
+    }
+}
+
+/// Returns whether a file name in the memories folder is a memory: `*.md`, not hidden (editors'
+/// swap files, kb's own temporary files) and not a backup.
+fn memory_file_name(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.ends_with(".md") && !name.starts_with('.') && !name.starts_with('#')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use notify_debouncer_full::notify::Event;
+    use notify_debouncer_full::notify::event::{AccessKind, CreateKind, ModifyKind, RemoveKind, RenameMode};
+    use std::time::Instant;
+
+    fn layout(dir: &Path) -> Layout {
+        Layout { root: dir.join("repo"), config: Some(dir.join("cfg")) }
+    }
+
+    fn ev(kind: EventKind, paths: &[PathBuf]) -> DebouncedEvent {
+        let mut e = Event::new(kind);
+        e.paths = paths.to_vec();
+        DebouncedEvent::new(e, Instant::now())
+    }
+
+    #[test]
+    fn plan_covers_missing_folders_with_ancestors() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        std::fs::create_dir_all(&l.root).unwrap();
+        let plan = Inputs::new(&l).plan();
+        assert_eq!(
+            plan,
+            vec![
+                (l.root.clone(), RecursiveMode::NonRecursive),
+                (dir.path().to_path_buf(), RecursiveMode::NonRecursive)
+            ]
+        );
+        std::fs::create_dir_all(l.memories()).unwrap();
+        let plan = Inputs::new(&l).plan();
+        assert!(plan.contains(&(l.memories(), RecursiveMode::Recursive)));
+        assert!(plan.contains(&(l.knowledge(), RecursiveMode::NonRecursive)));
+    }
+
+    #[test]
+    fn only_inputs_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let i = Inputs::new(&l);
+        let modify = EventKind::Modify(ModifyKind::Any);
+        let k = l.knowledge();
+        let cases: Vec<(DebouncedEvent, Changes)> = vec![
+            (ev(modify, &[l.project_context()]), Changes { paths: vec![l.project_context()], ..Changes::default() }),
+            (ev(EventKind::Access(AccessKind::Any), &[l.project_context()]), Changes::default()),
+            (ev(modify, &[k.join("compiled.md")]), Changes::default()),
+            (ev(modify, &[l.root.join("AGENTS.md")]), Changes::default()),
+            (ev(EventKind::Create(CreateKind::File), &[k.join(".kb-tmp-abc")]), Changes::default()),
+            (ev(EventKind::Create(CreateKind::File), &[k.join(".context.md.swp")]), Changes::default()),
+            (ev(EventKind::Create(CreateKind::File), &[k.join("4913")]), Changes::default()),
+            (ev(modify, &[l.memories().join(".001-a.md.swp")]), Changes::default()),
+            (ev(modify, &[l.memories().join("001-a.md~")]), Changes::default()),
+            (ev(modify, &[l.root.join(".co-cli/cache/index")]), Changes::default()),
+            (
+                ev(
+                    EventKind::Modify(ModifyKind::Name(RenameMode::Both)),
+                    &[k.join("context.md~"), l.project_context()],
+                ),
+                Changes { paths: vec![l.project_context()], ..Changes::default() },
+            ),
+            (
+                ev(EventKind::Create(CreateKind::Folder), std::slice::from_ref(&k)),
+                Changes { paths: vec![k.clone()], folders: vec![k.clone()], rescan: false },
+            ),
+            (
+                ev(EventKind::Create(CreateKind::Folder), &[l.memories().join("sub")]),
+                Changes {
+                    paths: vec![l.memories().join("sub")],
+                    folders: vec![l.memories().join("sub")],
+                    rescan: false,
+                },
+            ),
+            (
+                ev(EventKind::Remove(RemoveKind::File), &[l.memories().join("002-b.md")]),
+                Changes { paths: vec![l.memories().join("002-b.md")], ..Changes::default() },
+            ),
+            (
+                ev(modify, &[l.global_settings().unwrap()]),
+                Changes { paths: vec![l.global_settings().unwrap()], ..Changes::default() },
+            ),
+            (ev(EventKind::Create(CreateKind::Folder), &[l.root.join("src")]), Changes::default()),
+        ];
+        for (e, want) in cases {
+            assert_eq!(i.changes(std::slice::from_ref(&e)), want, "{:?}", e.event);
+        }
+    }
+
+    #[test]
+    fn own_folders_are_discounted() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let i = Inputs::new(&l);
+        let batch = [
+            ev(EventKind::Create(CreateKind::Folder), &[l.co_cli()]),
+            ev(EventKind::Modify(ModifyKind::Any), &[l.project_settings()]),
+        ];
+        let mut ch = i.changes(&batch);
+        assert!(ch.replan());
+        let mut own = vec![l.co_cli(), l.knowledge()];
+        ch.discount(&mut own);
+        assert_eq!(ch, Changes { paths: vec![l.project_settings()], ..Changes::default() });
+        assert_eq!(own, vec![l.knowledge()]);
+        assert!(!ch.replan() && !ch.is_empty());
+        let mut only_own = i.changes(&batch[..1]);
+        only_own.discount(&mut vec![l.co_cli()]);
+        assert!(only_own.is_empty());
+    }
+
+    #[test]
+    fn existing_folders_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        std::fs::create_dir_all(&l.root).unwrap();
+        let i = Inputs::new(&l);
+        let before = i.existing_folders();
+        std::fs::create_dir_all(l.knowledge()).unwrap();
+        let after = i.existing_folders();
+        let created: Vec<_> = after.into_iter().filter(|p| !before.contains(p)).collect();
+        assert_eq!(created, vec![l.co_cli(), l.knowledge()]);
+    }
+}
