@@ -5,10 +5,12 @@
 //!   inside `output::capture`, once plainly and once with `--json`: the same text and JSON as
 //!   `kb recall` and `kb list`, covering both stores, by construction.
 //! - `forget_memory` runs `kb forget --json` the same way (a write runs once) and words the text
-//!   from its JSON as `kb forget` does.
+//!   as `kb forget` does, from its JSON and, for a record, the subject `kb show` gave first.
 //! - `save_memory` and `store_memory` call the stores' `save` directly: `kb save` reads stdin
 //!   when the text is "-", and here stdin is the protocol. Their JSON and text are worded as
 //!   `kb save` and `kb save --store copilot` word them.
+//!
+//! - The context resource is `context::build`, the block `kb context` prints.
 //!
 //! `tests/cli/mcp.rs` compares every tool's text and JSON with the CLI's, so the worded ones
 //! cannot drift. Nothing here prints to stdout: warnings (a skipped file) go to stderr, once.
@@ -88,7 +90,7 @@ impl Repo {
         let out = ctx.store()?.save(SaveRequest { content, tags, dry_run: false, redact: false }, ctx.now)?;
         let location = commands::abs(&out.path).display().to_string();
         let json = json!({
-            "action": if out.consolidated { "consolidated" } else { "saved" },
+            "action": commands::save_action(out.consolidated, false),
             "memory_id": out.memory_id,
             "path": location,
             "similarity": out.similarity,
@@ -152,7 +154,7 @@ impl Repo {
         let out = store.save(req, ctx.now)?;
         let path = commands::abs(&out.path).display().to_string();
         let json = json!({
-            "action": if out.consolidated { "consolidated" } else { "saved" },
+            "action": commands::save_action(out.consolidated, false),
             "memory_id": out.id,
             "path": path,
             "line": out.line,
