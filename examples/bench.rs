@@ -199,6 +199,8 @@ fn main() {
         generate(&root, n);
         let dir = root.join(".co-cli/knowledge/memories");
         let reps = if n >= 100_000 { 5 } else { 9 };
+        // As in a real repository: `kb init` has run, so kb keeps its cache.
+        Command::new(&kb).arg("init").current_dir(&root).stdout(Stdio::null()).status().unwrap();
         let big = [("CO_CLI_MEMORY_MAX_COUNT", "1000000000")];
         // Let the files age past kb's racy-mtime margin, as real files have; then warm the page
         // cache and kb's cache.

@@ -112,7 +112,7 @@ pub struct SaveArgs {
     #[arg(value_name = "TEXT")]
     pub text: Vec<String>,
     /// A tag (repeatable)
-    #[arg(short = 't', long = "tag", value_name = "TAG")]
+    #[arg(short = 't', long = "tag", value_name = "TAG", allow_hyphen_values = true)]
     pub tag: Vec<String>,
     /// Comma-separated tags
     #[arg(long, value_name = "A,B", value_delimiter = ',')]

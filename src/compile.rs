@@ -103,7 +103,12 @@ pub struct Written {
 /// folder (also once symlinks are followed), and not one of kb's inputs.
 pub fn resolve(layout: &Layout, raw: &str) -> Result<Target, TargetError> {
     let fail = |message: String| TargetError { target: raw.to_string(), message };
-    let path = normalize(&layout.root.join(raw));
+    // `~/...` is the user's home, as a shell would read it (for targets in the config folder).
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let path = match (raw.strip_prefix("~/"), home) {
+        (Some(rest), Some(home)) => normalize(&home.join(rest)),
+        _ => normalize(&layout.root.join(raw)),
+    };
     let bases: Vec<&PathBuf> = std::iter::once(&layout.root).chain(layout.config.as_ref()).collect();
     let allowed = |p: &Path, bases: &[PathBuf]| bases.iter().any(|b| p.starts_with(b) && p != b);
     let lexical: Vec<PathBuf> = bases.iter().map(|b| normalize(b)).collect();

@@ -52,7 +52,8 @@ pub fn read(text: &str) -> (&str, Vec<Problem>) {
     match fields.get("updated") {
         None => problems.push(Problem::new(Some(1), "missing required field: updated")),
         Some(Value::String(s)) => {
-            if let Err(e) = time::parse(s) {
+            // co-cli only asks for a `YYYY-MM-DDTHH:MM:SS` prefix here; a naive time is fine.
+            if let (Err(e), false) = (time::parse(s), co_cli_timestamp_prefix(s)) {
                 problems
                     .push(Problem::new(line_of("updated"), format!("'updated' must be ISO 8601 with an offset: {e}")));
             }
@@ -363,8 +364,10 @@ pub fn assemble(sources: Sources, wrap: bool) -> Block {
         warnings.push(Warning {
             path: None,
             line: None,
+            // co-cli's wording, which its users (and their scripts) look for.
             message: format!(
-                "context is {full} bytes, over the {SIZE_LIMIT}-byte limit: truncated to {} bytes ({})",
+                "ERROR: Knowledge size {full} bytes exceeds hard limit {SIZE_LIMIT} bytes. Truncating to limit \
+                 ({} bytes; {}).",
                 text.len(),
                 fitted.summary(&parts)
             ),
@@ -374,7 +377,8 @@ pub fn assemble(sources: Sources, wrap: bool) -> Block {
             path: None,
             line: None,
             message: format!(
-                "context is {full} bytes, over the {SIZE_TARGET}-byte target: consider trimming the context files"
+                "WARNING: Knowledge size {full} bytes exceeds target {SIZE_TARGET} bytes. Consider trimming \
+                 context files to improve performance."
             ),
         });
     }
@@ -507,6 +511,23 @@ pub fn fit(parts: &[(&str, &str)], limit: usize, wrap: bool) -> Fitted {
     }
     let marker = marker_text(parts.iter().zip(&kept).map(|(&(t, b), &k)| (t, b.len() - k, b.len())), limit);
     Fitted { kept, marker: Some(marker) }
+}
+
+/// Returns whether `s` starts with `YYYY-MM-DDTHH:MM:SS`, co-cli's check for context files.
+fn co_cli_timestamp_prefix(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |r: std::ops::Range<usize>| r.into_iter().all(|i| b.get(i).is_some_and(u8::is_ascii_digit));
+    digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+        && b.get(10) == Some(&b'T')
+        && digits(11..13)
+        && b.get(13) == Some(&b':')
+        && digits(14..16)
+        && b.get(16) == Some(&b':')
+        && digits(17..19)
 }
 
 #[cfg(test)]

@@ -102,8 +102,21 @@ pub fn ensure_ignored_dir(dir: &Path) -> std::io::Result<PathBuf> {
     Ok(dir.to_path_buf())
 }
 
+/// Returns `p` made absolute against `cwd`, with `.` and `..` resolved lexically (symlinks are
+/// kept as written), so paths in output are clean absolute paths.
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {
-    if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) }
+    let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    let mut out = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 fn find_up(start: &Path, marker: &str) -> Option<PathBuf> {

@@ -72,8 +72,13 @@ pub struct Settings {
 pub struct SettingsError {
     /// The settings file at fault, when the problem is in a file.
     pub path: Option<PathBuf>,
+    /// The environment variable at fault, when the problem is in the environment.
+    pub var: Option<&'static str>,
     pub line: Option<usize>,
+    /// The whole message, naming the file or variable.
     pub message: String,
+    /// The message without the file name, for reports that show the file separately.
+    pub detail: String,
 }
 
 /// The keys kb reads, with their environment variables.
@@ -104,40 +109,63 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Loads the settings for `layout`, with `env` as the environment.
+    /// Loads the settings for `layout`, with `env` as the environment. The first invalid value
+    /// is an error.
     pub fn load(layout: &Layout, env: &dyn Fn(&str) -> Option<String>) -> Result<Settings, SettingsError> {
+        let (settings, mut errors) = Settings::load_all(layout, env);
+        if errors.is_empty() { Ok(settings) } else { Err(errors.swap_remove(0)) }
+    }
+
+    /// Loads the settings, skipping invalid values (they keep the value of the layer below) and
+    /// returning every problem, for `kb check`.
+    pub fn load_all(layout: &Layout, env: &dyn Fn(&str) -> Option<String>) -> (Settings, Vec<SettingsError>) {
         let mut s = Settings::default();
+        let mut errors = Vec::new();
         let files = [layout.global_settings(), Some(layout.project_settings())];
         for path in files.into_iter().flatten() {
-            if let Some(obj) = read_file(&path)? {
-                for (key, _) in KEYS {
-                    if let Some(v) = obj.get(key) {
-                        s.set(key, v, Source::File(path.clone()))?;
+            match read_file(&path) {
+                Ok(Some(obj)) => {
+                    for (key, _) in KEYS {
+                        if let Some(v) = obj.get(key) {
+                            errors.extend(s.set(key, v, Source::File(path.clone())).err());
+                        }
                     }
                 }
+                Ok(None) => {}
+                Err(e) => errors.push(e),
             }
         }
         for (key, var) in KEYS {
             let Some(var) = var else { continue };
             if let Some(raw) = env(var).filter(|v| !v.is_empty()) {
-                s.set(key, &Value::String(raw), Source::Env(var))?;
+                errors.extend(s.set(key, &Value::String(raw), Source::Env(var)).err());
             }
         }
-        Ok(s)
+        (s, errors)
     }
 
     fn set(&mut self, key: &str, v: &Value, source: Source) -> Result<(), SettingsError> {
-        let fail = |valid: &str| SettingsError {
-            path: match &source {
-                Source::File(p) => Some(p.clone()),
-                _ => None,
-            },
-            line: None,
-            message: match &source {
+        let fail = |valid: &str| {
+            let detail = match &source {
                 Source::Env(var) => format!("invalid {var}={}: must be {valid}", show(v)),
-                Source::File(p) => format!("{}: invalid {key} {}: must be {valid}", p.display(), show(v)),
-                Source::Default => format!("invalid default {key}"),
-            },
+                _ => format!("invalid {key} {}: must be {valid}", show(v)),
+            };
+            SettingsError {
+                path: match &source {
+                    Source::File(p) => Some(p.clone()),
+                    _ => None,
+                },
+                var: match &source {
+                    Source::Env(var) => Some(*var),
+                    _ => None,
+                },
+                line: None,
+                message: match &source {
+                    Source::File(p) => format!("{}: {detail}", p.display()),
+                    _ => detail.clone(),
+                },
+                detail,
+            }
         };
         match key {
             "memory_max_count" => {
@@ -217,26 +245,25 @@ fn read_file(path: &Path) -> Result<Option<serde_json::Map<String, Value>>, Sett
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
-            return Err(SettingsError {
-                path: Some(path.into()),
-                line: None,
-                message: format!("cannot read {}: {e}", path.display()),
-            });
+            return Err(file_error(path, None, format!("cannot read: {e}")));
         }
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(m)) => Ok(Some(m)),
-        Ok(_) => Err(SettingsError {
-            path: Some(path.into()),
-            line: Some(1),
-            message: format!("{}: settings must be a JSON object", path.display()),
-        }),
-        Err(e) => Err(SettingsError {
-            path: Some(path.into()),
-            line: Some(e.line()),
-            message: format!("{}:{}: invalid JSON: {e}", path.display(), e.line()),
-        }),
+        Ok(_) => Err(file_error(path, Some(1), "settings must be a JSON object".into())),
+        Err(e) => Err(file_error(path, Some(e.line()), format!("invalid JSON: {e}"))),
+    }
+}
+
+fn file_error(path: &Path, line: Option<usize>, detail: String) -> SettingsError {
+    let at = line.map_or(String::new(), |l| format!(":{l}"));
+    SettingsError {
+        path: Some(path.into()),
+        var: None,
+        line,
+        message: format!("{}{at}: {detail}", path.display()),
+        detail,
     }
 }
 

@@ -85,8 +85,9 @@ impl Store {
     /// Scans the memories folder (through the cache).
     pub fn scan(&self) -> Result<Index> {
         let dir = self.layout.memories();
-        // Only keep a cache once kb's folder exists: a read command must not create `.co-cli/`.
-        let cache = (self.layout.co_cli().is_dir() && self.check_inside(&self.layout.cache()).is_ok())
+        // The cache lives in `.co-cli/cache/`, which `kb init` and every write command create; a
+        // read command never creates it, so reading a hand-made tree leaves it untouched.
+        let cache = (self.layout.cache().is_dir() && self.check_inside(&self.layout.cache()).is_ok())
             .then(|| self.cache_path());
         Index::scan(&dir, &self.layout.root, cache.as_deref()).map_err(io_err(&dir))
     }

@@ -30,14 +30,16 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
     let settings_files: Vec<PathBuf> =
         ctx.layout.global_settings().into_iter().chain([ctx.layout.project_settings()]).collect();
     files += settings_files.iter().filter(|p| p.is_file()).count();
-    let settings = match Settings::load(&ctx.layout, &super::env) {
-        Ok(s) => s,
-        Err(e) => {
-            let path = e.path.clone().unwrap_or_else(|| PathBuf::from("(environment)"));
-            problems.push((path, e.line, e.message.clone()));
-            Settings::default()
-        }
-    };
+    let (settings, settings_errors) = Settings::load_all(&ctx.layout, &super::env);
+    for e in settings_errors {
+        // An environment variable is named as such; it has no file.
+        let path = match (&e.path, e.var) {
+            (Some(p), _) => p.clone(),
+            (None, Some(var)) => PathBuf::from(format!("env:{var}")),
+            (None, None) => PathBuf::from("(settings)"),
+        };
+        problems.push((path, e.line, e.detail));
+    }
 
     for path in ctx.layout.global_context().into_iter().chain([ctx.layout.project_context()]) {
         match std::fs::read(&path) {
@@ -104,5 +106,8 @@ fn plural(n: usize, noun: &str) -> String {
 }
 
 fn abs_display(path: &Path) -> String {
+    if path.is_relative() && path.to_string_lossy().starts_with("env:") {
+        return path.display().to_string();
+    }
     super::abs(path).display().to_string()
 }

@@ -69,7 +69,12 @@ pub fn print_warnings(ctx: &Ctx, warnings: &[Warning]) -> Vec<String> {
         .iter()
         .map(|w| {
             let text = w.render(|p| ctx.rel(p).into_owned());
-            ctx.style.warn(&ctx.style.clean(&text));
+            if text.starts_with("WARNING: ") || text.starts_with("ERROR: ") {
+                // The size messages carry co-cli's own labels.
+                eprintln!("{}", crate::output::sanitize(&text));
+            } else {
+                ctx.style.warn(&ctx.style.clean(&text));
+            }
             text
         })
         .collect()

@@ -57,6 +57,9 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<ExitCode> {
         created.push(context);
     }
 
+    // The cache folder (derived state; it ignores itself in git) lets read commands keep an index.
+    l.ensure_cache().with_context(|| format!("cannot create {}", l.cache().display()))?;
+
     let gitignore = l.root.join(".gitignore");
     if ignore_cache(&gitignore)? {
         created.push(gitignore);

@@ -106,6 +106,10 @@ pub fn error_message(e: &anyhow::Error) -> String {
 fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let layout = Layout::resolve(cli.root.as_deref(), &env, &cwd);
+    if (cli.root.is_some() || env("KB_ROOT").is_some_and(|v| !v.is_empty())) && !layout.root.is_dir() {
+        let from = if cli.root.is_some() { "--root" } else { "KB_ROOT" };
+        anyhow::bail!("{from} {}: no such folder", layout.root.display());
+    }
     let now = match env("KB_NOW").filter(|v| !v.is_empty()) {
         Some(v) => crate::time::parse(&v).map_err(|e| anyhow::anyhow!("invalid KB_NOW: {e}"))?.with_timezone(&Utc),
         None => crate::time::now(),

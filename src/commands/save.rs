@@ -31,7 +31,8 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
         return records::save(ctx, args, content);
     }
     // `--tags a, b` is a list typed by a person: trim around the commas. `-t` values are verbatim.
-    let tags: Vec<String> = args.tag.into_iter().chain(args.tags.iter().map(|t| t.trim().to_string())).collect();
+    let tags: Vec<String> =
+        args.tag.into_iter().chain(args.tags.iter().map(|t| t.trim().to_string()).filter(|t| !t.is_empty())).collect();
     let store = ctx.store()?;
     let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact };
     let out = store.save(req, ctx.now)?;

@@ -36,6 +36,8 @@ fn seeded() -> TestEnv {
     for name in t.memory_files() {
         set_mtime(&t.memories().join(name), old());
     }
+    // As after `kb init` or any write: the cache folder exists, so read commands keep a cache.
+    std::fs::create_dir_all(t.root().join(".co-cli/cache")).unwrap();
     t
 }
 
@@ -62,6 +64,9 @@ fn results_are_the_same_without_the_cache() {
     assert_eq!(results(&t), first, "second run (warm cache)");
     std::fs::remove_dir_all(t.root().join(".co-cli/cache")).unwrap();
     assert_eq!(results(&t), first, "cache deleted");
+    std::fs::create_dir_all(t.root().join(".co-cli/cache")).unwrap();
+    assert_eq!(results(&t), first, "cache rebuilt");
+    cache_file(&t);
 }
 
 #[test]
@@ -115,6 +120,7 @@ fn a_cache_from_another_repository_changes_nothing() {
         let text = a.read(&a.memories().join(&name)).replace("lanterns", "LANTERNS").replace("kettles", "KETTLES");
         set_mtime(&b.mem_file(&name, &text), old());
     }
+    std::fs::create_dir_all(b.root().join(".co-cli/cache")).unwrap();
     let want = results(&b);
     results(&a);
     std::fs::copy(cache_file(&a), cache_file(&b)).unwrap();
@@ -185,4 +191,14 @@ fn the_cache_never_leaves_the_cache_folder() {
     results(&t);
     t.kb(&["list"]).ok();
     assert_same_tree(&before, &t.snapshot());
+}
+
+#[test]
+fn read_commands_never_create_the_cache_folder() {
+    let t = TestEnv::pinned();
+    t.memory(1, "a hand-made memory", &days_ago(1.0), &[]);
+    for args in [&["list"][..], &["recall", "hand"], &["show", "1"], &["check"], &["context"]] {
+        t.kb(args);
+    }
+    assert!(!t.root().join(".co-cli/cache").exists(), "a read command created the cache folder");
 }

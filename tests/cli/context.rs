@@ -94,7 +94,7 @@ fn over_target_warns() {
     let env = TestEnv::new();
     env.write(PROJECT, &context_file(&"x".repeat(12_000)));
     let r = env.kb(&["context"]).ok();
-    assert!(r.stderr.contains("over the 10240-byte target"), "{}", r.stderr);
+    assert!(r.stderr.contains("WARNING") && r.stderr.contains("exceeds target 10240 bytes"), "{}", r.stderr);
     assert!(r.stdout.contains(&"x".repeat(12_000)));
 }
 
@@ -103,7 +103,7 @@ fn over_limit_truncates() {
     let env = TestEnv::new();
     env.write(PROJECT, &context_file(&"x".repeat(25_000)));
     let r = env.kb(&["context"]).ok();
-    assert!(r.stderr.contains("over the 20480-byte limit: truncated"), "{}", r.stderr);
+    assert!(r.stderr.contains("ERROR") && r.stderr.contains("exceeds hard limit 20480 bytes"), "{}", r.stderr);
     let text = r.stdout.strip_suffix('\n').unwrap();
     assert!(text.len() <= 20_480 && text.len() > 20_000, "{}", text.len());
     let kept = text.split("\n\n").find(|p| p.starts_with("xxx")).unwrap().len();
@@ -190,7 +190,7 @@ fn total_warnings(j: &serde_json::Value) -> Vec<String> {
         .unwrap()
         .iter()
         .map(|w| w.as_str().unwrap().to_string())
-        .filter(|w| w.starts_with("context is"))
+        .filter(|w| w.contains("Knowledge size"))
         .collect()
 }
 
@@ -201,13 +201,13 @@ fn total_size_boundaries() {
     assert!(total_warnings(&j).is_empty());
     let j = json_for_total(10_241);
     assert_eq!(j["bytes"], 10_241);
-    assert!(total_warnings(&j)[0].contains("over the 10240-byte target"));
+    assert!(total_warnings(&j)[0].contains("exceeds target 10240 bytes"));
     let j = json_for_total(20_480);
     assert_eq!((j["bytes"].as_u64(), j["truncated"].as_bool()), (Some(20_480), Some(false)));
     let j = json_for_total(20_481);
     assert_eq!(j["truncated"], true);
     assert!(j["bytes"].as_u64().unwrap() <= 20_480);
-    assert!(total_warnings(&j)[0].contains("context is 20481 bytes, over the 20480-byte limit"), "{j}");
+    assert!(total_warnings(&j)[0].contains("Knowledge size 20481 bytes exceeds hard limit 20480"), "{j}");
     assert!(j["sections"][0]["cut_bytes"].as_u64().unwrap() > 0);
 }
 
