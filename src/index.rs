@@ -168,17 +168,23 @@ impl Index {
                 all
             });
             let mut fresh = Vec::new();
+            let mut racy = vec![false; old_records.len()];
             for o in outcomes {
                 for i in o.alive {
                     alive[i] = true;
                 }
+                for &i in &o.racy {
+                    racy[i] = true;
+                }
+                changed |= o.fresh.len() > o.racy.len();
                 fresh.extend(o.fresh);
                 index.extra_problems.extend(o.problems);
             }
-            changed |= !fresh.is_empty();
             drop(names);
             index.arena = arena;
-            changed |= alive.iter().any(|a| !a);
+            // A file read again only because it is too young to trust, with the same stamp, does
+            // not make the cache stale: rewriting it would not make the entry trusted any sooner.
+            changed |= alive.iter().zip(&racy).any(|(a, r)| !a && !r);
             // Keep the cached records of unchanged files in place (no copy of 100,000 records).
             let mut records = old_records;
             let mut keep = alive.iter();
@@ -415,16 +421,14 @@ impl Index {
 
     /// Returns each id used by more than one file, with those files' names sorted.
     pub fn duplicate_ids(&self) -> Vec<(u64, Vec<&str>)> {
-        let mut by_id: HashMap<u64, Vec<&str>> = HashMap::new();
-        for r in self.records.iter().filter(|r| r.valid) {
-            by_id.entry(r.id).or_default().push(self.str(r.name));
-        }
-        let mut dups: Vec<(u64, Vec<&str>)> = by_id.into_iter().filter(|(_, v)| v.len() > 1).collect();
-        for (_, v) in &mut dups {
-            v.sort_unstable();
-        }
-        dups.sort_unstable();
-        dups
+        let mut pairs: Vec<(u64, &str)> =
+            self.records.iter().filter(|r| r.valid).map(|r| (r.id, self.str(r.name))).collect();
+        pairs.sort_unstable();
+        pairs
+            .chunk_by(|a, b| a.0 == b.0)
+            .filter(|run| run.len() > 1)
+            .map(|run| (run[0].0, run.iter().map(|p| p.1).collect()))
+            .collect()
     }
 
     fn save_cache(&self, path: &Path, started_ns: i64) -> io::Result<()> {
@@ -462,6 +466,8 @@ struct Outcome {
     alive: Vec<usize>,
     /// Files read and parsed now.
     fresh: Vec<(String, Stamp, Result<Memory, Problem>)>,
+    /// Positions in the old cache of files read again only because they are too young to trust.
+    racy: Vec<usize>,
     problems: Vec<FileProblem>,
 }
 
@@ -491,10 +497,12 @@ impl Lookup<'_> {
             };
             if let Some(&i) = self.names.get(name)
                 && self.old[i].stamp == stamp
-                && stamp.mtime_ns.max(stamp.ctime_ns) < self.trusted_before
             {
-                out.alive.push(i);
-                continue;
+                if stamp.mtime_ns.max(stamp.ctime_ns) < self.trusted_before {
+                    out.alive.push(i);
+                    continue;
+                }
+                out.racy.push(i);
             }
             out.fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
         }
