@@ -311,10 +311,11 @@ pub fn show(ctx: &Ctx, raw_id: &str, only: Option<StoreKind>) -> Result<ExitCode
     };
     let store = ctx.store()?;
     let index = store.scan()?;
+    // Like every read command, name the files it skipped (SPEC §5).
+    ctx.warn_skipped(&index);
     let found = index.by_id(id);
     let m = match found.as_slice() {
         [] => {
-            ctx.warn_skipped(&index);
             if only.is_none() && has_record(ctx, raw_id) {
                 return records::show(ctx, raw_id);
             }

@@ -432,3 +432,13 @@ fn global_flags_work_after_the_command() {
     t.memory(1, "valid one", &days_ago(1.0), &[]);
     assert_eq!(t.kb(&["list", "--json"]).ok().json()["count"], 1);
 }
+
+#[test]
+fn show_names_skipped_files_even_when_it_finds_the_memory() {
+    let t = TestEnv::pinned();
+    t.memory(1, "a good memory", &days_ago(1.0), &[]);
+    t.mem_file("002-bad.md", "---\nid: 2\ncreated: nope\n---\n\nbad\n");
+    let run = t.kb(&["show", "1"]).ok();
+    assert!(run.stdout.contains("a good memory"), "{run:?}");
+    assert!(run.stderr.contains("002-bad.md"), "{run:?}");
+}
