@@ -59,6 +59,15 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         }
     }
 
+    // A compile target kb would refuse (outside the root, an input file...) is a settings problem.
+    if let crate::settings::Source::File(settings_file) = &settings.context_targets.source {
+        for raw in &settings.context_targets.value {
+            if let Err(e) = crate::compile::resolve(&ctx.layout, raw) {
+                problems.push((settings_file.clone(), None, format!("context_targets: {}", e.message)));
+            }
+        }
+    }
+
     let store = crate::store::Store { layout: ctx.layout.clone(), settings };
     let index = store.scan()?;
     files += index.files();

@@ -310,3 +310,16 @@ fn check_reports_a_bad_settings_file_with_its_path() {
     let found = problems_for(&t, &s);
     assert!(found.len() == 1 && found[0].0 == Some(3), "{found:?}");
 }
+
+#[test]
+fn check_reports_compile_targets_kb_would_refuse() {
+    let t = TestEnv::pinned();
+    t.write(".co-cli/settings.json", r#"{"context_targets": ["AGENTS.md", "../outside.md"]}"#);
+    let run = t.kb(&["--json", "check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let v = run.json();
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{v}");
+    assert!(problems[0]["path"].as_str().unwrap().ends_with(".co-cli/settings.json"), "{v}");
+    assert!(problems[0]["message"].as_str().unwrap().contains("outside.md"), "{v}");
+}
