@@ -89,11 +89,7 @@ pub fn recall(ctx: &Ctx, args: RecallArgs) -> Result<ExitCode> {
             Some(index)
         }
     };
-    let file = match args.store {
-        Some(StoreKind::Md) => None,
-        Some(StoreKind::Copilot) => Some(records::read(ctx)?),
-        None => records::load(ctx),
-    };
+    let file = copilot_file(ctx, args.store)?;
     let parsed = file.as_ref().map(Records::parse);
     if let Some(all) = &parsed {
         records::warn_skipped(ctx, all);
@@ -219,14 +215,20 @@ impl Serialize for ListItems<'_, '_> {
     }
 }
 
-pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
-    let store = ctx.store()?;
-    let limit = store.settings.memory_max_count.value;
-    let file = match only {
+/// Returns the Copilot file a read command covers: none with `--store md`, required with
+/// `--store copilot`, else the file when there is one.
+fn copilot_file(ctx: &Ctx, only: Option<StoreKind>) -> Result<Option<copilot::JsonlFile>> {
+    Ok(match only {
         Some(StoreKind::Md) => None,
         Some(StoreKind::Copilot) => Some(records::read(ctx)?),
         None => records::load(ctx),
-    };
+    })
+}
+
+pub fn list(ctx: &Ctx, only: Option<StoreKind>) -> Result<ExitCode> {
+    let store = ctx.store()?;
+    let limit = store.settings.memory_max_count.value;
+    let file = copilot_file(ctx, only)?;
     let parsed = file.as_ref().map(Records::parse);
     if let Some(all) = &parsed {
         records::warn_skipped(ctx, all);
