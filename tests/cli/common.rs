@@ -282,6 +282,28 @@ pub const NOW: &str = "2026-11-22T12:00:00+00:00";
 ///
 /// The compatibility tests compare kb with the readers co-cli uses (PyYAML 6.0.3, RapidFuzz
 /// 3.14.3); `.ci/run` installs them.
+/// Returns whether python3 with PyYAML and RapidFuzz is here. Off CI a missing one skips the
+/// compatibility tests with a note (a fresh machine runs the rest); on CI (`CI` set, where
+/// `.ci/run` installs them) it fails the test.
+pub fn python_ready() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import yaml, rapidfuzz"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 with pyyaml and rapidfuzz is required on CI (pip install pyyaml==6.0.3 rapidfuzz==3.14.3)"
+        );
+        eprintln!(
+            "skipped: python3 with pyyaml and rapidfuzz is missing (pip install pyyaml==6.0.3 rapidfuzz==3.14.3)"
+        );
+    }
+    ok
+}
+
 pub fn python(script: &str, stdin: &str) -> String {
     let mut child = Command::new("python3")
         .args(["-c", script])

@@ -221,6 +221,9 @@ fn py_strip(s: &str) -> &str {
 
 #[test]
 fn every_written_tag_and_body_loads_unchanged_in_pyyaml() {
+    if !python_ready() {
+        return;
+    }
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", "100").env("CO_CLI_MEMORY_MAX_COUNT", "100000");
     let mut seen = std::collections::HashSet::new();
     // (content, tags) per saved id.
@@ -284,6 +287,9 @@ fn every_written_tag_and_body_loads_unchanged_in_pyyaml() {
 
 #[test]
 fn consolidated_and_protected_files_load_unchanged_in_pyyaml() {
+    if !python_ready() {
+        return;
+    }
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", "100");
     // Hand-written keys of every shape; kb must keep them as PyYAML reads them.
     t.mem_file(
@@ -322,6 +328,9 @@ fn consolidated_and_protected_files_load_unchanged_in_pyyaml() {
 
 #[test]
 fn random_tags_and_texts_load_unchanged_in_pyyaml() {
+    if !python_ready() {
+        return;
+    }
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", "100");
     let pieces = [
         "a",
@@ -424,6 +433,9 @@ fn random_tags_and_texts_load_unchanged_in_pyyaml() {
 /// timestamps without an offset, are not in this table.)
 #[test]
 fn hand_written_yaml_11_values_are_read_like_co_cli() {
+    if !python_ready() {
+        return;
+    }
     let t = TestEnv::pinned();
     let tag_values = [
         "y",
@@ -511,6 +523,9 @@ fn hand_written_yaml_11_values_are_read_like_co_cli() {
 
 #[test]
 fn zero_padded_id_like_the_file_name_is_read() {
+    if !python_ready() {
+        return;
+    }
     // co-cli reads `id: 007` as 7 (it is the same number in octal and decimal).
     let t = TestEnv::pinned();
     t.mem_file("007-padded.md", "---\ncreated: '2026-11-01T10:00:00+00:00'\nid: 007\ntags: []\n---\n\npadded id\n");
@@ -521,6 +536,9 @@ fn zero_padded_id_like_the_file_name_is_read() {
 
 #[test]
 fn reference_similarity_pairs_match_python() {
+    if !python_ready() {
+        return;
+    }
     let pairs: &[(&str, &str, f64)] = &[
         ("I prefer TypeScript for web development", "I prefer typescript for web dev", 88.571_428_571_428_57),
         (
@@ -547,6 +565,9 @@ fn reference_similarity_pairs_match_python() {
 
 #[test]
 fn similarity_equals_python_rapidfuzz_on_random_pairs() {
+    if !python_ready() {
+        return;
+    }
     let words = [
         "user",
         "prefers",
@@ -652,6 +673,9 @@ fn similarity_equals_python_rapidfuzz_on_random_pairs() {
 
 #[test]
 fn similarity_reported_by_save_equals_python() {
+    if !python_ready() {
+        return;
+    }
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", "0");
     t.memory(1, "Über die Straße gehen wir täglich", &days_ago(1.0), &[]);
     let new = "ÜBER DIE STRASSE gehen  wir\ttäglich!";
@@ -680,6 +704,9 @@ fn protect_refuses_frontmatter_it_cannot_edit_exactly() {
 
 #[test]
 fn protect_keeps_every_other_value_as_pyyaml_reads_it() {
+    if !python_ready() {
+        return;
+    }
     let created = "created: '2026-11-20T00:00:00+00:00'\n";
     let shapes = [
         format!("id: 1\n{created}zz_defaults: &d {{lang: en}}\naa_settings: *d\n"),
