@@ -266,11 +266,11 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Returns the Repository Memories body: one list item `- subject: fact` per record, in file
+/// Returns the Repository Memories body: one line `subject: fact` per record (SPEC §8), in file
 /// order, leaving out records with more down than up votes.
 ///
-/// Each record is a list item rather than a bare line so that markdown keeps records apart (bare
-/// lines would join into one paragraph) and truncation drops whole records.
+/// The lines form one markdown paragraph; truncation still drops whole records, because a cut
+/// inside a paragraph lands on a line break.
 pub fn repository_memories_body(records: &[RepoMemory]) -> String {
     let mut out = String::new();
     for r in records.iter().filter(|r| r.down <= r.up) {
@@ -278,8 +278,7 @@ pub fn repository_memories_body(records: &[RepoMemory]) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        out.push_str("- ");
-        // A leading backtick or tilde run would open a code fence inside the item.
+        // A leading backtick or tilde run would open a code fence.
         if line.starts_with(['`', '~']) {
             out.push('\\');
         }
@@ -663,9 +662,9 @@ mod tests {
         let (records, problems) = read_repository_memories(jsonl);
         assert_eq!(records.len(), 3);
         assert_eq!(problems.iter().map(|p| p.line.unwrap()).collect::<Vec<_>>(), [3, 4, 7, 8]);
-        assert_eq!(repository_memories_body(&records), "- build: run make\n- y: tie");
+        assert_eq!(repository_memories_body(&records), "build: run make\ny: tie");
         let fence = [RepoMemory { subject: String::new(), fact: "```no fence".into(), up: 0, down: 0 }];
-        assert_eq!(repository_memories_body(&fence), "- \\```no fence");
+        assert_eq!(repository_memories_body(&fence), "\\```no fence");
     }
 
     #[test]

@@ -426,19 +426,6 @@ impl Query {
     }
 }
 
-/// Returns the lines of the compiled context's `### Repository Memories` section (SPEC §8): one
-/// `subject: fact` per record, in file order, leaving out records with more down than up votes
-/// (as Copilot puts its memories into the system prompt). A fact's line breaks become spaces.
-pub fn context_lines(all: &Records<'_>) -> Vec<String> {
-    all.iter()
-        .filter(|r| !r.downvoted())
-        .map(|r| {
-            let one_line = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-            format!("{}: {}", one_line(r.subject), one_line(r.fact))
-        })
-        .collect()
-}
-
 /// Returns whether `subject` normalises (lower-cased, stripped) to `normalized`, without
 /// allocating for ASCII text.
 pub fn same_subject(subject: &str, normalized: &str) -> bool {
@@ -926,18 +913,6 @@ mod tests {
             assert_eq!(query.found_in(text), want, "{q:?} in {text:?}");
             assert_eq!(query.found_in(text), crate::store::contains_lower(text, &q.to_lowercase()));
         }
-    }
-
-    #[test]
-    fn context_leaves_out_downvoted_records() {
-        let text = concat!(
-            "{\"subject\":\"build\",\"fact\":\"Run\\n  nextest\",\"votes\":{\"up\":1,\"down\":1}}\n",
-            "{\"subject\":\"old\",\"fact\":\"Use make\",\"votes\":{\"up\":0,\"down\":1}}\n",
-            "oops\n",
-            "{\"subject\":\"docs\",\"fact\":\"In docs/\"}\n",
-        );
-        let file = JsonlFile::from_bytes("x".into(), text.as_bytes().to_vec(), true);
-        assert_eq!(context_lines(&Records::parse(&file)), ["build: Run nextest", "docs: In docs/"]);
     }
 
     #[test]

@@ -112,24 +112,27 @@ pub struct RecallMemoryArgs {
     /// Text to look for in the memories' text and tags, case-insensitive, as one substring
     /// (not separate words), e.g. "pytest" or "release branch"
     pub query: String,
-    /// Return at most this many memories, newest first
-    #[serde(default = "default_max_results")]
-    pub max_results: usize,
+    /// Return at most this many memories, newest first (default 5)
+    #[serde(default)]
+    pub max_results: Option<usize>,
 }
 
-fn default_max_results() -> usize {
-    5
-}
+/// How many memories `recall_memory` returns when the client does not say (as `kb recall`).
+pub const DEFAULT_MAX_RESULTS: usize = 5;
 
 /// `forget_memory` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ForgetMemoryArgs {
     /// The id, as list_memories and recall_memory show it: an integer for a memory (7 or "7"),
     /// a string such as "mem-1a2b3c4d" for a Copilot record
-    // Declared a string (record ids of the Copilot store are strings); an integer is accepted.
     #[serde(deserialize_with = "string_or_integer")]
-    #[schemars(with = "String")]
+    #[schemars(schema_with = "id_schema")]
     pub id: String,
+}
+
+/// The schema of an id: an integer (a memory) or a string (a memory or a record), inline.
+fn id_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["integer", "string"] })
 }
 
 /// `store_memory` arguments (Copilot's `store_memory` tool).
@@ -141,7 +144,8 @@ pub struct StoreMemoryArgs {
     pub fact: String,
     /// Where the fact can be verified: file paths, with line numbers when they help
     /// (e.g. ["src/store.rs:120", "Makefile:14"]). A comma-separated string is accepted too.
-    #[serde(deserialize_with = "list_or_csv")]
+    /// May be empty, but a fact a later reader can check is worth more.
+    #[serde(default, deserialize_with = "list_or_csv")]
     pub citations: Vec<String>,
     /// Why the fact matters for future work in this repository
     pub reason: String,
@@ -156,9 +160,15 @@ fn list_or_csv<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
         List(Vec<String>),
         Csv(String),
     }
-    match ListOrCsv::deserialize(d).map_err(|_| serde::de::Error::custom("expected a list of strings"))? {
-        ListOrCsv::List(items) => Ok(items),
-        ListOrCsv::Csv(s) => Ok(s.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect()),
+    // `null` is what many clients send for an optional argument they leave out.
+    match Option::<ListOrCsv>::deserialize(d)
+        .map_err(|_| serde::de::Error::custom("expected a list of strings or a comma-separated string"))?
+    {
+        None => Ok(Vec::new()),
+        Some(ListOrCsv::List(items)) => Ok(items),
+        Some(ListOrCsv::Csv(s)) => {
+            Ok(s.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect())
+        }
     }
 }
 
@@ -208,7 +218,7 @@ impl KbServer {
     )]
     async fn recall_memory(&self, Parameters(args): Parameters<RecallMemoryArgs>) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.recall(&args.query, args.max_results)).await)
+        Ok(self.run(move || repo.recall(&args.query, args.max_results.unwrap_or(DEFAULT_MAX_RESULTS))).await)
     }
 
     #[tool(description = LIST_MEMORIES, annotations(title = "List memories", read_only_hint = true, open_world_hint = false))]
@@ -326,6 +336,58 @@ impl KbServer {
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
+/// Returns the stdio transport with a guard in front of it: a line that is not JSON gets the
+/// JSON-RPC parse error (-32700, `id: null`) the protocol asks for, instead of silence, and never
+/// reaches the SDK. Every other line passes through; all output goes through one writer, so
+/// replies and errors never interleave mid-line.
+fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (server_in, mut feed) = tokio::io::duplex(1 << 16);
+    let (server_out, replies) = tokio::io::duplex(1 << 16);
+    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(tokio::io::stdin()).split(b'\n');
+        while let Ok(Some(line)) = lines.next_segment().await {
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            if serde_json::from_str::<serde_json::Value>(&text).is_err() {
+                let error = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": null,
+                    "error": {"code": -32700, "message": "Parse error: the line is not JSON"}
+                });
+                let _ = errors_tx.send(error.to_string());
+                continue;
+            }
+            if feed.write_all(&line).await.is_err() || feed.write_all(b"\n").await.is_err() {
+                break;
+            }
+        }
+        // End of input: closing the feed ends the session.
+        let _ = feed.shutdown().await;
+    });
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut replies = BufReader::new(replies).split(b'\n');
+        loop {
+            let line = tokio::select! {
+                r = replies.next_segment() => match r {
+                    Ok(Some(l)) => l,
+                    _ => break,
+                },
+                Some(e) = errors_rx.recv() => e.into_bytes(),
+            };
+            if stdout.write_all(&line).await.is_err() || stdout.write_all(b"\n").await.is_err() {
+                break;
+            }
+            let _ = stdout.flush().await;
+        }
+    });
+    ((server_in, server_out), writer)
+}
+
 pub fn serve(repo: Repo) -> anyhow::Result<()> {
     // One thread is plenty: requests come one line at a time, and file work runs in
     // `spawn_blocking`, where the store's lock keeps concurrent calls safe.
@@ -334,13 +396,16 @@ pub fn serve(repo: Repo) -> anyhow::Result<()> {
         .build()
         .context("cannot start the MCP server's runtime")?;
     let result = runtime.block_on(async move {
-        let running = match KbServer::new(repo).serve(rmcp::transport::stdio()).await {
+        let (transport, writer) = guarded_stdio();
+        let running = match KbServer::new(repo).serve(transport).await {
             Ok(running) => running,
             // The client went away before its first request: nothing to serve, not an error.
             Err(ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
             Err(e) => return Err(anyhow::anyhow!("the MCP session did not start: {e}")),
         };
         running.waiting().await.context("the MCP session ended abnormally")?;
+        // The session is over and its transport dropped: let the last replies reach stdout.
+        let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
         Ok(())
     });
     // tokio's stdin reader is a blocking thread that may still sit in read(); do not wait on it
@@ -369,7 +434,20 @@ mod tests {
         assert!(serde_json::from_str::<ForgetMemoryArgs>(r#"{"id":-1}"#).is_err());
         assert!(serde_json::from_str::<SaveMemoryArgs>(r#"{"content":"c","tags":[1]}"#).is_err());
         let a: RecallMemoryArgs = serde_json::from_str(r#"{"query":"q"}"#).unwrap();
-        assert_eq!(a.max_results, 5);
+        assert_eq!(a.max_results, None);
+        // Clients often send null for an optional argument they leave out.
+        let a: RecallMemoryArgs = serde_json::from_str(r#"{"query":"q","max_results":null}"#).unwrap();
+        assert_eq!(a.max_results, None);
+        let a: SaveMemoryArgs = serde_json::from_str(r#"{"content":"c","tags":null}"#).unwrap();
+        assert!(a.tags.is_empty());
+        let a: StoreMemoryArgs = serde_json::from_str(r#"{"subject":"s","fact":"f","reason":"r"}"#).unwrap();
+        assert!(a.citations.is_empty());
+    }
+
+    #[test]
+    fn forget_accepts_integer_or_string_ids_in_its_schema() {
+        let schema = serde_json::to_string(&schemars::schema_for!(ForgetMemoryArgs)).unwrap();
+        assert!(schema.contains("integer") && schema.contains("string"), "{schema}");
     }
 
     #[test]

@@ -263,7 +263,7 @@ fn repository_memories_section() {
     let r = env.kb(&["context"]).ok();
     assert_eq!(
         r.stdout,
-        "## Internal Knowledge\n\n### Project Context\n\nP\n\n### Repository Memories\n\n- build: run make test\n- db: postgres 16\n"
+        "## Internal Knowledge\n\n### Project Context\n\nP\n\n### Repository Memories\n\nbuild: run make test\ndb: postgres 16\n"
     );
     assert!(r.stderr.contains(".github/copilot-memories.jsonl:4: not JSON"), "{}", r.stderr);
     let j = env.kb(&["--json", "context"]).ok().json();
@@ -288,7 +288,7 @@ fn truncation_cuts_repository_memories_before_context() {
     assert_eq!(j["sections"][0]["cut_bytes"], 0);
     assert_eq!(j["sections"][1]["cut_bytes"], 0);
     assert!(j["sections"][2]["cut_bytes"].as_u64().unwrap() > 0);
-    assert!(text.contains("- s0: "));
+    assert!(text.contains("\ns0: "));
     let marker = text.lines().last().unwrap();
     assert!(marker.starts_with("[truncated by kb: ") && marker.contains("Repository Memories: last "), "{marker}");
 }

@@ -160,7 +160,7 @@ mod with_mcp {
         assert_eq!(required("recall_memory"), ["query"]);
         assert_eq!(required("list_memories"), Vec::<String>::new());
         assert_eq!(required("forget_memory"), ["id"]);
-        assert_eq!(required("store_memory"), ["citations", "fact", "reason", "subject"]);
+        assert_eq!(required("store_memory"), ["fact", "reason", "subject"]);
         for tool in &tools {
             let description = tool.description.as_deref().unwrap_or("");
             assert!(description.len() > 150, "{}: description too thin to act on: {description}", tool.name);
@@ -478,7 +478,7 @@ mod with_mcp {
         let [ResourceContents::TextResourceContents { text, .. }] = read.contents.as_slice() else {
             panic!("{read:?}")
         };
-        assert!(text.ends_with("\n\n### Repository Memories\n\n- build: Run .ci/run before pushing"), "{text}");
+        assert!(text.ends_with("\n\n### Repository Memories\n\nbuild: Run .ci/run before pushing"), "{text}");
         assert_eq!(format!("{text}\n"), env.kb(&["context"]).ok().stdout);
         let resources = client.list_all_resources().await.unwrap();
         assert_eq!(resources[0].size, Some(text.len() as u64));
@@ -580,10 +580,14 @@ mod with_mcp {
         assert_eq!(init["result"]["serverInfo"]["name"], "kb");
         raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
 
-        // Not JSON, not UTF-8, an empty line: ignored (there is no id to answer).
+        // Not JSON, not UTF-8: a JSON-RPC parse error each (id null); an empty line: ignored.
         raw.send_bytes(b"{this is not json").await;
         raw.send_bytes(b"\xff\xfe\x00garbage").await;
         raw.send_bytes(b"").await;
+        for _ in 0..2 {
+            let error = raw.recv().await;
+            assert_eq!((error["error"]["code"].as_i64(), error["id"].is_null()), (Some(-32700), true), "{error}");
+        }
         // JSON that is no JSON-RPC message: an Invalid Request error.
         raw.send(json!({"hello": "world"})).await;
         let error = raw.recv().await;

@@ -278,7 +278,7 @@ fn other_inputs_trigger_recompiles() {
     let (env, out) = setup();
     let w = Watch::start(&env, &[]);
     env.write(".github/copilot-memories.jsonl", "{\"subject\":\"ci\",\"fact\":\"runs on push\"}\n");
-    wait_content(&out, "- ci: runs on push");
+    wait_content(&out, "ci: runs on push");
     let cfg = env.home().join(".config/co-cli/knowledge");
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(cfg.join("context.md"), context_file("Global arrives")).unwrap();
