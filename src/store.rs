@@ -65,6 +65,8 @@ pub struct SaveOutcome {
     pub decay_strategy: Option<DecayStrategy>,
     /// Secret rules whose matches were redacted.
     pub redacted: Vec<&'static str>,
+    /// Things the user should know, e.g. a match that could not be consolidated into.
+    pub warnings: Vec<String>,
 }
 
 /// A save request.
@@ -104,7 +106,21 @@ impl Store {
         let (content, tags, redacted) = screen(&req)?;
         let _lock = if req.dry_run { None } else { Some(self.lock()?) };
         let index = self.scan()?;
-        if let Some((best, score)) = find_duplicate(&index, &content, &self.settings, now) {
+        let mut warnings = Vec::new();
+        let duplicate = find_duplicate(&index, &content, &self.settings, now).filter(|(best, score)| {
+            // A match whose frontmatter kb cannot edit exactly is left alone; the text is saved
+            // as a new memory rather than lost.
+            let editable = can_edit(&index.dir.join(best.file_name));
+            if !editable {
+                warnings.push(format!(
+                    "memory {} ({}) matches this text (similarity {score:.1}) but its frontmatter cannot be \
+                     edited without changing other values; saved as a new memory",
+                    best.id, best.file_name
+                ));
+            }
+            editable
+        });
+        if let Some((best, score)) = duplicate {
             let path = index.dir.join(best.file_name);
             if !req.dry_run {
                 self.check_inside(&path)?;
@@ -119,6 +135,7 @@ impl Store {
                 decayed: 0,
                 decay_strategy: None,
                 redacted,
+                warnings,
             });
         }
         let id = next_id(index.max_id())?;
@@ -143,6 +160,7 @@ impl Store {
             decayed: to_decay.len(),
             decay_strategy: (!to_decay.is_empty()).then_some(strategy),
             redacted,
+            warnings,
         })
     }
 
@@ -432,6 +450,13 @@ fn consolidate(path: &Path, content: &str, new_tags: &[String], now: DateTime<Ut
     ];
     rewrite_memory(path, &changes, Some(content))?;
     Ok(())
+}
+
+/// Returns whether kb can rewrite this memory's frontmatter exactly (see `rewrite_memory`).
+fn can_edit(path: &Path) -> bool {
+    let Ok(text) = read_text(path) else { return false };
+    let Ok(split) = frontmatter::split(&text) else { return false };
+    frontmatter::parse(split.yaml).is_ok_and(|fields| frontmatter::raw_entries(split.yaml, &fields).is_some())
 }
 
 /// Rewrites a memory file: each change sets a key (`Some`) or removes it (`None`); every other

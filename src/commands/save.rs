@@ -37,6 +37,9 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact };
     let out = store.save(req, ctx.now)?;
     let file_name = out.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    for w in &out.warnings {
+        ctx.style.warn(w);
+    }
     if ctx.json {
         let action = super::save_action(out.consolidated, out.dry_run);
         output::print_json(&SaveJson {

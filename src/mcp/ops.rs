@@ -88,6 +88,10 @@ impl Repo {
     pub fn save(&self, content: String, tags: Vec<String>) -> Result<Reply> {
         let ctx = self.ctx(true, self.now());
         let out = ctx.store()?.save(SaveRequest { content, tags, dry_run: false, redact: false }, ctx.now)?;
+        for w in &out.warnings {
+            // stdout is the protocol: warnings go to stderr, as the CLI's do.
+            ctx.style.warn(w);
+        }
         let location = commands::abs(&out.path).display().to_string();
         let json = json!({
             "action": commands::save_action(out.consolidated, false),

@@ -421,3 +421,20 @@ fn an_invalid_memory_is_never_a_consolidation_target() {
     assert_eq!(out["action"], "saved");
     assert_eq!(std::fs::read(&bad).unwrap(), before);
 }
+
+#[test]
+fn a_match_kb_cannot_edit_exactly_is_left_alone_and_the_text_saved_new() {
+    let t = TestEnv::pinned();
+    let flow = format!(
+        "---\n{{id: 1, created: '{}', tags: [x]}}\n---\n\nI prefer TypeScript for web development\n",
+        days_ago(1.0)
+    );
+    let path = t.mem_file("001-flow.md", &flow);
+    let run = t.kb(&["--json", "save", "I prefer typescript for web dev"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["action"], "saved");
+    assert_eq!(run.json()["memory_id"], 2);
+    assert!(run.stderr.contains("memory 1") && run.stderr.contains("saved as a new memory"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), flow, "the match is left as it was");
+    assert_eq!(t.ids(), [1, 2]);
+}
