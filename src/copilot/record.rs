@@ -255,8 +255,45 @@ pub fn split_citations(s: Cow<'_, str>) -> Vec<Cow<'_, str>> {
     }
 }
 
-/// Describes the JSON type a visitor saw, for messages.
+/// Visitor methods that turn a boolean, a float, a list or an object into `$bad(what)`, where
+/// `what` describes the JSON type the visitor saw, for messages.
 macro_rules! reject_others {
+    ($bad:expr) => {
+        reject_bool_float!($bad);
+        reject_seq!($bad);
+        reject_map!($bad);
+    };
+}
+
+/// Visitor methods that take a string as `$wrap(Cow<str>)`, borrowing when the input allows.
+macro_rules! accept_strings {
+    ($wrap:expr) => {
+        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+            Ok($wrap(Cow::Borrowed(v)))
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            Ok($wrap(Cow::Owned(v.to_string())))
+        }
+        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+            Ok($wrap(Cow::Owned(v)))
+        }
+    };
+}
+
+/// Visitor methods that turn an integer into `$bad("a number")`.
+macro_rules! reject_numbers {
+    ($bad:expr) => {
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($bad("a number"))
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($bad("a number"))
+        }
+    };
+}
+
+/// Visitor methods that turn a boolean or a float into `$bad(what)`.
+macro_rules! reject_bool_float {
     ($bad:expr) => {
         fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
             Ok($bad("a boolean"))
@@ -264,10 +301,22 @@ macro_rules! reject_others {
         fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
             Ok($bad("a number"))
         }
+    };
+}
+
+/// A visitor method that skips a list and returns `$bad("a list")`.
+macro_rules! reject_seq {
+    ($bad:expr) => {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
             Ok($bad("a list"))
         }
+    };
+}
+
+/// A visitor method that skips an object and returns `$bad("an object")`.
+macro_rules! reject_map {
+    ($bad:expr) => {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
             Ok($bad("an object"))
@@ -376,15 +425,7 @@ impl<'de> Deserialize<'de> for Text<'de> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a string")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Text(Cow::Owned(v)))
-            }
+            accept_strings!(Text);
         }
         d.deserialize_str(V)
     }
@@ -398,15 +439,7 @@ impl<'de> Deserialize<'de> for Scalar<'de> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a string")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Scalar::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Scalar::Str(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Scalar::Str(Cow::Owned(v)))
-            }
+            accept_strings!(Scalar::Str);
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
                 Ok(Scalar::Int(v.to_string()))
             }
@@ -430,30 +463,12 @@ impl<'de> Deserialize<'de> for Cites<'de> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a list of strings or a string")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Cites::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Cites::Str(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Cites::Str(Cow::Owned(v)))
-            }
+            accept_strings!(Cites::Str);
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(Cites::Null)
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Cites::Bad("a number"))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Cites::Bad("a number"))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Cites::Bad("a boolean"))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Cites::Bad("a number"))
-            }
+            reject_numbers!(Cites::Bad);
+            reject_bool_float!(Cites::Bad);
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut items = Vec::new();
                 let mut bad = false;
@@ -465,10 +480,7 @@ impl<'de> Deserialize<'de> for Cites<'de> {
                 }
                 Ok(if bad { Cites::Bad("a list with a non-string item") } else { Cites::List(items) })
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Cites::Bad("an object"))
-            }
+            reject_map!(Cites::Bad);
         }
         d.deserialize_any(V)
     }
@@ -482,34 +494,13 @@ impl<'de> Deserialize<'de> for Src<'de> {
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an object or a string")
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Src::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Src::Str(Cow::Owned(v.to_string())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Src::Str(Cow::Owned(v)))
-            }
+            accept_strings!(Src::Str);
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(Src::Null)
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Src::Bad("a number"))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Src::Bad("a number"))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Src::Bad("a boolean"))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Src::Bad("a number"))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Src::Bad("a list"))
-            }
+            reject_numbers!(Src::Bad);
+            reject_bool_float!(Src::Bad);
+            reject_seq!(Src::Bad);
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut agent = None;
                 while let Some(key) = map.next_key::<Text<'de>>()? {
