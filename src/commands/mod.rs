@@ -11,8 +11,8 @@ mod init;
 mod mcp;
 mod protect;
 mod read;
-mod records;
-mod save;
+pub(crate) mod records;
+pub(crate) mod save;
 mod vote;
 mod watch;
 

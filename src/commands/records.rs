@@ -250,7 +250,7 @@ pub fn forget(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
 
 /// `save --store copilot` JSON: SPEC §5's save keys, the id a string, plus `line` and `store`.
 #[derive(Serialize)]
-struct SaveJson {
+pub struct SaveJson {
     action: &'static str,
     memory_id: String,
     path: String,
@@ -274,22 +274,22 @@ pub fn save(ctx: &Ctx, args: SaveArgs, fact: String) -> Result<ExitCode> {
         redact: args.redact,
     };
     let out = store(ctx)?.save(req, ctx.now)?;
-    let location = format!("{}:{}", super::abs(&out.path).display(), out.line);
-    if ctx.json {
-        let action = super::save_action(out.consolidated, out.dry_run);
-        output::print_json(&SaveJson {
-            action,
-            memory_id: out.id,
-            path: super::abs(&out.path).display().to_string(),
-            line: out.line,
-            similarity: out.similarity,
-            decayed: 0,
-            decay_strategy: None,
-            redacted: out.redacted,
-            store: STORE,
-        })?;
-        return Ok(ExitCode::SUCCESS);
+    if !out.redacted.is_empty() {
+        ctx.style.warn(&format!("redacted secrets matching: {}", out.redacted.join(", ")));
     }
+    let (text, json) = save_report(ctx, out);
+    if ctx.json {
+        output::print_json(&json)?;
+    } else {
+        output::print(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Returns what a record save prints: the display text and the JSON. `kb mcp` returns both.
+pub fn save_report(ctx: &Ctx, out: crate::copilot::RecordSaveOutcome) -> (String, SaveJson) {
+    let path = super::abs(&out.path).display().to_string();
+    let location = format!("{path}:{}", out.line);
     let mark = ctx.style.ok("✓");
     let id = ctx.style.clean(&out.id);
     let text = match (out.consolidated, out.dry_run) {
@@ -301,11 +301,18 @@ pub fn save(ctx: &Ctx, args: SaveArgs, fact: String) -> Result<ExitCode> {
         (false, false) => format!("{mark} Saved Copilot memory {id}\nLocation: {location}"),
         (false, true) => format!("Would save Copilot memory {id}\nLocation: {location}"),
     };
-    if !out.redacted.is_empty() {
-        ctx.style.warn(&format!("redacted secrets matching: {}", out.redacted.join(", ")));
-    }
-    output::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    let json = SaveJson {
+        action: super::save_action(out.consolidated, out.dry_run),
+        memory_id: out.id,
+        path,
+        line: out.line,
+        similarity: out.similarity,
+        decayed: 0,
+        decay_strategy: None,
+        redacted: out.redacted,
+        store: STORE,
+    };
+    (text, json)
 }
 
 /// `kb check` of the JSONL file: every problem line (path, line, message) and each id written

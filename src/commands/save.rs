@@ -3,7 +3,7 @@
 use super::{Ctx, records};
 use crate::cli::{SaveArgs, StoreKind};
 use crate::output;
-use crate::store::SaveRequest;
+use crate::store::{SaveOutcome, SaveRequest};
 use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
 use std::io::{IsTerminal, Read};
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 /// `save` JSON (SPEC §5).
 #[derive(Serialize)]
-struct SaveJson {
+pub struct SaveJson {
     action: &'static str,
     memory_id: u64,
     path: String,
@@ -36,24 +36,24 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     let store = ctx.store()?;
     let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact };
     let out = store.save(req, ctx.now)?;
-    let file_name = out.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     for w in &out.warnings {
         ctx.style.warn(w);
     }
-    if ctx.json {
-        let action = super::save_action(out.consolidated, out.dry_run);
-        output::print_json(&SaveJson {
-            action,
-            memory_id: out.memory_id,
-            path: super::abs(&out.path).display().to_string(),
-            similarity: out.similarity,
-            decayed: out.decayed,
-            decay_strategy: out.decay_strategy.map(|s| s.as_str()),
-            redacted: out.redacted,
-            store: "md",
-        })?;
-        return Ok(ExitCode::SUCCESS);
+    if !out.redacted.is_empty() {
+        ctx.style.warn(&format!("redacted secrets matching: {}", out.redacted.join(", ")));
     }
+    let (text, json) = report(ctx, out);
+    if ctx.json {
+        output::print_json(&json)?;
+    } else {
+        output::print(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Returns what a save prints: co-cli's display text, and SPEC's JSON. `kb mcp` returns both.
+pub fn report(ctx: &Ctx, out: SaveOutcome) -> (String, SaveJson) {
+    let file_name = out.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mark = ctx.style.ok("✓");
     let location = super::abs(&out.path).display().to_string();
     let mut text = match (out.consolidated, out.dry_run) {
@@ -72,11 +72,17 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
         let verb = if out.dry_run { "Would decay" } else { "Decayed" };
         text.push_str(&format!("\n♻️ {verb} {} old memories ({})", out.decayed, strategy.as_str()));
     }
-    if !out.redacted.is_empty() {
-        ctx.style.warn(&format!("redacted secrets matching: {}", out.redacted.join(", ")));
-    }
-    output::print(&text)?;
-    Ok(ExitCode::SUCCESS)
+    let json = SaveJson {
+        action: super::save_action(out.consolidated, out.dry_run),
+        memory_id: out.memory_id,
+        path: location,
+        similarity: out.similarity,
+        decayed: out.decayed,
+        decay_strategy: out.decay_strategy.map(|s| s.as_str()),
+        redacted: out.redacted,
+        store: "md",
+    };
+    (text, json)
 }
 
 /// Reports a flag that belongs to the other store as a usage error (exit 2), as clap would.

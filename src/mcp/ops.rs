@@ -23,7 +23,7 @@ use crate::paths::Layout;
 use crate::store::SaveRequest;
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
@@ -92,26 +92,8 @@ impl Repo {
             // stdout is the protocol: warnings go to stderr, as the CLI's do.
             ctx.style.warn(w);
         }
-        let location = commands::abs(&out.path).display().to_string();
-        let json = json!({
-            "action": commands::save_action(out.consolidated, false),
-            "memory_id": out.memory_id,
-            "path": location,
-            "similarity": out.similarity,
-            "decayed": out.decayed,
-            "decay_strategy": out.decay_strategy.map(|s| s.as_str()),
-            "redacted": out.redacted,
-            "store": "md",
-        });
-        let mut text = if out.consolidated {
-            format!("✓ Updated memory {} (consolidated duplicate)\nLocation: {location}", out.memory_id)
-        } else {
-            format!("✓ Saved memory {}: {}\nLocation: {location}", out.memory_id, file_name(&out.path))
-        };
-        if let Some(strategy) = out.decay_strategy {
-            text.push_str(&format!("\n♻️ Decayed {} old memories ({})", out.decayed, strategy.as_str()));
-        }
-        Ok(Reply { text, json })
+        let (text, json) = commands::save::report(&ctx, out);
+        Ok(Reply { text, json: serde_json::to_value(json)? })
     }
 
     /// `recall_memory`: `kb recall QUERY -n N` (both stores).
@@ -156,24 +138,8 @@ impl Repo {
         let store = RecordStore { layout: ctx.layout.clone(), settings: ctx.settings()? };
         let req = RecordRequest { subject, fact, citations, reason, category: None, dry_run: false, redact: false };
         let out = store.save(req, ctx.now)?;
-        let path = commands::abs(&out.path).display().to_string();
-        let json = json!({
-            "action": commands::save_action(out.consolidated, false),
-            "memory_id": out.id,
-            "path": path,
-            "line": out.line,
-            "similarity": out.similarity,
-            "decayed": 0,
-            "decay_strategy": null,
-            "redacted": out.redacted,
-            "store": "copilot",
-        });
-        let text = if out.consolidated {
-            format!("✓ Updated Copilot memory {} (consolidated duplicate)\nLocation: {path}:{}", out.id, out.line)
-        } else {
-            format!("✓ Saved Copilot memory {}\nLocation: {path}:{}", out.id, out.line)
-        };
-        Ok(Reply { text, json })
+        let (text, json) = commands::records::save_report(&ctx, out);
+        Ok(Reply { text, json: serde_json::to_value(json)? })
     }
 }
 
