@@ -238,10 +238,9 @@ pub struct RepoMemory {
 /// that is not a JSON object with a non-empty string `fact` is skipped and reported with its
 /// 1-based line. `votes` (`{"up":N,"down":N}`) defaults to no votes.
 ///
-pub fn read_repository_memories(text: &str) -> (Vec<RepoMemory>, Vec<Problem>) {
+pub fn read_repository_memories(file: &crate::copilot::JsonlFile) -> (Vec<RepoMemory>, Vec<Problem>) {
     // The JSONL store's own reader, so the context sees exactly the records `kb list` shows.
-    let file = crate::copilot::JsonlFile::from_bytes(std::path::PathBuf::new(), text.as_bytes().to_vec(), true);
-    let all = crate::copilot::Records::parse(&file);
+    let all = crate::copilot::Records::parse(file);
     let problems = all
         .problems
         .iter()
@@ -288,8 +287,15 @@ pub fn repository_memories_body(records: &[RepoMemory]) -> String {
 }
 
 fn load_repository_memories(path: &Path, src: &mut Sources) {
-    let Some(text) = read_text(path, &mut src.warnings) else { return };
-    let (records, problems) = read_repository_memories(&text);
+    let file = match crate::copilot::JsonlFile::read(path) {
+        Ok(f) if f.exists => f,
+        Ok(_) => return,
+        Err(e) => {
+            src.warnings.push(Warning::at(path, None, format!("cannot read: {e}; left out")));
+            return;
+        }
+    };
+    let (records, problems) = read_repository_memories(&file);
     for p in problems {
         src.warnings.push(Warning::at(path, p.line, p.message));
     }
@@ -659,7 +665,8 @@ mod tests {
             {\"subject\":\"x\",\"fact\":\"down\",\"votes\":{\"up\":1,\"down\":2}}\n\
             {\"subject\":\"y\",\"fact\":\"tie\",\"votes\":{\"up\":2,\"down\":2}}\n{\"subject\":\"z\"}\n\
             {\"fact\":\"no subject\"}\r\n";
-        let (records, problems) = read_repository_memories(jsonl);
+        let file = crate::copilot::JsonlFile::from_bytes(PathBuf::new(), jsonl.as_bytes().to_vec(), true);
+        let (records, problems) = read_repository_memories(&file);
         assert_eq!(records.len(), 3);
         assert_eq!(problems.iter().map(|p| p.line.unwrap()).collect::<Vec<_>>(), [3, 4, 7, 8]);
         assert_eq!(repository_memories_body(&records), "build: run make\ny: tie");
