@@ -21,10 +21,10 @@
 
 use crate::context::HEADER;
 use crate::markdown;
-use crate::paths::Layout;
+use crate::paths::{Layout, normalize, real_path};
 use std::io;
 use std::ops::Range;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// The line that opens a managed block.
 pub const BEGIN: &str = "<!-- kb:context:begin -->";
@@ -151,51 +151,6 @@ fn inputs(layout: &Layout) -> Vec<PathBuf> {
 
 fn is_input(real: &Path, input: &Path) -> bool {
     real_path(input).is_ok_and(|i| real.starts_with(&i))
-}
-
-/// Returns `p` with `.` and `..` resolved lexically (without touching the file system).
-pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push(c);
-                }
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// Returns `p` with every symlink followed: the deepest existing ancestor canonicalized, the
-/// rest appended. A symlink that leads nowhere is an error.
-pub fn real_path(p: &Path) -> io::Result<PathBuf> {
-    let mut rest = Vec::new();
-    let mut cur = p.to_path_buf();
-    loop {
-        match std::fs::symlink_metadata(&cur) {
-            Ok(_) => {
-                let mut real = std::fs::canonicalize(&cur).map_err(|e| {
-                    io::Error::new(e.kind(), format!("{} is a symlink that leads nowhere ({e})", cur.display()))
-                })?;
-                for c in rest.iter().rev() {
-                    real.push(c);
-                }
-                return Ok(real);
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let Some(name) = cur.file_name().map(|n| n.to_os_string()) else { return Err(e) };
-                rest.push(name);
-                if !cur.pop() {
-                    return Err(e);
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 /// Returns the kind of a target from its name and current bytes (`None`: it does not exist).

@@ -2,7 +2,8 @@
 //! (SPEC §1). Resolved once per command and passed down; nothing else reads the environment for
 //! paths.
 
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::{Component, Path, PathBuf};
 
 /// The resolved file locations for one repository.
 #[derive(Debug, Clone)]
@@ -81,9 +82,7 @@ impl Layout {
 /// kb never follows a link out of the repository when it writes (SPEC §6).
 pub fn check_inside(root: &Path, path: &Path) -> std::io::Result<()> {
     let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    // The nearest part of the path that exists decides where a write would land.
-    let existing = path.ancestors().find(|p| std::fs::symlink_metadata(p).is_ok()).unwrap_or(root);
-    let real = std::fs::canonicalize(existing)?;
+    let real = real_path(path)?;
     if real.starts_with(&real_root) {
         return Ok(());
     }
@@ -105,18 +104,52 @@ pub fn ensure_ignored_dir(dir: &Path) -> std::io::Result<PathBuf> {
 /// Returns `p` made absolute against `cwd`, with `.` and `..` resolved lexically (symlinks are
 /// kept as written), so paths in output are clean absolute paths.
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {
-    let joined = if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    normalize(&if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) })
+}
+
+/// Returns `p` with `.` and `..` resolved lexically (without touching the file system).
+pub fn normalize(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push(c);
+                }
             }
+            Component::CurDir => {}
             other => out.push(other),
         }
     }
     out
+}
+
+/// Returns `p` with every symlink followed: the deepest existing ancestor canonicalized, the
+/// rest appended. A symlink that leads nowhere is an error.
+pub fn real_path(p: &Path) -> io::Result<PathBuf> {
+    let mut rest = Vec::new();
+    let mut cur = p.to_path_buf();
+    loop {
+        match std::fs::symlink_metadata(&cur) {
+            Ok(_) => {
+                let mut real = std::fs::canonicalize(&cur).map_err(|e| {
+                    io::Error::new(e.kind(), format!("{} is a symlink that leads nowhere ({e})", cur.display()))
+                })?;
+                for c in rest.iter().rev() {
+                    real.push(c);
+                }
+                return Ok(real);
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let Some(name) = cur.file_name().map(|n| n.to_os_string()) else { return Err(e) };
+                rest.push(name);
+                if !cur.pop() {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 fn find_up(start: &Path, marker: &str) -> Option<PathBuf> {

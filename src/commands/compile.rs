@@ -69,7 +69,7 @@ pub fn add_agents_md(ctx: &Ctx) -> Result<AgentsMd> {
     let start = Instant::now();
     let _lock = lock(ctx)?;
     let root = &ctx.layout.root;
-    let same = |t: &String| compile::normalize(&root.join(t)) == compile::normalize(&root.join(AGENTS_MD));
+    let same = |t: &String| crate::paths::normalize(&root.join(t)) == crate::paths::normalize(&root.join(AGENTS_MD));
     let mut registered = None;
     if !settings.context_targets.value.iter().any(same) {
         let mut targets = settings.context_targets.value.clone();
