@@ -12,7 +12,7 @@ use crate::memory::{self, MAX_FILE_BYTES, Memory, Problem};
 use crate::time::Micros;
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -432,10 +432,10 @@ impl Index {
     }
 
     fn save_cache(&self, path: &Path, started_ns: i64) -> io::Result<()> {
-        let dir = crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
-        let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(&dir)?;
-        {
-            let mut w = Checksummed::new(BufWriter::with_capacity(1 << 16, tmp.as_file_mut()));
+        crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
+        // Derived state: atomic, but not fsynced (a lost cache only costs time).
+        crate::fsio::write_atomic_streamed(path, false, |out| {
+            let mut w = Checksummed::new(out);
             w.write_all(MAGIC)?;
             w.write_all(&FORMAT.to_le_bytes())?;
             w.write_all(&started_ns.to_le_bytes())?;
@@ -450,12 +450,9 @@ impl Index {
                 w.write_all(&t.len.to_le_bytes())?;
             }
             w.write_all(self.arena.as_bytes())?;
-            let Checksummed { mut inner, hasher } = w;
-            inner.write_all(&hasher.finish().to_le_bytes())?;
-            inner.flush()?;
-        }
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+            let Checksummed { inner, hasher } = w;
+            inner.write_all(&hasher.finish().to_le_bytes())
+        })
     }
 }
 
