@@ -113,12 +113,12 @@ fn compile_times(kb: &Path) {
         let block = kb::context::build(&layout, false);
         build.push(t.elapsed());
         let t = Instant::now();
-        let r = kb::compile::write_all(&layout, &targets, block.text.as_deref());
+        let r = kb::context::targets::write_all(&layout, &targets, block.text.as_deref());
         write.push(t.elapsed());
         assert!(r.iter().all(|r| r.is_ok()));
         let t = Instant::now();
         let block = kb::context::build(&layout, false);
-        kb::compile::write_all(&layout, &targets, block.text.as_deref());
+        kb::context::targets::write_all(&layout, &targets, block.text.as_deref());
         same.push(t.elapsed());
     }
     row(&format!("build the block from a {size}-byte context (in process)"), build);

@@ -15,12 +15,13 @@
 
 use crate::copilot::jsonl::{self, JsonlFile};
 use crate::copilot::{self, Draft, RecordStore, Records};
-use crate::frontmatter;
-use crate::memory::{SIGNAL_TAGS, detect_category};
-use crate::similarity::{normalize, similarity};
-use crate::store::{Store, StoreError};
-use crate::time::Micros;
-use crate::{secrets, time};
+use crate::format::frontmatter;
+use crate::format::similarity::{normalize, similarity};
+use crate::format::time;
+use crate::format::time::Micros;
+use crate::memories::file::{SIGNAL_TAGS, detect_category};
+use crate::memories::store::{Store, StoreError};
+use crate::secrets;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -260,7 +261,7 @@ fn record_entry(all: &Records<'_>, r: &copilot::Record<'_>) -> Entry {
 /// `reason`. A file that no longer parses yields none.
 fn memory_extras(path: &Path) -> (Vec<String>, Option<String>) {
     let Ok(bytes) = std::fs::read(path) else { return (Vec::new(), None) };
-    let Ok(text) = crate::memory::decode(&bytes) else { return (Vec::new(), None) };
+    let Ok(text) = crate::memories::file::decode(&bytes) else { return (Vec::new(), None) };
     let Ok(split) = frontmatter::split(text) else { return (Vec::new(), None) };
     let Ok(fields) = frontmatter::parse(split.yaml) else { return (Vec::new(), None) };
     let citations = match fields.get("citations") {
@@ -410,7 +411,7 @@ pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
                     } else {
                         Vec::new()
                     };
-                    crate::store::update_memory(path, t.text_changed.then_some(e.text.as_str()), &set, now)?;
+                    crate::memories::store::update_memory(path, t.text_changed.then_some(e.text.as_str()), &set, now)?;
                 }
                 None => {
                     let id: u64 = e.id.parse().map_err(|_| StoreError::Invalid(format!("bad new id {}", e.id)))?;
@@ -419,7 +420,7 @@ pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
                     if let Some(r) = &e.reason {
                         extra.push(("reason".to_string(), Value::from(r.clone())));
                     }
-                    crate::store::create_memory(&dir, id, &tags, &e.text, &extra, now)?;
+                    crate::memories::store::create_memory(&dir, id, &tags, &e.text, &extra, now)?;
                 }
                 _ => {}
             }

@@ -5,24 +5,17 @@
 
 pub mod cli;
 pub mod commands;
-pub mod compile;
 pub mod context;
 pub mod convert;
 pub mod copilot;
-pub mod frontmatter;
+pub mod format;
 pub mod fsio;
-pub mod index;
-pub mod jsonedit;
-pub mod markdown;
 #[cfg(feature = "mcp")]
 pub mod mcp;
-pub mod memory;
+pub mod memories;
 pub mod output;
 pub mod paths;
 pub mod secrets;
 pub mod settings;
-pub mod similarity;
-pub mod store;
-pub mod time;
-pub mod watch;
-pub mod yaml11;
+
+pub use format::similarity;

@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         match std::fs::read(&path) {
             Ok(bytes) => {
                 files += 1;
-                match crate::memory::decode(&bytes) {
+                match crate::memories::file::decode(&bytes) {
                     Ok(text) => {
                         for p in crate::context::read(text).1 {
                             problems.push((path.clone(), p.line, p.message));
@@ -62,13 +62,13 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
     // A compile target kb would refuse (outside the root, an input file...) is a settings problem.
     if let crate::settings::Source::File(settings_file) = &settings.context_targets.source {
         for raw in &settings.context_targets.value {
-            if let Err(e) = crate::compile::resolve(&ctx.layout, raw) {
+            if let Err(e) = crate::context::targets::resolve(&ctx.layout, raw) {
                 problems.push((settings_file.clone(), None, format!("context_targets: {}", e.message)));
             }
         }
     }
 
-    let store = crate::store::Store { layout: ctx.layout.clone(), settings };
+    let store = crate::memories::store::Store { layout: ctx.layout.clone(), settings };
     let index = store.scan()?;
     files += index.files();
     for p in index.problems() {

@@ -2,7 +2,7 @@
 //! repository lock. Also the one compile step that `kb watch` and `kb init --agents-md` reuse.
 
 use super::Ctx;
-use crate::compile::{self, Outcome, TargetError, Written};
+use crate::context::targets::{self, Outcome, TargetError, Written};
 use crate::context::{self, Block};
 use crate::fsio;
 use crate::output;
@@ -45,7 +45,7 @@ fn lock(ctx: &Ctx) -> Result<fsio::Lock> {
 /// Builds the block and writes `targets`; the caller holds the lock.
 fn compile_locked(ctx: &Ctx, targets: &[String], start: Instant) -> Report {
     let block = context::build(&ctx.layout, false);
-    let results = compile::write_all(&ctx.layout, targets, block.text.as_deref());
+    let results = targets::write_all(&ctx.layout, targets, block.text.as_deref());
     Report { block, results, elapsed: start.elapsed() }
 }
 
@@ -93,7 +93,7 @@ fn register(path: &std::path::Path, targets: &[String]) -> Result<()> {
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let list: Vec<String> = targets.iter().map(|t| serde_json::Value::from(t.as_str()).to_string()).collect();
-    let new = crate::jsonedit::set_key(&text, "context_targets", &format!("[{}]", list.join(", ")))
+    let new = crate::format::jsonedit::set_key(&text, "context_targets", &format!("[{}]", list.join(", ")))
         .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -169,8 +169,8 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         let mut text = String::new();
         for w in report.results.iter().flatten() {
             let kind = match w.kind {
-                compile::Kind::Standalone => "standalone",
-                compile::Kind::Managed => "managed block",
+                targets::Kind::Standalone => "standalone",
+                targets::Kind::Managed => "managed block",
             };
             let mark = if w.outcome == Outcome::Written { ctx.style.ok("✓") } else { " ".to_string() };
             text.push_str(&format!(

@@ -27,7 +27,9 @@ pub fn run(ctx: &Ctx, raw_id: &str, only: Option<StoreKind>) -> Result<ExitCode>
     };
     let path = match ctx.store()?.forget(id) {
         Ok(path) => path,
-        Err(crate::store::StoreError::NotFound(_)) if only.is_none() && super::read::has_record(ctx, raw_id) => {
+        Err(crate::memories::store::StoreError::NotFound(_))
+            if only.is_none() && super::read::has_record(ctx, raw_id) =>
+        {
             return records::forget(ctx, raw_id);
         }
         Err(e) => return Err(e.into()),

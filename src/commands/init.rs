@@ -2,8 +2,8 @@
 
 use super::Ctx;
 use crate::cli::InitArgs;
+use crate::format::time::py_isoformat;
 use crate::output;
-use crate::time::py_isoformat;
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -108,9 +108,9 @@ pub fn run(ctx: &Ctx, args: InitArgs) -> Result<ExitCode> {
 
 fn agents_status(a: &super::compile::AgentsMd) -> &'static str {
     match a.written.outcome {
-        crate::compile::Outcome::Unchanged => "unchanged",
-        crate::compile::Outcome::Written if a.existed => "written",
-        crate::compile::Outcome::Written => "created",
+        crate::context::targets::Outcome::Unchanged => "unchanged",
+        crate::context::targets::Outcome::Written if a.existed => "written",
+        crate::context::targets::Outcome::Written => "created",
     }
 }
 

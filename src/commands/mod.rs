@@ -17,11 +17,11 @@ mod vote;
 mod watch;
 
 use crate::cli::{Cli, Command};
-use crate::index::Index;
+use crate::memories::index::Index;
+use crate::memories::store::Store;
 use crate::output::Style;
 use crate::paths::Layout;
 use crate::settings::Settings;
-use crate::store::Store;
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
 use clap::Parser;
@@ -111,8 +111,10 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         anyhow::bail!("{from} {}: no such folder", layout.root.display());
     }
     let now = match env("KB_NOW").filter(|v| !v.is_empty()) {
-        Some(v) => crate::time::parse(&v).map_err(|e| anyhow::anyhow!("invalid KB_NOW: {e}"))?.with_timezone(&Utc),
-        None => crate::time::now(),
+        Some(v) => {
+            crate::format::time::parse(&v).map_err(|e| anyhow::anyhow!("invalid KB_NOW: {e}"))?.with_timezone(&Utc)
+        }
+        None => crate::format::time::now(),
     };
     let ctx = Ctx { layout, json: cli.json, style, now };
     dispatch(&ctx, cli.command)

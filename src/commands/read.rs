@@ -4,10 +4,10 @@
 use super::{Ctx, records};
 use crate::cli::{RecallArgs, StoreKind};
 use crate::copilot::{self, Record, Records};
-use crate::index::{Index, MemoryRef, Pos};
-use crate::memory::{detect_category, detect_source};
+use crate::memories::file::{detect_category, detect_source};
+use crate::memories::index::{Index, MemoryRef, Pos};
+use crate::memories::store;
 use crate::output::{self, chars_prefix, summary};
-use crate::store;
 use anyhow::Result;
 use serde::Serialize;
 use std::path::{Path, PathBuf};

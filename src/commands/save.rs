@@ -2,8 +2,8 @@
 
 use super::{Ctx, records};
 use crate::cli::{SaveArgs, StoreKind};
+use crate::memories::store::{SaveOutcome, SaveRequest};
 use crate::output;
-use crate::store::{SaveOutcome, SaveRequest};
 use anyhow::{Context as _, Result, bail};
 use serde::Serialize;
 use std::io::{IsTerminal, Read};

@@ -27,7 +27,9 @@ pub fn run(ctx: &Ctx, args: VoteArgs) -> Result<ExitCode> {
     };
     let id = args.id.trim();
     let out = match records::store(ctx)?.vote(id, direction, &args.reason, ctx.now) {
-        Err(crate::store::StoreError::NotFound(_)) if super::parse_id(id).is_ok() && markdown_has(ctx, id) => {
+        Err(crate::memories::store::StoreError::NotFound(_))
+            if super::parse_id(id).is_ok() && markdown_has(ctx, id) =>
+        {
             anyhow::bail!(
                 "memory {id} is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)"
             )

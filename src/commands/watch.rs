@@ -1,11 +1,11 @@
 //! `kb watch`: keep the context targets current. Compiles once, then recompiles after every
-//! debounced batch of changes to the inputs (`crate::watch` decides which events count), printing
+//! debounced batch of changes to the inputs (`crate::context::watch` decides which events count), printing
 //! one line per compile on stderr, until SIGINT or SIGTERM.
 
 use super::Ctx;
 use super::compile::{Report, compile_once, print_errors};
 use crate::cli::WatchArgs;
-use crate::watch::{Changes, Inputs};
+use crate::context::watch::{Changes, Inputs};
 use anyhow::{Context as _, Result};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
@@ -190,7 +190,7 @@ fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
     let mut paths = vec![ctx.layout.lock()];
     if let Ok(settings) = ctx.settings() {
         for raw in &settings.context_targets.value {
-            if let Ok(t) = crate::compile::resolve(&ctx.layout, raw) {
+            if let Ok(t) = crate::context::targets::resolve(&ctx.layout, raw) {
                 paths.push(t.path);
                 paths.push(t.real);
             }

@@ -283,7 +283,7 @@ pub fn set_members(text: &str, changes: &[(&str, String)]) -> Option<String> {
     Some(out)
 }
 
-use crate::jsonedit::{scan_string, scan_value, skip_ws};
+use crate::format::jsonedit::{scan_string, scan_value, skip_ws};
 
 #[cfg(test)]
 mod tests {

@@ -18,9 +18,9 @@
 use crate::cli::{Command, ListArgs, LookupArgs, RecallArgs};
 use crate::commands::{self, Ctx};
 use crate::copilot::{RecordRequest, RecordStore};
+use crate::memories::store::SaveRequest;
 use crate::output::{self, Style};
 use crate::paths::Layout;
-use crate::store::SaveRequest;
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -55,7 +55,7 @@ impl Repo {
     }
 
     fn now(&self) -> DateTime<Utc> {
-        self.pinned_now.unwrap_or_else(crate::time::now)
+        self.pinned_now.unwrap_or_else(crate::format::time::now)
     }
 
     /// Runs a CLI command with its output captured; its warnings go to stderr when `warn`.

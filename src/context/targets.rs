@@ -20,7 +20,7 @@
 //! business; nothing here prints.
 
 use crate::context::HEADER;
-use crate::markdown;
+use crate::context::markdown;
 use crate::paths::{Layout, normalize, real_path};
 use std::io;
 use std::ops::Range;

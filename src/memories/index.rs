@@ -8,8 +8,8 @@
 //! only cost time, never change a result. Strings live in one arena, so the index of 100,000
 //! memories is a few allocations, not half a million.
 
-use crate::memory::{self, MAX_FILE_BYTES, Memory, Problem};
-use crate::time::Micros;
+use crate::format::time::Micros;
+use crate::memories::file::{self, MAX_FILE_BYTES, Memory, Problem};
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read, Write};
@@ -557,8 +557,8 @@ fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
     fs::File::open(path)
         .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
         .map_err(|e| Problem::new(None, format!("cannot read: {e}")))?;
-    let text = memory::decode(&bytes)?;
-    memory::parse(text)
+    let text = file::decode(&bytes)?;
+    file::parse(text)
 }
 
 fn now_ns() -> i64 {

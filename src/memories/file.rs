@@ -2,9 +2,9 @@
 //! (co-cli.md §2.8, §2.10), with kb's stricter rules where co-cli crashes or misleads:
 //! timestamps must carry an offset, ids are non-negative integers (not booleans).
 
-use crate::frontmatter::{self, Fields, SplitError};
-use crate::time::{self, Micros};
-use crate::yaml11;
+use crate::format::frontmatter::{self, Fields, SplitError};
+use crate::format::time::{self, Micros};
+use crate::format::yaml11;
 use serde_json::Value;
 
 /// Tags that mark how a memory was triggered, in co-cli's category priority order.

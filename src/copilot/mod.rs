@@ -15,13 +15,14 @@
 pub mod jsonl;
 pub mod record;
 
+use crate::format::frontmatter;
+use crate::format::similarity::{normalize, similarity};
+use crate::format::time::{self, Micros};
 use crate::fsio::{self, LOCK_TIMEOUT};
+use crate::memories::store::StoreError;
 use crate::paths::Layout;
+use crate::secrets;
 use crate::settings::Settings;
-use crate::similarity::{normalize, similarity};
-use crate::store::StoreError;
-use crate::time::{self, Micros};
-use crate::{frontmatter, secrets};
 use chrono::{DateTime, Utc};
 use jsonl::Edit;
 pub use jsonl::JsonlFile;
@@ -421,7 +422,7 @@ impl Query {
     pub fn found_in(&self, text: &str) -> bool {
         match &self.ascii {
             Some(re) if text.is_ascii() => re.is_match(text.as_bytes()),
-            _ => crate::store::contains_lower(text, &self.lower),
+            _ => crate::memories::store::contains_lower(text, &self.lower),
         }
     }
 }
@@ -911,7 +912,7 @@ mod tests {
         for (q, text, want) in cases {
             let query = Query::new(q);
             assert_eq!(query.found_in(text), want, "{q:?} in {text:?}");
-            assert_eq!(query.found_in(text), crate::store::contains_lower(text, &q.to_lowercase()));
+            assert_eq!(query.found_in(text), crate::memories::store::contains_lower(text, &q.to_lowercase()));
         }
     }
 

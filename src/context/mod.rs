@@ -7,11 +7,14 @@
 //! either way, without the YAML block. Where a block may be cut is `markdown`'s business; where it
 //! is written is `compile`'s. Nothing here prints.
 
-use crate::frontmatter::{self, SplitError};
-use crate::markdown;
-use crate::memory::Problem;
+pub mod markdown;
+pub mod targets;
+pub mod watch;
+
+use crate::format::frontmatter::{self, SplitError};
+use crate::format::time;
+use crate::memories::file::Problem;
 use crate::paths::Layout;
-use crate::time;
 use serde_json::Value;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -178,7 +181,7 @@ fn read_text(path: &Path, warnings: &mut Vec<Warning>) -> Option<String> {
             return None;
         }
     };
-    match crate::memory::decode(&bytes) {
+    match crate::memories::file::decode(&bytes) {
         Ok(t) => Some(t.to_string()),
         Err(p) => {
             warnings.push(Warning::at(path, p.line, format!("{}; left out", p.message)));

@@ -4,7 +4,7 @@
 //! whose default is no processor. The rapidfuzz crate has `ratio` (on a 0–1 scale) but no token
 //! functions, so the tokenising is rebuilt here to match Python exactly (crates.md §4).
 
-use crate::frontmatter::py_isspace;
+use crate::format::frontmatter::py_isspace;
 use rapidfuzz::fuzz;
 
 /// Returns the tokens of `s` sorted and joined by single spaces, as RapidFuzz's `sorted_split`.

@@ -4,14 +4,15 @@
 //! concurrent kb processes never lose an update or reuse an id. Files are replaced atomically.
 //! Keys kb does not change keep their original text (see `frontmatter::raw_entries`).
 
+use crate::format::frontmatter;
+use crate::format::similarity::similarity;
+use crate::format::time::{self, Micros};
 use crate::fsio::{self, LOCK_TIMEOUT};
-use crate::index::{Index, MemoryRef, Pos};
-use crate::memory::{self, detect_category, detect_source};
+use crate::memories::file::{self, detect_category, detect_source};
+use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::paths::Layout;
+use crate::secrets;
 use crate::settings::{DecayStrategy, Settings};
-use crate::similarity::similarity;
-use crate::time::{self, Micros};
-use crate::{frontmatter, secrets};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -139,7 +140,7 @@ impl Store {
             });
         }
         let id = next_id(index.max_id())?;
-        let path = free_path(&index.dir, &memory::file_name(id, &content));
+        let path = free_path(&index.dir, &file::file_name(id, &content));
         let to_decay = decay_victims(&index, &self.settings);
         let strategy = self.settings.memory_decay_strategy.value;
         if !req.dry_run {
@@ -202,7 +203,7 @@ fn next_id(max: Option<u64>) -> Result<u64> {
 }
 
 /// The longest text a memory may hold: what fits, with its frontmatter, in `MAX_FILE_BYTES`.
-pub const MAX_TEXT_BYTES: usize = memory::MAX_FILE_BYTES as usize - 64 * 1024;
+pub const MAX_TEXT_BYTES: usize = file::MAX_FILE_BYTES as usize - 64 * 1024;
 
 /// Applies the secret filter; returns the text and tags to store and the rules redacted.
 fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)> {
@@ -307,7 +308,7 @@ fn decay(
             let text = summary_text(group);
             let id = next_id(Some(last_id))?;
             last_id = id;
-            let path = free_path(&index.dir, &memory::file_name(id, &text));
+            let path = free_path(&index.dir, &file::file_name(id, &text));
             let file = new_memory_file(id, &tags, Some("auto_decay"), &text, now);
             fsio::write_atomic(&path, file.as_bytes()).map_err(io_err(&path))?;
         }
@@ -400,7 +401,7 @@ pub fn create_memory(
     now: DateTime<Utc>,
 ) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let path = free_path(dir, &memory::file_name(id, content));
+    let path = free_path(dir, &file::file_name(id, content));
     let text = new_memory_file_with(id, tags, None, content, extra, now);
     fsio::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
     Ok(path)
@@ -434,7 +435,7 @@ fn entry_text(key: &str, value: &Value) -> String {
 /// every other key as written, and the file name.
 fn consolidate(path: &Path, content: &str, new_tags: &[String], now: DateTime<Utc>) -> Result<()> {
     let text = read_text(path)?;
-    let m = memory::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
+    let m = file::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
     let mut tags = m.tags;
     for t in new_tags {
         if !tags.contains(t) {
@@ -465,7 +466,7 @@ fn can_edit(path: &Path) -> bool {
 /// bytes. Returns whether anything changed (nothing is written otherwise).
 fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<bool> {
     let text = read_text(path)?;
-    memory::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
+    file::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
     let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
     let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
     let unchanged = changes.iter().all(|(k, v)| fields.get(k) == v.as_ref());
@@ -496,7 +497,7 @@ fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option
 
 fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(io_err(path))?;
-    memory::decode(&bytes).map(str::to_string).map_err(|p| bad_file(path, p.line, &p.message))
+    file::decode(&bytes).map(str::to_string).map_err(|p| bad_file(path, p.line, &p.message))
 }
 
 fn bad_file(path: &Path, line: Option<usize>, message: &str) -> StoreError {
@@ -580,7 +581,7 @@ mod tests {
         assert_eq!(text.matches("citations").count(), 1, "{text}");
         assert!(text.contains("citations:\n- a\n- b\n") && text.contains("updated: '2026-11-22T12:00:00+00:00'\n"));
         update_memory(&path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now).unwrap();
-        let m = memory::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let m = file::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!((m.content.as_str(), m.decay_protected), ("new body", true));
     }
 

@@ -1,0 +1,10 @@
+//! Text formats and the pure functions over them: YAML frontmatter and kb's YAML writer
+//! (`frontmatter`), PyYAML's YAML 1.1 resolver (`yaml11`), timestamps as co-cli writes them
+//! (`time`), RapidFuzz's similarity (`similarity`) and surgical JSON edits (`jsonedit`).
+//! Nothing here touches the file system.
+
+pub mod frontmatter;
+pub mod jsonedit;
+pub mod similarity;
+pub mod time;
+pub mod yaml11;
