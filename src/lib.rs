@@ -6,15 +6,17 @@
 pub mod cli;
 pub mod commands;
 pub mod context;
-pub mod convert;
 pub mod copilot;
+pub mod error;
 pub mod format;
 pub mod fsio;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memories;
+pub mod ops;
 pub mod output;
 pub mod paths;
+pub mod repo;
 pub mod secrets;
 pub mod settings;
 

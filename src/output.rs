@@ -2,8 +2,10 @@
 //! errors go to stderr. Colour only on a terminal and never when NO_COLOR is set; memory text,
 //! which comes from outside kb, has control and bidi characters escaped on a terminal.
 
+use crate::error::Diagnostic;
 use serde::Serialize;
 use std::io::{self, IsTerminal, Write};
+use std::path::Path;
 
 /// How to print for this run.
 #[derive(Debug, Clone, Copy)]
@@ -36,20 +38,37 @@ impl Style {
         if self.sanitize { sanitize(text) } else { std::borrow::Cow::Borrowed(text) }
     }
 
-    /// Prints a warning on stderr (or collects it, inside `capture`).
+    /// Prints a warning on stderr.
     pub fn warn(&self, message: &str) {
         let label = paint(self.color_err, "33", "warning:");
-        let line = format!("{label} {message}");
-        if let Err(line) = CAPTURE.with_borrow_mut(|c| c.as_mut().map(|c| c.warnings.push(line.clone())).ok_or(line)) {
-            let _ = writeln!(io::stderr(), "{line}");
-        }
+        status(&format!("{label} {message}"));
     }
 
-    /// Prints an error on stderr.
+    /// Prints an error on stderr: the one place kb prints `error: <what>`.
     pub fn error(&self, message: &str) {
         let label = paint(self.color_err, "31", "error:");
-        let _ = writeln!(io::stderr(), "{label} {message}");
+        status(&format!("{label} {sanitized}", sanitized = sanitize(message)));
     }
+
+    /// Prints a diagnostic on stderr, its path shown by `show`: `warning: path:line: message`,
+    /// with `skipped` before the place when kb left the thing out, and co-cli's own labelled
+    /// lines (`WARNING: ...`) as co-cli prints them. Text from files is always escaped here.
+    pub fn diagnostic(&self, d: &Diagnostic, show: impl Fn(&Path) -> String) {
+        let text = d.render(show);
+        if d.co_cli_label {
+            status(&sanitize(&text));
+        } else if d.skipped() && d.path.is_some() {
+            self.warn(&sanitize(&format!("skipped {text}")));
+        } else {
+            self.warn(&sanitize(&text));
+        }
+    }
+}
+
+/// Writes one line on stderr. A closed or failing stderr is ignored: a diagnostic must never
+/// stop kb (`eprintln!` would panic).
+pub fn status(line: &str) {
+    let _ = writeln!(io::stderr().lock(), "{line}");
 }
 
 fn paint(on: bool, code: &str, text: &str) -> String {
@@ -69,56 +88,8 @@ pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
-/// What a command printed inside `capture`.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Captured {
-    /// What `print` and `stream` wrote (stdout's bytes).
-    pub stdout: Vec<u8>,
-    /// Each warning line, as `Style::warn` would have printed it on stderr.
-    pub warnings: Vec<String>,
-}
-
-thread_local! {
-    /// Set inside `capture`: the command's result is collected here instead of printed.
-    static CAPTURE: std::cell::RefCell<Option<Captured>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` (a command) with its result and warnings collected instead of printed, and returns
-/// both. `kb mcp` runs the CLI's commands this way, since its stdout is the protocol. Only this
-/// thread is affected; nesting is allowed, and a panic in `f` still ends the capture.
-pub fn capture<T>(f: impl FnOnce() -> T) -> (T, Captured) {
-    struct Restore(Option<Option<Captured>>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            if let Some(previous) = self.0.take() {
-                CAPTURE.set(previous);
-            }
-        }
-    }
-    let mut restore = Restore(Some(CAPTURE.replace(Some(Captured::default()))));
-    let value = f();
-    let captured = CAPTURE.take().unwrap_or_default();
-    if let Some(previous) = restore.0.take() {
-        CAPTURE.set(previous);
-    }
-    (value, captured)
-}
-
-/// Appends `bytes` to the capture, if one is active; returns whether it was.
-fn captured(bytes: impl FnOnce(&mut Vec<u8>)) -> bool {
-    CAPTURE.with_borrow_mut(|c| c.as_mut().map(|c| bytes(&mut c.stdout)).is_some())
-}
-
 /// Writes the command's result to stdout. A closed pipe (`kb list | head`) is not an error.
 pub fn print(text: &str) -> io::Result<()> {
-    if captured(|out| {
-        out.extend_from_slice(text.as_bytes());
-        if !(text.ends_with('\n') || text.is_empty()) {
-            out.push(b'\n');
-        }
-    }) {
-        return Ok(());
-    }
     let mut out = io::stdout().lock();
     let r = out
         .write_all(text.as_bytes())
@@ -139,12 +110,6 @@ pub fn print_json<T: Serialize>(value: &T) -> io::Result<()> {
 
 /// Streams a large result to stdout through a buffer. A closed pipe is not an error.
 pub fn stream(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-    if CAPTURE.with_borrow(Option::is_some) {
-        let mut buf = Vec::new();
-        write(&mut buf)?;
-        captured(|out| out.append(&mut buf));
-        return Ok(());
-    }
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());
     match write(&mut out).and_then(|_| out.flush()) {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
@@ -196,24 +161,6 @@ mod tests {
         assert_eq!(summary(&long), format!("{}...", "x".repeat(77)));
         assert_eq!(summary(&"é".repeat(80)), "é".repeat(80));
         assert_eq!(summary(""), "");
-    }
-
-    #[test]
-    fn capture_collects_output_and_warnings() {
-        let style = Style { color_out: false, color_err: false, sanitize: false };
-        let ((), got) = capture(|| {
-            print("one").unwrap();
-            stream(|w| w.write_all(b"two\n")).unwrap();
-            style.warn("careful");
-            let ((), inner) = capture(|| print("nested").unwrap());
-            assert_eq!(inner.stdout, b"nested\n");
-            print_json(&[1]).unwrap();
-        });
-        assert_eq!(String::from_utf8(got.stdout).unwrap(), "one\ntwo\n[\n  1\n]\n");
-        assert_eq!(got.warnings, ["warning: careful"]);
-        let caught = std::panic::catch_unwind(|| capture(|| panic!("boom")));
-        assert!(caught.is_err());
-        assert!(CAPTURE.with_borrow(Option::is_none), "a panic ends the capture");
     }
 
     #[test]

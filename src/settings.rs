@@ -3,6 +3,7 @@
 //! Each value keeps where it came from, for `kb config` and for error messages. Keys kb does not
 //! know are ignored: `settings.json` is shared with co-cli, which keeps many other settings there.
 
+use crate::error::{Diagnostic, KbError, io_at};
 use crate::paths::Layout;
 use serde_json::Value;
 use std::fmt;
@@ -79,6 +80,36 @@ pub struct SettingsError {
     pub message: String,
     /// The message without the file name, for reports that show the file separately.
     pub detail: String,
+}
+
+/// Sets the top-level `key` of the settings file `path` to `value` (JSON text), creating the
+/// file when missing and keeping every other byte (other keys, their order, formatting). The
+/// caller holds the repository lock.
+pub fn write_key(path: &Path, key: &str, value: &str) -> Result<(), KbError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io_at(path)(e)),
+    };
+    let new = crate::format::jsonedit::set_key(&text, key, value)
+        .map_err(|e| KbError::Invalid(format!("{}: {e}", path.display())))?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_at(dir))?;
+    }
+    crate::fsio::write_atomic(path, new.as_bytes()).map_err(io_at(path))
+}
+
+impl SettingsError {
+    /// Returns the problem as a diagnostic: in its file, or in `env:NAME` for an environment
+    /// variable.
+    pub fn diagnostic(&self) -> Diagnostic {
+        let path = match (&self.path, self.var) {
+            (Some(p), _) => p.clone(),
+            (None, Some(var)) => PathBuf::from(format!("env:{var}")),
+            (None, None) => PathBuf::from("(settings)"),
+        };
+        Diagnostic::error(self.line, self.detail.clone()).in_file(&path)
+    }
 }
 
 /// The keys kb reads, with their environment variables.

@@ -1,7 +1,7 @@
 //! `kb mcp`: serve the knowledge base to agents over MCP on stdio (see `crate::mcp`).
 //!
 //! The root is resolved once, at start, by the same rules as every command; the settings are
-//! re-read on each call. Built without the `mcp` feature, the command says so and exits 1.
+//! read again on each call. Built without the `mcp` feature, the command says so and exits 1.
 
 use super::Ctx;
 use anyhow::Result;
@@ -10,8 +10,8 @@ use std::process::ExitCode;
 #[cfg(feature = "mcp")]
 pub fn run(ctx: &Ctx) -> Result<ExitCode> {
     // A pinned clock (tests) stays pinned for the whole session; otherwise each call reads the time.
-    let pinned_now = super::env("KB_NOW").filter(|v| !v.is_empty()).map(|_| ctx.now);
-    crate::mcp::serve(crate::mcp::Repo { layout: ctx.layout.clone(), pinned_now, style: ctx.style })?;
+    let pinned_now = crate::repo::env("KB_NOW").filter(|v| !v.is_empty()).map(|_| ctx.now);
+    crate::mcp::serve(crate::mcp::Server { layout: ctx.layout.clone(), pinned_now, style: ctx.style })?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,9 +3,11 @@
 //! one line per compile on stderr, until SIGINT or SIGTERM.
 
 use super::Ctx;
-use super::compile::{Report, compile_once, print_errors};
 use crate::cli::WatchArgs;
 use crate::context::watch::{Changes, Inputs};
+use crate::ops::Report as _;
+use crate::ops::compile::{CompileReport, TargetJson, compile};
+use crate::output::status;
 use anyhow::{Context as _, Result};
 use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
 use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
@@ -38,7 +40,7 @@ struct CompileLine {
     unchanged: usize,
     failed: usize,
     ms: f64,
-    targets: Vec<super::compile::TargetJson>,
+    targets: Vec<TargetJson>,
 }
 
 pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
@@ -188,8 +190,8 @@ fn compile_watched(
 /// Problems are left for the compile to report.
 fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
     let mut paths = vec![ctx.layout.lock()];
-    if let Ok(settings) = ctx.settings() {
-        for raw in &settings.context_targets.value {
+    if let Ok(repo) = ctx.repo() {
+        for raw in &repo.settings.context_targets.value {
             if let Ok(t) = crate::context::targets::resolve(&ctx.layout, raw) {
                 paths.push(t.path);
                 paths.push(t.real);
@@ -204,13 +206,18 @@ fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
 
 /// Compiles and prints one line about it (plus warnings and target errors); `changed` is what
 /// triggered it, `None` for the first compile. Returns what the compile did.
-fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<Report> {
-    let report = compile_once(ctx)?;
-    super::context::print_warnings(ctx, &report.block.warnings);
-    print_errors(ctx, &report.results);
+fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<CompileReport> {
+    let report = compile(&ctx.repo()?)?;
+    let view = ctx.view();
+    for d in report.diagnostics() {
+        ctx.style.diagnostic(d, |p| view.rel(p).into_owned());
+    }
+    for e in report.errors() {
+        ctx.style.error(&e);
+    }
     let (written, unchanged, failed) = report.counts();
     let ms = report.elapsed.as_secs_f64() * 1000.0;
-    let shown: Vec<String> = changed.unwrap_or_default().iter().map(|p| ctx.rel(p).into_owned()).collect();
+    let shown: Vec<String> = changed.unwrap_or_default().iter().map(|p| view.rel(p).into_owned()).collect();
     let what = match shown.len() {
         0 if changed.is_some() => "recompiled: folders changed".to_string(),
         0 => "compiled".to_string(),
@@ -233,26 +240,16 @@ fn recompile(ctx: &Ctx, changed: Option<&[PathBuf]>) -> Result<Report> {
             unchanged,
             failed,
             ms: (ms * 100.0).round() / 100.0,
-            targets: super::compile::targets_json(&report.results),
+            targets: report.targets_json(),
         })?)?;
     }
     Ok(report)
-}
-
-/// Prints a status line on stderr (stdout is the result; a watch has none but `--json` lines).
-fn status(line: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// Prints a compile that could not run at all (invalid settings, lock not obtained); the watch
 /// goes on and tries again at the next change.
 fn report_error(ctx: &Ctx, r: Result<()>) {
     if let Err(e) = r {
-        let mut msg = e.to_string();
-        for cause in e.chain().skip(1) {
-            msg.push_str(&format!(": {cause}"));
-        }
-        ctx.style.error(&format!("{msg}; not compiled, waiting for the next change"));
+        ctx.style.error(&format!("{}; not compiled, waiting for the next change", crate::error::message(&e)));
     }
 }

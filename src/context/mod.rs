@@ -11,34 +11,36 @@ pub mod markdown;
 pub mod targets;
 pub mod watch;
 
+use crate::error::{Diagnostic, Severity};
 use crate::format::frontmatter::{self, SplitError};
 use crate::format::time;
-use crate::memories::file::Problem;
 use crate::paths::Layout;
 use serde_json::Value;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Returns the body of a context file (after its frontmatter, when it has one) and the problems
 /// of its frontmatter.
-pub fn read(text: &str) -> (&str, Vec<Problem>) {
+pub fn read(text: &str) -> (&str, Vec<Diagnostic>) {
     let split = match frontmatter::split(text) {
         Ok(s) => s,
         Err(SplitError::Missing) => {
             let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-            return (body, vec![Problem::new(Some(1), "no frontmatter: 'version' and 'updated' are required")]);
+            return (body, vec![Diagnostic::warning(Some(1), "no frontmatter: 'version' and 'updated' are required")]);
         }
         Err(SplitError::Unclosed) => {
             return (
                 text,
-                vec![Problem::new(Some(1), "frontmatter is not closed: no '---' line after the opening one")],
+                vec![Diagnostic::warning(Some(1), "frontmatter is not closed: no '---' line after the opening one")],
             );
         }
     };
     let fields = match frontmatter::parse(split.yaml) {
         Ok(f) => f,
         Err(e) => {
-            return (split.body, vec![Problem::new(e.line.map(|l| l + split.yaml_line - 1).or(Some(1)), e.message)]);
+            return (
+                split.body,
+                vec![Diagnostic::warning(e.line.map(|l| l + split.yaml_line - 1).or(Some(1)), e.message)],
+            );
         }
     };
     let line_of = |key: &str| {
@@ -48,20 +50,24 @@ pub fn read(text: &str) -> (&str, Vec<Problem>) {
     };
     let mut problems = Vec::new();
     match fields.get("version") {
-        None => problems.push(Problem::new(Some(1), "missing required field: version")),
+        None => problems.push(Diagnostic::warning(Some(1), "missing required field: version")),
         Some(Value::Number(n)) if n.is_i64() || n.is_u64() => {}
-        Some(_) => problems.push(Problem::new(line_of("version"), "'version' must be an integer")),
+        Some(_) => problems.push(Diagnostic::warning(line_of("version"), "'version' must be an integer")),
     }
     match fields.get("updated") {
-        None => problems.push(Problem::new(Some(1), "missing required field: updated")),
+        None => problems.push(Diagnostic::warning(Some(1), "missing required field: updated")),
         Some(Value::String(s)) => {
             // co-cli only asks for a `YYYY-MM-DDTHH:MM:SS` prefix here; a naive time is fine.
             if let (Err(e), false) = (time::parse(s), co_cli_timestamp_prefix(s)) {
-                problems
-                    .push(Problem::new(line_of("updated"), format!("'updated' must be ISO 8601 with an offset: {e}")));
+                problems.push(Diagnostic::warning(
+                    line_of("updated"),
+                    format!("'updated' must be ISO 8601 with an offset: {e}"),
+                ));
             }
         }
-        Some(_) => problems.push(Problem::new(line_of("updated"), "'updated' must be an ISO 8601 timestamp string")),
+        Some(_) => {
+            problems.push(Diagnostic::warning(line_of("updated"), "'updated' must be an ISO 8601 timestamp string"))
+        }
     }
     (split.body, problems)
 }
@@ -119,35 +125,9 @@ pub struct Section {
     pub body: String,
 }
 
-/// A problem that does not stop the block from being built.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Warning {
-    /// The file at fault, when there is one.
-    pub path: Option<PathBuf>,
-    /// The 1-based line in that file, when known.
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl Warning {
-    fn at(path: &Path, line: Option<usize>, message: impl Into<String>) -> Warning {
-        Warning { path: Some(path.to_path_buf()), line, message: message.into() }
-    }
-
-    /// Returns `path:line: message`, with the path shown by `show`.
-    pub fn render(&self, show: impl Fn(&Path) -> String) -> String {
-        match (&self.path, self.line) {
-            (Some(p), Some(l)) => format!("{}:{l}: {}", show(p), self.message),
-            (Some(p), None) => format!("{}: {}", show(p), self.message),
-            (None, _) => self.message.clone(),
-        }
-    }
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.render(|p| p.display().to_string()))
-    }
+/// Returns a warning about `path`.
+fn warn_at(path: &Path, line: Option<usize>, message: impl Into<String>) -> Diagnostic {
+    Diagnostic::warning(line, message).in_file(path)
 }
 
 /// What the block is built from: the non-empty sections in priority order, and the warnings
@@ -155,7 +135,7 @@ impl fmt::Display for Warning {
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
     pub sections: Vec<Section>,
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Reads every source of the block for `layout`: the global and project `context.md` and the
@@ -172,19 +152,19 @@ pub fn load(layout: &Layout) -> Sources {
 }
 
 /// Returns a file's text, or `None` (with a warning unless the file does not exist).
-fn read_text(path: &Path, warnings: &mut Vec<Warning>) -> Option<String> {
+fn read_text(path: &Path, warnings: &mut Vec<Diagnostic>) -> Option<String> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => {
-            warnings.push(Warning::at(path, None, format!("cannot read: {e}; left out")));
+            warnings.push(warn_at(path, None, format!("cannot read: {e}; left out")));
             return None;
         }
     };
     match crate::memories::file::decode(&bytes) {
         Ok(t) => Some(t.to_string()),
         Err(p) => {
-            warnings.push(Warning::at(path, p.line, format!("{}; left out", p.message)));
+            warnings.push(warn_at(path, p.line, format!("{}; left out", p.message)));
             None
         }
     }
@@ -195,13 +175,13 @@ fn load_context_file(path: &Path, kind: SectionKind, src: &mut Sources) {
     let (body, problems) = read(&text);
     for p in problems {
         let message = if p.message.contains("frontmatter") { p.message } else { format!("frontmatter: {}", p.message) };
-        src.warnings.push(Warning::at(path, p.line, message));
+        src.warnings.push(warn_at(path, p.line, message));
     }
     // `body` is a suffix of `text`: the file line of the body's first non-blank line, for messages.
     let first_line = text[..text.len() - body.len()].matches('\n').count() + 1 + leading_lines(body);
     let mut body = normalize(body);
     if let Some(f) = markdown::open_fence(&body) {
-        src.warnings.push(Warning::at(
+        src.warnings.push(warn_at(
             path,
             Some(first_line + f.line - 1),
             format!("code fence '{}' is never closed; kb closes it at the end of the section", f.closer),
@@ -241,14 +221,14 @@ pub struct RepoMemory {
 /// that is not a JSON object with a non-empty string `fact` is skipped and reported with its
 /// 1-based line. `votes` (`{"up":N,"down":N}`) defaults to no votes.
 ///
-pub fn read_repository_memories(file: &crate::copilot::JsonlFile) -> (Vec<RepoMemory>, Vec<Problem>) {
+pub fn read_repository_memories(file: &crate::copilot::JsonlFile) -> (Vec<RepoMemory>, Vec<Diagnostic>) {
     // The JSONL store's own reader, so the context sees exactly the records `kb list` shows.
     let all = crate::copilot::Records::parse(file);
     let problems = all
         .problems
         .iter()
-        .filter(|p| p.skipped)
-        .map(|p| Problem::new(Some(p.line), format!("{}; skipped", p.message)))
+        .filter(|p| p.skipped())
+        .map(|p| Diagnostic::warning(p.line, format!("{}; skipped", p.message)))
         .collect();
     let records = all
         .iter()
@@ -294,13 +274,13 @@ fn load_repository_memories(path: &Path, src: &mut Sources) {
         Ok(f) if f.exists => f,
         Ok(_) => return,
         Err(e) => {
-            src.warnings.push(Warning::at(path, None, format!("cannot read: {e}; left out")));
+            src.warnings.push(warn_at(path, None, format!("cannot read: {e}; left out")));
             return;
         }
     };
     let (records, problems) = read_repository_memories(&file);
     for p in problems {
-        src.warnings.push(Warning::at(path, p.line, p.message));
+        src.warnings.push(warn_at(path, p.line, p.message));
     }
     let body = repository_memories_body(&records);
     if !body.is_empty() {
@@ -331,7 +311,7 @@ pub struct Block {
     /// Whether `text` was cut to `SIZE_LIMIT`.
     pub truncated: bool,
     pub sections: Vec<SectionReport>,
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Returns the block for `layout`: `load` then `assemble`.
@@ -350,7 +330,7 @@ pub fn assemble(sources: Sources, wrap: bool) -> Block {
     }
     for s in &sections {
         if let Some(budget) = s.kind.budget().filter(|&b| s.body.len() > b) {
-            warnings.push(Warning::at(
+            warnings.push(warn_at(
                 &s.path,
                 None,
                 format!(
@@ -369,26 +349,24 @@ pub fn assemble(sources: Sources, wrap: bool) -> Block {
     let text = render(&kept, fitted.marker.as_deref(), wrap);
     let truncated = fitted.marker.is_some();
     if truncated {
-        warnings.push(Warning {
-            path: None,
-            line: None,
-            // co-cli's wording, which its users (and their scripts) look for.
-            message: format!(
-                "ERROR: Knowledge size {full} bytes exceeds hard limit {SIZE_LIMIT} bytes. Truncating to limit \
+        // co-cli's wording, which its users (and their scripts) look for.
+        warnings.push(Diagnostic::co_cli(
+            Severity::Error,
+            format!(
+                "Knowledge size {full} bytes exceeds hard limit {SIZE_LIMIT} bytes. Truncating to limit \
                  ({} bytes; {}).",
                 text.len(),
                 fitted.summary(&parts)
             ),
-        });
+        ));
     } else if full > SIZE_TARGET {
-        warnings.push(Warning {
-            path: None,
-            line: None,
-            message: format!(
-                "WARNING: Knowledge size {full} bytes exceeds target {SIZE_TARGET} bytes. Consider trimming \
+        warnings.push(Diagnostic::co_cli(
+            Severity::Warning,
+            format!(
+                "Knowledge size {full} bytes exceeds target {SIZE_TARGET} bytes. Consider trimming \
                  context files to improve performance."
             ),
-        });
+        ));
     }
     let reports = sections
         .iter()

@@ -15,14 +15,13 @@
 pub mod jsonl;
 pub mod record;
 
+use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
 use crate::format::similarity::{normalize, similarity};
 use crate::format::time::{self, Micros};
-use crate::fsio::{self, LOCK_TIMEOUT};
-use crate::memories::store::StoreError;
-use crate::paths::Layout;
+use crate::fsio;
+use crate::repo::Repo;
 use crate::secrets;
-use crate::settings::Settings;
 use chrono::{DateTime, Utc};
 use jsonl::Edit;
 pub use jsonl::JsonlFile;
@@ -33,7 +32,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-type Result<T> = std::result::Result<T, StoreError>;
+type Result<T> = std::result::Result<T, KbError>;
 
 /// The `source.agent` kb writes.
 pub const AGENT: &str = "kb";
@@ -115,16 +114,6 @@ struct Slot {
     votes: Votes,
 }
 
-/// A line of the file that is not a valid record, or a valid one with a bad value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineProblem {
-    /// 1-based line number.
-    pub line: usize,
-    pub message: String,
-    /// True when the line is not a record at all (kept verbatim, left out of every read).
-    pub skipped: bool,
-}
-
 /// The records of one file, parsed.
 #[derive(Debug)]
 pub struct Records<'a> {
@@ -135,7 +124,9 @@ pub struct Records<'a> {
     /// Strings that are not in the file as they read: unescaped strings and derived ids.
     arena: String,
     /// Problems in line order: every skipped line; with `parse_checked`, also bad values.
-    pub problems: Vec<LineProblem>,
+    /// (Error: the line is not a record, kept verbatim and left out of every read; warning: a bad
+    /// value read as absent.) The diagnostics carry no path: the file is `file.path`.
+    pub problems: Vec<Diagnostic>,
 }
 
 /// A hasher for short keys (ids): FNV-1a, much cheaper than SipHash; ids come from files the
@@ -183,7 +174,7 @@ impl<'a> Records<'a> {
                 None => continue,
                 Some(Ok(t)) => t,
                 Some(Err(message)) => {
-                    all.problems.push(LineProblem { line: index + 1, message, skipped: true });
+                    all.problems.push(Diagnostic::error(Some(index + 1), message));
                     continue;
                 }
             };
@@ -191,12 +182,12 @@ impl<'a> Records<'a> {
             let f = match parsed {
                 Ok(f) => f,
                 Err(message) => {
-                    all.problems.push(LineProblem { line: index + 1, message, skipped: true });
+                    all.problems.push(Diagnostic::error(Some(index + 1), message));
                     continue;
                 }
             };
             for w in f.warnings {
-                all.problems.push(LineProblem { line: index + 1, message: w, skipped: false });
+                all.problems.push(Diagnostic::warning(Some(index + 1), w));
             }
             let mut stamp = |key: &str, v: &Option<Cow<'_, str>>| {
                 let v = v.as_deref()?;
@@ -205,7 +196,7 @@ impl<'a> Records<'a> {
                     Err(e) => {
                         if full {
                             let message = format!("\"{key}\": {e}");
-                            all.problems.push(LineProblem { line: index + 1, message, skipped: false });
+                            all.problems.push(Diagnostic::warning(Some(index + 1), message));
                         }
                         None
                     }
@@ -335,11 +326,11 @@ impl<'a> Records<'a> {
     /// Returns the only record with this id; an error when there is none or several.
     pub fn one(&self, id: &str) -> Result<Record<'_>> {
         match self.find(id).as_slice() {
-            [] => Err(StoreError::NotFound(id.to_string())),
+            [] => Err(KbError::NotFound(id.to_string())),
             [one] => Ok(*one),
             many => {
                 let lines: Vec<String> = many.iter().map(|r| r.line().to_string()).collect();
-                Err(StoreError::Invalid(format!(
+                Err(KbError::Invalid(format!(
                     "memory id {id} is used by {} records in {} (lines {}); run `kb check` and give each record its own id",
                     many.len(),
                     self.file.path.display(),
@@ -583,8 +574,8 @@ pub fn edit_line(file: &JsonlFile, rec: &Record<'_>, changes: Vec<(&str, String)
     jsonl::set_members(text, &changes).ok_or_else(|| bad_line(file, rec.index, "cannot edit this record"))
 }
 
-fn bad_line(file: &JsonlFile, index: usize, message: &str) -> StoreError {
-    StoreError::BadFile { path: file.path.clone(), line: Some(index + 1), message: message.to_string() }
+fn bad_line(file: &JsonlFile, index: usize, message: &str) -> KbError {
+    KbError::BadFile(Diagnostic::error(Some(index + 1), message).in_file(&file.path))
 }
 
 /// Returns `existing` followed by each of `new` not already there, and whether that differs from
@@ -601,36 +592,21 @@ pub fn merge_citations(existing: &[Cow<'_, str>], form: CitationsForm, new: &[St
 }
 
 /// The Copilot record store of one repository.
-#[derive(Debug, Clone)]
-pub struct RecordStore {
-    pub layout: Layout,
-    pub settings: Settings,
+#[derive(Debug, Clone, Copy)]
+pub struct RecordStore<'r> {
+    pub repo: &'r Repo,
 }
 
-impl RecordStore {
+impl RecordStore<'_> {
     /// Returns the JSONL file's path.
     pub fn path(&self) -> PathBuf {
-        self.layout.copilot_memories()
+        self.repo.layout.copilot_memories()
     }
 
     /// Reads the file (a missing file is empty).
     pub fn read(&self) -> Result<JsonlFile> {
         let path = self.path();
-        JsonlFile::read(&path).map_err(|source| StoreError::Io { path, source })
-    }
-
-    /// Takes the repository's write lock (the same one the markdown store uses). A cache folder
-    /// it creates ignores itself, as the markdown index's does, so a repository that only uses
-    /// this store shows no `.co-cli/cache/lock` in `git status`.
-    pub fn lock(&self) -> Result<fsio::Lock> {
-        let cache = self.layout.cache();
-        if !cache.exists() {
-            std::fs::create_dir_all(&cache).map_err(|source| StoreError::Io { path: cache.clone(), source })?;
-            let ignore = cache.join(".gitignore");
-            std::fs::write(&ignore, "*\n").map_err(|source| StoreError::Io { path: ignore, source })?;
-        }
-        let path = self.layout.lock();
-        fsio::lock(&path, LOCK_TIMEOUT).map_err(|source| StoreError::Lock { path, source })
+        JsonlFile::read(&path).map_err(|source| KbError::Io { path, source })
     }
 
     /// Rewrites the file with `edits`, atomically. Returns the line numbers of appended lines.
@@ -641,20 +617,21 @@ impl RecordStore {
         }
         let path = &file.path;
         let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
-        inside_root(&self.layout.root, dir)?;
+        std::fs::create_dir_all(dir).map_err(|source| KbError::Io { path: dir.to_path_buf(), source })?;
+        self.repo.guard(dir)?;
         fsio::write_atomic_streamed(path, true, |w| file.render_to(edits, w).map(drop))
-            .map_err(|source| StoreError::Io { path: path.clone(), source })?;
+            .map_err(|source| KbError::Io { path: path.clone(), source })?;
         Ok(file.appended_lines(edits))
     }
 
     /// Stores a record: dedup within its subject, consolidate into the match or append.
-    pub fn save(&self, req: RecordRequest, now: DateTime<Utc>) -> Result<RecordSaveOutcome> {
+    pub fn save(&self, req: RecordRequest) -> Result<RecordSaveOutcome> {
+        let now = self.repo.now;
         let (req, redacted) = screen(req)?;
-        let _lock = if req.dry_run { None } else { Some(self.lock()?) };
+        let _lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
         let file = self.read()?;
         let all = Records::parse(&file);
-        let threshold = self.settings.memory_dedup_threshold.value;
+        let threshold = self.repo.settings.memory_dedup_threshold.value;
         if let Some((rec, score)) = all.find_duplicate(&req.subject, &req.fact, threshold) {
             let fields = all.fields(&rec);
             let (citations, cites_changed) = merge_citations(&fields.citations, fields.citations_form, &req.citations);
@@ -714,15 +691,16 @@ impl RecordStore {
 
     /// Counts a vote in the record's `votes` (other members of `votes` are kept) and notes it in
     /// `last_vote` (direction, reason, time).
-    pub fn vote(&self, id: &str, direction: Direction, reason: &str, now: DateTime<Utc>) -> Result<VoteOutcome> {
+    pub fn vote(&self, id: &str, direction: Direction, reason: &str) -> Result<VoteOutcome> {
+        let now = self.repo.now;
         let reason = frontmatter::py_strip(reason);
         if reason.is_empty() {
-            return Err(StoreError::Invalid("a vote needs a reason: --reason is empty".into()));
+            return Err(KbError::Invalid("a vote needs a reason: --reason is empty".into()));
         }
         if let Some(f) = secrets::scan(reason).first() {
-            return Err(StoreError::Secret { field: "reason".into(), rule: f.rule });
+            return Err(KbError::Secret { field: "reason".into(), rule: f.rule });
         }
-        let _lock = self.lock()?;
+        let _lock = self.repo.lock()?;
         let file = self.read()?;
         let all = Records::parse(&file);
         let rec = all.one(id)?;
@@ -760,7 +738,7 @@ impl RecordStore {
 
     /// Deletes the record with this id (its line goes; every other line stays as it was).
     pub fn forget(&self, id: &str) -> Result<ForgetOutcome> {
-        let _lock = self.lock()?;
+        let _lock = self.repo.lock()?;
         let file = self.read()?;
         let all = Records::parse(&file);
         let rec = all.one(id)?;
@@ -774,21 +752,6 @@ impl RecordStore {
     }
 }
 
-/// Refuses a folder that resolves outside the root (a `.github` symlink pointing elsewhere).
-fn inside_root(root: &Path, dir: &Path) -> Result<()> {
-    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let real_dir = std::fs::canonicalize(dir).map_err(|source| StoreError::Io { path: dir.to_path_buf(), source })?;
-    if real_dir.starts_with(&real_root) {
-        Ok(())
-    } else {
-        Err(StoreError::Invalid(format!(
-            "refusing to write {}: it resolves to {}, outside the repository",
-            dir.display(),
-            real_dir.display()
-        )))
-    }
-}
-
 /// Validates and screens a request: every field stripped, subject, fact and reason non-empty,
 /// citations without blanks or repeats, the secret filter on every field.
 fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> {
@@ -799,7 +762,7 @@ fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> 
     req.category = req.category.as_deref().map(strip).filter(|c| !c.is_empty());
     for (name, value) in [("subject", &req.subject), ("fact", &req.fact), ("reason", &req.reason)] {
         if value.is_empty() {
-            return Err(StoreError::Invalid(format!("nothing to save: the {name} is empty")));
+            return Err(KbError::Invalid(format!("nothing to save: the {name} is empty")));
         }
     }
     let mut citations: Vec<String> = Vec::new();
@@ -816,7 +779,7 @@ fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> 
         let found = secrets::scan(text);
         match found.first() {
             None => Ok(()),
-            Some(f) if !redact => Err(StoreError::Secret { field: field.to_string(), rule: f.rule }),
+            Some(f) if !redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
             Some(_) => {
                 redacted.extend(found.iter().map(|f| f.rule));
                 *text = secrets::redact(text);
@@ -847,8 +810,9 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap()
     }
 
-    fn store(dir: &Path) -> RecordStore {
-        RecordStore { layout: Layout { root: dir.to_path_buf(), config: None }, settings: Settings::default() }
+    fn repo(dir: &Path) -> Repo {
+        let layout = crate::paths::Layout { root: dir.to_path_buf(), config: None };
+        Repo { layout, settings: crate::settings::Settings::default(), now: now() }
     }
 
     fn req(subject: &str, fact: &str, cites: &[&str]) -> RecordRequest {
@@ -919,13 +883,13 @@ mod tests {
     #[test]
     fn save_appends_then_consolidates_in_place() {
         let dir = tempfile::tempdir().unwrap();
-        let s = store(dir.path());
-        let first = s.save(req("build", "Run cargo nextest before pushing", &["Makefile:14"]), now()).unwrap();
+        let repo = repo(dir.path());
+        let s = repo.records();
+        let first = s.save(req("build", "Run cargo nextest before pushing", &["Makefile:14"])).unwrap();
         assert!(!first.consolidated);
         assert_eq!(first.line, 1);
-        s.save(req("docs", "Docs live in docs/", &[]), now()).unwrap();
-        let again =
-            s.save(req("Build ", "run cargo nextest before pushing!", &["Makefile:14", ".ci/run:3"]), now()).unwrap();
+        s.save(req("docs", "Docs live in docs/", &[])).unwrap();
+        let again = s.save(req("Build ", "run cargo nextest before pushing!", &["Makefile:14", ".ci/run:3"])).unwrap();
         assert!(again.consolidated && again.similarity.unwrap() >= 85.0);
         assert_eq!((again.id.as_str(), again.line), (first.id.as_str(), 1));
         let text = std::fs::read_to_string(s.path()).unwrap();
@@ -937,15 +901,16 @@ mod tests {
         assert_eq!(v["citations"], serde_json::json!(["Makefile:14", ".ci/run:3"]));
         assert_eq!(v["updated"], "2026-11-22T12:00:00+00:00");
         // Same fact under another subject is not a duplicate.
-        let other = s.save(req("ci", "Run cargo nextest before pushing", &[]), now()).unwrap();
+        let other = s.save(req("ci", "Run cargo nextest before pushing", &[])).unwrap();
         assert!(!other.consolidated);
     }
 
     #[test]
     fn dry_run_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let s = store(dir.path());
-        let out = s.save(RecordRequest { dry_run: true, ..req("a", "b", &[]) }, now()).unwrap();
+        let repo = repo(dir.path());
+        let s = repo.records();
+        let out = s.save(RecordRequest { dry_run: true, ..req("a", "b", &[]) }).unwrap();
         assert!(out.dry_run && !s.path().exists());
         assert!(!dir.path().join(".co-cli").exists(), "a dry run takes no lock");
     }
@@ -953,29 +918,31 @@ mod tests {
     #[test]
     fn empty_fields_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let s = store(dir.path());
+        let repo = repo(dir.path());
+        let s = repo.records();
         for r in [req(" ", "f", &[]), req("s", "\n", &[]), RecordRequest { reason: " ".into(), ..req("s", "f", &[]) }] {
-            assert!(matches!(s.save(r, now()), Err(StoreError::Invalid(_))));
+            assert!(matches!(s.save(r), Err(KbError::Invalid(_))));
         }
     }
 
     #[test]
     fn votes_keep_other_members() {
         let dir = tempfile::tempdir().unwrap();
-        let s = store(dir.path());
+        let repo = repo(dir.path());
+        let s = repo.records();
         std::fs::create_dir_all(dir.path().join(".github")).unwrap();
         std::fs::write(
             s.path(),
             "{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"votes\":{\"by\":[\"x\"],\"up\":1}}\r\n{\"subject\":\"t\",\"fact\":\"g\"}\n",
         )
         .unwrap();
-        let out = s.vote("m1", Direction::Down, "stale", now()).unwrap();
+        let out = s.vote("m1", Direction::Down, "stale").unwrap();
         assert_eq!(out.votes, Votes { up: 1, down: 1 });
         let text = std::fs::read_to_string(s.path()).unwrap();
         assert!(text.starts_with("{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"votes\":{\"by\":[\"x\"],\"up\":1,\"down\":1},\"last_vote\":{"), "{text}");
         assert!(text.ends_with("\n{\"subject\":\"t\",\"fact\":\"g\"}\n"));
         let derived = draw_id("t", "g", |_| false);
-        s.vote(&derived, Direction::Up, "ok", now()).unwrap();
+        s.vote(&derived, Direction::Up, "ok").unwrap();
         let text = std::fs::read_to_string(s.path()).unwrap();
         assert!(text.contains(&format!(
             "{{\"subject\":\"t\",\"fact\":\"g\",\"id\":\"{derived}\",\"votes\":{{\"up\":1,\"down\":0}}"
@@ -985,7 +952,8 @@ mod tests {
     #[test]
     fn forget_removes_only_its_line() {
         let dir = tempfile::tempdir().unwrap();
-        let s = store(dir.path());
+        let repo = repo(dir.path());
+        let s = repo.records();
         std::fs::create_dir_all(dir.path().join(".github")).unwrap();
         std::fs::write(s.path(), "not json\n{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"f\"}\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}").unwrap();
         let out = s.forget("a").unwrap();
@@ -994,7 +962,7 @@ mod tests {
             std::fs::read_to_string(s.path()).unwrap(),
             "not json\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}\n"
         );
-        assert!(matches!(s.forget("a"), Err(StoreError::NotFound(_))));
+        assert!(matches!(s.forget("a"), Err(KbError::NotFound(_))));
     }
 
     #[test]
@@ -1012,7 +980,7 @@ mod tests {
         let file = JsonlFile::from_bytes("x".into(), text.as_bytes().to_vec(), true);
         let all = Records::parse_checked(&file);
         assert_eq!(all.len(), 1);
-        assert!(all.problems[0].message.contains("date without a time") && !all.problems[0].skipped);
+        assert!(all.problems[0].message.contains("date without a time") && !all.problems[0].skipped());
         assert!(Records::parse(&file).problems.is_empty(), "only check looks at values it does not need");
     }
 

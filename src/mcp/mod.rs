@@ -1,9 +1,9 @@
 //! `kb mcp`: the knowledge base served to agents over the Model Context Protocol, on stdio.
 //!
 //! Owns the protocol side only: the tool and resource definitions (names, descriptions, JSON
-//! Schemas), turning results into MCP results, and the runtime. The work itself is in `ops`,
-//! which goes through the same store code as the CLI (dedup, consolidation, decay, secret filter,
-//! lock). rmcp answers both protocol eras: the `initialize` handshake (2025-11-25 and earlier)
+//! Schemas), turning results into MCP results, and the runtime. The work itself is the CLI's own
+//! operations (`crate::ops`, called by `tools`): the same dedup, consolidation, decay, secret
+//! filter and lock, the same texts and JSON. rmcp answers both protocol eras: the `initialize` handshake (2025-11-25 and earlier)
 //! and the stateless 2026-07-28 revision with `server/discover`.
 //!
 //! stdout carries protocol messages only. Warnings (a skipped memory file, a context file with
@@ -12,9 +12,9 @@
 //! unknown resource, a malformed message) is a JSON-RPC error. Nothing a client sends ends the
 //! server: it stops when its stdin closes.
 
-mod ops;
+mod tools;
 
-pub use ops::{Reply, Repo};
+pub use tools::{Reply, Server};
 
 use anyhow::Context as _;
 use rmcp::handler::server::{router::tool::ToolRouter, wrapper::Parameters};
@@ -189,7 +189,7 @@ fn string_or_integer<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error
 /// The MCP server: the repository, and the tool router built once.
 #[derive(Clone)]
 pub struct KbServer {
-    repo: Arc<Repo>,
+    repo: Arc<Server>,
     /// Calls run one at a time, in the order they arrived (tokio's mutex is fair): a client
     /// that sends `save_memory` and then `recall_memory` without waiting still finds what it
     /// saved. The store's file lock already keeps concurrent writers safe; this keeps order.
@@ -199,7 +199,7 @@ pub struct KbServer {
 
 #[tool_router]
 impl KbServer {
-    pub fn new(repo: Repo) -> KbServer {
+    pub fn new(repo: Server) -> KbServer {
         KbServer { repo: Arc::new(repo), turn: Arc::default(), tool_router: Self::tool_router() }
     }
 
@@ -329,7 +329,7 @@ impl KbServer {
                 result.structured_content = Some(reply.json);
                 result
             }
-            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(crate::commands::error_message(&e))]),
+            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(crate::error::message(&e))]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e.message.into_owned())]),
         }
     }
@@ -388,7 +388,7 @@ fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio
     ((server_in, server_out), writer)
 }
 
-pub fn serve(repo: Repo) -> anyhow::Result<()> {
+pub fn serve(repo: Server) -> anyhow::Result<()> {
     // One thread is plenty: requests come one line at a time, and file work runs in
     // `spawn_blocking`, where the store's lock keeps concurrent calls safe.
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -2,6 +2,7 @@
 //! (co-cli.md §2.8, §2.10), with kb's stricter rules where co-cli crashes or misleads:
 //! timestamps must carry an offset, ids are non-negative integers (not booleans).
 
+use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields, SplitError};
 use crate::format::time::{self, Micros};
 use crate::format::yaml11;
@@ -39,27 +40,14 @@ pub struct Memory {
     pub content: String,
 }
 
-/// Why a file is not a valid memory: a message and the 1-based file line when known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl Problem {
-    pub fn new(line: Option<usize>, message: impl Into<String>) -> Problem {
-        Problem { line, message: message.into() }
-    }
-}
-
 /// Decodes file bytes as text, refusing binary content.
-pub fn decode(bytes: &[u8]) -> Result<&str, Problem> {
+pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
     if let Some(pos) = memchr_nul(bytes) {
-        return Err(Problem::new(Some(line_of(bytes, pos)), "contains NUL bytes: not a text file"));
+        return Err(Diagnostic::error(Some(line_of(bytes, pos)), "contains NUL bytes: not a text file"));
     }
     std::str::from_utf8(bytes).map_err(|e| {
         let at = e.valid_up_to();
-        Problem::new(Some(line_of(bytes, at)), format!("invalid UTF-8 at byte {at}"))
+        Diagnostic::error(Some(line_of(bytes, at)), format!("invalid UTF-8 at byte {at}"))
     })
 }
 
@@ -72,15 +60,17 @@ fn line_of(bytes: &[u8], pos: usize) -> usize {
 }
 
 /// Parses and validates a memory file's text.
-pub fn parse(text: &str) -> Result<Memory, Problem> {
+pub fn parse(text: &str) -> Result<Memory, Diagnostic> {
     let split = frontmatter::split(text).map_err(|e| match e {
-        SplitError::Missing => Problem::new(Some(1), "no frontmatter: the file must start with a '---' line"),
-        SplitError::Unclosed => Problem::new(Some(1), "frontmatter is not closed: no '---' line after the opening one"),
+        SplitError::Missing => Diagnostic::error(Some(1), "no frontmatter: the file must start with a '---' line"),
+        SplitError::Unclosed => {
+            Diagnostic::error(Some(1), "frontmatter is not closed: no '---' line after the opening one")
+        }
     })?;
-    let fields =
-        frontmatter::parse(split.yaml).map_err(|e| Problem::new(e.line.map(|l| l + split.yaml_line - 1), e.message))?;
+    let fields = frontmatter::parse(split.yaml)
+        .map_err(|e| Diagnostic::error(e.line.map(|l| l + split.yaml_line - 1), e.message))?;
     if fields.is_empty() {
-        return Err(Problem::new(Some(1), "empty frontmatter: missing required field: id"));
+        return Err(Diagnostic::error(Some(1), "empty frontmatter: missing required field: id"));
     }
     let line_of_key = |key: &str| -> Option<usize> {
         frontmatter::raw_entries(split.yaml, &fields)
@@ -88,7 +78,7 @@ pub fn parse(text: &str) -> Result<Memory, Problem> {
             .map(|e| e.line + split.yaml_line - 1)
             .or(Some(1))
     };
-    let bad = |key: &str, msg: String| Problem::new(line_of_key(key), msg);
+    let bad = |key: &str, msg: String| Diagnostic::error(line_of_key(key), msg);
     let plain = std::cell::OnceCell::new();
     let plain_text = || plain.get_or_init(|| PlainText::read(split.yaml));
     let memory = validate(&fields, &plain_text).map_err(|(key, msg)| bad(key, msg))?;
@@ -282,7 +272,7 @@ mod tests {
         assert_eq!(m.created, "2026-02-09T14:30:00Z");
     }
 
-    fn problem(text: &str) -> Problem {
+    fn problem(text: &str) -> Diagnostic {
         parse(text).unwrap_err()
     }
 

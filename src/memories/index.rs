@@ -8,8 +8,9 @@
 //! only cost time, never change a result. Strings live in one arena, so the index of 100,000
 //! memories is a few allocations, not half a million.
 
+use crate::error::Diagnostic;
 use crate::format::time::Micros;
-use crate::memories::file::{self, MAX_FILE_BYTES, Memory, Problem};
+use crate::memories::file::{self, MAX_FILE_BYTES, Memory};
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read, Write};
@@ -82,14 +83,6 @@ impl MemoryRef<'_> {
     }
 }
 
-/// A file in the memories folder that is not a valid memory.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileProblem {
-    pub path: PathBuf,
-    pub line: Option<usize>,
-    pub message: String,
-}
-
 /// All memory files of one folder, scanned.
 #[derive(Debug)]
 pub struct Index {
@@ -100,7 +93,7 @@ pub struct Index {
     tags: Vec<Span>,
     records: Vec<Record>,
     /// Problems found outside the records: unreadable entries, symlinks out of the root.
-    extra_problems: Vec<FileProblem>,
+    extra_problems: Vec<Diagnostic>,
 }
 
 impl Index {
@@ -150,8 +143,8 @@ impl Index {
                     Some(n) if n.ends_with(".md") && !n.starts_with('.') => candidates.push(entry),
                     Some(_) => {}
                     None => {
-                        let message = "file name is not valid UTF-8".into();
-                        index.extra_problems.push(FileProblem { path: entry.path(), line: None, message });
+                        let message = "file name is not valid UTF-8";
+                        index.extra_problems.push(Diagnostic::error(None, message).in_file(&entry.path()));
                     }
                 }
             }
@@ -212,7 +205,7 @@ impl Index {
         s.map_or(NONE, |s| self.intern(s))
     }
 
-    fn push_parsed(&mut self, name: &str, stamp: Stamp, outcome: Result<Memory, Problem>) {
+    fn push_parsed(&mut self, name: &str, stamp: Stamp, outcome: Result<Memory, Diagnostic>) {
         // Spans are 32-bit: past 4 GiB of text (thousands of 1 MiB memories) a file is reported
         // instead of indexed, rather than wrapping an offset.
         let needed = name.len()
@@ -220,7 +213,7 @@ impl Index {
                 m.content.len() + m.created.len() + m.tags.iter().map(String::len).sum::<usize>() + 256
             });
         let outcome = if self.arena.len() + needed >= u32::MAX as usize {
-            Err(Problem::new(None, "not indexed: the memories folder holds over 4 GiB of text"))
+            Err(Diagnostic::error(None, "not indexed: the memories folder holds over 4 GiB of text"))
         } else {
             outcome
         };
@@ -403,15 +396,14 @@ impl Index {
     }
 
     /// Returns every file that is not a valid memory, sorted by path.
-    pub fn problems(&self) -> Vec<FileProblem> {
-        let mut out: Vec<FileProblem> = self
+    pub fn problems(&self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = self
             .records
             .iter()
             .filter(|r| !r.valid)
-            .map(|r| FileProblem {
-                path: self.dir.join(self.str(r.name)),
-                line: (r.line > 0).then_some(r.line as usize),
-                message: self.str(r.content).to_string(),
+            .map(|r| {
+                let line = (r.line > 0).then_some(r.line as usize);
+                Diagnostic::error(line, self.str(r.content)).in_file(&self.dir.join(self.str(r.name)))
             })
             .chain(self.extra_problems.iter().cloned())
             .collect();
@@ -462,10 +454,10 @@ struct Outcome {
     /// Positions in the old cache whose records are still valid.
     alive: Vec<usize>,
     /// Files read and parsed now.
-    fresh: Vec<(String, Stamp, Result<Memory, Problem>)>,
+    fresh: Vec<(String, Stamp, Result<Memory, Diagnostic>)>,
     /// Positions in the old cache of files read again only because they are too young to trust.
     racy: Vec<usize>,
-    problems: Vec<FileProblem>,
+    problems: Vec<Diagnostic>,
 }
 
 /// The read-only state scan workers share.
@@ -509,9 +501,9 @@ impl Lookup<'_> {
 
 /// Stats a directory entry, following a symlink only when it stays inside the root; records a
 /// problem and returns `None` for anything that is not a readable regular file.
-fn stat_entry(problems: &mut Vec<FileProblem>, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
+fn stat_entry(problems: &mut Vec<Diagnostic>, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
     let mut problem = |message: String| {
-        problems.push(FileProblem { path: path.to_path_buf(), line: None, message });
+        problems.push(Diagnostic::error(None, message).in_file(path));
         None
     };
     let meta = match entry.metadata() {
@@ -546,9 +538,9 @@ fn span_str(arena: &str, s: Span) -> &str {
 }
 
 /// Reads and parses one memory file.
-fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
+fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Diagnostic> {
     if meta.len() > MAX_FILE_BYTES {
-        return Err(Problem::new(
+        return Err(Diagnostic::error(
             None,
             format!("file is {} bytes; memory files are limited to {} bytes", meta.len(), MAX_FILE_BYTES),
         ));
@@ -556,7 +548,7 @@ fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Problem> {
     let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     fs::File::open(path)
         .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| Problem::new(None, format!("cannot read: {e}")))?;
+        .map_err(|e| Diagnostic::error(None, format!("cannot read: {e}")))?;
     let text = file::decode(&bytes)?;
     file::parse(text)
 }

@@ -4,13 +4,14 @@
 //! concurrent kb processes never lose an update or reuse an id. Files are replaced atomically.
 //! Keys kb does not change keep their original text (see `frontmatter::raw_entries`).
 
+use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter;
 use crate::format::similarity::similarity;
 use crate::format::time::{self, Micros};
-use crate::fsio::{self, LOCK_TIMEOUT};
+use crate::fsio;
 use crate::memories::file::{self, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
-use crate::paths::Layout;
+use crate::repo::Repo;
 use crate::secrets;
 use crate::settings::{DecayStrategy, Settings};
 use chrono::{DateTime, Utc};
@@ -20,38 +21,12 @@ use std::path::{Path, PathBuf};
 /// Dedup compares a new text with at most this many recent memories (co-cli hard-codes 10).
 pub const DEDUP_CANDIDATES: usize = 10;
 
-/// What can go wrong in a store operation. Each message names the value or file at fault.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("memory {0} not found")]
-    NotFound(String),
-    #[error("memory id {id} is used by {} files ({}); run `kb check` and give each file its own id", files.len(), files.join(", "))]
-    DuplicateId { id: u64, files: Vec<String> },
-    #[error(
-        "refusing to store a secret: the {field} matches the {rule} rule (use --redact to store it with the secret replaced)"
-    )]
-    Secret { field: String, rule: &'static str },
-    #[error("{0}")]
-    Invalid(String),
-    #[error("cannot lock {}: {source}", path.display())]
-    Lock { path: PathBuf, source: std::io::Error },
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{}:{}: {message}", path.display(), line.map_or(String::new(), |l| l.to_string()))]
-    BadFile { path: PathBuf, line: Option<usize>, message: String },
-}
+type Result<T> = std::result::Result<T, KbError>;
 
-type Result<T> = std::result::Result<T, StoreError>;
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io { path: path.to_path_buf(), source }
-}
-
-/// One repository's knowledge, with its settings.
-#[derive(Debug, Clone)]
-pub struct Store {
-    pub layout: Layout,
-    pub settings: Settings,
+/// The markdown memories of one repository.
+#[derive(Debug, Clone, Copy)]
+pub struct Store<'r> {
+    pub repo: &'r Repo,
 }
 
 /// What a save did (or, with `dry_run`, would do).
@@ -79,36 +54,30 @@ pub struct SaveRequest {
     pub redact: bool,
 }
 
-impl Store {
+impl Store<'_> {
     /// Returns the cache file for the memory index.
     fn cache_path(&self) -> PathBuf {
-        self.layout.cache().join("memories.idx")
+        self.repo.layout.cache().join("memories.idx")
     }
 
     /// Scans the memories folder (through the cache).
     pub fn scan(&self) -> Result<Index> {
-        let dir = self.layout.memories();
+        let dir = self.repo.layout.memories();
         // The cache lives in `.co-cli/cache/`, which `kb init` and every write command create; a
         // read command never creates it, so reading a hand-made tree leaves it untouched.
-        let cache = (self.layout.cache().is_dir() && self.check_inside(&self.layout.cache()).is_ok())
+        let cache = (self.repo.layout.cache().is_dir() && self.repo.guard(&self.repo.layout.cache()).is_ok())
             .then(|| self.cache_path());
-        Index::scan(&dir, &self.layout.root, cache.as_deref()).map_err(io_err(&dir))
-    }
-
-    /// Takes the repository's write lock.
-    pub fn lock(&self) -> Result<fsio::Lock> {
-        let path = self.layout.lock();
-        self.layout.ensure_cache().map_err(io_err(&path))?;
-        fsio::lock(&path, LOCK_TIMEOUT).map_err(|source| StoreError::Lock { path, source })
+        Index::scan(&dir, &self.repo.layout.root, cache.as_deref()).map_err(io_at(&dir))
     }
 
     /// Saves a memory: dedup against recent ones, consolidate or create, then decay.
-    pub fn save(&self, req: SaveRequest, now: DateTime<Utc>) -> Result<SaveOutcome> {
+    pub fn save(&self, req: SaveRequest) -> Result<SaveOutcome> {
+        let now = self.repo.now;
         let (content, tags, redacted) = screen(&req)?;
-        let _lock = if req.dry_run { None } else { Some(self.lock()?) };
+        let _lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
         let index = self.scan()?;
         let mut warnings = Vec::new();
-        let duplicate = find_duplicate(&index, &content, &self.settings, now).filter(|(best, score)| {
+        let duplicate = find_duplicate(&index, &content, &self.repo.settings, now).filter(|(best, score)| {
             // A match whose frontmatter kb cannot edit exactly is left alone; the text is saved
             // as a new memory rather than lost.
             let editable = can_edit(&index.dir.join(best.file_name));
@@ -124,7 +93,7 @@ impl Store {
         if let Some((best, score)) = duplicate {
             let path = index.dir.join(best.file_name);
             if !req.dry_run {
-                self.check_inside(&path)?;
+                self.repo.guard(&path)?;
                 consolidate(&path, &content, &tags, now)?;
             }
             return Ok(SaveOutcome {
@@ -141,13 +110,13 @@ impl Store {
         }
         let id = next_id(index.max_id())?;
         let path = free_path(&index.dir, &file::file_name(id, &content));
-        let to_decay = decay_victims(&index, &self.settings);
-        let strategy = self.settings.memory_decay_strategy.value;
+        let to_decay = decay_victims(&index, &self.repo.settings);
+        let strategy = self.repo.settings.memory_decay_strategy.value;
         if !req.dry_run {
-            self.check_inside(&index.dir)?;
-            std::fs::create_dir_all(&index.dir).map_err(io_err(&index.dir))?;
+            self.repo.guard(&index.dir)?;
+            std::fs::create_dir_all(&index.dir).map_err(io_at(&index.dir))?;
             let text = new_memory_file(id, &tags, None, &content, now);
-            fsio::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
+            fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
             if !to_decay.is_empty() {
                 decay(&index, &to_decay, strategy, id, now)?;
             }
@@ -167,28 +136,23 @@ impl Store {
 
     /// Deletes the memory with frontmatter id `id`. Returns its path.
     pub fn forget(&self, id: u64) -> Result<PathBuf> {
-        let _lock = self.lock()?;
+        let _lock = self.repo.lock()?;
         let index = self.scan()?;
         let path = one_by_id(&index, id)?;
-        self.check_inside(&path)?;
-        std::fs::remove_file(&path).map_err(io_err(&path))?;
+        self.repo.guard(&path)?;
+        std::fs::remove_file(&path).map_err(io_at(&path))?;
         Ok(path)
     }
 
     /// Sets or removes `decay_protected: true`. Returns the path and whether the file changed.
     pub fn set_protected(&self, id: u64, protect: bool) -> Result<(PathBuf, bool)> {
-        let _lock = self.lock()?;
+        let _lock = self.repo.lock()?;
         let index = self.scan()?;
         let path = one_by_id(&index, id)?;
-        self.check_inside(&path)?;
+        self.repo.guard(&path)?;
         let change = ("decay_protected".to_string(), protect.then_some(Value::Bool(true)));
         let changed = rewrite_memory(&path, &[change], None)?;
         Ok((path, changed))
-    }
-
-    /// Fails unless writing `path` stays inside the repository (no symlink out of it).
-    pub fn check_inside(&self, path: &Path) -> Result<()> {
-        crate::paths::check_inside(&self.layout.root, path).map_err(io_err(path))
     }
 }
 
@@ -197,7 +161,7 @@ fn next_id(max: Option<u64>) -> Result<u64> {
     match max {
         None => Ok(1),
         Some(m) => m.checked_add(1).ok_or_else(|| {
-            StoreError::Invalid(format!("no id left after {m}: give the memory with that id a smaller one"))
+            KbError::Invalid(format!("no id left after {m}: give the memory with that id a smaller one"))
         }),
     }
 }
@@ -209,13 +173,13 @@ pub const MAX_TEXT_BYTES: usize = file::MAX_FILE_BYTES as usize - 64 * 1024;
 fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)> {
     let content = frontmatter::py_strip(&req.content).to_string();
     if content.is_empty() {
-        return Err(StoreError::Invalid("nothing to save: the text is empty".into()));
+        return Err(KbError::Invalid("nothing to save: the text is empty".into()));
     }
     if content.contains('\0') || req.tags.iter().any(|t| t.contains('\0')) {
-        return Err(StoreError::Invalid("the text contains a NUL byte: memories are text files".into()));
+        return Err(KbError::Invalid("the text contains a NUL byte: memories are text files".into()));
     }
     if content.len() > MAX_TEXT_BYTES {
-        return Err(StoreError::Invalid(format!(
+        return Err(KbError::Invalid(format!(
             "the text is {} bytes; a memory holds at most {MAX_TEXT_BYTES} bytes",
             content.len()
         )));
@@ -224,7 +188,7 @@ fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)>
     // Tags are kept exactly as given (co-cli does too); only blank ones are refused.
     for t in &req.tags {
         if t.trim().is_empty() {
-            return Err(StoreError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
+            return Err(KbError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
         }
         if !tags.contains(t) {
             tags.push(t.clone());
@@ -235,7 +199,7 @@ fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)>
         let found = secrets::scan(&text);
         match found.first() {
             None => Ok(text),
-            Some(f) if !req.redact => Err(StoreError::Secret { field: field.to_string(), rule: f.rule }),
+            Some(f) if !req.redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
             Some(_) => {
                 redacted.extend(found.iter().map(|f| f.rule));
                 Ok(secrets::redact(&text))
@@ -310,7 +274,7 @@ fn decay(
             last_id = id;
             let path = free_path(&index.dir, &file::file_name(id, &text));
             let file = new_memory_file(id, &tags, Some("auto_decay"), &text, now);
-            fsio::write_atomic(&path, file.as_bytes()).map_err(io_err(&path))?;
+            fsio::write_atomic(&path, file.as_bytes()).map_err(io_at(&path))?;
         }
     }
     for m in victims {
@@ -318,7 +282,7 @@ fn decay(
         match std::fs::remove_file(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_err(&path)(e)),
+            Err(e) => return Err(io_at(&path)(e)),
         }
     }
     Ok(())
@@ -400,10 +364,10 @@ pub fn create_memory(
     extra: &[(String, Value)],
     now: DateTime<Utc>,
 ) -> Result<PathBuf> {
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    std::fs::create_dir_all(dir).map_err(io_at(dir))?;
     let path = free_path(dir, &file::file_name(id, content));
     let text = new_memory_file_with(id, tags, None, content, extra, now);
-    fsio::write_atomic(&path, text.as_bytes()).map_err(io_err(&path))?;
+    fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
     Ok(path)
 }
 
@@ -435,7 +399,7 @@ fn entry_text(key: &str, value: &Value) -> String {
 /// every other key as written, and the file name.
 fn consolidate(path: &Path, content: &str, new_tags: &[String], now: DateTime<Utc>) -> Result<()> {
     let text = read_text(path)?;
-    let m = file::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
+    let m = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let mut tags = m.tags;
     for t in new_tags {
         if !tags.contains(t) {
@@ -466,7 +430,7 @@ fn can_edit(path: &Path) -> bool {
 /// bytes. Returns whether anything changed (nothing is written otherwise).
 fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<bool> {
     let text = read_text(path)?;
-    file::parse(&text).map_err(|p| bad_file(path, p.line, &p.message))?;
+    file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
     let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
     let unchanged = changes.iter().all(|(k, v)| fields.get(k) == v.as_ref());
@@ -491,26 +455,26 @@ fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option
             format!("{}{}{}", &text[..start], yaml, &text[end..])
         }
     };
-    fsio::write_atomic(path, out.as_bytes()).map_err(io_err(path))?;
+    fsio::write_atomic(path, out.as_bytes()).map_err(io_at(path))?;
     Ok(true)
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(io_err(path))?;
-    file::decode(&bytes).map(str::to_string).map_err(|p| bad_file(path, p.line, &p.message))
+    let bytes = std::fs::read(path).map_err(io_at(path))?;
+    file::decode(&bytes).map(str::to_string).map_err(|d| KbError::BadFile(d.in_file(path)))
 }
 
-fn bad_file(path: &Path, line: Option<usize>, message: &str) -> StoreError {
-    StoreError::BadFile { path: path.to_path_buf(), line, message: message.to_string() }
+fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
+    KbError::BadFile(Diagnostic::error(line, message).in_file(path))
 }
 
 /// Returns the path of the only valid memory with this id.
 fn one_by_id(index: &Index, id: u64) -> Result<PathBuf> {
     let found = index.by_id(id);
     match found.as_slice() {
-        [] => Err(StoreError::NotFound(id.to_string())),
+        [] => Err(KbError::NotFound(id.to_string())),
         [one] => Ok(index.dir.join(one.file_name)),
-        many => Err(StoreError::DuplicateId { id, files: many.iter().map(|m| m.file_name.to_string()).collect() }),
+        many => Err(KbError::DuplicateId { id, files: many.iter().map(|m| m.file_name.to_string()).collect() }),
     }
 }
 

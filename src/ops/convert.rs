@@ -13,21 +13,26 @@
 //! the current time, so a second run finds nothing newer and adds nothing. Both stores are
 //! written under the one repository lock.
 
+use super::read::{COPILOT, read_records, skipped_lines};
+use super::{Report, View, abs};
 use crate::copilot::jsonl::{self, JsonlFile};
-use crate::copilot::{self, Draft, RecordStore, Records};
+use crate::copilot::{self, Draft, Records};
+use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
 use crate::format::similarity::{normalize, similarity};
 use crate::format::time;
 use crate::format::time::Micros;
 use crate::memories::file::{SIGNAL_TAGS, detect_category};
-use crate::memories::store::{Store, StoreError};
+use crate::memories::store::Store;
+use crate::repo::Repo;
 use crate::secrets;
-use chrono::{DateTime, Utc};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-type Result<T> = std::result::Result<T, StoreError>;
+type Result<T> = std::result::Result<T, KbError>;
 
 /// What happened to one source item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +68,7 @@ pub struct Item {
 
 /// The outcome of a conversion.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Report {
+pub struct Conversion {
     pub dry_run: bool,
     /// The file (export) or folder (import) written to.
     pub target: PathBuf,
@@ -72,7 +77,7 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-impl Report {
+impl Conversion {
     /// Returns how many items took `action`.
     pub fn count(&self, action: Action) -> usize {
         self.items.iter().filter(|i| i.action == action).count()
@@ -307,14 +312,15 @@ fn memory_entries(md: &Store, with_extras: bool) -> Result<MemoryEntries> {
 }
 
 /// Exports every markdown memory into the Copilot store.
-pub fn export(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Utc>) -> Result<Report> {
-    let _lock = if dry_run { None } else { Some(records.lock()?) };
-    let (sources, _) = memory_entries(md, true)?;
+fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
+    let (md, records, now) = (repo.memories(), repo.records(), repo.now);
+    let _lock = if dry_run { None } else { Some(repo.lock()?) };
+    let (sources, _) = memory_entries(&md, true)?;
     let file: JsonlFile = records.read()?;
     let parsed = Records::parse(&file);
     let recs: Vec<copilot::Record<'_>> = parsed.iter().collect();
     let existing = recs.iter().enumerate().map(|(k, r)| (record_entry(&parsed, r), Origin::Record(k))).collect();
-    let mut conv = Converter::new(existing, md.settings.memory_dedup_threshold.value);
+    let mut conv = Converter::new(existing, repo.settings.memory_dedup_threshold.value);
     let mut taken: HashSet<String> = parsed.ids().into_iter().map(str::to_string).collect();
     let mut items = Vec::new();
     for (src, _) in &sources {
@@ -364,17 +370,18 @@ pub fn export(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
     if !dry_run {
         records.write(&file, &edits)?;
     }
-    Ok(Report { dry_run, target: file.path.clone(), items, warnings: Vec::new() })
+    Ok(Conversion { dry_run, target: file.path.clone(), items, warnings: Vec::new() })
 }
 
 /// Imports every Copilot record into the markdown store.
-pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Utc>) -> Result<Report> {
-    let _lock = if dry_run { None } else { Some(md.lock()?) };
+fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
+    let (md, records, now) = (repo.memories(), repo.records(), repo.now);
+    let _lock = if dry_run { None } else { Some(repo.lock()?) };
     let file = records.read()?;
     let parsed = Records::parse(&file);
-    let (memories, max_id) = memory_entries(md, false)?;
+    let (memories, max_id) = memory_entries(&md, false)?;
     let existing = memories.into_iter().map(|(entry, path)| (entry, Origin::File(path))).collect();
-    let mut conv = Converter::new(existing, md.settings.memory_dedup_threshold.value);
+    let mut conv = Converter::new(existing, repo.settings.memory_dedup_threshold.value);
     let mut next_id = max_id.map_or(1, |m| m + 1);
     let mut items = Vec::new();
     let mut extras_loaded: HashSet<String> = HashSet::new();
@@ -400,7 +407,7 @@ pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
         });
         items.push(item);
     }
-    let dir = md.layout.memories();
+    let dir = repo.layout.memories();
     if !dry_run {
         for t in &conv.targets {
             let e = &t.entry;
@@ -414,7 +421,7 @@ pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
                     crate::memories::store::update_memory(path, t.text_changed.then_some(e.text.as_str()), &set, now)?;
                 }
                 None => {
-                    let id: u64 = e.id.parse().map_err(|_| StoreError::Invalid(format!("bad new id {}", e.id)))?;
+                    let id: u64 = e.id.parse().map_err(|_| KbError::Invalid(format!("bad new id {}", e.id)))?;
                     let tags = record_tags(e);
                     let mut extra = vec![("citations".to_string(), Value::from(e.citations.clone()))];
                     if let Some(r) = &e.reason {
@@ -428,13 +435,13 @@ pub fn import(md: &Store, records: &RecordStore, dry_run: bool, now: DateTime<Ut
     }
     let mut warnings = Vec::new();
     let total = conv.targets.len() as u64;
-    let max = md.settings.memory_max_count.value;
+    let max = repo.settings.memory_max_count.value;
     if total > max {
         warnings.push(format!(
             "the markdown store now holds {total} memories, over memory_max_count ({max}); the next `kb save` will decay the oldest"
         ));
     }
-    Ok(Report { dry_run, target: dir, items, warnings })
+    Ok(Conversion { dry_run, target: dir, items, warnings })
 }
 
 /// Returns the tags a memory imported from a record gets: the record's `tags` when kb exported
@@ -448,6 +455,167 @@ fn record_tags(e: &Entry) -> Vec<String> {
         tags.push(c.to_string());
     }
     tags
+}
+
+/// `kb export --to copilot` / `kb import --from copilot`. JSON: `{"direction", "from", "to",
+/// "path":ABS, "dry_run", "added", "merged", "skipped", "items":[ITEM...], "warnings":[S...]}`,
+/// an item being `{"source_id", "target_id":S|null, "subject", "action", "similarity":F|null,
+/// "note"}`.
+pub struct ConvertReport {
+    conversion: Conversion,
+    direction: &'static str,
+    from: &'static str,
+    to: &'static str,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Exports every markdown memory into the Copilot store, with dedup.
+pub fn export_to_copilot(repo: &Repo, dry_run: bool) -> anyhow::Result<ConvertReport> {
+    Ok(ConvertReport::new(export(repo, dry_run)?, "export", ("md", COPILOT), Vec::new()))
+}
+
+/// Imports every Copilot record into the markdown store, with dedup.
+pub fn import_from_copilot(repo: &Repo, dry_run: bool) -> anyhow::Result<ConvertReport> {
+    let file = read_records(repo)?;
+    let skipped: Vec<Diagnostic> = skipped_lines(&Records::parse(&file)).collect();
+    drop(file);
+    Ok(ConvertReport::new(import(repo, dry_run)?, "import", (COPILOT, "md"), skipped))
+}
+
+impl ConvertReport {
+    fn new(
+        conversion: Conversion,
+        direction: &'static str,
+        (from, to): (&'static str, &'static str),
+        mut diagnostics: Vec<Diagnostic>,
+    ) -> ConvertReport {
+        let refused = conversion.items.iter().filter(|i| i.action == Action::Skipped && i.target_id.is_none());
+        diagnostics.extend(
+            refused.map(|i| Diagnostic::warning(None, format!("not {direction}ed {}: {}", i.source_id, i.note))),
+        );
+        diagnostics.extend(conversion.warnings.iter().map(|w| Diagnostic::warning(None, w.as_str())));
+        ConvertReport { conversion, direction, from, to, diagnostics }
+    }
+}
+
+impl Serialize for ConvertReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct ItemJson<'a> {
+            source_id: &'a str,
+            target_id: Option<&'a str>,
+            subject: &'a str,
+            action: &'static str,
+            similarity: Option<f64>,
+            note: &'a str,
+        }
+        #[derive(Serialize)]
+        struct ConvertJson<'a> {
+            direction: &'static str,
+            from: &'static str,
+            to: &'static str,
+            path: String,
+            dry_run: bool,
+            added: usize,
+            merged: usize,
+            skipped: usize,
+            items: Vec<ItemJson<'a>>,
+            warnings: &'a [String],
+        }
+        let c = &self.conversion;
+        let items = c
+            .items
+            .iter()
+            .map(|i| ItemJson {
+                source_id: &i.source_id,
+                target_id: i.target_id.as_deref(),
+                subject: &i.subject,
+                action: i.action.as_str(),
+                similarity: i.similarity,
+                note: &i.note,
+            })
+            .collect();
+        ConvertJson {
+            direction: self.direction,
+            from: self.from,
+            to: self.to,
+            path: abs(&c.target),
+            dry_run: c.dry_run,
+            added: c.count(Action::Added),
+            merged: c.count(Action::Merged),
+            skipped: c.count(Action::Skipped),
+            items,
+            warnings: &c.warnings,
+        }
+        .serialize(s)
+    }
+}
+
+impl Report for ConvertReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let c = &self.conversion;
+        let (from, to) = (self.from, self.to);
+        let name = |store: &str, id: &str| {
+            let id = v.clean(id);
+            if store == "md" { format!("memory {id}") } else { format!("Copilot memory {id}") }
+        };
+        for i in &c.items {
+            let verb = if c.dry_run {
+                match i.action {
+                    Action::Added => "would add",
+                    Action::Merged => "would merge",
+                    Action::Skipped => "would skip",
+                }
+            } else {
+                i.action.as_str()
+            };
+            let width = if c.dry_run { 11 } else { 7 };
+            write!(w, "{verb:<width$} {}", name(from, &i.source_id))?;
+            if let Some(t) = &i.target_id {
+                write!(w, " → {}", name(to, t))?;
+            }
+            write!(w, " [{}]", v.clean(&i.subject))?;
+            let mut notes: Vec<String> = Vec::new();
+            if !i.note.is_empty() {
+                notes.push(v.clean(&i.note).into_owned());
+            }
+            if let Some(s) = i.similarity.filter(|_| i.action != Action::Added) {
+                notes.push(format!("similarity {s:.1}"));
+            }
+            if !notes.is_empty() {
+                write!(w, " ({})", notes.join(", "))?;
+            }
+            writeln!(w)?;
+        }
+        if !c.items.is_empty() {
+            writeln!(w)?;
+        }
+        let total = c.items.len();
+        let what = match (from == "md", total == 1) {
+            (true, true) => "memory",
+            (true, false) => "memories",
+            (false, true) => "Copilot memory",
+            (false, false) => "Copilot memories",
+        };
+        let place = v.rel(&c.target);
+        let mark = v.style.ok("✓");
+        let line = match (self.direction, c.dry_run) {
+            ("export", false) => format!("{mark} Exported {total} {what} to {place}"),
+            ("export", true) => format!("Would export {total} {what} to {place}"),
+            (_, false) => format!("{mark} Imported {total} {what} into {place}"),
+            (_, true) => format!("Would import {total} {what} into {place}"),
+        };
+        let (added, merged, skipped) = (c.count(Action::Added), c.count(Action::Merged), c.count(Action::Skipped));
+        write!(w, "{line}: {added} added, {merged} merged, {skipped} skipped.")?;
+        if c.dry_run {
+            write!(w, " Nothing written.")?;
+        }
+        writeln!(w)
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,189 @@
+//! `kb compile` (and the compile step of `kb watch` and `kb init --agents-md`): write the
+//! always-loaded block into every target in `context_targets`, under the repository lock.
+
+use super::{Report, View, abs};
+use crate::context::targets::{self, Kind, Outcome, TargetError, Written};
+use crate::context::{self, Block};
+use crate::error::Diagnostic;
+use crate::paths::{self, Layout};
+use crate::repo::{self, Repo};
+use crate::settings;
+use anyhow::{Context as _, Result};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What one compile did. JSON: `{"bytes":N, "truncated":bool, "warnings":[S...],
+/// "targets":[TARGET...]}`.
+pub struct CompileReport {
+    pub block: Block,
+    pub results: Vec<Result<Written, TargetError>>,
+    /// Time taken, lock wait included.
+    pub elapsed: Duration,
+    /// The block's warnings as shown to people, paths relative to the root.
+    warnings: Vec<String>,
+}
+
+impl CompileReport {
+    /// Returns how many targets were written, left unchanged, and failed.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let ok = |o: Outcome| self.results.iter().filter(|r| r.as_ref().is_ok_and(|w| w.outcome == o)).count();
+        let failed = self.results.iter().filter(|r| r.is_err()).count();
+        (ok(Outcome::Written), ok(Outcome::Unchanged), failed)
+    }
+
+    /// Returns the JSON form of each target's result.
+    pub fn targets_json(&self) -> Vec<TargetJson> {
+        self.results.iter().map(TargetJson::new).collect()
+    }
+}
+
+/// Compiles once: takes the repository lock, builds the block and writes every
+/// `context_targets` entry.
+pub fn compile(repo: &Repo) -> Result<CompileReport> {
+    let start = Instant::now();
+    let _lock = repo.lock()?;
+    Ok(compile_locked(&repo.layout, &repo.settings.context_targets.value, start))
+}
+
+/// Builds the block and writes `targets`; the caller holds the lock.
+fn compile_locked(layout: &Layout, targets: &[String], start: Instant) -> CompileReport {
+    let block = context::build(layout, false);
+    let results = targets::write_all(layout, targets, block.text.as_deref());
+    let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&layout.root, p).into_owned())).collect();
+    CompileReport { block, results, elapsed: start.elapsed(), warnings }
+}
+
+/// The target `kb init --agents-md` adds.
+pub const AGENTS_MD: &str = "AGENTS.md";
+
+/// What `kb init --agents-md` did.
+pub struct AgentsMd {
+    /// Writing the block into AGENTS.md.
+    pub written: Written,
+    /// Whether AGENTS.md existed before.
+    pub existed: bool,
+    /// The project settings file, when AGENTS.md had to be added to its `context_targets`.
+    pub registered: Option<PathBuf>,
+    /// The block's warnings.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl AgentsMd {
+    /// Returns `created`, `written` or `unchanged`.
+    pub fn status(&self) -> &'static str {
+        match self.written.outcome {
+            Outcome::Unchanged => "unchanged",
+            Outcome::Written if self.existed => "written",
+            Outcome::Written => "created",
+        }
+    }
+}
+
+/// Adds `AGENTS.md` to the project's `context_targets` (after the targets in effect, so none is
+/// lost; other keys and formatting kept) and writes the block into it, under the lock.
+pub fn add_agents_md(repo: &Repo) -> Result<AgentsMd> {
+    let start = Instant::now();
+    let _lock = repo.lock()?;
+    let root = &repo.layout.root;
+    let agents = paths::normalize(&root.join(AGENTS_MD));
+    let mut registered = None;
+    let current = &repo.settings.context_targets.value;
+    if !current.iter().any(|t| paths::normalize(&root.join(t)) == agents) {
+        let mut targets = current.clone();
+        targets.push(AGENTS_MD.to_string());
+        let path = repo.layout.project_settings();
+        repo::guard(&repo.layout, &path)?;
+        let list: Vec<String> = targets.iter().map(|t| serde_json::Value::from(t.as_str()).to_string()).collect();
+        settings::write_key(&path, "context_targets", &format!("[{}]", list.join(", ")))?;
+        registered = Some(path);
+    }
+    let existed = root.join(AGENTS_MD).exists();
+    let mut report = compile_locked(&repo.layout, &[AGENTS_MD.to_string()], start);
+    let written = report.results.pop().context("no result for AGENTS.md")??;
+    Ok(AgentsMd { written, existed, registered, diagnostics: report.block.warnings })
+}
+
+/// One target: `{"target":S, "path":ABS|null, "kind":"standalone"|"managed_block"|null,
+/// "status":"written"|"unchanged"|"error", "bytes":N|null, "error":S|null}`.
+#[derive(Serialize)]
+pub struct TargetJson {
+    target: String,
+    path: Option<String>,
+    kind: Option<&'static str>,
+    status: &'static str,
+    bytes: Option<usize>,
+    error: Option<String>,
+}
+
+impl TargetJson {
+    fn new(r: &Result<Written, TargetError>) -> TargetJson {
+        match r {
+            Ok(w) => TargetJson {
+                target: w.target.raw.clone(),
+                path: Some(abs(&w.target.path)),
+                kind: Some(w.kind.as_str()),
+                status: w.outcome.as_str(),
+                bytes: Some(w.bytes),
+                error: None,
+            },
+            Err(e) => TargetJson {
+                target: e.target.clone(),
+                path: None,
+                kind: None,
+                status: "error",
+                bytes: None,
+                error: Some(e.message.clone()),
+            },
+        }
+    }
+}
+
+impl Serialize for CompileReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct CompileJson<'a> {
+            bytes: usize,
+            truncated: bool,
+            warnings: &'a [String],
+            targets: Vec<TargetJson>,
+        }
+        CompileJson {
+            bytes: self.block.bytes,
+            truncated: self.block.truncated,
+            warnings: &self.warnings,
+            targets: self.targets_json(),
+        }
+        .serialize(s)
+    }
+}
+
+impl Report for CompileReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        for t in self.results.iter().flatten() {
+            let kind = match t.kind {
+                Kind::Standalone => "standalone",
+                Kind::Managed => "managed block",
+            };
+            let mark = if t.outcome == Outcome::Written { v.style.ok("✓") } else { " ".to_string() };
+            writeln!(w, "{mark} {} {} ({kind}, {} bytes)", t.outcome.as_str(), v.rel(&t.target.path), t.bytes)?;
+        }
+        if self.results.is_empty() {
+            writeln!(w, "No compile targets: context_targets is empty.")?;
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.block.warnings
+    }
+
+    fn errors(&self) -> Vec<String> {
+        self.results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect()
+    }
+
+    fn succeeded(&self) -> bool {
+        self.counts().2 == 0
+    }
+}

@@ -1,0 +1,77 @@
+//! Forgetting: a markdown memory by its frontmatter id, or a Copilot record by its id.
+
+use super::read::{COPILOT, Route, Scope, has_record};
+use super::{Report, View, abs, file_name};
+use crate::error::KbError;
+use crate::repo::Repo;
+use anyhow::Result;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+/// What a forget did. JSON: `{"deleted":N, "path":ABS, "store":"md"}` for a memory,
+/// `{"deleted":S, "path":ABS, "line":N, "store":"copilot"}` for a record.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub enum ForgetReport {
+    Md {
+        deleted: u64,
+        path: String,
+        store: &'static str,
+        #[serde(skip)]
+        file: PathBuf,
+    },
+    Copilot {
+        deleted: String,
+        path: String,
+        line: usize,
+        store: &'static str,
+        #[serde(skip)]
+        subject: String,
+        #[serde(skip)]
+        file: PathBuf,
+    },
+}
+
+/// Deletes what `raw_id` leads to within `scope` (see [`Route`]).
+pub fn forget(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ForgetReport> {
+    if let Route::Md { id, or_record } = Route::of(raw_id, scope)? {
+        match repo.memories().forget(id) {
+            Ok(path) => return Ok(ForgetReport::Md { deleted: id, path: abs(&path), store: "md", file: path }),
+            // No memory has this integer id: a record may.
+            Err(KbError::NotFound(_)) if or_record && has_record(repo, raw_id) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    forget_record(repo, raw_id)
+}
+
+fn forget_record(repo: &Repo, raw_id: &str) -> Result<ForgetReport> {
+    let out = repo.records().forget(raw_id.trim())?;
+    Ok(ForgetReport::Copilot {
+        deleted: out.id,
+        path: abs(&out.path),
+        line: out.line,
+        store: COPILOT,
+        subject: out.subject,
+        file: out.path,
+    })
+}
+
+impl Report for ForgetReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let mark = v.style.ok("✓");
+        match self {
+            ForgetReport::Md { deleted, file, .. } => {
+                writeln!(w, "{mark} Deleted memory {deleted}: {}", v.clean(&file_name(file)))
+            }
+            ForgetReport::Copilot { deleted, line, subject, file, .. } => writeln!(
+                w,
+                "{mark} Deleted Copilot memory {} [{}] (line {line} of {})",
+                v.clean(deleted),
+                v.clean(subject),
+                v.rel(file)
+            ),
+        }
+    }
+}

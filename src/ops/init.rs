@@ -1,0 +1,168 @@
+//! `kb init`: create the knowledge folder from the embedded templates and gitignore kb's cache.
+//! Never overwrites a file.
+
+use super::compile::{AgentsMd, add_agents_md};
+use super::{Report, View, abs};
+use crate::error::{Diagnostic, KbError, io_at};
+use crate::format::time::py_isoformat;
+use crate::fsio;
+use crate::paths::Layout;
+use crate::repo::{self, Repo};
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The project context template, embedded in the binary.
+const CONTEXT_TEMPLATE: &str = include_str!("../../templates/context.md");
+
+/// The line kb adds to the root `.gitignore`.
+const CACHE_IGNORE: &str = ".co-cli/cache/";
+
+/// What `kb init` did. JSON: `{"root":ABS, "created":[ABS...], "existing":[ABS...]}`, plus with
+/// `--agents-md` `"agents_md": {"path":ABS, "status":"created"|"written"|"unchanged",
+/// "settings":ABS|null}`.
+pub struct InitReport {
+    root: PathBuf,
+    created: Vec<PathBuf>,
+    existing: Vec<PathBuf>,
+    agents: Option<AgentsMd>,
+}
+
+/// Initializes the repository at `layout`; with `agents_md`, also writes the block into
+/// `AGENTS.md` and registers it as a compile target.
+pub fn init(layout: &Layout, now: DateTime<Utc>, agents_md: bool) -> Result<InitReport> {
+    let mut created: Vec<PathBuf> = Vec::new();
+    let mut existing: Vec<PathBuf> = Vec::new();
+    let memories = layout.memories();
+    let context = layout.project_context();
+    let gitignore = layout.root.join(".gitignore");
+    for path in [&memories, &context, &gitignore] {
+        repo::guard(layout, path)?;
+    }
+    {
+        // The lock also creates the cache folder (derived state that ignores itself in git),
+        // which lets read commands keep an index.
+        let _lock = repo::lock(layout)?;
+        if memories.is_dir() {
+            existing.push(memories);
+        } else {
+            std::fs::create_dir_all(&memories).map_err(io_at(&memories))?;
+            created.push(memories);
+        }
+        if context.exists() {
+            existing.push(context);
+        } else {
+            create_new(&context, &CONTEXT_TEMPLATE.replace("{{updated}}", &py_isoformat(now)))?;
+            created.push(context);
+        }
+        if ignore_cache(&gitignore)? {
+            created.push(gitignore);
+        } else {
+            existing.push(gitignore);
+        }
+    }
+    let agents = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now)?)?) } else { None };
+    Ok(InitReport { root: layout.root.clone(), created, existing, agents })
+}
+
+/// Writes a file that must not exist yet (never overwrites, even in a race).
+fn create_new(path: &Path, text: &str) -> Result<(), KbError> {
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(io_at(path))?;
+    f.write_all(text.as_bytes()).map_err(io_at(path))
+}
+
+/// Adds `.co-cli/cache/` to the `.gitignore` unless a line already covers it; returns whether it
+/// changed the file.
+fn ignore_cache(gitignore: &Path) -> Result<bool, KbError> {
+    let current = match std::fs::read_to_string(gitignore) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(io_at(gitignore)(e)),
+    };
+    let covered = current.lines().map(str::trim).any(|l| {
+        matches!(
+            l,
+            ".co-cli/cache/"
+                | ".co-cli/cache"
+                | "/.co-cli/cache/"
+                | "/.co-cli/cache"
+                | ".co-cli/"
+                | ".co-cli"
+                | "/.co-cli/"
+        )
+    });
+    if covered {
+        return Ok(false);
+    }
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(CACHE_IGNORE);
+    text.push('\n');
+    fsio::write_atomic(gitignore, text.as_bytes()).map_err(io_at(gitignore))?;
+    Ok(true)
+}
+
+impl Serialize for InitReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct AgentsMdJson {
+            path: String,
+            status: &'static str,
+            settings: Option<String>,
+        }
+        #[derive(Serialize)]
+        struct InitJson {
+            root: String,
+            created: Vec<String>,
+            existing: Vec<String>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            agents_md: Option<AgentsMdJson>,
+        }
+        let show = |v: &[PathBuf]| v.iter().map(|p| abs(p)).collect();
+        InitJson {
+            root: abs(&self.root),
+            created: show(&self.created),
+            existing: show(&self.existing),
+            agents_md: self.agents.as_ref().map(|a| AgentsMdJson {
+                path: abs(&a.written.target.path),
+                status: a.status(),
+                settings: a.registered.as_deref().map(abs),
+            }),
+        }
+        .serialize(s)
+    }
+}
+
+impl Report for InitReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let mark = v.style.ok("✓");
+        for p in &self.created {
+            let what = if p.ends_with(".gitignore") { "Updated" } else { "Created" };
+            writeln!(w, "{mark} {what} {}", v.rel(p))?;
+        }
+        let agents_changed = self.agents.as_ref().is_some_and(|a| a.status() != "unchanged" || a.registered.is_some());
+        if self.created.is_empty() && !agents_changed {
+            writeln!(w, "Already initialized in {}: nothing to do.", self.root.display())?;
+        }
+        if let Some(a) = &self.agents {
+            let name = v.rel(&a.written.target.path);
+            match a.status() {
+                "created" => writeln!(w, "{mark} Created {name} with the context block")?,
+                "written" => writeln!(w, "{mark} Added the context block to {name}")?,
+                _ => writeln!(w, "{name} already has the current context block")?,
+            }
+            if let Some(p) = &a.registered {
+                writeln!(w, "{mark} Registered {name} in context_targets of {}", v.rel(p))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        self.agents.as_ref().map_or(&[], |a| &a.diagnostics)
+    }
+}

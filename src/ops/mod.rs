@@ -1,0 +1,114 @@
+//! The use-cases of kb, shared by the command line and the MCP server.
+//!
+//! Each operation takes a [`Repo`](crate::repo::Repo) (or, where settings are not needed, a
+//! [`Layout`](crate::paths::Layout)) and returns a report: a value that serialises to the
+//! command's `--json` document and renders its human text ([`Report`]). Operations never print;
+//! the problems they met along the way travel in the report as diagnostics. `commands/` prints
+//! reports for a terminal, `mcp/` turns them into tool results, and neither knows the other.
+
+pub mod check;
+pub mod compile;
+pub mod config;
+pub mod context;
+pub mod convert;
+pub mod forget;
+pub mod init;
+pub mod protect;
+pub mod read;
+pub mod save;
+pub mod vote;
+
+use crate::error::Diagnostic;
+use crate::output::Style;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// What an operation returns: its JSON document (`Serialize`) and its human text.
+pub trait Report: Serialize {
+    /// Writes the human text, each line ending in `\n` (nothing at all for an empty result that
+    /// prints nothing).
+    fn render(&self, view: &View, w: &mut dyn Write) -> io::Result<()>;
+
+    /// The problems met that did not stop the operation, to show once on stderr.
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &[]
+    }
+
+    /// Parts of the operation that failed while the rest went on (a compile target that could
+    /// not be written), to show as errors.
+    fn errors(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Whether the operation succeeded (`kb check` with problems and `kb compile` with a failed
+    /// target report fully, then exit 1).
+    fn succeeded(&self) -> bool {
+        true
+    }
+}
+
+/// How a report is rendered: the style (colour, escaping) and the root that paths are shown
+/// relative to.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub style: Style,
+    pub root: PathBuf,
+}
+
+impl View {
+    /// Returns `path` relative to the root when it is inside it, for messages.
+    pub fn rel<'a>(&self, path: &'a Path) -> Cow<'a, str> {
+        rel(&self.root, path)
+    }
+
+    /// Returns untrusted text made safe for the terminal.
+    pub fn clean<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.style.clean(text)
+    }
+
+    /// Returns the report's human text as one string, without the final line break (what `kb mcp`
+    /// returns as a tool's text).
+    pub fn text(&self, report: &impl Report) -> String {
+        let mut buf = Vec::new();
+        // Writing into a Vec cannot fail.
+        let _ = report.render(self, &mut buf);
+        let mut text = String::from_utf8_lossy(&buf).into_owned();
+        text.truncate(text.trim_end_matches('\n').len());
+        text
+    }
+}
+
+/// Returns `path` relative to `root` when it is inside it.
+pub fn rel<'a>(root: &Path, path: &'a Path) -> Cow<'a, str> {
+    match path.strip_prefix(root) {
+        Ok(r) if !r.as_os_str().is_empty() => r.to_string_lossy(),
+        _ => path.to_string_lossy(),
+    }
+}
+
+/// Returns the absolute form of a path for JSON output.
+pub fn abs(path: &Path) -> String {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+}
+
+/// Returns the `action` of save JSON (SPEC §5).
+pub fn save_action(consolidated: bool, dry_run: bool) -> &'static str {
+    match (consolidated, dry_run) {
+        (true, false) => "consolidated",
+        (true, true) => "would_consolidate",
+        (false, false) => "saved",
+        (false, true) => "would_save",
+    }
+}
+
+/// Returns "1 file", "2 files".
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// Returns the file name of `path` for messages.
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}

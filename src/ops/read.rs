@@ -1,0 +1,651 @@
+//! Reading both stores: `recall`, `list` and `show`, the cross-store merge, and the one rule that
+//! routes an id to its store. Nothing here writes a knowledge file; files that cannot be read are
+//! left out and reported as diagnostics.
+//!
+//! Reading is two steps so that a report can borrow what was read instead of copying it (100,000
+//! records are streamed, not collected): [`load`] reads the files into a [`Loaded`], and
+//! [`recall`] or [`list`] build a report that borrows it.
+
+use super::{Report, View, abs};
+use crate::copilot::jsonl::JsonlFile;
+use crate::copilot::record::Votes;
+use crate::copilot::{self, Record, Records};
+use crate::error::{Diagnostic, KbError};
+use crate::memories::file::{detect_category, detect_source};
+use crate::memories::index::{Index, MemoryRef, Pos};
+use crate::memories::store;
+use crate::output::{chars_prefix, summary};
+use crate::repo::{Repo, parse_id};
+use anyhow::Result;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The `store` value of a Copilot item in JSON.
+pub const COPILOT: &str = "copilot";
+
+/// Which stores a command covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Both,
+    Md,
+    Copilot,
+}
+
+/// Where an id typed by a person leads (SPEC §9): an integer is a markdown memory (and, unless
+/// the command was narrowed to one store, a Copilot record with that id when no memory has it);
+/// any other id is a Copilot record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Md { id: u64, or_record: bool },
+    Copilot,
+}
+
+impl Route {
+    /// Returns where `raw` leads within `scope`; an id that cannot be a memory's is an error with
+    /// `--store md`.
+    pub fn of(raw: &str, scope: Scope) -> Result<Route, KbError> {
+        Ok(match scope {
+            Scope::Copilot => Route::Copilot,
+            Scope::Md => Route::Md { id: parse_id(raw)?, or_record: false },
+            Scope::Both => match parse_id(raw) {
+                Ok(id) => Route::Md { id, or_record: true },
+                Err(_) => Route::Copilot,
+            },
+        })
+    }
+}
+
+/// Returns whether the Copilot store has a record with this id.
+pub fn has_record(repo: &Repo, raw_id: &str) -> bool {
+    let Ok(file) = JsonlFile::read(&repo.layout.copilot_memories()) else { return false };
+    !Records::parse(&file).find(raw_id.trim()).is_empty()
+}
+
+/// Reads the JSONL file for a command narrowed to the Copilot store: unreadable is an error.
+pub fn read_records(repo: &Repo) -> Result<JsonlFile> {
+    let path = repo.layout.copilot_memories();
+    JsonlFile::read(&path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+}
+
+/// Returns the diagnostics of the lines a read left out, placed in the file.
+pub fn skipped_lines(all: &Records<'_>) -> impl Iterator<Item = Diagnostic> {
+    all.problems.iter().filter(|p| p.skipped()).map(|p| p.clone().in_file(&all.file.path))
+}
+
+/// What a read command read: the memory index and the JSONL file, as its scope asks.
+pub struct Loaded {
+    pub root: PathBuf,
+    /// `memory_max_count`, shown by `list`.
+    pub limit: u64,
+    pub index: Option<Index>,
+    pub file: Option<JsonlFile>,
+    /// Files left out while reading (not yet the JSONL lines: those come with the parse).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Reads the stores `scope` covers. With both stores, an unreadable JSONL file is a diagnostic
+/// and the Copilot half is empty; narrowed to the Copilot store, it is an error.
+pub fn load(repo: &Repo, scope: Scope) -> Result<Loaded> {
+    let mut diagnostics = Vec::new();
+    let index = match scope {
+        Scope::Copilot => None,
+        _ => {
+            let index = repo.memories().scan()?;
+            diagnostics.extend(index.problems());
+            Some(index)
+        }
+    };
+    let file = match scope {
+        Scope::Md => None,
+        Scope::Copilot => Some(read_records(repo)?),
+        Scope::Both => {
+            let path = repo.layout.copilot_memories();
+            match JsonlFile::read(&path) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    diagnostics.push(Diagnostic::error(None, e.to_string()).in_file(&path));
+                    None
+                }
+            }
+        }
+    };
+    let limit = repo.settings.memory_max_count.value;
+    Ok(Loaded { root: repo.layout.root.clone(), limit, index, file, diagnostics })
+}
+
+/// One memory in JSON (SPEC §5 `MEMORY`, plus `store`).
+#[derive(Serialize)]
+pub struct MemoryJson {
+    pub store: &'static str,
+    pub id: u64,
+    pub path: String,
+    pub content: String,
+    pub tags: Vec<String>,
+    pub created: String,
+    pub updated: Option<String>,
+    pub source: String,
+    pub category: Option<&'static str>,
+    pub decay_protected: bool,
+}
+
+impl MemoryJson {
+    pub fn new(m: &MemoryRef<'_>, dir: &Path) -> MemoryJson {
+        MemoryJson {
+            store: "md",
+            id: m.id,
+            path: abs(&dir.join(m.file_name)),
+            content: m.content.to_string(),
+            tags: m.tags.iter().map(|t| t.to_string()).collect(),
+            created: m.created.to_string(),
+            updated: m.updated.map(String::from),
+            source: m.source.map_or_else(|| detect_source(&m.tags).to_string(), String::from),
+            category: detect_category(&m.tags),
+            decay_protected: m.decay_protected,
+        }
+    }
+}
+
+/// One record in JSON: the SPEC §5 `MEMORY` keys (content = fact, no tags, never
+/// decay-protected), plus the record's own.
+#[derive(Serialize)]
+pub struct RecordJson {
+    pub store: &'static str,
+    pub id: String,
+    pub path: String,
+    pub line: usize,
+    pub subject: String,
+    pub fact: String,
+    pub content: String,
+    pub citations: Vec<String>,
+    pub reason: Option<String>,
+    pub category: Option<String>,
+    pub source: Option<String>,
+    pub created: Option<String>,
+    pub updated: Option<String>,
+    pub votes: Votes,
+    pub tags: Vec<String>,
+    pub decay_protected: bool,
+}
+
+impl RecordJson {
+    pub fn new(all: &Records<'_>, r: &Record<'_>) -> RecordJson {
+        let f = all.fields(r);
+        let owned = |s: Option<&str>| s.map(str::to_string);
+        RecordJson {
+            store: COPILOT,
+            id: r.id.to_string(),
+            path: abs(&all.file.path),
+            line: r.line(),
+            subject: r.subject.to_string(),
+            fact: r.fact.to_string(),
+            content: r.fact.to_string(),
+            citations: f.citations.iter().map(|c| c.to_string()).collect(),
+            reason: owned(f.reason.as_deref()),
+            category: owned(r.category),
+            source: owned(f.source.as_deref()),
+            created: owned(r.created),
+            updated: owned(r.updated),
+            votes: r.votes,
+            tags: Vec::new(),
+            decay_protected: false,
+        }
+    }
+}
+
+/// A memory of either store in `recall` JSON.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Either<M, R> {
+    Md(M),
+    Copilot(R),
+}
+
+/// A recall hit in either store: a memory, or a record by its position in the parsed records
+/// (a record borrows the parse, which the report owns).
+enum Hit<'a> {
+    Md(MemoryRef<'a>),
+    Copilot { pos: usize, age: (i64, usize) },
+}
+
+impl Hit<'_> {
+    /// Returns the key hits are ordered by, newest last: created, then the store's own order.
+    fn age_key(&self) -> (i64, u8, u64) {
+        match self {
+            Hit::Md(m) => (m.created_at, 1, m.id),
+            Hit::Copilot { age: (at, index), .. } => (*at, 0, *index as u64),
+        }
+    }
+}
+
+/// `kb recall`: the newest matches of both stores, merged.
+///
+/// JSON: `{"query":Q, "count":N, "results":[MEMORY...]}`.
+pub struct RecallReport<'a> {
+    query: String,
+    loaded: &'a Loaded,
+    records: Option<Records<'a>>,
+    hits: Vec<Hit<'a>>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Finds the newest `max_results` memories of either store matching `query`.
+pub fn recall<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport<'a> {
+    let mut diagnostics = loaded.diagnostics.clone();
+    let records = loaded.file.as_ref().map(Records::parse);
+    let mut hits: Vec<Hit<'a>> = Vec::new();
+    if let Some(index) = &loaded.index {
+        hits.extend(store::recall(index, query, max_results).into_iter().map(Hit::Md));
+    }
+    if let Some(all) = &records {
+        diagnostics.extend(skipped_lines(all));
+        let q = copilot::Query::new(query);
+        // Keep only the newest N matches of this store before merging (a broad query can match
+        // most of 100,000 records).
+        let mut found: Vec<((i64, usize), usize)> =
+            all.iter().enumerate().filter(|(_, r)| all.matches(r, &q)).map(|(pos, r)| (r.age_key(), pos)).collect();
+        found.sort_unstable_by_key(|(age, _)| std::cmp::Reverse(*age));
+        found.truncate(max_results);
+        hits.extend(found.into_iter().map(|(age, pos)| Hit::Copilot { pos, age }));
+    }
+    hits.sort_by_key(|h| std::cmp::Reverse(h.age_key()));
+    hits.truncate(max_results);
+    RecallReport { query: query.to_string(), loaded, records, hits, diagnostics }
+}
+
+impl Serialize for RecallReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct RecallJson<'q> {
+            query: &'q str,
+            count: usize,
+            results: Vec<Either<MemoryJson, RecordJson>>,
+        }
+        let results = self
+            .hits
+            .iter()
+            .filter_map(|h| match (h, &self.loaded.index, &self.records) {
+                (Hit::Md(m), Some(index), _) => Some(Either::Md(MemoryJson::new(m, &index.dir))),
+                (Hit::Copilot { pos, .. }, _, Some(all)) => {
+                    all.get(*pos).map(|r| Either::Copilot(RecordJson::new(all, &r)))
+                }
+                _ => None,
+            })
+            .collect();
+        RecallJson { query: &self.query, count: self.hits.len(), results }.serialize(s)
+    }
+}
+
+impl Report for RecallReport<'_> {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let q = v.clean(&self.query);
+        if self.hits.is_empty() {
+            return writeln!(w, "No memories found matching '{q}'");
+        }
+        let noun = if self.hits.len() == 1 { "memory" } else { "memories" };
+        let mut lines = vec![format!("Found {} {noun} matching '{q}':", self.hits.len()), String::new()];
+        for h in &self.hits {
+            match h {
+                Hit::Md(m) => {
+                    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10));
+                    lines.push(v.style.bold(&head));
+                    if !m.tags.is_empty() {
+                        lines.push(format!("Tags: {}", v.clean(&m.tags.join(", "))));
+                    }
+                    lines.push(v.clean(m.content).into_owned());
+                    lines.push(String::new());
+                }
+                Hit::Copilot { pos, .. } => {
+                    if let Some((all, r)) = self.records.as_ref().and_then(|all| Some((all, all.get(*pos)?))) {
+                        lines.extend(record_recall_lines(v, all, &r));
+                    }
+                }
+            }
+        }
+        writeln!(w, "{}", lines.join("\n").trim_end())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// Returns the human `recall` lines of one record.
+fn record_recall_lines(v: &View, all: &Records<'_>, r: &Record<'_>) -> Vec<String> {
+    let head = match r.created {
+        Some(c) => format!("**Copilot memory {}** (created {})", r.id, chars_prefix(c, 10)),
+        None => format!("**Copilot memory {}**", r.id),
+    };
+    let mut lines = vec![v.style.bold(&v.clean(&head)), format!("Subject: {}", v.clean(r.subject))];
+    let citations = all.fields(r).citations;
+    if !citations.is_empty() {
+        lines.push(format!("Citations: {}", v.clean(&citations.join(", "))));
+    }
+    lines.push(v.clean(r.fact).into_owned());
+    lines.push(String::new());
+    lines
+}
+
+/// `kb list`: every markdown memory by id (co-cli's lines), then the Copilot records in file
+/// order.
+///
+/// JSON: `{"count":N, "limit":MAX, "counts":{"md":N,"copilot":N}, "memories":[ITEM...]}`, the
+/// items streamed one by one.
+pub struct ListReport<'a> {
+    loaded: &'a Loaded,
+    records: Option<Records<'a>>,
+    /// The markdown memories, by id (then file name).
+    order: Vec<Pos>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Lists what `loaded` holds.
+pub fn list(loaded: &Loaded) -> ListReport<'_> {
+    let mut diagnostics = loaded.diagnostics.clone();
+    let records = loaded.file.as_ref().map(Records::parse);
+    if let Some(all) = &records {
+        diagnostics.extend(skipped_lines(all));
+    }
+    let mut order: Vec<Pos> = Vec::new();
+    if let Some(index) = &loaded.index {
+        order = index.positions().collect();
+        order.sort_by(|&a, &b| {
+            index.id_at(a).cmp(&index.id_at(b)).then_with(|| index.file_name_at(a).cmp(index.file_name_at(b)))
+        });
+    }
+    ListReport { loaded, records, order, diagnostics }
+}
+
+#[derive(Serialize)]
+struct ListItem<'a> {
+    store: &'static str,
+    id: u64,
+    created: &'a str,
+    updated: Option<&'a str>,
+    tags: Vec<&'a str>,
+    category: Option<&'static str>,
+    summary: String,
+    decay_protected: bool,
+    path: String,
+}
+
+/// One record in `list` JSON: the SPEC §5 list keys plus the record's own, borrowed.
+#[derive(Serialize)]
+struct RecordListItem<'r> {
+    store: &'static str,
+    id: &'r str,
+    created: Option<&'r str>,
+    updated: Option<&'r str>,
+    tags: &'static [String],
+    category: Option<&'r str>,
+    summary: String,
+    decay_protected: bool,
+    path: &'r str,
+    line: usize,
+    subject: &'r str,
+    votes: Votes,
+}
+
+/// The markdown items, then the Copilot records, serialised one by one.
+struct ListItems<'x, 'a>(&'x ListReport<'a>);
+
+impl Serialize for ListItems<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let report = self.0;
+        let copilot_len = report.records.as_ref().map_or(0, |r| r.len());
+        let mut seq = s.serialize_seq(Some(report.order.len() + copilot_len))?;
+        if let Some(index) = &report.loaded.index {
+            let dir = std::path::absolute(&index.dir).unwrap_or_else(|_| index.dir.clone());
+            for &p in &report.order {
+                let m = index.at(p);
+                seq.serialize_element(&ListItem {
+                    store: "md",
+                    id: m.id,
+                    created: m.created,
+                    updated: m.updated,
+                    category: detect_category(&m.tags),
+                    summary: summary(m.content),
+                    decay_protected: m.decay_protected,
+                    path: dir.join(m.file_name).display().to_string(),
+                    tags: m.tags,
+                })?;
+            }
+        }
+        if let Some(all) = &report.records {
+            let path = abs(&all.file.path);
+            for r in all.iter() {
+                seq.serialize_element(&RecordListItem {
+                    store: COPILOT,
+                    id: r.id,
+                    created: r.created,
+                    updated: r.updated,
+                    tags: &[],
+                    category: r.category,
+                    summary: summary(r.fact),
+                    decay_protected: false,
+                    path: &path,
+                    line: r.line(),
+                    subject: r.subject,
+                    votes: r.votes,
+                })?;
+            }
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for ListReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Counts {
+            md: usize,
+            copilot: usize,
+        }
+        #[derive(Serialize)]
+        struct ListJson<'x, 'a> {
+            count: usize,
+            limit: u64,
+            /// How many of `memories` each store holds.
+            counts: Counts,
+            memories: ListItems<'x, 'a>,
+        }
+        let counts = Counts { md: self.order.len(), copilot: self.records.as_ref().map_or(0, |r| r.len()) };
+        let count = counts.md + counts.copilot;
+        ListJson { count, limit: self.loaded.limit, counts, memories: ListItems(self) }.serialize(s)
+    }
+}
+
+impl Report for ListReport<'_> {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let copilot = self.records.as_ref().filter(|p| !p.is_empty());
+        let Some(index) = &self.loaded.index else {
+            // Narrowed to the Copilot store.
+            return match &self.records {
+                Some(all) if !all.is_empty() => write_record_list(v, all, w),
+                Some(all) if all.file.exists => writeln!(w, "No Copilot memories found."),
+                _ => writeln!(w, "No Copilot memories saved yet."),
+            };
+        };
+        // The markdown section exactly as co-cli prints it, then the Copilot section when it has
+        // records.
+        if self.order.is_empty() {
+            let empty = if index.dir_exists { "No memories found." } else { "No memories saved yet." };
+            writeln!(w, "{empty}")?;
+            if let Some(c) = copilot {
+                writeln!(w)?;
+                write_record_list(v, c, w)?;
+            }
+            return Ok(());
+        }
+        write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.loaded.limit)?;
+        for &p in &self.order {
+            let m = index.at(p);
+            write!(w, "**{:03}** ({}", m.id, chars_prefix(m.created, 10))?;
+            if let Some(u) = m.updated {
+                write!(w, " → {}", chars_prefix(u, 10))?;
+            }
+            w.write_all(b")")?;
+            if let Some(c) = detect_category(&m.tags) {
+                write!(w, " [{c}]")?;
+            }
+            if m.decay_protected {
+                w.write_all(" 🔒".as_bytes())?;
+            }
+            writeln!(w, " : {}", v.clean(&summary(m.content)))?;
+        }
+        if let Some(c) = copilot {
+            w.write_all(b"\n")?;
+            write_record_list(v, c, w)?;
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// Writes the human `list` of the Copilot store: a header, then one line per record in file order.
+fn write_record_list(v: &View, all: &Records<'_>, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "Copilot memories: {}\n", all.len())?;
+    for r in all.iter() {
+        write!(w, "**{}**", v.clean(r.id))?;
+        if let Some(c) = r.created {
+            write!(w, " ({}", chars_prefix(c, 10))?;
+            if let Some(u) = r.updated {
+                write!(w, " → {}", chars_prefix(u, 10))?;
+            }
+            w.write_all(b")")?;
+        }
+        write!(w, " [{}]", v.clean(r.subject))?;
+        if r.votes != Votes::default() {
+            write!(w, " +{}/-{}", r.votes.up, r.votes.down)?;
+        }
+        writeln!(w, " : {}", v.clean(&summary(r.fact)))?;
+    }
+    Ok(())
+}
+
+/// `kb show`: one memory or record in full. JSON: `MEMORY` (a record's adds its own keys).
+pub enum ShowReport {
+    Md { json: MemoryJson, file: PathBuf, diagnostics: Vec<Diagnostic> },
+    Copilot { json: RecordJson, file: PathBuf, diagnostics: Vec<Diagnostic> },
+}
+
+/// Shows the memory or record `raw_id` leads to.
+pub fn show(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
+    let (id, or_record) = match Route::of(raw_id, scope)? {
+        Route::Copilot => return show_record(repo, raw_id),
+        Route::Md { id, or_record } => (id, or_record),
+    };
+    let index = repo.memories().scan()?;
+    let diagnostics = index.problems();
+    let found = index.by_id(id);
+    let m = match found.as_slice() {
+        [] => {
+            if or_record && has_record(repo, raw_id) {
+                return show_record(repo, raw_id);
+            }
+            return Err(Shown { diagnostics, error: KbError::NotFound(raw_id.trim().to_string()) }.into());
+        }
+        [m] => m,
+        many => {
+            let files = many.iter().map(|m| m.file_name.to_string()).collect();
+            return Err(Shown { diagnostics, error: KbError::DuplicateId { id, files } }.into());
+        }
+    };
+    let file = index.dir.join(m.file_name);
+    Ok(ShowReport::Md { json: MemoryJson::new(m, &index.dir), file, diagnostics })
+}
+
+/// An error of `show` that comes with the files it skipped on the way (a read command names
+/// them even when it fails).
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct Shown {
+    pub diagnostics: Vec<Diagnostic>,
+    #[source]
+    pub error: KbError,
+}
+
+fn show_record(repo: &Repo, raw_id: &str) -> Result<ShowReport> {
+    let file = read_records(repo)?;
+    let all = Records::parse(&file);
+    match all.one(raw_id.trim()) {
+        // As `kb show` of a memory names the files it skipped, a failed lookup names the lines.
+        Ok(r) => Ok(ShowReport::Copilot {
+            json: RecordJson::new(&all, &r),
+            file: file.path.clone(),
+            diagnostics: Vec::new(),
+        }),
+        Err(error) => Err(Shown { diagnostics: skipped_lines(&all).collect(), error }.into()),
+    }
+}
+
+impl Serialize for ShowReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            ShowReport::Md { json, .. } => json.serialize(s),
+            ShowReport::Copilot { json, .. } => json.serialize(s),
+        }
+    }
+}
+
+impl Report for ShowReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let mut text = String::new();
+        match self {
+            ShowReport::Md { json: m, file, .. } => {
+                let header = format!("Memory {} ({})", m.id, v.rel(file));
+                text.push_str(&format!("{}\n", v.style.bold(&v.clean(&header))));
+                text.push_str(&format!("Created: {}\n", m.created));
+                if let Some(u) = &m.updated {
+                    text.push_str(&format!("Updated: {u}\n"));
+                }
+                if !m.tags.is_empty() {
+                    text.push_str(&format!("Tags: {}\n", v.clean(&m.tags.join(", "))));
+                }
+                if let Some(c) = m.category {
+                    text.push_str(&format!("Category: {c}\n"));
+                }
+                text.push_str(&format!("Source: {}\n", v.clean(&m.source)));
+                if m.decay_protected {
+                    text.push_str("Protected: 🔒 yes\n");
+                }
+                text.push('\n');
+                text.push_str(&v.clean(&m.content));
+            }
+            ShowReport::Copilot { json: r, file, .. } => {
+                let title = format!("Copilot memory {} ({}:{})", v.clean(&r.id), v.rel(file), r.line);
+                text.push_str(&format!("{}\n", v.style.bold(&title)));
+                text.push_str(&format!("Subject: {}\n", v.clean(&r.subject)));
+                for (label, value) in
+                    [("Created", &r.created), ("Updated", &r.updated), ("Category", &r.category), ("Source", &r.source)]
+                {
+                    if let Some(val) = value {
+                        text.push_str(&format!("{label}: {}\n", v.clean(val)));
+                    }
+                }
+                if !r.citations.is_empty() {
+                    text.push_str(&format!("Citations: {}\n", v.clean(&r.citations.join(", "))));
+                }
+                if let Some(reason) = &r.reason {
+                    text.push_str(&format!("Reason: {}\n", v.clean(reason)));
+                }
+                if r.votes != Votes::default() {
+                    text.push_str(&format!("Votes: {} up, {} down\n", r.votes.up, r.votes.down));
+                }
+                text.push('\n');
+                text.push_str(&v.clean(&r.fact));
+            }
+        }
+        writeln!(w, "{text}")
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            ShowReport::Md { diagnostics, .. } | ShowReport::Copilot { diagnostics, .. } => diagnostics,
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Saving: a markdown memory (`kb save`, MCP `save_memory`) or a Copilot record
+//! (`kb save --store copilot`, MCP `store_memory`). The stores do the work; this module shapes
+//! what a save reports.
+
+use super::{Report, View, abs, file_name, save_action};
+use crate::copilot::{RecordRequest, RecordSaveOutcome};
+use crate::error::Diagnostic;
+use crate::memories::store::{SaveOutcome, SaveRequest};
+use crate::repo::Repo;
+use anyhow::Result;
+use serde::Serialize;
+use std::io::{self, Write};
+
+/// What a markdown save did. JSON (SPEC §5): `{"action", "memory_id":N, "path":ABS,
+/// "similarity":F|null, "decayed":N, "decay_strategy":S|null, "redacted":[S...], "store":"md"}`.
+#[derive(Serialize)]
+pub struct SaveReport {
+    action: &'static str,
+    memory_id: u64,
+    path: String,
+    similarity: Option<f64>,
+    decayed: usize,
+    decay_strategy: Option<&'static str>,
+    redacted: Vec<&'static str>,
+    store: &'static str,
+    #[serde(skip)]
+    outcome: SaveOutcome,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Saves a memory: dedup, consolidation, decay (SPEC §3).
+pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
+    let out = repo.memories().save(req)?;
+    let mut diagnostics: Vec<Diagnostic> = out.warnings.iter().map(|w| Diagnostic::warning(None, w.as_str())).collect();
+    diagnostics.extend(redacted(&out.redacted));
+    Ok(SaveReport {
+        action: save_action(out.consolidated, out.dry_run),
+        memory_id: out.memory_id,
+        path: abs(&out.path),
+        similarity: out.similarity,
+        decayed: out.decayed,
+        decay_strategy: out.decay_strategy.map(|s| s.as_str()),
+        redacted: out.redacted.clone(),
+        store: "md",
+        outcome: out,
+        diagnostics,
+    })
+}
+
+/// Returns the warning that secrets were redacted, when some were.
+fn redacted(rules: &[&str]) -> Option<Diagnostic> {
+    (!rules.is_empty()).then(|| Diagnostic::warning(None, format!("redacted secrets matching: {}", rules.join(", "))))
+}
+
+impl Report for SaveReport {
+    /// co-cli's display text.
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let out = &self.outcome;
+        let mark = v.style.ok("✓");
+        let (id, location) = (out.memory_id, &self.path);
+        let name = file_name(&out.path);
+        match (out.consolidated, out.dry_run) {
+            (true, false) => write!(w, "{mark} Updated memory {id} (consolidated duplicate)\nLocation: {location}")?,
+            (true, true) => write!(
+                w,
+                "Would update memory {id} (consolidated duplicate, similarity {:.1})\nLocation: {location}",
+                out.similarity.unwrap_or_default()
+            )?,
+            (false, false) => write!(w, "{mark} Saved memory {id}: {name}\nLocation: {location}")?,
+            (false, true) => write!(w, "Would save memory {id}: {name}\nLocation: {location}")?,
+        }
+        if let Some(strategy) = out.decay_strategy {
+            let verb = if out.dry_run { "Would decay" } else { "Decayed" };
+            write!(w, "\n♻️ {verb} {} old memories ({})", out.decayed, strategy.as_str())?;
+        }
+        writeln!(w)
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// What a record save did. JSON: SPEC §5's save keys, the id a string, plus `line` and `store`.
+#[derive(Serialize)]
+pub struct RecordSaveReport {
+    action: &'static str,
+    memory_id: String,
+    path: String,
+    line: usize,
+    similarity: Option<f64>,
+    decayed: usize,
+    decay_strategy: Option<&'static str>,
+    redacted: Vec<&'static str>,
+    store: &'static str,
+    #[serde(skip)]
+    outcome: RecordSaveOutcome,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Stores a Copilot record: the secret filter, dedup within its subject, consolidation (SPEC §9).
+pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> {
+    let out = repo.records().save(req)?;
+    Ok(RecordSaveReport {
+        action: save_action(out.consolidated, out.dry_run),
+        memory_id: out.id.clone(),
+        path: abs(&out.path),
+        line: out.line,
+        similarity: out.similarity,
+        decayed: 0,
+        decay_strategy: None,
+        redacted: out.redacted.clone(),
+        store: super::read::COPILOT,
+        diagnostics: redacted(&out.redacted).into_iter().collect(),
+        outcome: out,
+    })
+}
+
+impl Report for RecordSaveReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let out = &self.outcome;
+        let location = format!("{}:{}", self.path, out.line);
+        let mark = v.style.ok("✓");
+        let id = v.clean(&out.id);
+        match (out.consolidated, out.dry_run) {
+            (true, false) => {
+                writeln!(w, "{mark} Updated Copilot memory {id} (consolidated duplicate)\nLocation: {location}")
+            }
+            (true, true) => writeln!(
+                w,
+                "Would update Copilot memory {id} (consolidated duplicate, similarity {:.1})\nLocation: {location}",
+                out.similarity.unwrap_or_default()
+            ),
+            (false, false) => writeln!(w, "{mark} Saved Copilot memory {id}\nLocation: {location}"),
+            (false, true) => writeln!(w, "Would save Copilot memory {id}\nLocation: {location}"),
+        }
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}

@@ -1,0 +1,111 @@
+//! One repository as every operation sees it: where its files are (`Layout`), its settings and
+//! the clock. This module owns the safety rules every write shares (SPEC §6): the one repository
+//! lock and the one guard that keeps writes inside the root, and the parsing of ids as people
+//! type them.
+
+use crate::copilot::RecordStore;
+use crate::error::{KbError, io_at};
+use crate::fsio;
+use crate::memories::store::Store;
+use crate::paths::{self, Layout};
+use crate::settings::{Settings, SettingsError};
+use chrono::{DateTime, Utc};
+use std::path::Path;
+
+/// A repository with its settings, at one moment.
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub layout: Layout,
+    pub settings: Settings,
+    /// The clock: now, or `KB_NOW` when tests pin it.
+    pub now: DateTime<Utc>,
+}
+
+impl Repo {
+    /// Opens the repository at `layout`, loading its settings from the files and the process
+    /// environment; an invalid value is an error naming where it came from.
+    pub fn open(layout: Layout, now: DateTime<Utc>) -> Result<Repo, SettingsError> {
+        let settings = Settings::load(&layout, &env)?;
+        Ok(Repo { layout, settings, now })
+    }
+
+    /// Returns the markdown memory store.
+    pub fn memories(&self) -> Store<'_> {
+        Store { repo: self }
+    }
+
+    /// Returns the Copilot record store.
+    pub fn records(&self) -> RecordStore<'_> {
+        RecordStore { repo: self }
+    }
+
+    /// Takes the repository's write lock (see [`lock`]).
+    pub fn lock(&self) -> Result<fsio::Lock, KbError> {
+        lock(&self.layout)
+    }
+
+    /// Fails unless writing `path` stays inside the root (see [`guard`]).
+    pub fn guard(&self, path: &Path) -> Result<(), KbError> {
+        guard(&self.layout, path)
+    }
+}
+
+/// Takes the repository's exclusive write lock, `.co-cli/cache/lock`, waiting up to
+/// `fsio::LOCK_TIMEOUT`. Every command that writes holds it for its whole read-modify-write, so
+/// concurrent kb processes lose no update. The cache folder is created when missing, with a
+/// `.gitignore` of `*` so it never shows in `git status`, and never through a symlink that leads
+/// out of the root.
+pub fn lock(layout: &Layout) -> Result<fsio::Lock, KbError> {
+    let path = layout.lock();
+    let cache = layout.cache();
+    guard(layout, &cache)?;
+    paths::ensure_ignored_dir(&cache).map_err(io_at(&cache))?;
+    fsio::lock(&path, fsio::LOCK_TIMEOUT).map_err(|source| KbError::Lock { path, source })
+}
+
+/// Fails unless `path`, once every symlink in its existing part is resolved, lies inside the
+/// root: kb never follows a link out of the repository when it writes (SPEC §6).
+pub fn guard(layout: &Layout, path: &Path) -> Result<(), KbError> {
+    paths::check_inside(&layout.root, path).map_err(io_at(path))
+}
+
+/// Reads an environment variable (settings treat an empty value as unset).
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Parses a memory id the way people type it (` 7 `, `+7`, `007`).
+pub fn parse_id(raw: &str) -> Result<u64, KbError> {
+    let t = raw.trim();
+    t.strip_prefix('+')
+        .unwrap_or(t)
+        .parse::<u64>()
+        .map_err(|_| KbError::Invalid(format!("invalid memory id '{raw}': expected a non-negative integer")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_as_typed() {
+        assert_eq!(parse_id(" 7 ").unwrap(), 7);
+        assert_eq!(parse_id("+007").unwrap(), 7);
+        assert!(parse_id("-1").is_err() && parse_id("mem-1").is_err() && parse_id("").is_err());
+    }
+
+    #[test]
+    fn lock_creates_an_ignored_cache_inside_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout { root: dir.path().to_path_buf(), config: None };
+        let held = lock(&layout).unwrap();
+        assert_eq!(std::fs::read_to_string(layout.cache().join(".gitignore")).unwrap(), "*\n");
+        drop(held);
+        let outside = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let layout = Layout { root: other.path().to_path_buf(), config: None };
+        std::os::unix::fs::symlink(outside.path(), other.path().join(".co-cli")).unwrap();
+        assert!(lock(&layout).is_err(), "a .co-cli symlink out of the root is refused");
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing was created outside");
+    }
+}
