@@ -128,11 +128,11 @@ fn generate(root: &Path, n: usize) {
             }
         }
         let age = chrono::Duration::seconds(rng.below(60 * 86_400) as i64);
-        let mut file = kb::memories::store::new_memory_file(id as u64, &tags, None, &text, now - age);
+        let mut file = kb::new_memory_file(id as u64, &tags, None, &text, now - age);
         if rng.below(100) < 5 {
             file = file.replacen("id: ", "decay_protected: true\nid: ", 1);
         }
-        std::fs::write(dir.join(kb::memories::file::file_name(id as u64, &text)), file).unwrap();
+        std::fs::write(dir.join(kb::memory_file_name(id as u64, &text)), file).unwrap();
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Usage: `context_bench KB_BINARY [CHANGES] [DEBOUNCE_MS]` (defaults: 60 changes, 200 ms).
 
-use kb::paths::Layout;
+use kb::Layout;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -100,8 +100,8 @@ fn compile_times(kb: &Path) {
     let repo = Repo::new();
     write_20k(&repo, "a");
     let layout = repo.layout();
-    let targets = vec![kb::settings::DEFAULT_CONTEXT_TARGET.to_string(), "AGENTS.md".to_string()];
-    let block = kb::context::build(&layout, false);
+    let targets = vec![kb::DEFAULT_CONTEXT_TARGET.to_string(), "AGENTS.md".to_string()];
+    let block = kb::build_context(&layout, false);
     let size = block.bytes;
     let mut build = Vec::new();
     let mut write = Vec::new();
@@ -110,15 +110,15 @@ fn compile_times(kb: &Path) {
         // Alternate the project text so that every other compile really rewrites both targets.
         write_20k(&repo, if i % 2 == 0 { "b" } else { "a" });
         let t = Instant::now();
-        let block = kb::context::build(&layout, false);
+        let block = kb::build_context(&layout, false);
         build.push(t.elapsed());
         let t = Instant::now();
-        let r = kb::context::targets::write_all(&layout, &targets, block.text.as_deref());
+        let r = kb::write_targets(&layout, &targets, block.text.as_deref());
         write.push(t.elapsed());
         assert!(r.iter().all(|r| r.is_ok()));
         let t = Instant::now();
-        let block = kb::context::build(&layout, false);
-        kb::context::targets::write_all(&layout, &targets, block.text.as_deref());
+        let block = kb::build_context(&layout, false);
+        kb::write_targets(&layout, &targets, block.text.as_deref());
         same.push(t.elapsed());
     }
     row(&format!("build the block from a {size}-byte context (in process)"), build);
@@ -130,7 +130,7 @@ fn compile_times(kb: &Path) {
     let mut trunc = Vec::new();
     for _ in 0..200 {
         let t = Instant::now();
-        let b = kb::context::build(&layout, false);
+        let b = kb::build_context(&layout, false);
         trunc.push(t.elapsed());
         assert!(b.truncated);
     }

@@ -120,8 +120,9 @@ pub struct SaveArgs {
     /// Report what would happen and write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Store text that contains a secret with the secret replaced by [REDACTED:<rule>]
-    #[arg(long)]
+    // The help is an attribute, not a doc comment: rustdoc would read `[REDACTED:<rule>]` as a
+    // link and an HTML tag.
+    #[arg(long, help = "Store text that contains a secret with the secret replaced by [REDACTED:<rule>]")]
     pub redact: bool,
     /// The store to save into (default: md)
     #[arg(long, value_enum, value_name = "STORE")]

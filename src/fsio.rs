@@ -9,7 +9,7 @@
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Replaces `path` with `data` atomically and durably.
@@ -81,7 +81,6 @@ fn umask() -> u32 {
 #[derive(Debug)]
 pub struct Lock {
     _file: File,
-    pub path: PathBuf,
 }
 
 /// How long a writer waits for another kb process before giving up.
@@ -97,7 +96,7 @@ pub fn lock(path: &Path, timeout: Duration) -> io::Result<Lock> {
     let mut pause = Duration::from_millis(1);
     loop {
         match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file, path: path.to_path_buf() }),
+            Ok(()) => return Ok(Lock { _file: file }),
             Err(fs::TryLockError::WouldBlock) if start.elapsed() < timeout => {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));

@@ -1,23 +1,40 @@
 //! kb: a repository's agent knowledge as plain files.
 //!
-//! The library holds every domain module; `commands` turns them into the command line, and
-//! `main.rs` only maps the outcome to an exit code.
+//! The modules are crate-private: `commands` (the command line) and `mcp` (the MCP server) call
+//! `ops` (the use-cases), which call the stores (`memories`, `copilot`), the context compiler
+//! (`context`) and the shared pieces (`repo`, `settings`, `format`, `fsio`, `paths`, `secrets`,
+//! `output`, `error`). `docs/architecture.md` draws the layers. The few items below are public
+//! for `main.rs`, the benchmarks and the tests.
 
-pub mod cli;
-pub mod commands;
-pub mod context;
-pub mod copilot;
-pub mod error;
-pub mod format;
-pub mod fsio;
+pub(crate) mod cli;
+pub(crate) mod commands;
+pub(crate) mod context;
+pub(crate) mod copilot;
+pub(crate) mod error;
+pub(crate) mod format;
+pub(crate) mod fsio;
 #[cfg(feature = "mcp")]
-pub mod mcp;
-pub mod memories;
-pub mod ops;
-pub mod output;
-pub mod paths;
-pub mod repo;
-pub mod secrets;
-pub mod settings;
+pub(crate) mod mcp;
+pub(crate) mod memories;
+pub(crate) mod ops;
+pub(crate) mod output;
+pub(crate) mod paths;
+pub(crate) mod repo;
+pub(crate) mod secrets;
+pub(crate) mod settings;
 
+/// Runs kb with the process's arguments and environment; returns its exit status.
+pub use commands::main;
+/// Builds the always-loaded block (benchmarks).
+pub use context::build as build_context;
+/// Writes the block into compile targets (benchmarks).
+pub use context::targets::write_all as write_targets;
+/// RapidFuzz's similarity, as dedup uses it (parity tests).
 pub use format::similarity;
+/// A memory file's name and text, as `kb save` writes them (benchmarks).
+pub use memories::file::file_name as memory_file_name;
+pub use memories::store::new_memory_file;
+/// Where a repository's files are.
+pub use paths::Layout;
+/// The default compile target.
+pub use settings::DEFAULT_CONTEXT_TARGET;

@@ -117,24 +117,6 @@ pub fn stream(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Resul
     }
 }
 
-/// Serializes an iterator as a JSON array without collecting it first.
-pub struct SerializeIter<I>(std::cell::RefCell<Option<I>>);
-
-impl<I> SerializeIter<I> {
-    pub fn new(iter: I) -> Self {
-        SerializeIter(std::cell::RefCell::new(Some(iter)))
-    }
-}
-
-impl<I: Iterator<Item = T>, T: Serialize> Serialize for SerializeIter<I> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0.borrow_mut().take() {
-            Some(iter) => serializer.collect_seq(iter),
-            None => serializer.collect_seq(std::iter::empty::<T>()),
-        }
-    }
-}
-
 /// Returns at most the first `n` characters (Python `s[:n]`).
 pub fn chars_prefix(s: &str, n: usize) -> &str {
     match s.char_indices().nth(n) {

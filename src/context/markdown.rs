@@ -17,6 +17,7 @@ use std::ops::Range;
 /// breaks. Offsets inside a code or HTML block never appear (those contain no blocks), nor do
 /// blocks that start mid-line (a paragraph after `> ` or `- `): cutting there would leave a
 /// dangling marker.
+#[cfg(test)]
 pub fn block_starts(text: &str) -> Vec<usize> {
     scan(text).0
 }

@@ -213,8 +213,8 @@ pub fn normalize(body: &str) -> String {
 pub struct RepoMemory {
     pub subject: String,
     pub fact: String,
-    pub up: u64,
-    pub down: u64,
+    /// More down votes than up: left out of the block (SPEC §9).
+    pub downvoted: bool,
 }
 
 /// Reads Copilot-style records from JSONL text, tolerantly: blank lines are skipped, and a line
@@ -233,12 +233,7 @@ pub fn read_repository_memories(file: &crate::copilot::JsonlFile) -> (Vec<RepoMe
     let records = all
         .iter()
         .filter(|r| !r.fact.trim().is_empty())
-        .map(|r| RepoMemory {
-            subject: one_line(r.subject),
-            fact: one_line(r.fact),
-            up: r.votes.up,
-            down: r.votes.down,
-        })
+        .map(|r| RepoMemory { subject: one_line(r.subject), fact: one_line(r.fact), downvoted: r.downvoted() })
         .collect();
     (records, problems)
 }
@@ -255,7 +250,7 @@ fn one_line(s: &str) -> String {
 /// inside a paragraph lands on a line break.
 pub fn repository_memories_body(records: &[RepoMemory]) -> String {
     let mut out = String::new();
-    for r in records.iter().filter(|r| r.down <= r.up) {
+    for r in records.iter().filter(|r| !r.downvoted) {
         let line = if r.subject.is_empty() { r.fact.clone() } else { format!("{}: {}", r.subject, r.fact) };
         if !out.is_empty() {
             out.push('\n');
@@ -651,7 +646,7 @@ mod tests {
         assert_eq!(records.len(), 3);
         assert_eq!(problems.iter().map(|p| p.line.unwrap()).collect::<Vec<_>>(), [3, 4, 7, 8]);
         assert_eq!(repository_memories_body(&records), "build: run make\ny: tie");
-        let fence = [RepoMemory { subject: String::new(), fact: "```no fence".into(), up: 0, down: 0 }];
+        let fence = [RepoMemory { subject: String::new(), fact: "```no fence".into(), downvoted: false }];
         assert_eq!(repository_memories_body(&fence), "\\```no fence");
     }
 

@@ -85,11 +85,6 @@ impl JsonlFile {
         self.lines.len()
     }
 
-    /// Returns true when the file has no line.
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
-    }
-
     /// Returns the bytes of line `index` (0-based), without the `\n`.
     pub fn raw(&self, index: usize) -> &[u8] {
         let s = self.lines[index];
@@ -121,6 +116,7 @@ impl JsonlFile {
 
     /// Returns the file's new bytes after `edits`, and the 1-based line numbers the appended
     /// lines get, in order. Untouched lines keep their bytes; every line ends with `\n`.
+    #[cfg(test)]
     pub fn render(&self, edits: &[Edit]) -> (Vec<u8>, Vec<usize>) {
         let mut out = Vec::with_capacity(self.data.len() + 1);
         let numbers = self.render_to(edits, &mut out).unwrap_or_default();

@@ -5,7 +5,7 @@
 //! `datetime.fromisoformat`. kb reads any RFC 3339 timestamp (`T` or a space, `Z` or an offset) and
 //! refuses naive and date-only values, which co-cli accepts but then crashes on (co-cli.md §2.10).
 
-use chrono::{DateTime, FixedOffset, SecondsFormat, Timelike, Utc};
+use chrono::{DateTime, FixedOffset, Timelike, Utc};
 
 /// Microseconds since the Unix epoch, in UTC: what kb orders memories by.
 pub type Micros = i64;
@@ -53,11 +53,6 @@ pub fn parse(text: &str) -> Result<DateTime<FixedOffset>, String> {
 /// Returns the microseconds since the epoch of a parsed timestamp.
 pub fn micros(dt: DateTime<FixedOffset>) -> Micros {
     dt.timestamp_micros()
-}
-
-/// Returns a timestamp formatted with an explicit offset, for messages.
-pub fn rfc3339(dt: DateTime<Utc>) -> String {
-    dt.to_rfc3339_opts(SecondsFormat::Micros, false)
 }
 
 #[cfg(test)]

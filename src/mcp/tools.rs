@@ -50,7 +50,11 @@ impl Server {
         self.warn(report.diagnostics());
         let view =
             View { style: Style { color_out: false, sanitize: false, ..self.style }, root: self.layout.root.clone() };
-        Ok(Reply { text: view.text(report), json: serde_json::to_value(report)? })
+        let mut buf = Vec::new();
+        report.render(&view, &mut buf)?;
+        let mut text = String::from_utf8(buf)?;
+        text.truncate(text.trim_end_matches('\n').len());
+        Ok(Reply { text, json: serde_json::to_value(report)? })
     }
 
     fn warn(&self, diagnostics: &[Diagnostic]) {

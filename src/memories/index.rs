@@ -76,13 +76,6 @@ pub struct MemoryRef<'a> {
     pub content: &'a str,
 }
 
-impl MemoryRef<'_> {
-    /// Returns the key memories are ordered by in time: created, then id (higher is newer).
-    pub fn age_key(&self) -> (Micros, u64) {
-        (self.created_at, self.id)
-    }
-}
-
 /// All memory files of one folder, scanned.
 #[derive(Debug)]
 pub struct Index {
@@ -373,11 +366,6 @@ impl Index {
     /// Returns the number of valid memories.
     pub fn len(&self) -> usize {
         self.records.iter().filter(|r| r.valid).count()
-    }
-
-    /// Returns true when there is no valid memory.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Returns the number of memory files looked at, valid or not.

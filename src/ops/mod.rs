@@ -67,17 +67,6 @@ impl View {
     pub fn clean<'a>(&self, text: &'a str) -> Cow<'a, str> {
         self.style.clean(text)
     }
-
-    /// Returns the report's human text as one string, without the final line break (what `kb mcp`
-    /// returns as a tool's text).
-    pub fn text(&self, report: &impl Report) -> String {
-        let mut buf = Vec::new();
-        // Writing into a Vec cannot fail.
-        let _ = report.render(self, &mut buf);
-        let mut text = String::from_utf8_lossy(&buf).into_owned();
-        text.truncate(text.trim_end_matches('\n').len());
-        text
-    }
 }
 
 /// Returns `path` relative to `root` when it is inside it.

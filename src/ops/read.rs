@@ -75,7 +75,6 @@ pub fn skipped_lines(all: &Records<'_>) -> impl Iterator<Item = Diagnostic> {
 
 /// What a read command read: the memory index and the JSONL file, as its scope asks.
 pub struct Loaded {
-    pub root: PathBuf,
     /// `memory_max_count`, shown by `list`.
     pub limit: u64,
     pub index: Option<Index>,
@@ -111,7 +110,7 @@ pub fn load(repo: &Repo, scope: Scope) -> Result<Loaded> {
         }
     };
     let limit = repo.settings.memory_max_count.value;
-    Ok(Loaded { root: repo.layout.root.clone(), limit, index, file, diagnostics })
+    Ok(Loaded { limit, index, file, diagnostics })
 }
 
 /// One memory in JSON (SPEC §5 `MEMORY`, plus `store`).
