@@ -120,6 +120,9 @@ pub struct SaveArgs {
     /// Report what would happen and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Save a new memory even when a recent one is similar (no consolidation)
+    #[arg(long)]
+    pub no_dedup: bool,
     // The help is an attribute, not a doc comment: rustdoc would read `[REDACTED:<rule>]` as a
     // link and an HTML tag.
     #[arg(long, help = "Store text that contains a secret with the secret replaced by [REDACTED:<rule>]")]
@@ -143,11 +146,11 @@ pub struct SaveArgs {
 
 #[derive(Debug, Args)]
 pub struct RecallArgs {
-    /// Text to look for (one substring, not separate words)
+    /// Words to look for: a memory matches when every word is in its text or one of its tags
     pub query: String,
-    /// Return at most N memories
-    #[arg(short = 'n', long = "max-results", default_value_t = 5, value_name = "N")]
-    pub max_results: usize,
+    /// Return at most N memories (N ≥ 1)
+    #[arg(short = 'n', long = "max-results", default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_results: u64,
     /// Search only this store (default: both)
     #[arg(long, value_enum, value_name = "STORE")]
     pub store: Option<StoreKind>,

@@ -103,7 +103,11 @@ pub fn print(text: &str) -> io::Result<()> {
 /// Prints a value as one pretty JSON document.
 pub fn print_json<T: Serialize>(value: &T) -> io::Result<()> {
     stream(|w| {
-        serde_json::to_writer_pretty(&mut *w, value).map_err(io::Error::other)?;
+        // Keep the IO error's kind, so that a closed pipe stays a closed pipe (not an error).
+        serde_json::to_writer_pretty(&mut *w, value).map_err(|e| match e.io_error_kind() {
+            Some(kind) => io::Error::from(kind),
+            None => io::Error::other(e),
+        })?;
         w.write_all(b"\n")
     })
 }

@@ -5,6 +5,9 @@
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+/// What kb says when no root was given or found (SPEC §1).
+pub const NO_ROOT: &str = "no repository or .co-cli/ folder here or above";
+
 /// The resolved file locations for one repository.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -15,18 +18,29 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Resolves the root: `--root`, else `$KB_ROOT`, else the nearest ancestor of `cwd` with a
-    /// `.co-cli/` folder, else the nearest with `.git`, else `cwd`. Relative paths are taken from `cwd`.
+    /// Resolves the root (SPEC §1): `--root`, else `$KB_ROOT`, else the nearest ancestor of `cwd`
+    /// (itself included) with a `.co-cli/` folder or a `.git` entry, whichever comes first on the
+    /// way up, as git finds its repository: a stray `.co-cli/` above a repository never wins over
+    /// it. Else `cwd`. Relative paths are taken from `cwd`.
     pub fn resolve(root_flag: Option<&Path>, env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> Layout {
+        Layout::locate(root_flag, env, cwd).0
+    }
+
+    /// Resolves the root as [`Layout::resolve`] does; also returns whether a root was found or
+    /// given (false: no repository or `.co-cli/` folder here or above, and the root is `cwd`).
+    pub fn locate(root_flag: Option<&Path>, env: &dyn Fn(&str) -> Option<String>, cwd: &Path) -> (Layout, bool) {
         let non_empty = |k: &str| env(k).filter(|v| !v.is_empty());
-        let root = match root_flag.map(Path::to_path_buf).or_else(|| non_empty("KB_ROOT").map(PathBuf::from)) {
-            Some(r) => absolute(cwd, &r),
-            None => find_up(cwd, ".co-cli").or_else(|| find_up(cwd, ".git")).unwrap_or_else(|| cwd.to_path_buf()),
+        let (root, found) = match root_flag.map(Path::to_path_buf).or_else(|| non_empty("KB_ROOT").map(PathBuf::from)) {
+            Some(r) => (absolute(cwd, &r), true),
+            None => match find_root(cwd) {
+                Some(r) => (r, true),
+                None => (cwd.to_path_buf(), false),
+            },
         };
         let config = non_empty("XDG_CONFIG_HOME")
             .map(|x| absolute(cwd, Path::new(&x)).join("co-cli"))
             .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".config").join("co-cli")));
-        Layout { root, config }
+        (Layout { root, config }, found)
     }
 
     /// `<root>/.co-cli`
@@ -152,8 +166,10 @@ pub fn real_path(p: &Path) -> io::Result<PathBuf> {
     }
 }
 
-fn find_up(start: &Path, marker: &str) -> Option<PathBuf> {
-    start.ancestors().find(|d| d.join(marker).exists()).map(Path::to_path_buf)
+/// Returns the nearest ancestor of `start` (itself included) holding a `.co-cli/` folder or a
+/// `.git` entry (a folder, or a file in a worktree or submodule).
+fn find_root(start: &Path) -> Option<PathBuf> {
+    start.ancestors().find(|d| d.join(".co-cli").is_dir() || d.join(".git").exists()).map(Path::to_path_buf)
 }
 
 #[cfg(test)]
@@ -176,6 +192,10 @@ mod tests {
         assert_eq!(Layout::resolve(None, &none, &sub).root, repo);
         std::fs::create_dir(repo.join("a/.co-cli")).unwrap();
         assert_eq!(Layout::resolve(None, &none, &sub).root, repo.join("a"));
+        // The nearest marker wins: a stray .co-cli/ above a repository does not.
+        std::fs::create_dir(dir.path().join(".co-cli")).unwrap();
+        assert_eq!(Layout::resolve(None, &none, &repo).root, repo);
+        assert!(Layout::locate(None, &none, &repo).1);
         let env = env_of(&[("KB_ROOT", "/x")]);
         assert_eq!(Layout::resolve(None, &env, &sub).root, PathBuf::from("/x"));
         assert_eq!(Layout::resolve(Some(Path::new("rel")), &env, &sub).root, sub.join("rel"));

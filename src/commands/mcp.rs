@@ -11,7 +11,12 @@ use std::process::ExitCode;
 pub fn run(ctx: &Ctx) -> Result<ExitCode> {
     // A pinned clock (tests) stays pinned for the whole session; otherwise each call reads the time.
     let pinned_now = crate::repo::env("KB_NOW").filter(|v| !v.is_empty()).map(|_| ctx.now);
-    crate::mcp::serve(crate::mcp::Server { layout: ctx.layout.clone(), pinned_now, style: ctx.style })?;
+    crate::mcp::serve(crate::mcp::Server {
+        layout: ctx.layout.clone(),
+        found: ctx.found,
+        pinned_now,
+        style: ctx.style,
+    })?;
     Ok(ExitCode::SUCCESS)
 }
 

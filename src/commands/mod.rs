@@ -14,7 +14,7 @@ use crate::error;
 use crate::ops::read::Scope;
 use crate::ops::{self, Report, View};
 use crate::output::{self, Style};
-use crate::paths::Layout;
+use crate::paths::{Layout, NO_ROOT};
 use crate::repo::{self, Repo};
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
@@ -28,6 +28,25 @@ pub struct Ctx {
     pub style: Style,
     /// The clock: now, or `KB_NOW` (RFC 3339) when tests pin it.
     pub now: DateTime<Utc>,
+    /// Whether the root was given or found (else it is the working directory).
+    pub found: bool,
+}
+
+/// Returns whether a command writes knowledge files (and so needs a real root). `kb init` is the
+/// one that may create `.co-cli/` where there is none; a dry run writes nothing.
+fn writes(command: &Command) -> bool {
+    match command {
+        Command::Save(a) => !a.dry_run,
+        Command::Export(a) => !a.dry_run,
+        Command::Import(a) => !a.dry_run,
+        Command::Forget(_)
+        | Command::Protect(_)
+        | Command::Unprotect(_)
+        | Command::Vote(_)
+        | Command::Compile
+        | Command::Watch(_) => true,
+        _ => false,
+    }
 }
 
 impl Ctx {
@@ -88,7 +107,7 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let layout = Layout::resolve(cli.root.as_deref(), &repo::env, &cwd);
+    let (layout, found) = Layout::locate(cli.root.as_deref(), &repo::env, &cwd);
     if (cli.root.is_some() || repo::env("KB_ROOT").is_some_and(|v| !v.is_empty())) && !layout.root.is_dir() {
         let from = if cli.root.is_some() { "--root" } else { "KB_ROOT" };
         anyhow::bail!("{from} {}: no such folder", layout.root.display());
@@ -99,7 +118,17 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         }
         None => crate::format::time::now(),
     };
-    let ctx = Ctx { layout, json: cli.json, style, now };
+    if !found {
+        // Outside any repository: reading the working directory is harmless, creating `.co-cli/`
+        // in a random folder is not (SPEC §1).
+        if writes(&cli.command) {
+            anyhow::bail!("{NO_ROOT}; run `kb init` or pass --root");
+        }
+        if !matches!(cli.command, Command::Init(_)) {
+            style.warn(&format!("{NO_ROOT}; reading {}", layout.root.display()));
+        }
+    }
+    let ctx = Ctx { layout, json: cli.json, style, now, found };
     dispatch(&ctx, cli.command)
 }
 
@@ -119,7 +148,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Save(a) => save::run(ctx, a),
         Command::Recall(a) => {
             let loaded = ops::read::load(&ctx.repo()?, scope(a.store))?;
-            ctx.emit(&ops::read::recall(&loaded, &a.query, a.max_results))
+            ctx.emit(&ops::read::recall(&loaded, &a.query, usize::try_from(a.max_results).unwrap_or(usize::MAX)))
         }
         Command::List(a) => ctx.emit(&ops::read::list(&ops::read::load(&ctx.repo()?, scope(a.store))?)),
         Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),

@@ -31,7 +31,7 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     // `--tags a, b` is a list typed by a person: trim around the commas. `-t` values are verbatim.
     let tags: Vec<String> =
         args.tag.into_iter().chain(args.tags.iter().map(|t| t.trim().to_string()).filter(|t| !t.is_empty())).collect();
-    let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact };
+    let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact, no_dedup: args.no_dedup };
     ctx.emit(&ops::save::save(&repo, req)?)
 }
 

@@ -374,8 +374,14 @@ impl<'a> Records<'a> {
         best.filter(|(_, s)| *s >= threshold)
     }
 
+    /// Returns whether every word of `query` occurs in the record's subject, fact, reason or a
+    /// citation (SPEC §3).
+    pub fn matches(&self, r: &Record<'_>, query: &[Query]) -> bool {
+        query.iter().all(|word| self.matches_word(r, word))
+    }
+
     /// Returns whether `query` occurs in the record's subject, fact, reason or a citation.
-    pub fn matches(&self, r: &Record<'_>, query: &Query) -> bool {
+    fn matches_word(&self, r: &Record<'_>, query: &Query) -> bool {
         if query.found_in(r.fact) || query.found_in(r.subject) {
             return true;
         }
@@ -402,6 +408,11 @@ pub struct Query {
 }
 
 impl Query {
+    /// Returns one query per word of `query` (a blank query is one empty word, matching all).
+    pub fn words(query: &str) -> Vec<Query> {
+        crate::memories::store::query_words(query).iter().map(|w| Query::new(w)).collect()
+    }
+
     pub fn new(query: &str) -> Query {
         let ascii = query.is_ascii().then(|| {
             regex::bytes::RegexBuilder::new(&regex::escape(query)).unicode(false).case_insensitive(true).build().ok()
@@ -480,6 +491,8 @@ pub struct RecordSaveOutcome {
     /// 1-based line of the record after the write.
     pub line: usize,
     pub similarity: Option<f64>,
+    /// The fact a consolidation replaced.
+    pub replaced: Option<String>,
     pub redacted: Vec<&'static str>,
 }
 
@@ -657,6 +670,7 @@ impl RecordStore<'_> {
                 path: file.path.clone(),
                 line: rec.line(),
                 similarity: Some(score),
+                replaced: Some(rec.fact.to_string()),
                 redacted,
             });
         }
@@ -685,6 +699,7 @@ impl RecordStore<'_> {
             path: file.path.clone(),
             line: number,
             similarity: None,
+            replaced: None,
             redacted,
         })
     }
@@ -709,8 +724,8 @@ impl RecordStore<'_> {
         }
         let mut votes = rec.votes;
         match direction {
-            Direction::Up => votes.up += 1,
-            Direction::Down => votes.down += 1,
+            Direction::Up => votes.up = votes.up.saturating_add(1),
+            Direction::Down => votes.down = votes.down.saturating_add(1),
         }
         let raw = file.raw(rec.index);
         let text = std::str::from_utf8(raw.strip_suffix(b"\r").unwrap_or(raw)).unwrap_or("");

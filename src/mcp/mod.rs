@@ -68,8 +68,8 @@ only\" with tags [\"decision\", \"release\"].";
 const RECALL_MEMORY: &str = "Search the saved memories (text and tags) and the Copilot records (subject, fact, \
 reason, citations) for the query, case-insensitive; newest first. Worth calling without being asked, at the start of a task and before choices \
 where the user's preferences, past corrections, team decisions or project conventions may apply: e.g. \"test\" \
-before writing tests, \"deploy\" before touching CI, a library's name before using it. The query is matched as one \
-substring, so a single word or a short phrase finds the most. No match is a normal, empty result.";
+before writing tests, \"deploy\" before touching CI, a library's name before using it. A memory matches when every \
+word of the query occurs in it, so a few distinctive words find the most. No match is a normal, empty result.";
 
 const LIST_MEMORIES: &str = "List every saved memory by id, with its date, its category ([preference], \
 [decision]...), a lock mark when it is protected from decay, and its first line; then the Copilot records, with \
@@ -109,8 +109,8 @@ pub struct SaveMemoryArgs {
 /// `recall_memory` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct RecallMemoryArgs {
-    /// Text to look for in the memories' text and tags, case-insensitive, as one substring
-    /// (not separate words), e.g. "pytest" or "release branch"
+    /// Words to look for in the memories' text and tags, case-insensitive; a memory matches
+    /// when every word occurs in it, e.g. "pytest" or "release branch"
     pub query: String,
     /// Return at most this many memories, newest first (default 5)
     #[serde(default)]
@@ -218,7 +218,11 @@ impl KbServer {
     )]
     async fn recall_memory(&self, Parameters(args): Parameters<RecallMemoryArgs>) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.recall(&args.query, args.max_results.unwrap_or(DEFAULT_MAX_RESULTS))).await)
+        let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+        if max_results == 0 {
+            return Ok(CallToolResult::error(vec![ContentBlock::text("max_results must be at least 1")]));
+        }
+        Ok(self.run(move || repo.recall(&args.query, max_results)).await)
     }
 
     #[tool(description = LIST_MEMORIES, annotations(title = "List memories", read_only_hint = true, open_world_hint = false))]

@@ -33,6 +33,8 @@ pub struct Reply {
 #[derive(Debug, Clone)]
 pub struct Server {
     pub layout: Layout,
+    /// Whether the root was given or found; without one, the tools that write refuse.
+    pub found: bool,
     /// A pinned clock (`KB_NOW`), else the wall clock at each call.
     pub pinned_now: Option<DateTime<Utc>>,
     /// Only its stderr half is used: stdout is the protocol.
@@ -40,6 +42,14 @@ pub struct Server {
 }
 
 impl Server {
+    /// Opens the repository for a tool that writes: refused without a root (SPEC §1).
+    fn repo_to_write(&self) -> Result<crate::repo::Repo> {
+        if !self.found {
+            anyhow::bail!("{}; start kb mcp inside a repository or pass --root", crate::paths::NO_ROOT);
+        }
+        self.repo()
+    }
+
     fn repo(&self) -> Result<crate::repo::Repo> {
         Ok(crate::repo::Repo::open(self.layout.clone(), self.pinned_now.unwrap_or_else(crate::format::time::now))?)
     }
@@ -65,8 +75,8 @@ impl Server {
 
     /// `save_memory`.
     pub fn save(&self, content: String, tags: Vec<String>) -> Result<Reply> {
-        let req = SaveRequest { content, tags, dry_run: false, redact: false };
-        self.reply(&ops::save::save(&self.repo()?, req)?)
+        let req = SaveRequest { content, tags, dry_run: false, redact: false, no_dedup: false };
+        self.reply(&ops::save::save(&self.repo_to_write()?, req)?)
     }
 
     /// `recall_memory`.
@@ -81,16 +91,15 @@ impl Server {
         self.reply(&ops::read::list(&loaded))
     }
 
-    /// `forget_memory`: an integer id is a markdown memory (else a Copilot record with that id),
-    /// any other id a Copilot record.
+    /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.
     pub fn forget(&self, id: &str) -> Result<Reply> {
-        self.reply(&ops::forget::forget(&self.repo()?, id, Scope::Both)?)
+        self.reply(&ops::forget::forget(&self.repo_to_write()?, id, Scope::Both)?)
     }
 
     /// `store_memory`.
     pub fn store(&self, subject: String, fact: String, citations: Vec<String>, reason: String) -> Result<Reply> {
         let req = RecordRequest { subject, fact, citations, reason, category: None, dry_run: false, redact: false };
-        self.reply(&ops::save::save_record(&self.repo()?, req)?)
+        self.reply(&ops::save::save_record(&self.repo_to_write()?, req)?)
     }
 
     /// Returns the always-loaded context block, as `kb context` prints it (SPEC §8); empty when
@@ -110,7 +119,12 @@ mod tests {
     fn server(dir: &Path) -> Server {
         std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
         let layout = Layout { root: dir.join("repo"), config: Some(dir.join("home/.config/co-cli")) };
-        Server { layout, pinned_now: None, style: Style { color_out: false, color_err: false, sanitize: false } }
+        Server {
+            layout,
+            found: true,
+            pinned_now: None,
+            style: Style { color_out: false, color_err: false, sanitize: false },
+        }
     }
 
     fn write(path: &Path, text: &str) {

@@ -37,6 +37,8 @@ pub struct SaveOutcome {
     pub memory_id: u64,
     pub path: PathBuf,
     pub similarity: Option<f64>,
+    /// The content a consolidation replaced (SPEC §5: a different fact must never vanish unseen).
+    pub replaced: Option<String>,
     pub decayed: usize,
     pub decay_strategy: Option<DecayStrategy>,
     /// Secret rules whose matches were redacted.
@@ -52,6 +54,8 @@ pub struct SaveRequest {
     pub tags: Vec<String>,
     pub dry_run: bool,
     pub redact: bool,
+    /// Save a new memory even when a recent one is similar (`--no-dedup`).
+    pub no_dedup: bool,
 }
 
 impl Store<'_> {
@@ -77,7 +81,8 @@ impl Store<'_> {
         let _lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
         let index = self.scan()?;
         let mut warnings = Vec::new();
-        let duplicate = find_duplicate(&index, &content, &self.repo.settings, now).filter(|(best, score)| {
+        let candidate = if req.no_dedup { None } else { find_duplicate(&index, &content, &self.repo.settings, now) };
+        let duplicate = candidate.filter(|(best, score)| {
             // A match whose frontmatter kb cannot edit exactly is left alone; the text is saved
             // as a new memory rather than lost.
             let editable = can_edit(&index.dir.join(best.file_name));
@@ -102,6 +107,7 @@ impl Store<'_> {
                 memory_id: best.id,
                 path,
                 similarity: Some(score),
+                replaced: Some(best.content.to_string()),
                 decayed: 0,
                 decay_strategy: None,
                 redacted,
@@ -127,6 +133,7 @@ impl Store<'_> {
             memory_id: id,
             path,
             similarity: None,
+            replaced: None,
             decayed: to_decay.len(),
             decay_strategy: (!to_decay.is_empty()).then_some(strategy),
             redacted,
@@ -490,11 +497,10 @@ fn free_path(dir: &Path, name: &str) -> PathBuf {
 
 /// Recall: memories whose text or a tag contains `query` (case-insensitive), newest first.
 pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<'a>> {
-    let q = query.to_lowercase();
-    let mut hits: Vec<Pos> = index
-        .positions()
-        .filter(|&p| contains_lower(index.content_at(p), &q) || index.tags_at(p).any(|t| contains_lower(t, &q)))
-        .collect();
+    let words = query_words(query);
+    let found =
+        |p: Pos, w: &str| contains_lower(index.content_at(p), w) || index.tags_at(p).any(|t| contains_lower(t, w));
+    let mut hits: Vec<Pos> = index.positions().filter(|&p| words.iter().all(|w| found(p, w))).collect();
     let newest_first = |p: &Pos| std::cmp::Reverse(index.age_key_at(*p));
     if hits.len() > limit && limit > 0 {
         hits.select_nth_unstable_by_key(limit - 1, newest_first);
@@ -502,6 +508,13 @@ pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<
     hits.truncate(limit);
     hits.sort_by_key(newest_first);
     hits.into_iter().map(|p| index.at(p)).collect()
+}
+
+/// Returns the words of a recall query, lower-cased (SPEC §3: a memory matches when every word
+/// is in its content or one of its tags). A blank query is one empty word, which matches all.
+pub fn query_words(query: &str) -> Vec<String> {
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    if words.is_empty() { vec![String::new()] } else { words }
 }
 
 /// Returns whether `haystack.to_lowercase()` contains `needle_lower`, without allocating for

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 pub struct CheckReport {
     files: usize,
     problems: Vec<Diagnostic>,
+    layout: Layout,
 }
 
 /// Checks every knowledge file of the repository at `layout`.
@@ -68,7 +69,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     }
 
     files += check_records(layout, &mut problems);
-    Ok(CheckReport { files, problems })
+    Ok(CheckReport { files, problems, layout: layout.clone() })
 }
 
 /// Checks the JSONL file: every problem line and each id written on more than one line. Returns
@@ -118,18 +119,25 @@ impl Serialize for CheckReport {
         struct CheckJson<'a> {
             files: usize,
             problems: Vec<Problem<'a>>,
+            /// The root and the settings files read (existing or not).
+            root: String,
+            settings_files: Vec<String>,
         }
         let problems = self
             .problems
             .iter()
             .map(|d| Problem { path: json_path(d.path.as_deref()), line: d.line, message: &d.message })
             .collect();
-        CheckJson { files: self.files, problems }.serialize(s)
+        let l = &self.layout;
+        let settings_files = l.global_settings().into_iter().chain([l.project_settings()]).map(|p| abs(&p)).collect();
+        CheckJson { files: self.files, problems, root: abs(&l.root), settings_files }.serialize(s)
     }
 }
 
 impl Report for CheckReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        super::write_sources(&self.layout, w)?;
+        writeln!(w)?;
         if self.problems.is_empty() {
             return writeln!(w, "{} Checked {}: no problems.", v.style.ok("✓"), plural(self.files, "file"));
         }

@@ -1,8 +1,7 @@
 //! Forgetting: a markdown memory by its frontmatter id, or a Copilot record by its id.
 
-use super::read::{COPILOT, Route, Scope, has_record};
+use super::read::{COPILOT, Route, Scope};
 use super::{Report, View, abs, file_name};
-use crate::error::KbError;
 use crate::repo::Repo;
 use anyhow::Result;
 use serde::Serialize;
@@ -35,15 +34,13 @@ pub enum ForgetReport {
 
 /// Deletes what `raw_id` leads to within `scope` (see [`Route`]).
 pub fn forget(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ForgetReport> {
-    if let Route::Md { id, or_record } = Route::of(raw_id, scope)? {
-        match repo.memories().forget(id) {
-            Ok(path) => return Ok(ForgetReport::Md { deleted: id, path: abs(&path), store: "md", file: path }),
-            // No memory has this integer id: a record may.
-            Err(KbError::NotFound(_)) if or_record && has_record(repo, raw_id) => {}
-            Err(e) => return Err(e.into()),
+    match Route::of(raw_id, scope)? {
+        Route::Md(id) => {
+            let path = repo.memories().forget(id)?;
+            Ok(ForgetReport::Md { deleted: id, path: abs(&path), store: "md", file: path })
         }
+        Route::Copilot => forget_record(repo, raw_id),
     }
-    forget_record(repo, raw_id)
 }
 
 fn forget_record(repo: &Repo, raw_id: &str) -> Result<ForgetReport> {

@@ -97,6 +97,17 @@ pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
+/// Writes where a command read its settings from (SPEC §1: `kb config` and `kb check` say so):
+/// the root, then each settings file, marked when it does not exist.
+pub fn write_sources(layout: &crate::paths::Layout, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "root: {}", layout.root.display())?;
+    for path in layout.global_settings().into_iter().chain([layout.project_settings()]) {
+        let missing = if path.is_file() { "" } else { " (not found)" };
+        writeln!(w, "settings: {}{missing}", path.display())?;
+    }
+    Ok(())
+}
+
 /// Returns the file name of `path` for messages.
 pub fn file_name(path: &Path) -> String {
     path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()

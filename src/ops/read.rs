@@ -32,12 +32,12 @@ pub enum Scope {
     Copilot,
 }
 
-/// Where an id typed by a person leads (SPEC §9): an integer is a markdown memory (and, unless
-/// the command was narrowed to one store, a Copilot record with that id when no memory has it);
-/// any other id is a Copilot record.
+/// Where an id typed by a person leads (SPEC §9): an integer is a markdown memory, always (a
+/// Copilot record whose id looks like an integer is reached with `--store copilot`); any other
+/// id is a Copilot record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
-    Md { id: u64, or_record: bool },
+    Md(u64),
     Copilot,
 }
 
@@ -47,19 +47,13 @@ impl Route {
     pub fn of(raw: &str, scope: Scope) -> Result<Route, KbError> {
         Ok(match scope {
             Scope::Copilot => Route::Copilot,
-            Scope::Md => Route::Md { id: parse_id(raw)?, or_record: false },
+            Scope::Md => Route::Md(parse_id(raw)?),
             Scope::Both => match parse_id(raw) {
-                Ok(id) => Route::Md { id, or_record: true },
+                Ok(id) => Route::Md(id),
                 Err(_) => Route::Copilot,
             },
         })
     }
-}
-
-/// Returns whether the Copilot store has a record with this id.
-pub fn has_record(repo: &Repo, raw_id: &str) -> bool {
-    let Ok(file) = JsonlFile::read(&repo.layout.copilot_memories()) else { return false };
-    !Records::parse(&file).find(raw_id.trim()).is_empty()
 }
 
 /// Reads the JSONL file for a command narrowed to the Copilot store: unreadable is an error.
@@ -75,6 +69,8 @@ pub fn skipped_lines(all: &Records<'_>) -> impl Iterator<Item = Diagnostic> {
 
 /// What a read command read: the memory index and the JSONL file, as its scope asks.
 pub struct Loaded {
+    /// The root, named by empty results.
+    pub root: PathBuf,
     /// `memory_max_count`, shown by `list`.
     pub limit: u64,
     pub index: Option<Index>,
@@ -110,7 +106,7 @@ pub fn load(repo: &Repo, scope: Scope) -> Result<Loaded> {
         }
     };
     let limit = repo.settings.memory_max_count.value;
-    Ok(Loaded { limit, index, file, diagnostics })
+    Ok(Loaded { root: repo.layout.root.clone(), limit, index, file, diagnostics })
 }
 
 /// One memory in JSON (SPEC §5 `MEMORY`, plus `store`).
@@ -238,7 +234,7 @@ pub fn recall<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> Recall
     }
     if let Some(all) = &records {
         diagnostics.extend(skipped_lines(all));
-        let q = copilot::Query::new(query);
+        let q = copilot::Query::words(query);
         // Keep only the newest N matches of this store before merging (a broad query can match
         // most of 100,000 records).
         let mut found: Vec<((i64, usize), usize)> =
@@ -279,7 +275,7 @@ impl Report for RecallReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let q = v.clean(&self.query);
         if self.hits.is_empty() {
-            return writeln!(w, "No memories found matching '{q}'");
+            return writeln!(w, "No memories found matching '{q}' in {}", self.loaded.root.display());
         }
         let noun = if self.hits.len() == 1 { "memory" } else { "memories" };
         let mut lines = vec![format!("Found {} {noun} matching '{q}':", self.hits.len()), String::new()];
@@ -462,15 +458,15 @@ impl Report for ListReport<'_> {
             // Narrowed to the Copilot store.
             return match &self.records {
                 Some(all) if !all.is_empty() => write_record_list(v, all, w),
-                Some(all) if all.file.exists => writeln!(w, "No Copilot memories found."),
-                _ => writeln!(w, "No Copilot memories saved yet."),
+                Some(all) if all.file.exists => writeln!(w, "No Copilot memories found in {}.", v.rel(&all.file.path)),
+                _ => writeln!(w, "No Copilot memories saved yet in {}.", self.loaded.root.display()),
             };
         };
         // The markdown section exactly as co-cli prints it, then the Copilot section when it has
         // records.
         if self.order.is_empty() {
-            let empty = if index.dir_exists { "No memories found." } else { "No memories saved yet." };
-            writeln!(w, "{empty}")?;
+            let empty = if index.dir_exists { "No memories found" } else { "No memories saved yet" };
+            writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
             if let Some(c) = copilot {
                 writeln!(w)?;
                 write_record_list(v, c, w)?;
@@ -534,18 +530,15 @@ pub enum ShowReport {
 
 /// Shows the memory or record `raw_id` leads to.
 pub fn show(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
-    let (id, or_record) = match Route::of(raw_id, scope)? {
+    let id = match Route::of(raw_id, scope)? {
         Route::Copilot => return show_record(repo, raw_id),
-        Route::Md { id, or_record } => (id, or_record),
+        Route::Md(id) => id,
     };
     let index = repo.memories().scan()?;
     let diagnostics = index.problems();
     let found = index.by_id(id);
     let m = match found.as_slice() {
         [] => {
-            if or_record && has_record(repo, raw_id) {
-                return show_record(repo, raw_id);
-            }
             return Err(Shown { diagnostics, error: KbError::NotFound(raw_id.trim().to_string()) }.into());
         }
         [m] => m,

@@ -19,6 +19,8 @@ pub struct SaveReport {
     memory_id: u64,
     path: String,
     similarity: Option<f64>,
+    /// The content a consolidation replaced, else null.
+    replaced: Option<String>,
     decayed: usize,
     decay_strategy: Option<&'static str>,
     redacted: Vec<&'static str>,
@@ -39,6 +41,7 @@ pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
         memory_id: out.memory_id,
         path: abs(&out.path),
         similarity: out.similarity,
+        replaced: out.replaced.clone(),
         decayed: out.decayed,
         decay_strategy: out.decay_strategy.map(|s| s.as_str()),
         redacted: out.redacted.clone(),
@@ -70,6 +73,7 @@ impl Report for SaveReport {
             (false, false) => write!(w, "{mark} Saved memory {id}: {name}\nLocation: {location}")?,
             (false, true) => write!(w, "Would save memory {id}: {name}\nLocation: {location}")?,
         }
+        write_replaced(v, w, out.similarity, out.replaced.as_deref(), out.dry_run)?;
         if let Some(strategy) = out.decay_strategy {
             let verb = if out.dry_run { "Would decay" } else { "Decayed" };
             write!(w, "\n♻️ {verb} {} old memories ({})", out.decayed, strategy.as_str())?;
@@ -82,6 +86,20 @@ impl Report for SaveReport {
     }
 }
 
+/// Writes what a consolidation replaced, after the location: the score and the old text, so a
+/// different fact never vanishes unseen (SPEC §5).
+fn write_replaced(
+    v: &View,
+    w: &mut dyn Write,
+    similarity: Option<f64>,
+    old: Option<&str>,
+    dry_run: bool,
+) -> io::Result<()> {
+    let Some(old) = old else { return Ok(()) };
+    let verb = if dry_run { "Would replace" } else { "Replaced" };
+    write!(w, "\nSimilarity: {:.1}\n{verb}: {}", similarity.unwrap_or_default(), v.clean(old))
+}
+
 /// What a record save did. JSON: SPEC §5's save keys, the id a string, plus `line` and `store`.
 #[derive(Serialize)]
 pub struct RecordSaveReport {
@@ -90,6 +108,8 @@ pub struct RecordSaveReport {
     path: String,
     line: usize,
     similarity: Option<f64>,
+    /// The fact a consolidation replaced, else null.
+    replaced: Option<String>,
     decayed: usize,
     decay_strategy: Option<&'static str>,
     redacted: Vec<&'static str>,
@@ -109,6 +129,7 @@ pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> 
         path: abs(&out.path),
         line: out.line,
         similarity: out.similarity,
+        replaced: out.replaced.clone(),
         decayed: 0,
         decay_strategy: None,
         redacted: out.redacted.clone(),
@@ -126,16 +147,18 @@ impl Report for RecordSaveReport {
         let id = v.clean(&out.id);
         match (out.consolidated, out.dry_run) {
             (true, false) => {
-                writeln!(w, "{mark} Updated Copilot memory {id} (consolidated duplicate)\nLocation: {location}")
+                write!(w, "{mark} Updated Copilot memory {id} (consolidated duplicate)\nLocation: {location}")?
             }
-            (true, true) => writeln!(
+            (true, true) => write!(
                 w,
                 "Would update Copilot memory {id} (consolidated duplicate, similarity {:.1})\nLocation: {location}",
                 out.similarity.unwrap_or_default()
-            ),
-            (false, false) => writeln!(w, "{mark} Saved Copilot memory {id}\nLocation: {location}"),
-            (false, true) => writeln!(w, "Would save Copilot memory {id}\nLocation: {location}"),
+            )?,
+            (false, false) => write!(w, "{mark} Saved Copilot memory {id}\nLocation: {location}")?,
+            (false, true) => write!(w, "Would save Copilot memory {id}\nLocation: {location}")?,
         }
+        write_replaced(v, w, out.similarity, out.replaced.as_deref(), out.dry_run)?;
+        writeln!(w)
     }
 
     fn diagnostics(&self) -> &[Diagnostic] {

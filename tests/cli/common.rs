@@ -9,11 +9,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// A temporary repository with its own HOME, in which `kb` runs with a clean environment.
+///
+/// Every command gets `KB_ROOT=<root>` (see [`TestEnv::command`]), so a `.co-cli/` or `.git`
+/// folder somewhere above the temporary folder (`$TMPDIR` inside a project) cannot become the
+/// root: the tests read and write their own repository and nothing else. Only the tests of root
+/// discovery opt out, with [`TestEnv::discovering_root`].
 pub struct TestEnv {
     pub dir: tempfile::TempDir,
+    /// The folder that holds `repo/` and `home/`: `dir` itself, or a folder below it
+    /// ([`TestEnv::under`]).
+    pub base: PathBuf,
     pub envs: Vec<(String, String)>,
     /// The working directory of `kb`, relative to the root (default: the root itself).
     pub cwd: Option<PathBuf>,
+    /// Whether kb finds the root itself from its working directory (no `KB_ROOT` is set); see
+    /// [`TestEnv::discovering_root`].
+    pub discover_root: bool,
 }
 
 /// What a `kb` run produced.
@@ -46,23 +57,72 @@ impl Run {
 }
 
 impl TestEnv {
+    /// `<tmp>/repo/.git` and `<tmp>/home`, in a fresh folder of `$TMPDIR`.
     pub fn new() -> TestEnv {
-        let dir = tempfile::tempdir().expect("tempdir");
-        std::fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
-        std::fs::create_dir_all(dir.path().join("home")).unwrap();
-        TestEnv { dir, envs: Vec::new(), cwd: None }
+        TestEnv::in_dir(tempfile::tempdir().expect("tempdir"), "")
     }
 
-    /// A test environment whose clock is pinned to [`NOW`].
+    /// Like [`TestEnv::new`] one level down: `<tmp>/<folder>/repo/.git` and `<tmp>/<folder>/home`,
+    /// so that a test can put something next to the repository, in `<tmp>/<folder>/`.
+    pub fn under(folder: &str) -> TestEnv {
+        TestEnv::in_dir(tempfile::tempdir().expect("tempdir"), folder)
+    }
+
+    /// Like [`TestEnv::new`], already [discovering its root](TestEnv::discovering_root), in a
+    /// temporary folder with no `.co-cli` or `.git` in any folder above it: for the discovery
+    /// tests whose point is that no such marker exists (the `.git` rule, the working-directory
+    /// rule), which a stray marker above would otherwise win over (SPEC §1 order). It is made in
+    /// `$TMPDIR` when that is clean, else in the first clean one of `/tmp`, `/var/tmp` and
+    /// `/dev/shm`; when none is, returns `None` with a note (the test skips), and on CI (`CI`
+    /// set) fails.
+    pub fn markerless() -> Option<TestEnv> {
+        let candidates = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into(), "/dev/shm".into()];
+        for base in candidates {
+            let Ok(real) = base.canonicalize() else { continue };
+            if let Some(marked) = marker_above(&real) {
+                eprintln!("note: not using {} for a markerless test: {} exists", real.display(), marked.display());
+                continue;
+            }
+            if let Ok(dir) = tempfile::tempdir_in(&real) {
+                return Some(TestEnv::in_dir(dir, "").discovering_root());
+            }
+        }
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no temporary folder without a .co-cli or .git folder above it for a root-discovery test"
+        );
+        eprintln!("skipped: every temporary folder has a .co-cli or .git folder above it");
+        None
+    }
+
+    fn in_dir(dir: tempfile::TempDir, folder: &str) -> TestEnv {
+        let base = dir.path().join(folder);
+        std::fs::create_dir_all(base.join("repo/.git")).unwrap();
+        std::fs::create_dir_all(base.join("home")).unwrap();
+        TestEnv { dir, base, envs: Vec::new(), cwd: None, discover_root: false }
+    }
+
+    /// Lets kb find the root itself from its working directory (`KB_ROOT` is not set), for the
+    /// tests of root discovery only: every other test pins its root, so that a `.co-cli/` folder
+    /// above the temporary folder changes nothing. Such a test must be immune by construction:
+    /// the marker that should win lies inside the temporary folder (e.g. `<root>/.co-cli/`),
+    /// nearer than any folder above it can be, or the test uses [`TestEnv::markerless`].
+    pub fn discovering_root(mut self) -> TestEnv {
+        self.discover_root = true;
+        self
+    }
+
+    /// A test environment whose clock is pinned to [`NOW`] (its root is pinned like every
+    /// test environment's, see [`TestEnv::command`]).
     pub fn pinned() -> TestEnv {
         TestEnv::new().env("KB_NOW", NOW)
     }
 
     pub fn root(&self) -> PathBuf {
-        self.dir.path().join("repo")
+        self.base.join("repo")
     }
     pub fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
+        self.base.join("home")
     }
     pub fn memories(&self) -> PathBuf {
         self.root().join(".co-cli/knowledge/memories")
@@ -73,6 +133,13 @@ impl TestEnv {
         self
     }
 
+    /// Returns a `kb ARGS` command: in the root (or `cwd` below it), with a cleared environment
+    /// but HOME, PATH, `KB_ROOT=<root>` and the test's own variables.
+    ///
+    /// `KB_ROOT` pins the root, so that a `.co-cli/` folder above the temporary folder cannot
+    /// become it. It is left out when the test passes `--root` (which pins the root itself) or
+    /// [discovers the root](TestEnv::discovering_root); a `KB_ROOT` of the test's own (even an
+    /// empty one, which kb ignores) replaces it.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_kb"));
         let cwd = match &self.cwd {
@@ -84,6 +151,10 @@ impl TestEnv {
             .env_clear()
             .env("HOME", self.home())
             .env("PATH", std::env::var("PATH").unwrap_or_default());
+        let root_flag = args.iter().any(|a| *a == "--root" || a.starts_with("--root="));
+        if !self.discover_root && !root_flag {
+            cmd.env("KB_ROOT", self.root());
+        }
         for (k, v) in &self.envs {
             cmd.env(k, v);
         }
@@ -191,6 +262,12 @@ impl TestEnv {
         walk(&self.root(), &self.root(), &mut out);
         out
     }
+}
+
+/// Returns the first `.co-cli` or `.git` in `dir` or a folder above it: a marker kb's root
+/// discovery would find from there.
+pub fn marker_above(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().flat_map(|d| [d.join(".co-cli"), d.join(".git")]).find(|m| std::fs::symlink_metadata(m).is_ok())
 }
 
 /// One path in a tree snapshot.

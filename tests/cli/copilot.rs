@@ -289,7 +289,7 @@ fn dedup_uses_the_markdown_threshold_setting() {
     let out = save(&env, "build", "Run cargo nextest before pushing!", &[], &[]);
     assert_eq!(out["action"], "saved");
     env.write(".co-cli/settings.json", "{\"memory_dedup_threshold\": 50}");
-    let env = TestEnv { dir: env.dir, envs: vec![("KB_NOW".into(), NOW.into())], cwd: None };
+    let env = TestEnv { envs: vec![("KB_NOW".into(), NOW.into())], ..env };
     let out = save(&env, "build", "Run cargo nextest before you push", &[], &[]);
     assert_eq!(out["action"], "consolidated");
 }
@@ -484,14 +484,19 @@ fn list_shows_both_stores() {
 #[test]
 fn list_without_records_is_the_markdown_output() {
     let env = env();
-    assert_eq!(env.kb(&["list"]).ok().stdout, "No memories saved yet.\n");
-    assert_eq!(env.kb(&["list", "--store", "copilot"]).ok().stdout, "No Copilot memories saved yet.\n");
+    let root = env.root().display().to_string();
+    let none_yet = format!("No memories saved yet in {root}.\n");
+    assert_eq!(env.kb(&["list"]).ok().stdout, none_yet);
+    assert_eq!(
+        env.kb(&["list", "--store", "copilot"]).ok().stdout,
+        format!("No Copilot memories saved yet in {root}.\n")
+    );
     env.write(JSONL, "\n");
-    assert_eq!(env.kb(&["list", "--store", "copilot"]).ok().stdout, "No Copilot memories found.\n");
-    assert_eq!(env.kb(&["list"]).ok().stdout, "No memories saved yet.\n");
+    assert_eq!(env.kb(&["list", "--store", "copilot"]).ok().stdout, format!("No Copilot memories found in {JSONL}.\n"));
+    assert_eq!(env.kb(&["list"]).ok().stdout, none_yet);
     save(&env, "s", "a fact", &[], &[]);
     let out = env.kb(&["list"]).ok().stdout;
-    assert!(out.starts_with("No memories saved yet.\n\nCopilot memories: 1\n"), "{out}");
+    assert!(out.starts_with(&format!("{none_yet}\nCopilot memories: 1\n")), "{out}");
 }
 
 #[test]
@@ -541,12 +546,15 @@ fn show_and_forget_resolve_ids_across_stores() {
     assert_eq!(ok_json(&env, &["show", "1"])["store"], "md");
     fail(&env, &["show", &id, "--store", "md"]);
     fail(&env, &["show", "1", "--store", "copilot"]);
-    // An integer-looking record id: markdown first, then the record.
+    // An integer-looking record id: an integer always means a markdown memory; the record is
+    // reached with --store copilot.
     env.write(JSONL, &format!("{}\n{{\"id\":\"1\",\"subject\":\"n\",\"fact\":\"numbered\"}}\n{{\"id\":\"77\",\"subject\":\"n\",\"fact\":\"seventy-seven\"}}\n", lines(&env)[0]));
     assert_eq!(ok_json(&env, &["show", "1"])["store"], "md");
     assert_eq!(ok_json(&env, &["show", "1", "--store", "copilot"])["fact"], "numbered");
-    assert_eq!(ok_json(&env, &["show", "77"])["fact"], "seventy-seven");
-    let out = ok_json(&env, &["forget", "77"]);
+    fail(&env, &["show", "77"]);
+    fail(&env, &["forget", "77"]);
+    assert_eq!(ok_json(&env, &["show", "77", "--store", "copilot"])["fact"], "seventy-seven");
+    let out = ok_json(&env, &["forget", "77", "--store", "copilot"]);
     assert_eq!(
         (out["deleted"].as_str(), out["store"].as_str(), out["line"].as_u64()),
         (Some("77"), Some("copilot"), Some(3))
@@ -734,29 +742,24 @@ fn imported_memories_load_in_pyyaml() {
 #[test]
 fn parallel_writers_lose_nothing() {
     let env = env();
-    let threads: Vec<_> = (0..8)
-        .map(|p| {
-            let root = env.root();
-            let home = env.home();
-            std::thread::spawn(move || {
+    std::thread::scope(|scope| {
+        for p in 0..8 {
+            let env = &env;
+            scope.spawn(move || {
                 for i in 0..20 {
-                    let status = std::process::Command::new(env!("CARGO_BIN_EXE_kb"))
-                        .args(["save", "--store", "copilot", "--subject", &format!("s{p}-{i}"), "--reason", "r"])
-                        .arg(format!("writer {p} fact {i}"))
-                        .current_dir(&root)
-                        .env_clear()
-                        .env("HOME", &home)
+                    let subject = format!("s{p}-{i}");
+                    let fact = format!("writer {p} fact {i}");
+                    let status = env
+                        .command(&["save", "--store", "copilot", "--subject", &subject, "--reason", "r", &fact])
+                        .stdin(std::process::Stdio::null())
                         .stdout(std::process::Stdio::null())
                         .status()
                         .unwrap();
                     assert!(status.success());
                 }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
+            });
+        }
+    });
     let recs = records(&env);
     assert_eq!(recs.len(), 160);
     let mut ids: Vec<&str> = recs.iter().map(|r| r["id"].as_str().unwrap()).collect();

@@ -287,9 +287,13 @@ fn consolidation_human_output() {
     let t = TestEnv::pinned();
     let path = t.memory(1, "I prefer TypeScript", &days_ago(1.0), &[]);
     let run = t.kb(&["save", "I prefer typescript"]).ok();
+    // co-cli's two lines, then the score and what was replaced (SPEC §5).
     assert_eq!(
         run.stdout.trim_end(),
-        format!("✓ Updated memory 1 (consolidated duplicate)\nLocation: {}", path.display())
+        format!(
+            "✓ Updated memory 1 (consolidated duplicate)\nLocation: {}\nSimilarity: 100.0\nReplaced: I prefer TypeScript",
+            path.display()
+        )
     );
 }
 

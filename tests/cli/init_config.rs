@@ -14,7 +14,7 @@ fn init_makes_a_working_knowledge_folder() {
     assert_eq!(t.read(&t.root().join(".gitignore")), ".co-cli/cache/\n");
     let run = t.kb(&["check"]);
     assert_eq!(run.code, 0, "a fresh init must pass check: {run:?}");
-    assert_eq!(t.kb(&["list"]).ok().stdout.trim_end(), "No memories found.");
+    assert_eq!(t.kb(&["list"]).ok().stdout.trim_end(), format!("No memories found in {}.", t.root().display()));
     t.kb(&["save", "first memory after init"]).ok();
     assert_eq!(t.ids(), [1]);
     assert_eq!(t.kb(&["check"]).code, 0);
@@ -56,7 +56,10 @@ fn init_respects_an_existing_ignore_rule() {
 
 #[test]
 fn init_in_a_subfolder_initialises_the_repository_root() {
-    let mut t = TestEnv::pinned();
+    // A fresh git repository, found by its `.git` (there is no `.co-cli/` yet): a root-discovery
+    // test, run where no marker above can win over that `.git`.
+    let Some(t) = TestEnv::markerless() else { return };
+    let mut t = t.env("KB_NOW", NOW);
     std::fs::create_dir_all(t.root().join("a/b")).unwrap();
     t.cwd = Some("a/b".into());
     t.kb(&["init"]).ok();
@@ -132,9 +135,14 @@ fn content_of_1(t: &TestEnv, extra: &[&str]) -> String {
     t.kb(&args).ok().json()["content"].as_str().unwrap().to_string()
 }
 
+// Root discovery (SPEC §1). These tests cannot pin the root; each is immune to a stray `.co-cli/`
+// above the temporary folder instead: either the marker that must win is inside it (nearer than
+// anything above), or the test runs where no marker is above (`TestEnv::markerless`).
+
 #[test]
 fn root_flag_then_env_then_markers() {
-    let base = TestEnv::pinned();
+    // Immune: the repository has its own `.co-cli/`.
+    let base = TestEnv::pinned().discovering_root();
     let other = base.dir.path().join("other");
     let third = base.dir.path().join("third");
     repo_with_memory(&base.root(), "repo");
@@ -142,7 +150,7 @@ fn root_flag_then_env_then_markers() {
     repo_with_memory(&third, "third");
     assert_eq!(content_of_1(&base, &[]), "in repo");
     assert_eq!(content_of_1(&base, &["--root", other.to_str().unwrap()]), "in other");
-    let t = TestEnv { dir: base.dir, envs: base.envs, cwd: None }.env("KB_ROOT", third.to_str().unwrap());
+    let t = base.env("KB_ROOT", third.to_str().unwrap());
     assert_eq!(content_of_1(&t, &[]), "in third");
     assert_eq!(content_of_1(&t, &["--root", other.to_str().unwrap()]), "in other", "--root beats KB_ROOT");
     // A relative --root is taken from the working directory.
@@ -151,14 +159,16 @@ fn root_flag_then_env_then_markers() {
 
 #[test]
 fn empty_kb_root_is_ignored() {
-    let t = TestEnv::pinned().env("KB_ROOT", "");
+    // Immune: the repository has its own `.co-cli/`.
+    let t = TestEnv::pinned().discovering_root().env("KB_ROOT", "");
     repo_with_memory(&t.root(), "repo");
     assert_eq!(content_of_1(&t, &[]), "in repo");
 }
 
 #[test]
 fn nearest_co_cli_folder_beats_git() {
-    let mut t = TestEnv::pinned();
+    // Immune: both `.co-cli/` folders are in the repository.
+    let mut t = TestEnv::pinned().discovering_root();
     repo_with_memory(&t.root(), "repo");
     repo_with_memory(&t.root().join("packages/app"), "app");
     std::fs::create_dir_all(t.root().join("packages/app/src/deep")).unwrap();
@@ -170,18 +180,26 @@ fn nearest_co_cli_folder_beats_git() {
 }
 
 #[test]
-fn co_cli_folder_above_git_wins_over_a_nested_git() {
-    // The nearest `.co-cli/` wins over a nearer `.git` (SPEC §1 order).
-    let mut t = TestEnv::pinned();
+fn the_nearest_marker_wins_even_a_nested_git() {
+    // Whichever of `.co-cli/` and `.git` comes first on the way up wins (SPEC §1), as git finds
+    // its repository: a nested repository is its own root. Immune: both markers are inside the
+    // temporary folder.
+    let mut t = TestEnv::pinned().discovering_root();
     repo_with_memory(&t.root(), "repo");
+    repo_with_memory(&t.root().join("vendor/sub"), "sub");
     std::fs::create_dir_all(t.root().join("vendor/sub/.git")).unwrap();
-    t.cwd = Some("vendor/sub".into());
+    t.cwd = Some("vendor/sub/deeper".into());
+    std::fs::create_dir_all(t.root().join("vendor/sub/deeper")).unwrap();
+    assert_eq!(content_of_1(&t, &[]), "in sub");
+    t.cwd = Some("vendor".into());
     assert_eq!(content_of_1(&t, &[]), "in repo");
 }
 
 #[test]
 fn nearest_git_when_there_is_no_co_cli_folder() {
-    let mut t = TestEnv::pinned();
+    // No `.co-cli/` anywhere above: run where there is none.
+    let Some(t) = TestEnv::markerless() else { return };
+    let mut t = t.env("KB_NOW", NOW);
     std::fs::create_dir_all(t.root().join("src/x")).unwrap();
     t.cwd = Some("src/x".into());
     t.kb(&["save", "saved at the git root"]).ok();
@@ -190,12 +208,22 @@ fn nearest_git_when_there_is_no_co_cli_folder() {
 
 #[test]
 fn working_directory_when_there_is_no_marker() {
-    let t = TestEnv::pinned();
+    // No marker anywhere above: reads use the working directory with a warning; writes refuse
+    // and create nothing (SPEC §1); `kb init` makes it a root.
+    let Some(t) = TestEnv::markerless() else { return };
+    let t = t.env("KB_NOW", NOW);
     let plain = t.dir.path().join("plain");
     std::fs::create_dir_all(&plain).unwrap();
-    let mut cmd = t.command(&["save", "saved in a plain folder"]);
-    cmd.current_dir(&plain);
-    run_command(cmd, None).ok();
+    let in_plain = |args: &[&str]| {
+        let mut cmd = t.command(args);
+        cmd.current_dir(&plain);
+        run_command(cmd, None)
+    };
+    in_plain(&["save", "saved in a plain folder"]).err();
+    assert!(!plain.join(".co-cli").exists());
+    assert!(in_plain(&["list"]).ok().stderr.contains("no repository or .co-cli/ folder here or above"));
+    in_plain(&["init"]).ok();
+    in_plain(&["save", "saved in a plain folder"]).ok();
     assert!(plain.join(".co-cli/knowledge/memories/001-saved-in-a-plain-folder.md").is_file());
     assert!(!t.memories().exists());
 }
@@ -268,6 +296,7 @@ fn on_a_terminal(t: &TestEnv, no_color: Option<&str>, kb_args: &str) -> Option<S
         .env("HOME", t.home())
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("TERM", "xterm")
+        .env("KB_ROOT", t.root())
         .env("KB_NOW", NOW);
     if let Some(v) = no_color {
         cmd.env("NO_COLOR", v);

@@ -304,7 +304,11 @@ fn dry_run_reports_a_decay_without_doing_it() {
 
 #[test]
 fn save_creates_the_memories_folder_and_works_from_a_subfolder() {
-    let mut t = TestEnv::pinned();
+    // Root discovery from a subfolder. Immune to a `.co-cli/` above the temporary folder: the
+    // repository has its own (without the memories folder); the `.git` rule alone is tested by
+    // init_config::nearest_git_when_there_is_no_co_cli_folder.
+    let mut t = TestEnv::pinned().discovering_root();
+    std::fs::create_dir_all(t.root().join(".co-cli")).unwrap();
     std::fs::create_dir_all(t.root().join("src/deep")).unwrap();
     t.cwd = Some("src/deep".into());
     t.kb(&["save", "saved from a subfolder"]).ok();

@@ -1,0 +1,195 @@
+//! A new user's first hour (issue 12): root discovery, multi-word recall, what a consolidating
+//! save replaced, ids that always mean a markdown memory, and printing into a closed pipe.
+
+use crate::common::*;
+
+#[test]
+fn the_nearest_repository_wins_over_a_stray_co_cli_folder_above() {
+    // `<tmp>/outer/.co-cli` is a stray folder; the repository `<tmp>/outer/repo` has only `.git`.
+    let t = TestEnv::under("outer").env("KB_NOW", NOW).discovering_root();
+    let stray = t.base.join(".co-cli");
+    std::fs::create_dir_all(&stray).unwrap();
+    t.kb(&["init"]).ok();
+    assert!(t.root().join(".co-cli/knowledge/context.md").is_file(), "kb init wrote into the repository");
+    t.kb(&["save", "We deploy on Fridays"]).ok();
+    assert_eq!(t.ids(), vec![1]);
+    assert_eq!(std::fs::read_dir(&stray).unwrap().count(), 0, "nothing went into the stray folder");
+}
+
+#[test]
+fn outside_any_repository_reads_warn_and_writes_refuse() {
+    let Some(mut t) = TestEnv::markerless() else { return };
+    std::fs::remove_dir_all(t.root().join(".git")).unwrap();
+    t = t.env("KB_NOW", NOW);
+    let run = t.kb(&["save", "stray text"]).err();
+    assert!(run.stderr.contains("no repository or .co-cli/ folder here or above"), "{run:?}");
+    assert!(run.stderr.contains("kb init") && run.stderr.contains("--root"), "{run:?}");
+    assert!(!t.root().join(".co-cli").exists(), "a refused write creates nothing");
+    for args in [&["forget", "1"][..], &["protect", "1"], &["compile"], &["vote", "x", "up", "--reason", "r"]] {
+        t.kb(args).err();
+    }
+    assert!(!t.root().join(".co-cli").exists());
+    let run = t.kb(&["list"]).ok();
+    assert!(run.stderr.contains("warning: no repository or .co-cli/ folder here or above"), "{run:?}");
+    // A dry run writes nothing, so it may look.
+    t.kb(&["save", "--dry-run", "stray text"]).ok();
+    // kb init is the one write that may create `.co-cli/` here; afterwards it is the root.
+    t.kb(&["init"]).ok();
+    t.kb(&["save", "now it has a home"]).ok();
+    assert_eq!(t.ids(), vec![1]);
+}
+
+#[test]
+fn config_and_check_name_the_root_and_the_settings_files() {
+    let t = TestEnv::pinned();
+    let project = t.write(".co-cli/settings.json", r#"{"memory_max_count": 50}"#);
+    let out = t.kb(&["config"]).ok().stdout;
+    assert!(out.starts_with(&format!("root: {}\n", t.root().display())), "{out}");
+    assert!(out.contains(&format!("settings: {}\n", project.display())), "{out}");
+    assert!(out.contains("/.config/co-cli/settings.json (not found)"), "{out}");
+    let out = t.kb(&["check"]).ok().stdout;
+    assert!(out.starts_with(&format!("root: {}\n", t.root().display())), "{out}");
+    let v = t.kb(&["--json", "check"]).ok().json();
+    assert_eq!(v["root"], t.root().display().to_string());
+    assert_eq!(v["settings_files"].as_array().unwrap().len(), 2, "{v}");
+}
+
+#[test]
+fn empty_results_name_the_root() {
+    let t = TestEnv::pinned();
+    let root = t.root().display().to_string();
+    assert_eq!(t.kb(&["list"]).ok().stdout, format!("No memories saved yet in {root}.\n"));
+    let out = t.kb(&["recall", "anything"]).ok().stdout;
+    assert_eq!(out, format!("No memories found matching 'anything' in {root}\n"));
+}
+
+#[test]
+fn recall_matches_every_word_anywhere() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "CI runs cargo nextest on every push", "-t", "build"]).ok();
+    t.kb(&["save", "We use nextest locally too"]).ok();
+    let ids = |q: &str| -> Vec<u64> {
+        let v = t.kb(&["--json", "recall", q]).ok().json();
+        let mut ids: Vec<u64> = v["results"].as_array().unwrap().iter().map(|r| r["id"].as_u64().unwrap()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids("nextest CI"), vec![1], "words in any order");
+    assert_eq!(ids("NEXTEST"), vec![1, 2]);
+    assert_eq!(ids("nextest build"), vec![1], "a word may match a tag");
+    assert_eq!(ids("nextest deploy"), Vec::<u64>::new(), "every word must match");
+    assert_eq!(ids("  nextest   locally "), vec![2]);
+}
+
+#[test]
+fn recall_of_zero_results_is_a_usage_error() {
+    let t = TestEnv::pinned();
+    t.kb(&["recall", "x", "-n", "0"]).usage();
+    t.kb(&["recall", "x", "-n", "-1"]).usage();
+    t.kb(&["recall", "x", "-n", "1"]).ok();
+}
+
+#[test]
+fn a_consolidating_save_shows_the_score_and_what_it_replaced() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "The api service listens on port 8080"]).ok();
+    let run = t.kb(&["save", "The web service listens on port 8081"]).ok();
+    assert!(run.stdout.starts_with("✓ Updated memory 1 (consolidated duplicate)\nLocation: "), "{run:?}");
+    assert!(run.stdout.contains("\nSimilarity: "), "{run:?}");
+    assert!(run.stdout.ends_with("\nReplaced: The api service listens on port 8080\n"), "{run:?}");
+    let v = t.kb(&["--json", "save", "The web service listens on port 8082"]).ok().json();
+    assert_eq!(v["action"], "consolidated");
+    assert_eq!(v["replaced"], "The web service listens on port 8081");
+    assert!(v["similarity"].as_f64().unwrap() >= 85.0, "{v}");
+    let v = t.kb(&["--json", "save", "--dry-run", "The web service listens on port 8083"]).ok().json();
+    assert_eq!(
+        (v["action"].as_str(), v["replaced"].as_str()),
+        (Some("would_consolidate"), Some("The web service listens on port 8082"))
+    );
+    // A new memory replaces nothing.
+    let v = t.kb(&["--json", "save", "Something else entirely"]).ok().json();
+    assert_eq!(v["replaced"], serde_json::Value::Null);
+}
+
+#[test]
+fn no_dedup_saves_a_new_memory_regardless() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "The api service listens on port 8080"]).ok();
+    let v = t.kb(&["--json", "save", "--no-dedup", "The api service listens on port 8080"]).ok().json();
+    assert_eq!((v["action"].as_str(), v["memory_id"].as_u64()), (Some("saved"), Some(2)));
+    assert_eq!(t.ids(), vec![1, 2]);
+    assert_eq!(t.show(1)["content"], "The api service listens on port 8080", "the first memory is untouched");
+}
+
+#[test]
+fn a_copilot_consolidation_shows_the_fact_it_replaced() {
+    let t = TestEnv::pinned();
+    let save = |fact: &str| {
+        t.kb(&["--json", "save", "--store", "copilot", "--subject", "ports", "--reason", "r", fact]).ok().json()
+    };
+    save("The api service listens on port 8080");
+    let v = save("The web service listens on port 8081");
+    assert_eq!(
+        (v["action"].as_str(), v["replaced"].as_str()),
+        (Some("consolidated"), Some("The api service listens on port 8080"))
+    );
+}
+
+#[test]
+fn an_integer_id_always_means_a_markdown_memory() {
+    let t = TestEnv::pinned();
+    t.write(
+        ".github/copilot-memories.jsonl",
+        "{\"id\":\"5\",\"subject\":\"s\",\"fact\":\"a record\",\"citations\":[],\"reason\":\"r\"}\n",
+    );
+    t.kb(&["save", "one"]).ok();
+    let run = t.kb(&["forget", "5"]).err();
+    assert!(run.stderr.contains("memory 5 not found"), "{run:?}");
+    t.kb(&["show", "5"]).err();
+    assert!(t.read(&t.root().join(".github/copilot-memories.jsonl")).contains("a record"), "the record is untouched");
+    // The record is reached in its own store.
+    assert_eq!(t.kb(&["--json", "show", "--store", "copilot", "5"]).ok().json()["fact"], "a record");
+    t.kb(&["forget", "--store", "copilot", "5"]).ok();
+}
+
+#[test]
+fn a_vote_count_at_the_maximum_saturates() {
+    let t = TestEnv::pinned();
+    let max = u64::MAX;
+    t.write(
+        ".github/copilot-memories.jsonl",
+        &format!("{{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"citations\":[],\"reason\":\"r\",\"votes\":{{\"up\":{max},\"down\":0}}}}\n"),
+    );
+    let v = t.kb(&["--json", "vote", "m1", "up", "--reason", "again"]).ok().json();
+    assert_eq!(v["votes"]["up"].as_u64(), Some(max), "{v}");
+}
+
+#[test]
+fn printing_into_a_closed_pipe_ends_quietly() {
+    let t = TestEnv::pinned();
+    let dir = t.memories();
+    std::fs::create_dir_all(&dir).unwrap();
+    for id in 1..=3000u64 {
+        let text = format!("Memory number {id} about the build and the deploy pipeline of the service");
+        std::fs::write(
+            dir.join(format!("{id:03}-m.md")),
+            format!("---\ncreated: '2026-01-01T00:00:00+00:00'\nid: {id}\ntags: []\n---\n\n{text}\n"),
+        )
+        .unwrap();
+    }
+    for args in [&["list"][..], &["--json", "list"]] {
+        let mut child =
+            t.command(args).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+        // Read one line, then close the pipe, as `kb list | head -1` does.
+        {
+            use std::io::BufRead;
+            let mut first = String::new();
+            std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+            assert!(!first.is_empty());
+        }
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}
