@@ -11,6 +11,12 @@
 //! ordinary prose runs few or no regexes. Each regex is compiled once, lazily,
 //! the first time a scan needs it, so commands that never scan never pay for
 //! compiling them.
+//!
+//! Every candidate is considered: when a rule's check rejects a match (a
+//! placeholder, an identifier, an example key), the search resumes inside the
+//! rejected match instead of after it, so a rejected capture can never hide a
+//! real secret that overlaps it (`creds: aws_secret_access_key = <secret>`,
+//! where `creds:` first captures the key's name).
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -29,10 +35,17 @@ pub struct Finding {
 }
 
 /// How the matches of a rule's regex become findings.
+///
+/// For the kinds that check a match, the secret is capture group 1 if the
+/// regex has one, else the whole match; a match whose secret fails the check
+/// is dropped and the search resumes inside it (see [`scan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
-    /// Each match is a finding (capture group 1 if the regex has one).
+    /// Each match is a finding.
     Plain,
+    /// An AWS access key id, unless it ends in `EXAMPLE` as AWS's documented
+    /// examples do (`AKIAIOSFODNN7EXAMPLE`; gitleaks allows `.+EXAMPLE$`).
+    AwsAccessKey,
     /// A JWT, kept only if its header and payload decode to JSON objects.
     Jwt,
     /// A PEM private-key header; the finding runs to the block's END line,
@@ -41,9 +54,37 @@ enum Kind {
     /// A PuTTY key-file header; the finding runs to the end of the
     /// `Private-MAC` line, or to the end of the text.
     PuttyHeader,
+    /// The password of a URL's userinfo (`scheme://user:password@host`), kept
+    /// unless it is a placeholder (see [`is_url_password`]). A fallback rule.
+    UrlCredentials,
+    /// The token of an HTTP `Bearer` authorization, kept only if it looks
+    /// random (see [`plausible_bearer_token`]). A fallback rule.
+    Bearer,
     /// gitleaks' generic assignment rule; group 1 is kept only if it passes
-    /// [`plausible_generic_secret`].
+    /// [`plausible_generic_secret`]. A fallback rule.
     Generic,
+}
+
+impl Kind {
+    /// Whether a match whose secret is `value` is a finding.
+    fn accepts(self, value: &str) -> bool {
+        match self {
+            Kind::Plain | Kind::KeyHeader | Kind::PuttyHeader => true,
+            Kind::AwsAccessKey => !value.ends_with("EXAMPLE"),
+            Kind::Jwt => is_plausible_jwt(value),
+            Kind::UrlCredentials => is_url_password(value),
+            Kind::Bearer => plausible_bearer_token(value),
+            Kind::Generic => plausible_generic_secret(value),
+        }
+    }
+
+    /// Whether the rule only fills in for the specific ones: its findings are
+    /// dropped wherever they overlap a specific rule's finding, so a GitHub
+    /// token in `GITHUB_TOKEN=…`, a URL or a `Bearer` header is reported as
+    /// `github-pat`.
+    fn is_fallback(self) -> bool {
+        matches!(self, Kind::UrlCredentials | Kind::Bearer | Kind::Generic)
+    }
 }
 
 /// One detection rule.
@@ -72,15 +113,13 @@ macro_rules! rule {
     };
 }
 
-/// Id of the generic rule, which loses to any specific rule it overlaps.
-const GENERIC_RULE: &str = "generic-api-key";
-
-/// Every rule, specific ones first; on a tie the earlier rule wins.
+/// Every rule, specific ones first, then the fallback ones (see
+/// [`Kind::is_fallback`]); on a tie the earlier rule wins.
 ///
 /// Notes on the adaptation from gitleaks: `\b` is written `(?-u:\b)` (an
 /// ASCII word boundary, so a token glued to CJK text is still found and the
 /// fast DFA engine can be used), `\d` is `[0-9]` and `\w` is `[0-9A-Za-z_]`.
-static RULES: [Rule; 23] = [
+static RULES: [Rule; 25] = [
     rule!("github-pat", Kind::Plain, &["ghp_"], r"ghp_[0-9a-zA-Z]{36}"),
     rule!("github-oauth", Kind::Plain, &["gho_"], r"gho_[0-9a-zA-Z]{36}"),
     rule!("github-app-token", Kind::Plain, &["ghu_", "ghs_"], r"(?:ghu|ghs)_[0-9a-zA-Z]{36}"),
@@ -88,7 +127,7 @@ static RULES: [Rule; 23] = [
     rule!("github-fine-grained-pat", Kind::Plain, &["github_pat_"], r"github_pat_[0-9A-Za-z_]{82}"),
     rule!(
         "aws-access-token",
-        Kind::Plain,
+        Kind::AwsAccessKey,
         &["a3t", "akia", "asia", "abia", "acca"],
         r"(?-u:\b)((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?-u:\b)"
     ),
@@ -138,6 +177,13 @@ static RULES: [Rule; 23] = [
         r"(?-u:\b)((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})"
     ),
     rule!("huggingface-access-token", Kind::Plain, &["hf_"], r"(?-u:\b)(hf_[a-zA-Z]{34})"),
+    // detect-secrets' "Basic Auth Credentials": `://`, a user without `:` `@`
+    // or delimiters, `:`, then the password (group 1) up to the authority's
+    // last `@`. The password may hold `:`, `@` and sub-delimiters (real ones
+    // do); placeholders are dropped by `is_url_password`.
+    rule!("url-credentials", Kind::UrlCredentials, &["://"], r#"://[^\s:/?#\[\]@'"\x60]*:([^\s/?#\[\]'"\x60]+)@"#),
+    // RFC 6750's b64token after `Bearer`, 20 characters or more.
+    rule!("bearer-token", Kind::Bearer, &["bearer"], r"(?i-u)\bbearer[ \t]+([0-9A-Za-z._~+/-]{20,}=*)"),
     rule!(
         "generic-api-key",
         Kind::Generic,
@@ -156,7 +202,8 @@ static PUTTY_MAC_LINE: LazyLock<Regex> = LazyLock::new(|| compile(r"Private-MAC:
 /// Returns every secret in `text`, sorted by start, non-overlapping (on
 /// overlap keep the earliest-starting, then longest).
 ///
-/// A specific rule always beats `generic-api-key` where the two overlap.
+/// A specific rule always beats a fallback rule (`generic-api-key`,
+/// `url-credentials`, `bearer-token`) where the two overlap.
 pub fn scan(text: &str) -> Vec<Finding> {
     if text.is_empty() {
         return Vec::new();
@@ -167,18 +214,9 @@ pub fn scan(text: &str) -> Vec<Finding> {
         if !rule.keywords.iter().any(|k| lower.contains(k)) {
             continue;
         }
-        let mut push = |start: usize, end: usize| raw.push(Candidate { priority, rule: rule.id, start, end });
+        let fallback = rule.kind.is_fallback();
+        let mut push = |start: usize, end: usize| raw.push(Candidate { priority, rule: rule.id, fallback, start, end });
         match rule.kind {
-            Kind::Plain | Kind::Jwt => {
-                for caps in rule.regex.captures_iter(text) {
-                    // Group 1 is the secret where the pattern has one.
-                    if let Some(m) = caps.get(1).or_else(|| caps.get(0))
-                        && (rule.kind == Kind::Plain || is_plausible_jwt(m.as_str()))
-                    {
-                        push(m.start(), m.end());
-                    }
-                }
-            }
             Kind::KeyHeader => {
                 let ends: Vec<usize> = PRIVATE_KEY_END.find_iter(text).map(|m| m.end()).collect();
                 for m in rule.regex.find_iter(text) {
@@ -191,18 +229,72 @@ pub fn scan(text: &str) -> Vec<Finding> {
                     push(m.start(), block_end(&ends, m.end(), text.len()));
                 }
             }
-            Kind::Generic => {
-                for caps in rule.regex.captures_iter(text) {
-                    if let Some(value) = caps.get(1)
-                        && plausible_generic_secret(value.as_str())
-                    {
-                        push(value.start(), value.end());
-                    }
-                }
+            _ => {
+                for_each_accepted(rule, text, &mut push);
             }
         }
     }
     resolve(text, raw)
+}
+
+/// Calls `found` with the byte range of every secret of `rule` in `text`:
+/// capture group 1 of each match (the whole match if the regex has no group),
+/// when [`Kind::accepts`] it.
+///
+/// After an accepted match the search goes on at its end, as `captures_iter`
+/// would. After a rejected one it resumes where the rejected secret starts
+/// (one character past the match's start when the secret is the whole
+/// match), so a later match that overlaps the rejected one is still found:
+/// in `creds: aws_secret_access_key = <secret>` the generic rule first
+/// captures `aws_secret_access_key` after `creds:`, rejects it, then finds the
+/// real value after `=`. Each retry starts strictly later than the one
+/// before, so the loop ends.
+///
+/// Retries re-read text, so they draw on a budget that grows with the
+/// distance scanned: the bytes re-read so far may not exceed
+/// [`RETRY_BUDGET_PER_BYTE`] times the end of the current match plus
+/// [`RETRY_BUDGET_BASE`]. Past that (only contrived text such as a long run of
+/// `key=key=key=…` gets there) a rejected match is skipped whole, as
+/// `captures_iter` would, so the scan stays linear; the budget comes back as
+/// the scan moves on, so ordinary text after such a run is searched fully.
+fn for_each_accepted(rule: &Rule, text: &str, mut found: impl FnMut(usize, usize)) {
+    let mut locations = rule.regex.capture_locations();
+    let mut reread_so_far = 0usize;
+    let mut at = 0;
+    while at <= text.len() {
+        let Some(whole) = rule.regex.captures_read_at(&mut locations, text, at) else {
+            break;
+        };
+        let (start, end) = locations.get(1).unwrap_or((whole.start(), whole.end()));
+        let past = if whole.end() > whole.start() { whole.end() } else { next_char(text, whole.start()) };
+        if rule.kind.accepts(&text[start..end]) {
+            found(start, end);
+            at = past;
+            continue;
+        }
+        let retry = if start > whole.start() { start } else { next_char(text, whole.start()) };
+        let reread = past.saturating_sub(retry);
+        let budget = past.saturating_mul(RETRY_BUDGET_PER_BYTE).saturating_add(RETRY_BUDGET_BASE);
+        if reread_so_far.saturating_add(reread) <= budget {
+            reread_so_far += reread;
+            at = retry;
+        } else {
+            at = past;
+        }
+    }
+}
+
+/// Bytes of re-reading allowed per byte of text, see [`for_each_accepted`].
+const RETRY_BUDGET_PER_BYTE: usize = 2;
+
+/// Bytes of re-reading allowed whatever the text's length, see
+/// [`for_each_accepted`].
+const RETRY_BUDGET_BASE: usize = 16 * 1024;
+
+/// The byte offset of the char after the one at `at`, or past the end of
+/// `text` when `at` is its end.
+fn next_char(text: &str, at: usize) -> usize {
+    text[at..].chars().next().map_or(text.len() + 1, |c| at + c.len_utf8())
 }
 
 /// Returns `text` with each finding replaced by `[REDACTED:<rule>]`.
@@ -231,18 +323,19 @@ struct Candidate {
     priority: usize,
     /// Rule id, as in [`Finding::rule`].
     rule: &'static str,
+    /// Whether the rule is a fallback one ([`Kind::is_fallback`]).
+    fallback: bool,
     /// Byte range of the secret, as in [`Finding`].
     start: usize,
     end: usize,
 }
 
-/// Turns raw candidates into sorted, non-overlapping findings: generic
+/// Turns raw candidates into sorted, non-overlapping findings: fallback
 /// candidates that overlap a specific one are dropped, then the
 /// earliest-starting, longest, highest-priority candidate wins each overlap.
 fn resolve(text: &str, mut raw: Vec<Candidate>) -> Vec<Finding> {
     raw.retain(|c| c.start < c.end && text.is_char_boundary(c.start) && text.is_char_boundary(c.end));
-    let mut specific: Vec<(usize, usize)> =
-        raw.iter().filter(|c| c.rule != GENERIC_RULE).map(|c| (c.start, c.end)).collect();
+    let mut specific: Vec<(usize, usize)> = raw.iter().filter(|c| !c.fallback).map(|c| (c.start, c.end)).collect();
     specific.sort_unstable();
     // Merge into disjoint sorted intervals so each overlap test is a binary search.
     let mut merged: Vec<(usize, usize)> = Vec::with_capacity(specific.len());
@@ -252,7 +345,7 @@ fn resolve(text: &str, mut raw: Vec<Candidate>) -> Vec<Finding> {
             _ => merged.push((s, e)),
         }
     }
-    raw.retain(|c| c.rule != GENERIC_RULE || !overlaps_any(&merged, c.start, c.end));
+    raw.retain(|c| !c.fallback || !overlaps_any(&merged, c.start, c.end));
     raw.sort_unstable_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)).then(a.priority.cmp(&b.priority)));
     let mut out: Vec<Finding> = Vec::with_capacity(raw.len());
     let mut covered_to = 0;
@@ -321,6 +414,51 @@ fn plausible_generic_secret(value: &str) -> bool {
         return false;
     }
     !looks_like_identifier(value)
+}
+
+/// Whether the token after `Bearer` looks like a real credential rather than
+/// documentation: like [`plausible_generic_secret`] (entropy, no placeholder
+/// word, not an identifier), except that mixed case stands in for a digit, as
+/// opaque tokens are often plain base64url. The regex already keeps
+/// `Bearer token`, `Bearer <token>`, `Bearer $TOKEN` and `Bearer ${{ … }}`
+/// out (too short, or `<` `$` `{` are not token characters).
+fn plausible_bearer_token(value: &str) -> bool {
+    let mixed_case = value.bytes().any(|b| b.is_ascii_uppercase()) && value.bytes().any(|b| b.is_ascii_lowercase());
+    if !(mixed_case || value.bytes().any(|b| b.is_ascii_digit())) {
+        return false;
+    }
+    if shannon_entropy(value) < GENERIC_MIN_ENTROPY {
+        return false;
+    }
+    let lower = value.to_ascii_lowercase();
+    !GENERIC_STOP_WORDS.iter().any(|w| lower.contains(w)) && !looks_like_identifier(value)
+}
+
+/// Passwords that documentation writes in place of a real one, compared
+/// ignoring ASCII case: `postgres://postgres:password@localhost` is a
+/// placeholder, not a leak.
+const URL_PLACEHOLDER_PASSWORDS: &[&str] = &["password", "passwd", "pass", "secret"];
+
+/// Whether the password of a URL's userinfo is a real one. Any length counts
+/// (a two-letter password is refused), but these placeholders are not:
+///
+/// - a variable or template: starts with `$` (`$PASSWORD`, `${PASSWORD}`,
+///   `$(cat pw)`) or `{` (`{password}`, `{{ pw }}`), or holds `${`, `{{` or
+///   `%(` (`%(password)s`);
+/// - a description in angle brackets: `<password>`, `<see vault>`;
+/// - a mask: only `*`, `x`, `X`, `.`, `•` or `…` (`****`, `xxx`, `...`);
+/// - a word from [`URL_PLACEHOLDER_PASSWORDS`], or one holding a
+///   placeholder word from [`GENERIC_STOP_WORDS`] (`your_password`,
+///   `changeme`, `example`).
+fn is_url_password(value: &str) -> bool {
+    let templated = value.starts_with(['$', '{'])
+        || ["${", "{{", "%("].iter().any(|t| value.contains(t))
+        || (value.starts_with('<') && value.ends_with('>'));
+    let masked = value.chars().all(|c| matches!(c, '*' | 'x' | 'X' | '.' | '•' | '…'));
+    let lower = value.to_ascii_lowercase();
+    let worded =
+        URL_PLACEHOLDER_PASSWORDS.contains(&lower.as_str()) || GENERIC_STOP_WORDS.iter().any(|w| lower.contains(w));
+    !(templated || masked || worded)
 }
 
 /// Shannon entropy of `s` over its chars, in bits per char.
@@ -569,7 +707,10 @@ mod tests {
         }
         LazyLock::force(&PRIVATE_KEY_END);
         LazyLock::force(&PUTTY_MAC_LINE);
-        assert_eq!(RULES.last().map(|r| r.id), Some(GENERIC_RULE));
+        assert_eq!(RULES.last().map(|r| r.id), Some("generic-api-key"));
+        // Fallback rules come after every specific one.
+        let first_fallback = RULES.iter().position(|r| r.kind.is_fallback()).unwrap();
+        assert!(RULES[first_fallback..].iter().all(|r| r.kind.is_fallback()));
     }
 
     // ---- one positive test per rule ----
@@ -758,6 +899,193 @@ mod tests {
         assert_eq!(redact(&format!("API_KEY=\"{v}\"")), "API_KEY=\"[REDACTED:generic-api-key]\"");
     }
 
+    // ---- every candidate is considered ----
+
+    /// A random-looking 40-character AWS secret access key (base64 with `/`).
+    fn fake_aws_secret() -> String {
+        ["q7Hd2LmX9vTc", "/R4pWz8KbN1sYe3Gf/", "Uo6Ja5QiVr"].concat()
+    }
+
+    #[test]
+    fn a_rejected_capture_does_not_hide_a_later_secret() {
+        let s = fake_aws_secret();
+        assert_eq!(s.len(), 40);
+        // `creds:` captures `aws_secret_access_key` (no digit: rejected); the value after `=`
+        // must still be tried.
+        assert_single("generic-api-key", "creds: aws_secret_access_key = ", &s, "");
+        assert_single("generic-api-key", "my creds: aws_secret_access_key = ", &s, "\nregion: eu-west-1");
+        let v = fake_generic_value();
+        // `auth:` captures the identifier `api_key_v2` (rejected); `api_key_v2 = …` follows.
+        assert_single("generic-api-key", "auth: api_key_v2 = ", &v, " # prod");
+        // A rejected placeholder right before a real one.
+        let text = format!("token=changeme1234567890abc token={v}");
+        assert_eq!(rules_of(&text), ["generic-api-key"]);
+        assert_eq!(redact(&text), "token=changeme1234567890abc token=[REDACTED:generic-api-key]");
+        // Rejected matches of the other checked kinds are retried too.
+        assert_single("aws-access-token", "AKIAIOSFODNN7EXAMPLE ", &fake_aws(), "");
+        assert_single("url-credentials", "https://u:${PW}@a/ https://u:", "k9Qz", "@b/");
+    }
+
+    #[test]
+    fn rejected_captures_are_retried_in_linear_time() {
+        // Every match is rejected (no digit) and each rejected value holds the keyword of the
+        // next one: `key=key=…` up to 150 characters, over and over.
+        let group = format!("a_key={} ", "key=".repeat(36));
+        let text = group.repeat(256 * 1024 / group.len() + 1);
+        let started = Instant::now();
+        assert!(scan(&text).is_empty());
+        assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+        // The same with one real secret at the end, and one behind a rejected capture: the
+        // retry budget grows again with the text scanned after the contrived run.
+        let s = fake_aws_secret();
+        let text = format!("{text}api_key={} creds: aws_secret_access_key = {s}", fake_generic_value());
+        assert_eq!(rules_of(&text), ["generic-api-key", "generic-api-key"]);
+        assert!(redact(&text).ends_with("creds: aws_secret_access_key = [REDACTED:generic-api-key]"));
+    }
+
+    // ---- url-credentials ----
+
+    #[test]
+    fn url_credentials() {
+        // Any password counts, however short; only the password is redacted.
+        assert_single("url-credentials", "postgres://user:", "pw", "@host/db");
+        assert_single("url-credentials", "see https://u:", "p", "@example.com/x");
+        let pw = ["S3cr", "3t-Pa55"].concat();
+        assert_single("url-credentials", "DATABASE_URL=postgresql://app:", &pw, "@db.internal:5432/app?ssl=1");
+        // No user, sub-delimiters, and `@` or `:` inside the password (up to the last `@`).
+        assert_single("url-credentials", "redis://:", "k9!Q$z", "@cache:6379/0");
+        assert_single("url-credentials", "mysql://root:", "p@ss:w0rd", "@db/x?a=b@c");
+        assert_single("url-credentials", "(amqp://guest:", "g7Pq", "@rabbit/)");
+        assert_single("url-credentials", "`https://bot:", "Zx9Qw3", "@git.corp/r.git`");
+        // A known token as the password is reported by its own rule.
+        let gh = fake_ghp();
+        assert_single("github-pat", "https://x-access-token:", &gh, "@github.com/o/r.git");
+    }
+
+    #[test]
+    fn urls_without_a_real_password_are_clean() {
+        for text in [
+            "https://example.com",
+            "http://localhost:8080",
+            "http://localhost:8080/api and bob@example.com",
+            "http://[::1]:8080/health",
+            "https://host.example.org:8443/path@v2",
+            "git@github.com:org/repo.git",
+            "ssh://git@github.com:22/org/repo.git",
+            "user@host",
+            "https://user@host/path",
+            "mailto:alice@example.com",
+            // Placeholders (see `is_url_password`).
+            "https://user:${PASSWORD}@host",
+            "https://user:$PASSWORD@host",
+            "https://user:$(cat /run/pw)@host",
+            "postgres://user:{password}@db/app",
+            "redis://:{{redis_password}}@cache:6379",
+            "https://user:{{ pw }}@host",
+            "mysql://u:%(password)s@db",
+            "the log shows ://user:****@ in place of the password",
+            "https://user:xxx@host and https://user:...@host",
+            "https://user:<password>@host",
+            "postgres://postgres:password@localhost:5432/postgres",
+            "amqp://guest:PASS@rabbit/",
+            "https://user:your_password@host",
+            "https://admin:changeme@host",
+        ] {
+            assert_eq!(scan(text), vec![], "{text:?}");
+        }
+    }
+
+    // ---- bearer-token ----
+
+    fn fake_bearer() -> String {
+        ["Zk3qP9xT2mW7", "vB4nR8sY1cL6hJ5dF0gA"].concat()
+    }
+
+    #[test]
+    fn bearer_token() {
+        let t = fake_bearer();
+        assert_single("bearer-token", "Authorization: Bearer ", &t, "\n");
+        assert_single("bearer-token", "curl -H 'authorization: bearer ", &t, "' https://api");
+        let b64 = ["dGhpc0lzQVJhbmRvbVRva2Vu", "MTIzNDU2Nzg5MA=="].concat();
+        assert_single("bearer-token", "BEARER\t", &b64, "");
+        // Mixed case stands in for a digit.
+        let letters = ["QwErTyUiOpAsDfGhJkLzXcVb", "NmPlOkIjUh"].concat();
+        assert_single("bearer-token", "Bearer ", &letters, "");
+        let dotted = ["a1B2.c3D4_e5F6", "~g7H8+i9J0/k1L2-m3"].concat();
+        assert_single("bearer-token", "{\"Authorization\": \"Bearer ", &dotted, "\"}");
+        // A JWT or a GitHub token after Bearer is reported by its own rule.
+        assert_single("jwt", "Authorization: Bearer ", &fake_jwt(), "");
+        assert_single("github-pat", "Authorization: Bearer ", &fake_ghp(), "");
+    }
+
+    #[test]
+    fn bearer_in_documentation_is_clean() {
+        for text in [
+            "Bearer token",
+            "Authorization: Bearer <token>",
+            "Authorization: Bearer <YOUR_ACCESS_TOKEN_HERE>",
+            "Authorization: Bearer $TOKEN",
+            "Authorization: Bearer ${API_TOKEN}",
+            "Authorization: Bearer ${{ secrets.API_TOKEN }}",
+            "Authorization: Bearer {{token}}",
+            "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+            "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+            "Authorization: Bearer aaaaaaaaaaaaaaaaaaaaaaaaa1",
+            "Authorization: Bearer MyServiceAccessTokenV2",
+            "Authorization: Bearer example-token-1234567890",
+            "the bearer of this certificate is trusted",
+            "Bearer: see the vault",
+        ] {
+            assert_eq!(scan(text), vec![], "{text:?}");
+        }
+    }
+
+    // ---- allowed examples ----
+
+    #[test]
+    fn aws_documentation_examples_are_allowed() {
+        for text in [
+            "AKIAIOSFODNN7EXAMPLE",
+            "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+            "ASIAIOSFODNN7EXAMPLE is the session flavour",
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "creds: aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ] {
+            assert_eq!(scan(text), vec![], "{text:?}");
+        }
+        // Only a key that ends in EXAMPLE is an example.
+        assert_single("aws-access-token", "", &fake_aws(), "");
+    }
+
+    /// Benign texts that look a little like secrets (shared in spirit with the CLI tests).
+    #[test]
+    fn benign_look_alikes_are_clean() {
+        for text in [
+            "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 reverted the token change",
+            "short sha 4c2109c touched the auth module",
+            "uuid 123e4567-e89b-12d3-a456-426614174000 belongs to the api client",
+            "request_id: 6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f",
+            "the secret header is aGVsbG8gd29ybGQ= (base64 of hello world)",
+            "auth: dGVzdA== is just base64 of test",
+            "api_key: c2VjcmV0 (base64 of secret)",
+            "key file at /home/dev/.ssh/id_ed25519.pub",
+            "credentials live in C:\\Users\\dev\\AppData\\Roaming\\app\\credentials.json",
+            "token_path: /var/run/secrets/kubernetes.io/serviceaccount/token",
+            "docs at https://example.com and https://docs.rs/regex/1.10.2/regex/#syntax",
+            "clone git@github.com:org/repo.git or ssh://git@github.com:22/org/repo.git",
+            "the server runs on http://localhost:8080/api/v1/token",
+            "postgres://user:${PASSWORD}@db:5432/app reads the password from the env",
+            "password: <see vault>",
+            "api_version = 2024-10-01, key: v1.2.3-rc.4+build.567",
+            "rustc 1.82.0 (f6e511eec 2024-10-15) builds the token parser",
+            "auth_version: 3.11.2-beta.1",
+            "send Authorization: Bearer <token>, or Bearer $TOKEN, never the word Bearer token",
+            "cache key = sha1(path) = da39a3ee5e6b4b0d3255bfef95601890afd80709",
+        ] {
+            assert_eq!(scan(text), vec![], "{text:?}");
+        }
+    }
+
     // ---- negatives ----
 
     #[test]
@@ -909,7 +1237,8 @@ mod tests {
 
     #[test]
     fn resolve_orders_and_dedupes() {
-        let c = |priority, rule, start, end| Candidate { priority, rule, start, end };
+        let c =
+            |priority, rule, start, end| Candidate { priority, rule, fallback: rule == "generic-api-key", start, end };
         let text = "x".repeat(40);
         let found = resolve(
             &text,
@@ -918,13 +1247,13 @@ mod tests {
                 c(0, "a", 10, 15),
                 c(0, "a", 0, 5),
                 c(2, "c", 12, 30),
-                c(3, GENERIC_RULE, 18, 25),
-                c(3, GENERIC_RULE, 30, 35),
+                c(3, "generic-api-key", 18, 25),
+                c(3, "generic-api-key", 30, 35),
                 c(0, "a", 20, 22),
             ],
         );
         let ranges: Vec<_> = found.iter().map(|f| (f.rule, f.start, f.end)).collect();
-        assert_eq!(ranges, [("a", 0, 5), ("b", 10, 20), ("a", 20, 22), (GENERIC_RULE, 30, 35)]);
+        assert_eq!(ranges, [("a", 0, 5), ("b", 10, 20), ("a", 20, 22), ("generic-api-key", 30, 35)]);
     }
 
     #[test]
@@ -951,6 +1280,10 @@ mod tests {
             "token=\u{0}\u{0}a1b2c3d4e5f6g7h8\u{0}".to_owned(),
             format!("\u{FEFF}secret:\u{2003}{}\u{2003}", fake_generic_value()),
             "passwd=".to_owned() + &"Ab1+/".repeat(40_000) + "==",
+            "://:@".repeat(1000),
+            "https://u:".repeat(500) + "p@" + &"@".repeat(500),
+            "Bearer ".repeat(1000) + &"a1B2".repeat(10_000),
+            "creds: ".repeat(500) + "aws_secret_access_key = é" + &"ü".repeat(300),
         ];
         for s in &samples {
             let found = scan(s);
@@ -969,8 +1302,18 @@ mod tests {
 
     #[test]
     fn redaction_is_idempotent() {
-        let text = format!("GITHUB={} API_KEY=\"{}\" {}", fake_ghp(), fake_generic_value(), fake_pem(2));
+        let text = format!(
+            "GITHUB={} API_KEY=\"{}\" {} postgres://app:{}@db/x Authorization: Bearer {}",
+            fake_ghp(),
+            fake_generic_value(),
+            fake_pem(2),
+            fake_generic_value(),
+            fake_bearer()
+        );
         let once = redact(&text);
+        for rule in ["github-pat", "generic-api-key", "private-key", "url-credentials", "bearer-token"] {
+            assert!(once.contains(&format!("[REDACTED:{rule}]")), "{rule}: {once}");
+        }
         assert_eq!(redact(&once), once);
         assert!(scan(&once).is_empty());
     }

@@ -151,3 +151,139 @@ fn dry_run_refuses_a_secret_too() {
     assert_eq!(run.code, 1, "{run:?}");
     assert!(!t.root().join(".co-cli").exists());
 }
+
+// ---- secrets that used to slip through, and documentation examples that used to be refused ----
+
+/// A random-looking 40-character AWS-style secret access key (base64 with `/`).
+fn aws_secret() -> String {
+    let mut r = Rng::new(40);
+    format!("{}/{}/{}", r.alnum(13), r.alnum(7), r.alnum(18))
+}
+
+/// A random-looking opaque bearer token of 36 characters.
+fn bearer_token() -> String {
+    format!("{}.{}-{}", Rng::new(7).alnum(20), Rng::new(8).alnum(8), Rng::new(9).alnum(6))
+}
+
+/// Asserts `text` is refused naming `rule` (see [`assert_refused`]), and that `--redact` stores
+/// exactly `redacted`, without `secret`.
+fn assert_refused_and_redacted(text: &str, secret: &str, rule: &str, redacted: &str) {
+    assert_refused(text, &[], rule);
+    let t = TestEnv::pinned();
+    let out = t.kb(&["--json", "save", "--redact", text]).ok().json();
+    assert_eq!(out["action"], "saved", "{out}");
+    let stored = t.read(&t.file_of(1));
+    assert!(!stored.contains(secret), "the secret was stored: {stored}");
+    assert_eq!(t.show(1)["content"], redacted);
+}
+
+#[test]
+fn a_secret_behind_a_rejected_keyword_value_is_refused() {
+    // `creds:` captures `aws_secret_access_key` first (no digit, so not a secret); the real
+    // value after `=` must still be tried.
+    let secret = aws_secret();
+    assert_eq!(secret.len(), 40);
+    assert_refused_and_redacted(
+        &format!("creds: aws_secret_access_key = {secret}"),
+        &secret,
+        "generic-api-key",
+        "creds: aws_secret_access_key = [REDACTED:generic-api-key]",
+    );
+    assert_refused_and_redacted(
+        &format!("aws creds: aws_secret_access_key = {secret} (rotated monthly)"),
+        &secret,
+        "generic-api-key",
+        "aws creds: aws_secret_access_key = [REDACTED:generic-api-key] (rotated monthly)",
+    );
+}
+
+#[test]
+fn a_password_in_a_url_is_refused() {
+    let password = Rng::new(3).alnum(16);
+    assert_refused_and_redacted(
+        &format!("staging db is postgres://app:{password}@db.internal:5432/app"),
+        &password,
+        "url-credentials",
+        "staging db is postgres://app:[REDACTED:url-credentials]@db.internal:5432/app",
+    );
+    // Short passwords count too: the userinfo of a URL is a credential whatever its length.
+    assert_refused_and_redacted(
+        "postgres://user:pw@host/db",
+        "user:pw@",
+        "url-credentials",
+        "postgres://user:[REDACTED:url-credentials]@host/db",
+    );
+    assert_refused_and_redacted(
+        "fetch https://u:p@example.com/feed.xml daily",
+        "u:p@",
+        "url-credentials",
+        "fetch https://u:[REDACTED:url-credentials]@example.com/feed.xml daily",
+    );
+}
+
+#[test]
+fn a_bearer_token_is_refused() {
+    let token = bearer_token();
+    assert_refused_and_redacted(
+        &format!("call the API with Authorization: Bearer {token}"),
+        &token,
+        "bearer-token",
+        "call the API with Authorization: Bearer [REDACTED:bearer-token]",
+    );
+    assert_refused_and_redacted(
+        &format!("curl -H 'authorization: bearer {token}' https://api.internal/v1"),
+        &token,
+        "bearer-token",
+        "curl -H 'authorization: bearer [REDACTED:bearer-token]' https://api.internal/v1",
+    );
+}
+
+#[test]
+fn aws_documentation_examples_are_stored() {
+    // AWS's documented example credentials are public placeholders (gitleaks allows them too).
+    let t = TestEnv::pinned();
+    let text = "the AWS docs use AKIAIOSFODNN7EXAMPLE with \
+                aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    let run = t.kb(&["save", text]);
+    assert_eq!(run.code, 0, "a false positive: {run:?}");
+    assert_eq!(t.show(1)["content"], text);
+    // --redact leaves them alone as well.
+    let t = TestEnv::pinned();
+    t.kb(&["save", "--redact", "key id AKIAIOSFODNN7EXAMPLE"]).ok();
+    assert_eq!(t.show(1)["content"], "key id AKIAIOSFODNN7EXAMPLE");
+}
+
+/// Benign texts that look a little like secrets; none may be refused.
+const BENIGN: &[&str] = &[
+    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 reverted the token change",
+    "short sha 4c2109c touched the auth module",
+    "uuid 123e4567-e89b-12d3-a456-426614174000 belongs to the api client",
+    "request_id: 6f1c2d3e-4b5a-4c7d-8e9f-0a1b2c3d4e5f",
+    "the secret header is aGVsbG8gd29ybGQ= (base64 of hello world)",
+    "auth: dGVzdA== is just base64 of test",
+    "key file at /home/dev/.ssh/id_ed25519.pub",
+    "credentials live in C:\\Users\\dev\\AppData\\Roaming\\app\\credentials.json",
+    "docs at https://example.com and https://docs.rs/regex/1.10.2/regex/#syntax",
+    "clone git@github.com:org/repo.git or ssh://git@github.com:22/org/repo.git",
+    "the server runs on http://localhost:8080/api/v1/token",
+    "mail https://alice@example.org/inbox for the token",
+    "postgres://user:${PASSWORD}@db:5432/app reads the password from the env",
+    "logs show https://admin:****@proxy.internal:3128",
+    "template: https://user:<password>@host/path",
+    "redis://:{{ redis_password }}@cache:6379/0",
+    "password: <see vault>",
+    "api_version = 2024-10-01, key: v1.2.3-rc.4+build.567",
+    "rustc 1.82.0 (f6e511eec 2024-10-15) builds the token parser",
+    "send Authorization: Bearer <token>, or Bearer $TOKEN, never the word Bearer token",
+    "Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+];
+
+#[test]
+fn benign_look_alikes_are_not_refused() {
+    let t = TestEnv::pinned();
+    for text in BENIGN {
+        let run = t.kb(&["save", "--dry-run", text]);
+        assert_eq!(run.code, 0, "a false positive: {text:?}: {run:?}");
+        assert!(!run.stderr.contains("secret"), "{text:?}: {run:?}");
+    }
+}
