@@ -42,7 +42,7 @@ pub struct Memory {
 
 /// Decodes file bytes as text, refusing binary content.
 pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
-    if let Some(pos) = memchr_nul(bytes) {
+    if let Some(pos) = memchr::memchr(0, bytes) {
         return Err(Diagnostic::error(Some(line_of(bytes, pos)), "contains NUL bytes: not a text file"));
     }
     std::str::from_utf8(bytes).map_err(|e| {
@@ -51,12 +51,8 @@ pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
     })
 }
 
-fn memchr_nul(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == 0)
-}
-
 fn line_of(bytes: &[u8], pos: usize) -> usize {
-    bytes[..pos.min(bytes.len())].iter().filter(|&&b| b == b'\n').count() + 1
+    memchr::memchr_iter(b'\n', &bytes[..pos.min(bytes.len())]).count() + 1
 }
 
 /// Parses and validates a memory file's text.
