@@ -129,27 +129,9 @@ pub struct Records<'a> {
     pub problems: Vec<Diagnostic>,
 }
 
-/// A hasher for short keys (ids): FNV-1a, much cheaper than SipHash; ids come from files the
-/// user controls, so flooding is not a threat worth SipHash's cost here.
-#[derive(Default, Clone, Copy)]
-pub struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-/// A set of ids.
-pub type IdSet<'a> = HashSet<&'a str, std::hash::BuildHasherDefault<Fnv>>;
+/// A set of ids, with rustc's Fx hash: much cheaper than SipHash for short keys; ids come from
+/// files the user controls, so flooding is not a threat worth SipHash's cost here.
+pub type IdSet<'a> = rustc_hash::FxHashSet<&'a str>;
 
 impl<'a> Records<'a> {
     /// Parses every line of `file` for reading and writing; bad values of keys it skips are

@@ -17,6 +17,7 @@ use std::io::{self, Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
+use xxhash_rust::xxh3::Xxh3;
 
 /// A string in the arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -431,7 +432,7 @@ impl Index {
             }
             w.write_all(self.arena.as_bytes())?;
             let Checksummed { inner, hasher } = w;
-            inner.write_all(&hasher.finish().to_le_bytes())
+            inner.write_all(&hasher.digest().to_le_bytes())
         })
     }
 }
@@ -549,8 +550,10 @@ fn now_ns() -> i64 {
 const RACY_MARGIN_NS: i64 = 2_000_000_000;
 
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
-/// Bump when the record layout or the parsing rules change, so old caches are ignored.
-const FORMAT: u32 = 2;
+/// Bump when the record layout, the parsing rules or the checksum change, so old caches are
+/// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
+/// against an adversary.)
+const FORMAT: u32 = 3;
 const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
 const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 4 + 4 + 8 + 4;
 
@@ -667,11 +670,11 @@ impl Cached {
         f.read_exact(&mut arena)?;
         let mut sum = [0u8; 8];
         f.read_exact(&mut sum)?;
-        let mut h = Hasher::default();
+        let mut h = Xxh3::new();
         h.update(&head);
         h.update(&table);
         h.update(&arena);
-        if h.finish() != u64::from_le_bytes(sum) {
+        if h.digest() != u64::from_le_bytes(sum) {
             return Err(bad("checksum mismatch"));
         }
         let arena = String::from_utf8(arena).map_err(|_| bad("not UTF-8"))?;
@@ -711,54 +714,15 @@ impl Cached {
     }
 }
 
-/// A fast 64-bit checksum (FNV-style mixing over 8-byte words); it guards against torn or
-/// edited cache files, not against an adversary.
-#[derive(Default)]
-struct Hasher {
-    state: u64,
-    pending: Vec<u8>,
-}
-
-impl Hasher {
-    fn update(&mut self, mut data: &[u8]) {
-        if !self.pending.is_empty() {
-            let need = 8 - self.pending.len();
-            let n = need.min(data.len());
-            self.pending.extend_from_slice(&data[..n]);
-            data = &data[n..];
-            if self.pending.len() == 8 {
-                let word = u64::from_le_bytes(self.pending[..8].try_into().unwrap_or([0; 8]));
-                self.mix(word);
-                self.pending.clear();
-            }
-        }
-        let mut chunks = data.chunks_exact(8);
-        for c in &mut chunks {
-            self.mix(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-        }
-        self.pending.extend_from_slice(chunks.remainder());
-    }
-    fn mix(&mut self, word: u64) {
-        self.state = (self.state ^ word).wrapping_mul(0x100_0000_01b3).rotate_left(29) ^ (self.state >> 17);
-    }
-    fn finish(mut self) -> u64 {
-        let mut last = [0u8; 8];
-        last[..self.pending.len()].copy_from_slice(&self.pending);
-        let len = self.pending.len() as u64;
-        self.mix(u64::from_le_bytes(last) ^ (len << 56));
-        self.state
-    }
-}
-
 /// A writer that checksums what passes through it.
 struct Checksummed<W: Write> {
     inner: W,
-    hasher: Hasher,
+    hasher: Xxh3,
 }
 
 impl<W: Write> Checksummed<W> {
     fn new(inner: W) -> Self {
-        Checksummed { inner, hasher: Hasher::default() }
+        Checksummed { inner, hasher: Xxh3::new() }
     }
 }
 
