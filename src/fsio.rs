@@ -41,7 +41,9 @@ pub fn write_atomic_streamed(
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    let mut tmp = tempfile::Builder::new().prefix(".kb-tmp-").tempfile_in(dir)?;
+    // Created 0666 less the umask, as `File::create` does (tempfile's default is 0600).
+    let mut tmp =
+        tempfile::Builder::new().prefix(".kb-tmp-").permissions(fs::Permissions::from_mode(0o666)).tempfile_in(dir)?;
     {
         let mut w = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
         fill(&mut w)?;
@@ -50,9 +52,10 @@ pub fn write_atomic_streamed(
     if durable {
         tmp.as_file().sync_all()?;
     }
-    // NamedTempFile is created 0600; give the file the old mode, or the umask default for a new one.
-    let mode = old_mode.unwrap_or_else(|| 0o666 & !umask());
-    tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
+    // A replaced file keeps its mode.
+    if let Some(mode) = old_mode {
+        tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
+    }
     tmp.persist(path).map_err(|e| e.error)?;
     if durable {
         File::open(dir)?.sync_all()?;
@@ -65,16 +68,6 @@ fn parent_dir(path: &Path) -> &Path {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     }
-}
-
-/// Returns the process umask (read without changing it, via /proc, falling back to 022).
-fn umask() -> u32 {
-    fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("Umask:")).and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
 }
 
 /// An exclusive lock held until dropped.
@@ -127,6 +120,18 @@ mod tests {
         assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640);
         let leftovers = fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(leftovers, 1);
+    }
+
+    #[test]
+    fn new_files_get_the_umask_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ours, plain) = (dir.path().join("ours"), dir.path().join("plain"));
+        write_atomic(&ours, b"x").unwrap();
+        File::create(&plain).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&ours), mode(&plain));
+        write_atomic_with(&ours, b"y", false).unwrap();
+        assert_eq!(mode(&ours), mode(&plain));
     }
 
     #[test]
