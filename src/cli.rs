@@ -20,38 +20,59 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create .co-cli/knowledge/ (context.md, memories/) and gitignore .co-cli/cache/
+    #[command(after_help = "Examples:\n  kb init\n  kb init --agents-md")]
     Init(InitArgs),
     /// Save a memory: dedup against recent ones, consolidate or create, decay old ones
+    #[command(
+        after_help = "Examples:\n  kb save \"We release from main only\" -t decision -t release\n  echo \"User prefers pytest\" | kb save - -t preference\n  kb save --store copilot --subject build --citation Makefile:14 --reason \"CI uses it\" \"Run make test\""
+    )]
     Save(SaveArgs),
-    /// Find memories whose text or tags (a record's subject, fact, reason, citations) contain QUERY, newest first
+    /// Find memories whose text or tags (a record's subject, fact, reason, citations) contain every word of QUERY, newest first
+    #[command(after_help = "Examples:\n  kb recall nextest\n  kb recall \"release branch\" -n 10")]
     Recall(RecallArgs),
     /// List all memories by id (markdown memories, then Copilot records)
+    #[command(after_help = "Examples:\n  kb list\n  kb list --store copilot\n  kb --json list")]
     List(ListArgs),
     /// Show one memory in full
+    #[command(after_help = "Examples:\n  kb show 7\n  kb show mem-1a2b3c4d")]
     Show(LookupArgs),
     /// Delete a memory by its id (a markdown memory's frontmatter id, or a Copilot record's id)
+    #[command(after_help = "Examples:\n  kb forget 7\n  kb forget --store copilot mem-1a2b3c4d")]
     Forget(LookupArgs),
     /// Protect a memory from decay (sets decay_protected: true)
+    #[command(after_help = "Examples:\n  kb protect 7")]
     Protect(IdArgs),
     /// Remove a memory's decay protection
+    #[command(after_help = "Examples:\n  kb unprotect 7")]
     Unprotect(IdArgs),
     /// Validate every knowledge file; exit 1 when any has a problem
+    #[command(after_help = "Examples:\n  kb check\n  kb --json check")]
     Check,
-    /// Show the effective settings and where each value came from
-    Config,
+    /// Show the effective settings and where each value came from; set or unset one
+    #[command(
+        after_help = "Examples:\n  kb config\n  kb config set context_targets '[\"AGENTS.md\",\"CLAUDE.md\"]'\n  kb config unset memory_max_count"
+    )]
+    Config(ConfigArgs),
     /// Count an up or down vote on a Copilot memory record
+    #[command(after_help = "Examples:\n  kb vote mem-1a2b3c4d up --reason \"still true\"")]
     Vote(VoteArgs),
     /// Copy the markdown memories into another store (with dedup; running it twice adds nothing)
+    #[command(after_help = "Examples:\n  kb export --to copilot --dry-run\n  kb export --to copilot")]
     Export(ExportArgs),
     /// Copy another store's records into the markdown memories (with dedup; running it twice adds nothing)
+    #[command(after_help = "Examples:\n  kb import --from copilot")]
     Import(ImportArgs),
     /// Print the always-loaded context block (global, project, repository memories)
+    #[command(after_help = "Examples:\n  kb context\n  kb context --wrap\n  kb --json context")]
     Context(ContextArgs),
     /// Write the context block into every file in context_targets
+    #[command(after_help = "Examples:\n  kb compile")]
     Compile,
     /// Keep the context targets current: recompile whenever a context source changes
+    #[command(after_help = "Examples:\n  kb watch\n  kb watch --debounce 500")]
     Watch(WatchArgs),
     /// Serve the knowledge to agents over the Model Context Protocol (stdio)
+    #[command(after_help = "Examples:\n  claude mcp add kb -- kb mcp\n  kb mcp   # speaks MCP on stdin/stdout")]
     Mcp,
 }
 
@@ -79,6 +100,37 @@ pub enum VoteDirection {
     Up,
     #[value(alias = "downvote")]
     Down,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: Option<ConfigAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Set a setting in the project's .co-cli/settings.json (or the global one), validated
+    #[command(
+        after_help = "Examples:\n  kb config set memory_max_count 500\n  kb config set context_targets '[\"AGENTS.md\",\"CLAUDE.md\"]'\n  kb config set memory_decay_strategy cut --global"
+    )]
+    Set {
+        /// The setting, e.g. memory_max_count
+        key: String,
+        /// Its value: JSON (500, ["AGENTS.md"]) or plain text (cut)
+        value: String,
+        /// Write the global settings file (<config>/settings.json) instead of the project's
+        #[arg(long)]
+        global: bool,
+    },
+    /// Remove a setting from the project's .co-cli/settings.json (or the global one)
+    Unset {
+        /// The setting, e.g. memory_max_count
+        key: String,
+        /// Edit the global settings file instead of the project's
+        #[arg(long)]
+        global: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -71,6 +71,8 @@ pub struct Settings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct SettingsError {
+    /// The setting at fault, when one is (not for a file that cannot be read at all).
+    pub key: Option<&'static str>,
     /// The settings file at fault, when the problem is in a file.
     pub path: Option<PathBuf>,
     /// The environment variable at fault, when the problem is in the environment.
@@ -97,6 +99,36 @@ pub fn write_key(path: &Path, key: &str, value: &str) -> Result<(), KbError> {
         std::fs::create_dir_all(dir).map_err(io_at(dir))?;
     }
     crate::fsio::write_atomic(path, new.as_bytes()).map_err(io_at(path))
+}
+
+/// Removes the top-level `key` from the settings file `path`, keeping every other byte; returns
+/// whether it was there. A missing file has no key. The caller holds the repository lock.
+pub fn remove_key(path: &Path, key: &str) -> Result<bool, KbError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(io_at(path)(e)),
+    };
+    let (new, found) = crate::format::jsonedit::remove_key(&text, key)
+        .map_err(|e| KbError::Invalid(format!("{}: {e}", path.display())))?;
+    if found {
+        crate::fsio::write_atomic(path, new.as_bytes()).map_err(io_at(path))?;
+    }
+    Ok(found)
+}
+
+/// Returns `raw` as the JSON value of setting `key`, validated as SPEC §4 says: JSON when it
+/// parses as JSON (`50`, `["AGENTS.md"]`), else the text itself as a string (`cut`). An unknown
+/// key or an invalid value is an error naming the valid keys or the valid range.
+pub fn parse_value(key: &str, raw: &str, path: &Path) -> Result<Value, SettingsError> {
+    if !KEYS.iter().any(|(k, _)| *k == key) {
+        let keys: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
+        let detail = format!("unknown setting {key:?}: the settings are {}", keys.join(", "));
+        return Err(SettingsError { key: None, path: None, var: None, line: None, message: detail.clone(), detail });
+    }
+    let value = serde_json::from_str::<Value>(raw).unwrap_or_else(|_| Value::String(raw.to_string()));
+    Settings::default().set(key, &value, Source::File(path.to_path_buf()))?;
+    Ok(value)
 }
 
 impl SettingsError {
@@ -182,6 +214,7 @@ impl Settings {
                 _ => format!("invalid {key} {}: must be {valid}", show(v)),
             };
             SettingsError {
+                key: KEYS.iter().map(|(k, _)| *k).find(|k| *k == key),
                 path: match &source {
                     Source::File(p) => Some(p.clone()),
                     _ => None,
@@ -290,6 +323,7 @@ fn read_file(path: &Path) -> Result<Option<serde_json::Map<String, Value>>, Sett
 fn file_error(path: &Path, line: Option<usize>, detail: String) -> SettingsError {
     let at = line.map_or(String::new(), |l| format!(":{l}"));
     SettingsError {
+        key: None,
         path: Some(path.into()),
         var: None,
         line,

@@ -8,7 +8,7 @@ mod mcp;
 mod save;
 mod watch;
 
-use crate::cli::{Cli, Command, StoreKind, VoteDirection};
+use crate::cli::{Cli, Command, ConfigAction, StoreKind, VoteDirection};
 use crate::copilot::Direction;
 use crate::error;
 use crate::ops::read::Scope;
@@ -45,6 +45,11 @@ fn writes(command: &Command) -> bool {
         | Command::Vote(_)
         | Command::Compile
         | Command::Watch(_) => true,
+        // The global settings file is the user's, not the repository's.
+        Command::Config(a) => matches!(
+            a.action,
+            Some(ConfigAction::Set { global: false, .. } | ConfigAction::Unset { global: false, .. })
+        ),
         _ => false,
     }
 }
@@ -156,7 +161,13 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),
         Command::Check => ctx.emit(&ops::check::check(&ctx.layout, ctx.now)?),
-        Command::Config => ctx.emit(&ops::config::config(&ctx.repo()?)),
+        Command::Config(a) => match a.action {
+            None => ctx.emit(&ops::config::config(&ctx.layout)),
+            Some(ConfigAction::Set { key, value, global }) => {
+                ctx.emit(&ops::config::set(&ctx.layout, &key, &value, global)?)
+            }
+            Some(ConfigAction::Unset { key, global }) => ctx.emit(&ops::config::unset(&ctx.layout, &key, global)?),
+        },
         Command::Vote(a) => {
             let direction = match a.direction {
                 VoteDirection::Up => Direction::Up,

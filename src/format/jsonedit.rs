@@ -63,6 +63,53 @@ pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
     Ok(format!("{bom}{out}"))
 }
 
+/// Returns `text` without the top-level `key` (its member and one separating comma removed, every
+/// other byte kept), and whether the key was there.
+pub fn remove_key(text: &str, key: &str) -> Result<(String, bool), String> {
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text),
+    };
+    if body.trim().is_empty() {
+        return Ok((text.to_string(), false));
+    }
+    match serde_json::from_str::<Value>(body) {
+        Ok(Value::Object(_)) => {}
+        Ok(_) => return Err("not a JSON object".into()),
+        Err(e) => return Err(format!("invalid JSON at line {}: {e}", e.line())),
+    }
+    let b = body.as_bytes();
+    let open = skip_ws(b, 0);
+    let mut i = skip_ws(b, open + 1);
+    // Each member as (start of its key, end of its value).
+    let mut members: Vec<(usize, usize, bool)> = Vec::new();
+    while b.get(i) == Some(&b'"') {
+        let key_end = skip_value(b, i);
+        let name: String = serde_json::from_str(&body[i..key_end]).map_err(|e| e.to_string())?;
+        let v = skip_ws(b, skip_ws(b, key_end) + 1);
+        let v_end = skip_value(b, v);
+        members.push((i, v_end, name == key));
+        i = skip_ws(b, v_end);
+        if b.get(i) == Some(&b',') {
+            i = skip_ws(b, i + 1);
+        }
+    }
+    let Some(at) = members.iter().position(|m| m.2) else { return Ok((text.to_string(), false)) };
+    let (start, end) = (members[at].0, members[at].1);
+    let out = if let Some(next) = members.get(at + 1) {
+        // Up to the next member: the comma and the next member's indentation go with it.
+        format!("{}{}", &body[..start], &body[next.0..])
+    } else if at > 0 {
+        // The last member: remove from the end of the previous value.
+        format!("{}{}", &body[..members[at - 1].1], &body[end..])
+    } else {
+        // The only member: an empty object.
+        let close = skip_ws(b, end);
+        format!("{}{{}}{}", &body[..open], &body[close + 1..])
+    };
+    Ok((format!("{bom}{out}"), true))
+}
+
 pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         i += 1;
@@ -130,6 +177,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn removes_keys_keeping_the_rest() {
+        let pretty = "{\n  \"a\": 1,\n  \"k\": [1, 2],\n  \"z\": \"x\"\n}\n";
+        assert_eq!(remove_key(pretty, "k").unwrap(), ("{\n  \"a\": 1,\n  \"z\": \"x\"\n}\n".to_string(), true));
+        assert_eq!(remove_key(pretty, "z").unwrap().0, "{\n  \"a\": 1,\n  \"k\": [1, 2]\n}\n");
+        assert_eq!(remove_key(pretty, "a").unwrap().0, "{\n  \"k\": [1, 2],\n  \"z\": \"x\"\n}\n");
+        assert_eq!(remove_key("{\"k\": 1}\n", "k").unwrap().0, "{}\n");
+        assert_eq!(remove_key(pretty, "nope").unwrap(), (pretty.to_string(), false));
+        assert_eq!(remove_key("", "k").unwrap(), (String::new(), false));
+        assert!(remove_key("[1]", "k").is_err());
+        // A nested key of the same name is not the top-level one.
+        assert!(!remove_key("{\"a\": {\"k\": 1}}", "k").unwrap().1);
+    }
+
+    #[test]
     fn sets_keys_keeping_the_rest() {
         let v = r#"["a", "b"]"#;
         assert_eq!(set_key("", "k", v).unwrap(), "{\n  \"k\": [\"a\", \"b\"]\n}\n");
@@ -148,6 +209,10 @@ mod tests {
             "\u{feff}{\n\t\"a\": true,\n\t\"k\": []\n}\n"
         );
         assert!(set_key("[1]", "k", "1").is_err());
+        assert_eq!(
+            set_key(&remove_key("{\n  \"a\": 1,\n  \"k\": 2\n}\n", "k").unwrap().0, "k", "2").unwrap(),
+            "{\n  \"a\": 1,\n  \"k\": 2\n}\n"
+        );
         assert!(set_key("{", "k", "1").unwrap_err().contains("line 1"));
     }
 }

@@ -17,6 +17,16 @@ use std::path::{Path, PathBuf};
 /// The project context template, embedded in the binary.
 const CONTEXT_TEMPLATE: &str = include_str!("../../templates/context.md");
 
+/// What a new user does next, printed after a first `kb init`.
+const NEXT_STEPS: &str = "Next steps:
+  1. Write what every agent should know in .co-cli/knowledge/context.md
+  2. Compile it into the files agents read:
+       kb config set context_targets '[\"AGENTS.md\",\"CLAUDE.md\"]'
+       kb compile            (kb watch keeps them current)
+  3. Let agents save and recall memories over MCP:
+       claude mcp add kb -- kb mcp     (other agents: see docs/mcp.md)
+  4. kb save \"We release from main only\" -t decision   then   kb recall release";
+
 /// The line kb adds to the root `.gitignore`.
 const CACHE_IGNORE: &str = ".co-cli/cache/";
 
@@ -158,6 +168,9 @@ impl Report for InitReport {
             if let Some(p) = &a.registered {
                 writeln!(w, "{mark} Registered {name} in context_targets of {}", v.rel(p))?;
             }
+        }
+        if !self.created.is_empty() {
+            writeln!(w, "\n{NEXT_STEPS}")?;
         }
         Ok(())
     }

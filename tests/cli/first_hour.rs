@@ -193,3 +193,102 @@ fn printing_into_a_closed_pipe_ends_quietly() {
         assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn config_set_and_unset_edit_one_key_and_keep_the_rest() {
+    let t = TestEnv::pinned();
+    let path = t.write(".co-cli/settings.json", "{\n  \"zeta\": \"co-cli's own\",\n  \"memory_max_count\": 300\n}\n");
+    let run = t.kb(&["config", "set", "context_targets", r#"["AGENTS.md","CLAUDE.md"]"#]).ok();
+    assert!(
+        run.stdout.starts_with("✓ Set context_targets = [\"AGENTS.md\",\"CLAUDE.md\"] in .co-cli/settings.json"),
+        "{run:?}"
+    );
+    t.kb(&["config", "set", "memory_decay_strategy", "cut"]).ok();
+    t.kb(&["config", "set", "memory_max_count", "50"]).ok();
+    assert_eq!(
+        t.read(&path),
+        "{\n  \"zeta\": \"co-cli's own\",\n  \"memory_max_count\": 50,\n  \"context_targets\": [\"AGENTS.md\",\"CLAUDE.md\"],\n  \"memory_decay_strategy\": \"cut\"\n}\n"
+    );
+    let v = t.kb(&["--json", "config"]).ok().json();
+    assert_eq!(v["memory_max_count"]["value"], 50);
+    assert_eq!(v["context_targets"]["value"], serde_json::json!(["AGENTS.md", "CLAUDE.md"]));
+    // Validated as SPEC §4 says; nothing written when invalid.
+    let before = t.read(&path);
+    let run = t.kb(&["config", "set", "memory_max_count", "5"]).err();
+    assert!(run.stderr.contains("memory_max_count") && run.stderr.contains("≥ 10"), "{run:?}");
+    let run = t.kb(&["config", "set", "memory_maxcount", "50"]).err();
+    assert!(run.stderr.contains("unknown setting") && run.stderr.contains("memory_max_count"), "{run:?}");
+    t.kb(&["config", "set", "context_targets", "AGENTS.md"]).err();
+    assert_eq!(t.read(&path), before);
+    let v = t.kb(&["--json", "config", "unset", "memory_max_count"]).ok().json();
+    assert_eq!((v["changed"].as_bool(), v["value"].is_null()), (Some(true), true));
+    assert!(!t.read(&path).contains("memory_max_count") && t.read(&path).contains("zeta"));
+    let run = t.kb(&["config", "unset", "memory_max_count"]).ok();
+    assert!(run.stdout.contains("is not set"), "{run:?}");
+}
+
+#[test]
+fn config_set_global_writes_the_global_file() {
+    let t = TestEnv::pinned();
+    t.kb(&["config", "set", "--global", "memory_dedup_threshold", "90"]).ok();
+    let global = t.home().join(".config/co-cli/settings.json");
+    assert_eq!(serde_json::from_str::<serde_json::Value>(&t.read(&global)).unwrap()["memory_dedup_threshold"], 90);
+    let v = t.kb(&["--json", "config"]).ok().json();
+    assert_eq!(v["memory_dedup_threshold"]["source"], global.display().to_string());
+    assert!(!t.root().join(".co-cli/settings.json").exists());
+}
+
+#[test]
+fn config_keeps_printing_the_table_when_a_value_is_invalid() {
+    let t = TestEnv::pinned().env("CO_CLI_MEMORY_DECAY_STRATEGY", "shred");
+    let run = t.kb(&["config"]).err();
+    let line = run.stdout.lines().find(|l| l.starts_with("memory_decay_strategy")).unwrap_or_else(|| panic!("{run:?}"));
+    assert!(line.contains("invalid"), "{line}");
+    assert!(run.stdout.lines().any(|l| l.starts_with("memory_max_count") && l.contains("200")), "{run:?}");
+    assert!(run.stderr.contains("CO_CLI_MEMORY_DECAY_STRATEGY") && run.stderr.contains("shred"), "{run:?}");
+    let run = t.kb(&["--json", "config"]);
+    assert_eq!(run.code, 1);
+    let v = run.json();
+    assert!(v["memory_decay_strategy"]["invalid"].as_str().unwrap().contains("shred"), "{v}");
+    assert_eq!(v["memory_decay_strategy"]["value"], "summarize", "the value in effect");
+}
+
+#[test]
+fn init_prints_the_next_steps() {
+    let t = TestEnv::pinned();
+    let out = t.kb(&["init"]).ok().stdout;
+    assert!(
+        out.contains("Next steps:") && out.contains("kb config set context_targets") && out.contains("kb mcp"),
+        "{out}"
+    );
+    let again = t.kb(&["init"]).ok().stdout;
+    assert!(!again.contains("Next steps:"), "{again}");
+}
+
+#[test]
+fn every_command_has_examples_in_its_help() {
+    let t = TestEnv::pinned();
+    let commands = [
+        "init",
+        "save",
+        "recall",
+        "list",
+        "show",
+        "forget",
+        "protect",
+        "unprotect",
+        "check",
+        "config",
+        "vote",
+        "export",
+        "import",
+        "context",
+        "compile",
+        "watch",
+        "mcp",
+    ];
+    for c in commands {
+        let out = t.kb(&[c, "--help"]).ok().stdout;
+        assert!(out.contains("Examples:\n  kb ") || out.contains("Examples:\n  claude "), "{c}: {out}");
+    }
+}
