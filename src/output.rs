@@ -12,7 +12,8 @@ use std::path::Path;
 pub struct Style {
     pub color_out: bool,
     pub color_err: bool,
-    /// stdout is a terminal: escape control characters in untrusted text.
+    /// Escape control characters in untrusted text (always, for the command line's human output:
+    /// a memory file could hold an OSC 52 clipboard write or a screen clear; not in MCP replies).
     pub sanitize: bool,
 }
 
@@ -20,7 +21,7 @@ impl Style {
     /// Decides colour once, from the terminal and NO_COLOR.
     pub fn detect(no_color: bool) -> Style {
         let out = io::stdout().is_terminal();
-        Style { color_out: out && !no_color, color_err: io::stderr().is_terminal() && !no_color, sanitize: out }
+        Style { color_out: out && !no_color, color_err: io::stderr().is_terminal() && !no_color, sanitize: true }
     }
 
     /// Returns `text` in green (success marks) when colour is on.

@@ -59,6 +59,11 @@ pub fn lock(layout: &Layout) -> Result<fsio::Lock, KbError> {
     let path = layout.lock();
     let cache = layout.cache();
     guard(layout, &cache)?;
+    // Opening a FIFO for writing blocks until a reader comes: never open anything but a file.
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+        let source = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+        return Err(KbError::Lock { path, source });
+    }
     paths::ensure_ignored_dir(&cache).map_err(io_at(&cache))?;
     fsio::lock(&path, fsio::LOCK_TIMEOUT).map_err(|source| KbError::Lock { path, source })
 }
@@ -67,6 +72,55 @@ pub fn lock(layout: &Layout) -> Result<fsio::Lock, KbError> {
 /// root: kb never follows a link out of the repository when it writes (SPEC §6).
 pub fn guard(layout: &Layout, path: &Path) -> Result<(), KbError> {
     paths::check_inside(&layout.root, path).map_err(io_at(path))
+}
+
+/// Reads a knowledge file that people and other tools write (a context file, a settings file,
+/// the JSONL file): `Ok(None)` when it does not exist. Only a regular file is opened: a FIFO, a
+/// socket or a device would block kb or feed it endless bytes ("not a regular file"). And, as for
+/// memory files, a file whose symlinks lead out of `within` (the root for the project's files, the
+/// config folder for the global ones) is refused, so a committed symlink cannot leak a file such
+/// as `~/.aws/credentials` into a compiled context.
+pub fn read_input(path: &Path, within: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Error, ErrorKind, Read};
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            // A dangling symlink is not a missing file.
+            return match std::fs::symlink_metadata(path) {
+                Ok(_) => Err(Error::new(ErrorKind::NotFound, "a symlink that leads nowhere")),
+                Err(_) => Ok(None),
+            };
+        }
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let real = std::fs::canonicalize(path)?;
+    let boundary = std::fs::canonicalize(within).unwrap_or_else(|_| within.to_path_buf());
+    if !real.starts_with(&boundary) {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!("a symlink leads outside {}, to {}: not read", within.display(), real.display()),
+        ));
+    }
+    let mut file = std::fs::File::open(path)?;
+    // The file may have been swapped for a FIFO since the check: look at what was opened.
+    if !file.metadata()?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// Returns the folder an input at `path` must stay inside: the config folder for a file in it,
+/// else the root.
+pub fn boundary<'a>(layout: &'a Layout, path: &Path) -> &'a Path {
+    match &layout.config {
+        Some(config) if path.starts_with(config) => config,
+        _ => &layout.root,
+    }
 }
 
 /// Reads an environment variable (settings treat an empty value as unset).

@@ -87,28 +87,37 @@ pub struct SettingsError {
 /// Sets the top-level `key` of the settings file `path` to `value` (JSON text), creating the
 /// file when missing and keeping every other byte (other keys, their order, formatting). The
 /// caller holds the repository lock.
-pub fn write_key(path: &Path, key: &str, value: &str) -> Result<(), KbError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(io_at(path)(e)),
-    };
+/// Returns whether the file changed.
+pub fn write_key(path: &Path, key: &str, value: &str) -> Result<bool, KbError> {
+    let text = read_for_edit(path)?.unwrap_or_default();
     let new = crate::format::jsonedit::set_key(&text, key, value)
         .map_err(|e| KbError::Invalid(format!("{}: {e}", path.display())))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io_at(dir))?;
     }
-    crate::fsio::write_atomic(path, new.as_bytes()).map_err(io_at(path))
+    if new == text && path.exists() {
+        return Ok(false);
+    }
+    crate::fsio::write_atomic(path, new.as_bytes()).map_err(io_at(path))?;
+    Ok(true)
+}
+
+/// Reads a settings file kb is about to edit: `None` when missing; a FIFO or other non-file is
+/// refused, never opened.
+fn read_for_edit(path: &Path) -> Result<Option<String>, KbError> {
+    let within = path.parent().unwrap_or(Path::new("/"));
+    match crate::repo::read_input(path, within).map_err(io_at(path))? {
+        None => Ok(None),
+        Some(bytes) => {
+            String::from_utf8(bytes).map(Some).map_err(|_| KbError::Invalid(format!("{}: not UTF-8", path.display())))
+        }
+    }
 }
 
 /// Removes the top-level `key` from the settings file `path`, keeping every other byte; returns
 /// whether it was there. A missing file has no key. The caller holds the repository lock.
 pub fn remove_key(path: &Path, key: &str) -> Result<bool, KbError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(io_at(path)(e)),
-    };
+    let Some(text) = read_for_edit(path)? else { return Ok(false) };
     let (new, found) = crate::format::jsonedit::remove_key(&text, key)
         .map_err(|e| KbError::Invalid(format!("{}: {e}", path.display())))?;
     if found {
@@ -186,7 +195,7 @@ impl Settings {
         let mut errors = Vec::new();
         let files = [layout.global_settings(), Some(layout.project_settings())];
         for path in files.into_iter().flatten() {
-            match read_file(&path) {
+            match read_file(&path, crate::repo::boundary(layout, &path)) {
                 Ok(Some(obj)) => {
                     for (key, _) in KEYS {
                         if let Some(v) = obj.get(key) {
@@ -304,10 +313,12 @@ impl Settings {
 }
 
 /// Reads a settings file: `None` when it does not exist.
-fn read_file(path: &Path) -> Result<Option<serde_json::Map<String, Value>>, SettingsError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+fn read_file(path: &Path, within: &Path) -> Result<Option<serde_json::Map<String, Value>>, SettingsError> {
+    let text = match crate::repo::read_input(path, within) {
+        Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|e| {
+            file_error(path, None, format!("cannot read: not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+        })?,
+        Ok(None) => return Ok(None),
         Err(e) => {
             return Err(file_error(path, None, format!("cannot read: {e}")));
         }

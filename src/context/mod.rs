@@ -144,18 +144,18 @@ pub struct Sources {
 pub fn load(layout: &Layout) -> Sources {
     let mut src = Sources::default();
     if let Some(path) = layout.global_context() {
-        load_context_file(&path, SectionKind::Global, &mut src);
+        load_context_file(&path, crate::repo::boundary(layout, &path), SectionKind::Global, &mut src);
     }
-    load_context_file(&layout.project_context(), SectionKind::Project, &mut src);
-    load_repository_memories(&layout.copilot_memories(), &mut src);
+    load_context_file(&layout.project_context(), &layout.root, SectionKind::Project, &mut src);
+    load_repository_memories(&layout.copilot_memories(), &layout.root, &mut src);
     src
 }
 
 /// Returns a file's text, or `None` (with a warning unless the file does not exist).
-fn read_text(path: &Path, warnings: &mut Vec<Diagnostic>) -> Option<String> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+fn read_text(path: &Path, within: &Path, warnings: &mut Vec<Diagnostic>) -> Option<String> {
+    let bytes = match crate::repo::read_input(path, within) {
+        Ok(Some(b)) => b,
+        Ok(None) => return None,
         Err(e) => {
             warnings.push(warn_at(path, None, format!("cannot read: {e}; left out")));
             return None;
@@ -170,8 +170,8 @@ fn read_text(path: &Path, warnings: &mut Vec<Diagnostic>) -> Option<String> {
     }
 }
 
-fn load_context_file(path: &Path, kind: SectionKind, src: &mut Sources) {
-    let Some(text) = read_text(path, &mut src.warnings) else { return };
+fn load_context_file(path: &Path, within: &Path, kind: SectionKind, src: &mut Sources) {
+    let Some(text) = read_text(path, within, &mut src.warnings) else { return };
     let (body, problems) = read(&text);
     for p in problems {
         let message = if p.message.contains("frontmatter") { p.message } else { format!("frontmatter: {}", p.message) };
@@ -264,8 +264,8 @@ pub fn repository_memories_body(records: &[RepoMemory]) -> String {
     out
 }
 
-fn load_repository_memories(path: &Path, src: &mut Sources) {
-    let file = match crate::copilot::JsonlFile::read(path) {
+fn load_repository_memories(path: &Path, within: &Path, src: &mut Sources) {
+    let file = match crate::copilot::JsonlFile::read(path, within) {
         Ok(f) if f.exists => f,
         Ok(_) => return,
         Err(e) => {

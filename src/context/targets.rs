@@ -128,8 +128,24 @@ pub fn resolve(layout: &Layout, raw: &str) -> Result<Target, TargetError> {
     if let Some(input) = inputs(layout).iter().find(|i| is_input(&real, i)) {
         return Err(fail(format!("{} is kb's own input {}: refused", path.display(), input.display())));
     }
+    // A committed settings file must not make kb write into git's own files (`.git/config`,
+    // hooks) or kb's derived and local state.
+    let real_root = real_path(&layout.root).unwrap_or_else(|_| layout.root.clone());
+    for (folder, what) in FORBIDDEN {
+        if path.starts_with(layout.root.join(folder)) || real.starts_with(real_root.join(folder)) {
+            return Err(fail(format!("{} is inside {folder} ({what}): refused", path.display())));
+        }
+    }
+    // Reading a FIFO or a device would block kb or never end.
+    if std::fs::metadata(&real).is_ok_and(|m| !m.is_file()) {
+        return Err(fail(format!("{} is not a regular file: refused", path.display())));
+    }
     Ok(Target { raw: raw.to_string(), path, real })
 }
+
+/// Folders of the root a target may never be in, and why.
+const FORBIDDEN: [(&str, &str); 3] =
+    [(".git", "git's own files"), (".co-cli/cache", "kb's derived state"), (".co-cli/state", "kb's local state")];
 
 /// Returns "the repository root R and the config folder C", naming where targets may go.
 fn allowed_note(layout: &Layout) -> String {

@@ -43,7 +43,9 @@ pub enum Edit {
 
 impl JsonlFile {
     /// Reads `path`; a missing file is an empty one. A file over `MAX_BYTES` is an error.
-    pub fn read(path: &Path) -> std::io::Result<JsonlFile> {
+    ///
+    /// Only a regular file inside `root` is read (see `crate::repo::read_input`).
+    pub fn read(path: &Path, root: &Path) -> std::io::Result<JsonlFile> {
         let too_big = || {
             let msg = format!("larger than {} MiB; kb does not read a memory file that large", MAX_BYTES >> 20);
             std::io::Error::new(std::io::ErrorKind::InvalidData, msg)
@@ -52,11 +54,10 @@ impl JsonlFile {
             Ok(m) if m.len() > MAX_BYTES as u64 => return Err(too_big()),
             _ => {}
         }
-        let (data, exists) = match std::fs::read(path) {
-            Ok(d) if d.len() > MAX_BYTES => return Err(too_big()),
-            Ok(d) => (d, true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Vec::new(), false),
-            Err(e) => return Err(e),
+        let (data, exists) = match crate::repo::read_input(path, root)? {
+            Some(d) if d.len() > MAX_BYTES => return Err(too_big()),
+            Some(d) => (d, true),
+            None => (Vec::new(), false),
         };
         Ok(JsonlFile::from_bytes(path.to_path_buf(), data, exists))
     }

@@ -601,7 +601,7 @@ impl RecordStore<'_> {
     /// Reads the file (a missing file is empty).
     pub fn read(&self) -> Result<JsonlFile> {
         let path = self.path();
-        JsonlFile::read(&path).map_err(|source| KbError::Io { path, source })
+        JsonlFile::read(&path, &self.repo.layout.root).map_err(|source| KbError::Io { path, source })
     }
 
     /// Rewrites the file with `edits`, atomically. Returns the line numbers of appended lines.

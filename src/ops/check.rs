@@ -33,15 +33,15 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     problems.extend(settings_errors.iter().map(|e| e.diagnostic()));
 
     for path in layout.global_context().into_iter().chain([layout.project_context()]) {
-        match std::fs::read(&path) {
-            Ok(bytes) => {
+        match repo::read_input(&path, repo::boundary(layout, &path)) {
+            Ok(None) => {}
+            Ok(Some(bytes)) => {
                 files += 1;
                 match file::decode(&bytes) {
                     Ok(text) => problems.extend(context::read(text).1.into_iter().map(|d| d.in_file(&path))),
                     Err(d) => problems.push(d.in_file(&path)),
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => problems.push(Diagnostic::error(None, format!("cannot read: {e}")).in_file(&path)),
         }
     }
@@ -76,7 +76,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
 /// the number of files checked (0 or 1).
 fn check_records(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
     let path = layout.copilot_memories();
-    let file = match JsonlFile::read(&path) {
+    let file = match JsonlFile::read(&path, &layout.root) {
         Ok(f) if f.exists => f,
         Ok(_) => return 0,
         Err(e) => {

@@ -108,9 +108,7 @@ pub fn set(layout: &Layout, key: &str, raw: &str, global: bool) -> Result<EditRe
     let file = settings_file(layout, global)?;
     let value = settings::parse_value(key, raw, &file).map_err(|e| KbError::Invalid(e.detail))?;
     let _lock = if global { None } else { Some(repo::lock(layout)?) };
-    let before = std::fs::read(&file).ok();
-    settings::write_key(&file, key, &value.to_string())?;
-    let changed = before != std::fs::read(&file).ok();
+    let changed = settings::write_key(&file, key, &value.to_string())?;
     Ok(EditReport { key: key.to_string(), value: Some(value), path: abs(&file), changed, file })
 }
 

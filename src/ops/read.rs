@@ -59,7 +59,7 @@ impl Route {
 /// Reads the JSONL file for a command narrowed to the Copilot store: unreadable is an error.
 pub fn read_records(repo: &Repo) -> Result<JsonlFile> {
     let path = repo.layout.copilot_memories();
-    JsonlFile::read(&path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+    JsonlFile::read(&path, &repo.layout.root).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
 }
 
 /// Returns the diagnostics of the lines a read left out, placed in the file.
@@ -96,7 +96,7 @@ pub fn load(repo: &Repo, scope: Scope) -> Result<Loaded> {
         Scope::Copilot => Some(read_records(repo)?),
         Scope::Both => {
             let path = repo.layout.copilot_memories();
-            match JsonlFile::read(&path) {
+            match JsonlFile::read(&path, &repo.layout.root) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     diagnostics.push(Diagnostic::error(None, e.to_string()).in_file(&path));

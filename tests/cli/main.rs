@@ -11,6 +11,7 @@ mod copilot;
 mod decay;
 mod dedup;
 mod first_hour;
+mod hostile;
 mod forget_protect;
 mod init_config;
 mod mcp;

@@ -1,0 +1,192 @@
+//! A hostile repository (issue 12): FIFOs where files should be, compile targets aimed at git's
+//! and kb's own files, symlinks that would leak a file from outside the root, terminal escapes.
+
+use crate::common::*;
+use std::time::{Duration, Instant};
+
+/// Makes a FIFO at `path` (with the `mkfifo` command: the tests have no libc binding).
+fn mkfifo(path: &std::path::Path) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo");
+    assert!(status.success());
+}
+
+/// Runs kb with a deadline: a FIFO must never block it.
+fn kb_within(t: &TestEnv, args: &[&str], limit: Duration) -> Run {
+    let start = Instant::now();
+    let mut child = t
+        .command(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("kb {args:?} hung on a FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+#[test]
+fn a_fifo_context_file_is_reported_not_opened() {
+    let t = TestEnv::pinned();
+    t.kb(&["init"]).ok();
+    let context = t.root().join(".co-cli/knowledge/context.md");
+    std::fs::remove_file(&context).unwrap();
+    mkfifo(&context);
+    let run = kb_within(&t, &["context"], LIMIT);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("not a regular file"), "{run:?}");
+    let run = kb_within(&t, &["check"], LIMIT);
+    assert!(run.code == 1 && run.stdout.contains("not a regular file"), "{run:?}");
+    let run = kb_within(&t, &["compile"], LIMIT);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn a_fifo_global_context_or_settings_file_is_reported_not_opened() {
+    let t = TestEnv::pinned();
+    mkfifo(&t.home().join(".config/co-cli/knowledge/context.md"));
+    mkfifo(&t.home().join(".config/co-cli/settings.json"));
+    let run = kb_within(&t, &["context"], LIMIT);
+    assert!(run.stderr.contains("not a regular file"), "{run:?}");
+    let run = kb_within(&t, &["list"], LIMIT);
+    assert!(run.code == 1 && run.stderr.contains("not a regular file"), "{run:?}");
+    let run = kb_within(&t, &["check"], LIMIT);
+    assert!(run.code == 1 && run.stdout.contains("not a regular file"), "{run:?}");
+}
+
+#[test]
+fn a_fifo_project_settings_file_or_jsonl_is_reported_not_opened() {
+    let t = TestEnv::pinned();
+    mkfifo(&t.root().join(".co-cli/settings.json"));
+    mkfifo(&t.root().join(".github/copilot-memories.jsonl"));
+    let run = kb_within(&t, &["save", "x"], LIMIT);
+    assert!(run.code == 1 && run.stderr.contains("not a regular file"), "{run:?}");
+    kb_within(&t, &["config", "set", "memory_max_count", "50"], LIMIT);
+    let run = kb_within(&t, &["check"], LIMIT);
+    assert!(run.code == 1 && run.stdout.matches("not a regular file").count() == 2, "{run:?}");
+}
+
+#[test]
+fn a_fifo_jsonl_does_not_block_a_read_or_a_record_save() {
+    let t = TestEnv::pinned();
+    mkfifo(&t.root().join(".github/copilot-memories.jsonl"));
+    let run = kb_within(&t, &["list"], LIMIT);
+    assert!(run.code == 0 && run.stderr.contains("not a regular file"), "{run:?}");
+    let run = kb_within(&t, &["save", "--store", "copilot", "--subject", "s", "--reason", "r", "fact"], LIMIT);
+    assert!(run.code == 1 && run.stderr.contains("not a regular file"), "{run:?}");
+    kb_within(&t, &["context"], LIMIT);
+}
+
+#[test]
+fn a_fifo_lock_file_is_an_error_not_a_hang() {
+    let t = TestEnv::pinned();
+    mkfifo(&t.root().join(".co-cli/cache/lock"));
+    let run = kb_within(&t, &["save", "x"], LIMIT);
+    assert!(run.code == 1 && run.stderr.contains("not a regular file"), "{run:?}");
+}
+
+#[test]
+fn a_fifo_compile_target_is_refused() {
+    let t = TestEnv::pinned();
+    t.write(".co-cli/knowledge/context.md", "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\nBody\n");
+    t.write(".co-cli/settings.json", r#"{"context_targets": ["AGENTS.md", "pipe.md"]}"#);
+    mkfifo(&t.root().join("pipe.md"));
+    let run = kb_within(&t, &["compile"], LIMIT);
+    assert!(run.code == 1 && run.stderr.contains("not a regular file"), "{run:?}");
+    assert!(t.read(&t.root().join("AGENTS.md")).contains("Body"), "the other target is written");
+}
+
+#[test]
+fn targets_inside_git_or_kb_state_are_refused() {
+    let t = TestEnv::pinned();
+    std::fs::write(t.root().join(".git/config"), "[core]\n\tbare = false\n").unwrap();
+    t.write(".co-cli/knowledge/context.md", "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\nBody\n");
+    for target in [
+        ".git/config",
+        ".git/hooks/pre-commit",
+        ".git/info/exclude",
+        ".co-cli/cache/lock",
+        ".co-cli/state/x.md",
+        "./.git/../.git/HEAD",
+    ] {
+        t.write(".co-cli/settings.json", &format!(r#"{{"context_targets": ["{target}"]}}"#));
+        let run = t.kb(&["compile"]);
+        assert_eq!(run.code, 1, "{target}: {run:?}");
+        assert!(run.stderr.contains("refused"), "{target}: {run:?}");
+        let check = t.kb(&["check"]);
+        assert!(check.code == 1 && check.stdout.contains("context_targets"), "{target}: {check:?}");
+    }
+    assert_eq!(t.read(&t.root().join(".git/config")), "[core]\n\tbare = false\n");
+    assert!(!t.root().join(".git/hooks/pre-commit").exists());
+    // `.github/` is not `.git/`.
+    t.write(".co-cli/settings.json", r#"{"context_targets": [".github/copilot-instructions.md"]}"#);
+    t.kb(&["compile"]).ok();
+}
+
+#[test]
+fn a_context_file_symlinked_out_of_the_root_is_not_compiled() {
+    let t = TestEnv::pinned();
+    let secret = t.dir.path().join("credentials");
+    std::fs::write(&secret, "aws_secret_access_key = do-not-leak\n").unwrap();
+    std::fs::create_dir_all(t.root().join(".co-cli/knowledge")).unwrap();
+    std::os::unix::fs::symlink(&secret, t.root().join(".co-cli/knowledge/context.md")).unwrap();
+    t.write(".co-cli/settings.json", r#"{"context_targets": ["AGENTS.md"]}"#);
+    let run = t.kb(&["context"]).ok();
+    assert!(!run.stdout.contains("do-not-leak"), "{run:?}");
+    assert!(run.stderr.contains("outside"), "{run:?}");
+    t.kb(&["compile"]).ok();
+    let agents = t.root().join("AGENTS.md");
+    assert!(!agents.exists() || !t.read(&agents).contains("do-not-leak"));
+    let check = t.kb(&["check"]);
+    assert!(check.code == 1 && check.stdout.contains("outside"), "{check:?}");
+    // A symlink that stays inside the root is fine.
+    std::fs::remove_file(t.root().join(".co-cli/knowledge/context.md")).unwrap();
+    t.write("docs/context.md", "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\nShared body\n");
+    std::os::unix::fs::symlink(t.root().join("docs/context.md"), t.root().join(".co-cli/knowledge/context.md"))
+        .unwrap();
+    assert!(t.kb(&["context"]).ok().stdout.contains("Shared body"));
+}
+
+#[test]
+fn a_jsonl_file_symlinked_out_of_the_root_is_not_read() {
+    let t = TestEnv::pinned();
+    let outside = t.dir.path().join("other.jsonl");
+    std::fs::write(&outside, "{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"outside fact\"}\n").unwrap();
+    std::fs::create_dir_all(t.root().join(".github")).unwrap();
+    std::os::unix::fs::symlink(&outside, t.root().join(".github/copilot-memories.jsonl")).unwrap();
+    let run = t.kb(&["list"]).ok();
+    assert!(!run.stdout.contains("outside fact") && run.stderr.contains("outside"), "{run:?}");
+    assert!(!t.kb(&["context"]).ok().stdout.contains("outside fact"));
+}
+
+#[test]
+fn terminal_escapes_in_files_are_shown_escaped() {
+    let t = TestEnv::pinned();
+    // An OSC 52 clipboard write and a screen clear.
+    let evil = "Build with make\u{1b}]52;c;cm0gLXJmIH4=\u{7}\u{1b}[2J";
+    t.memory(1, evil, "2026-11-20T10:00:00+00:00", &["build"]);
+    for args in [&["list"][..], &["recall", "make"], &["show", "1"]] {
+        let out = t.kb(args).ok().stdout;
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{args:?}: {out:?}");
+        assert!(out.contains("\\u{1b}"), "{args:?}: {out:?}");
+    }
+    t.mem_file("002-x.md", "---\nid: 2\ncreated: \u{1b}[2J\n---\n\nx\n");
+    let out = t.kb(&["check"]).stdout;
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    // JSON is JSON: the characters are escaped by the JSON encoding itself.
+    let v = t.kb(&["--json", "show", "1"]).ok().json();
+    assert_eq!(v["content"], evil);
+}
