@@ -660,6 +660,135 @@ mod with_mcp {
         let (code, rest, stderr) = raw.finish().await;
         assert_eq!((code, rest.as_str(), stderr.as_str()), (Some(0), "", ""));
     }
+
+    /// The longest request line `kb mcp` reads, newline excluded (docs/mcp.md, "Limits").
+    const MAX_LINE: usize = 4 << 20;
+
+    /// Returns a `list_memories` call of exactly `len` bytes, padded with spaces inside.
+    fn request_line(id: u64, len: usize) -> Vec<u8> {
+        let head = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"list_memories","arguments":{{}}}}"#
+        );
+        let mut line = head.into_bytes();
+        line.resize(len - 1, b' ');
+        line.push(b'}');
+        line
+    }
+
+    /// Returns the peak resident memory of a process, from /proc (Linux), in bytes.
+    fn peak_memory(pid: u32) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?;
+        Some(kb.trim().parse::<u64>().ok()? * 1024)
+    }
+
+    /// A request line over the limit is refused with a JSON-RPC error naming its id, without
+    /// being held in memory, and the server answers the next request; a line of exactly the
+    /// limit is served.
+    #[tokio::test(flavor = "current_thread")]
+    async fn raw_an_oversized_line_is_refused_and_the_server_carries_on() {
+        let env = env();
+        let mut raw = Raw::start(&env);
+        let init = raw
+            .request(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}))
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+
+        // Exactly the limit: served.
+        raw.send_bytes(&request_line(2, MAX_LINE)).await;
+        let response = raw.recv().await;
+        assert_eq!((response["id"].as_u64(), response["result"]["isError"].as_bool()), (Some(2), Some(false)));
+
+        // One byte over, then 64 MiB: refused, each with its id, and nothing else.
+        for (id, len) in [(3, MAX_LINE + 1), (4, 64 << 20)] {
+            raw.send_bytes(&request_line(id, len)).await;
+            let error = raw.recv().await;
+            assert_eq!(error["id"], id, "{error}");
+            assert_eq!(error["error"]["code"], -32600, "{error}");
+            let message = error["error"]["message"].as_str().unwrap();
+            assert!(
+                message.starts_with(&format!("Request too large: a line of {len} bytes, over the limit of {MAX_LINE}")),
+                "{message}"
+            );
+            assert_eq!(error["error"]["data"], json!({"size": len, "limit": MAX_LINE}), "{error}");
+        }
+        // No id to be found in the line's start: the error's id is null.
+        let mut line = vec![b' '; MAX_LINE];
+        line.extend_from_slice(br#"{"jsonrpc":"2.0","id":5,"method":"ping"}"#);
+        raw.send_bytes(&line).await;
+        let error = raw.recv().await;
+        assert_eq!((error["id"].is_null(), error["error"]["code"].as_i64()), (true, Some(-32600)), "{error}");
+
+        // Still serving.
+        let response = raw.request(6, "ping", json!({})).await;
+        assert!(response["result"].is_object(), "{response}");
+        let response = raw.request(7, "tools/call", json!({"name": "list_memories", "arguments": {}})).await;
+        assert_eq!(response["result"]["structuredContent"]["count"], 0, "{response}");
+        // The 64 MiB line never sat in memory: the peak stays far below it.
+        if let Some(peak) = peak_memory(raw.child.id().unwrap()) {
+            assert!(peak < 48 << 20, "peak resident memory {} MiB", peak >> 20);
+        }
+
+        // An oversized last line without its newline: refused too, then a clean exit.
+        raw.stdin.write_all(&request_line(8, MAX_LINE + 10)).await.unwrap();
+        let (code, rest, stderr) = raw.finish().await;
+        assert_eq!((code, stderr.as_str()), (Some(0), ""));
+        let error: Value = serde_json::from_str(&rest).unwrap();
+        assert_eq!((error["id"].as_u64(), error["error"]["code"].as_i64()), (Some(8), Some(-32600)), "{error}");
+    }
+
+    /// What `kb mcp` says on stderr when a person starts it on a terminal.
+    const HINT: &str = "kb mcp speaks MCP on stdin/stdout; register it with your agent";
+
+    /// On a terminal (a pseudo-terminal from util-linux `script`), `kb mcp` says once what it
+    /// is for and how to register it, then serves as usual. On a pipe it says nothing (the
+    /// other tests check stderr is empty).
+    #[tokio::test(flavor = "current_thread")]
+    async fn on_a_terminal_a_hint_then_the_server_serves() {
+        if std::process::Command::new("script").arg("--version").output().is_err() {
+            eprintln!("skipped: util-linux `script` is not installed");
+            return;
+        }
+        let env = env();
+        let kb = env.command(&["mcp"]);
+        let mut cmd = tokio::process::Command::new("script");
+        let exe = env!("CARGO_BIN_EXE_kb").replace('\'', r"'\''");
+        cmd.args(["-qec", &format!("'{exe}' mcp"), "/dev/null"])
+            .env_clear()
+            .current_dir(kb.get_current_dir().unwrap())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        for (k, v) in kb.get_envs() {
+            if let Some(v) = v {
+                cmd.env(k, v);
+            }
+        }
+        let mut child = cmd.spawn().expect("spawn script");
+        let mut stdin = child.stdin.take().unwrap();
+        let mut terminal = BufReader::new(child.stdout.take().unwrap()).lines();
+        // The hint comes first, before any input.
+        let first = tokio::time::timeout(TIMEOUT, terminal.next_line()).await.expect("no hint in time").unwrap();
+        let first = first.expect("the terminal closed");
+        assert!(first.starts_with(HINT), "{first:?}");
+        assert!(first.contains("claude mcp add kb -- kb mcp") && first.contains("docs/mcp.md"), "{first:?}");
+        // Then a request on the terminal is answered, and end of input (Ctrl-D) ends it.
+        let request = json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}});
+        stdin.write_all(format!("{request}\n").as_bytes()).await.unwrap();
+        drop(stdin);
+        let mut rest = String::new();
+        while let Some(line) = tokio::time::timeout(TIMEOUT, terminal.next_line()).await.expect("kb mcp hangs").unwrap()
+        {
+            rest.push_str(&line);
+            rest.push('\n');
+        }
+        let status = tokio::time::timeout(TIMEOUT, child.wait()).await.expect("kb mcp did not exit").unwrap();
+        assert!(status.success(), "{status:?}: {rest}");
+        assert!(rest.contains(r#"{"jsonrpc":"2.0","id":1,"result":{"#), "{rest}");
+        assert!(!rest.contains(HINT), "the hint comes once: {rest}");
+    }
 }
 
 #[cfg(not(feature = "mcp"))]
