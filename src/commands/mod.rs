@@ -28,7 +28,9 @@ pub struct Ctx {
     pub style: Style,
     /// The clock: now, or `KB_NOW` (RFC 3339) when tests pin it.
     pub now: DateTime<Utc>,
-    /// Whether the root was given or found (else it is the working directory).
+    /// Whether the root was given or found (else it is the working directory); `kb mcp` refuses
+    /// writes without one.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub found: bool,
 }
 

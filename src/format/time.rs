@@ -31,12 +31,12 @@ pub fn now() -> DateTime<Utc> {
 pub fn parse(text: &str) -> Result<DateTime<FixedOffset>, String> {
     let t = text.trim();
     if let Ok(dt) = DateTime::parse_from_rfc3339(t) {
-        return Ok(dt);
+        return python_range(dt, t);
     }
     // Python also accepts a `+0000` style offset; chrono's parser with %z handles it.
     for fmt in ["%Y-%m-%dT%H:%M:%S%.f%z", "%Y-%m-%d %H:%M:%S%.f%z"] {
         if let Ok(dt) = DateTime::parse_from_str(t, fmt) {
-            return Ok(dt);
+            return python_range(dt, t);
         }
     }
     if chrono::NaiveDateTime::parse_from_str(t, "%Y-%m-%dT%H:%M:%S%.f").is_ok()
@@ -50,6 +50,38 @@ pub fn parse(text: &str) -> Result<DateTime<FixedOffset>, String> {
     Err(format!("'{t}' is not an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS+00:00)"))
 }
 
+/// Parses a timestamp of a memory or context file as co-cli validates it: it must start with
+/// `YYYY-MM-DDTHH:MM:SS` (an upper-case `T`, co-cli's regex) and be a real moment Python can
+/// represent (year 1 or later, seconds 0–59), then as [`parse`] (with an offset).
+pub fn parse_co_cli(text: &str) -> Result<DateTime<FixedOffset>, String> {
+    let t = text.trim();
+    let b = t.as_bytes();
+    let shape = b"dddd-dd-ddTdd:dd:dd";
+    let prefix_ok = b.len() >= shape.len()
+        && shape.iter().zip(b).all(|(s, c)| if *s == b'd' { c.is_ascii_digit() } else { s == c });
+    if !prefix_ok {
+        // The more precise reason when there is one (a date without a time, no offset).
+        let reason = match parse(t) {
+            Err(e) if !e.contains("not an ISO 8601") => e,
+            _ => format!("'{t}' is not an ISO 8601 timestamp (YYYY-MM-DDTHH:MM:SS+00:00, with an upper-case T)"),
+        };
+        return Err(reason);
+    }
+    parse(t)
+}
+
+/// Refuses what chrono accepts but Python's `datetime` does not: a leap second (`:60`) and the
+/// year 0.
+fn python_range(dt: DateTime<FixedOffset>, t: &str) -> Result<DateTime<FixedOffset>, String> {
+    if dt.nanosecond() >= 1_000_000_000 {
+        return Err(format!("timestamp '{t}' has second 60, which is not a valid time"));
+    }
+    if chrono::Datelike::year(&dt.naive_local()) < 1 {
+        return Err(format!("timestamp '{t}' has year 0, which is not a valid date"));
+    }
+    Ok(dt)
+}
+
 /// Returns the microseconds since the epoch of a parsed timestamp.
 pub fn micros(dt: DateTime<FixedOffset>) -> Micros {
     dt.timestamp_micros()
@@ -58,6 +90,20 @@ pub fn micros(dt: DateTime<FixedOffset>) -> Micros {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn co_cli_timestamps_are_strict() {
+        assert!(parse_co_cli("2026-11-22T14:27:04.330453+00:00").is_ok());
+        assert!(parse_co_cli("2026-11-22T14:27:04Z").is_ok());
+        assert!(parse_co_cli("2026-11-22 14:27:04+00:00").unwrap_err().contains("upper-case T"));
+        assert!(parse_co_cli("2026-11-22t14:27:04+00:00").unwrap_err().contains("upper-case T"));
+        assert!(parse_co_cli("0000-01-01T00:00:00+00:00").unwrap_err().contains("year 0"));
+        assert!(parse_co_cli("2026-12-31T23:59:60+00:00").unwrap_err().contains("second 60"));
+        assert!(parse_co_cli("2026-11-22").unwrap_err().contains("date without a time"));
+        // The lenient reader (records, KB_NOW) still takes a space, but not second 60.
+        assert!(parse("2026-11-22 14:27:04+00:00").is_ok());
+        assert!(parse("2026-12-31T23:59:60Z").is_err());
+    }
     use chrono::TimeZone;
 
     #[test]

@@ -77,11 +77,43 @@ pub fn parse(text: &str) -> Result<Memory, Diagnostic> {
     let bad = |key: &str, msg: String| Diagnostic::error(line_of_key(key), msg);
     let plain = std::cell::OnceCell::new();
     let plain_text = || plain.get_or_init(|| PlainText::read(split.yaml));
-    let memory = validate(&fields, &plain_text).map_err(|(key, msg)| bad(key, msg))?;
+    if let Some(tag) = python_tag(split.yaml) {
+        // PyYAML's safe_load refuses them, so co-cli skips the file; kb would silently read a string.
+        return Err(Diagnostic::error(
+            line_of_key(tag.0),
+            format!("unsupported YAML tag {}: co-cli cannot read this file", tag.1),
+        ));
+    }
+    let memory = validate(&fields, id_line(split.yaml), &plain_text).map_err(|(key, msg)| bad(key, msg))?;
     // co-cli reads files with universal newlines: a CRLF (or CR) body is plain `\n` text.
     let body = frontmatter::py_strip(split.body);
     let content = if body.contains('\r') { body.replace("\r\n", "\n").replace('\r', "\n") } else { body.to_string() };
     Ok(Memory { content, ..memory })
+}
+
+/// Returns the value text of a top-level `id:` line as written (a cheap look, no YAML parse).
+fn id_line(yaml: &str) -> Option<&str> {
+    yaml.lines().find_map(|l| l.strip_prefix("id:")).map(|v| v.split('#').next().unwrap_or("").trim())
+}
+
+/// Returns whether `text` is a plain decimal integer as both YAML 1.1 and 1.2 read it: digits, no
+/// leading zero (`007` is octal to PyYAML).
+fn plain_decimal(text: Option<&str>) -> bool {
+    text.is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && (t == "0" || !t.starts_with('0')))
+}
+
+/// Returns the key and tag of the first value with a `!!python/` tag, which PyYAML's safe_load
+/// refuses.
+fn python_tag(yaml: &str) -> Option<(&str, &str)> {
+    if !yaml.contains("!!python/") {
+        return None;
+    }
+    yaml.lines().find_map(|l| {
+        let at = l.find("!!python/")?;
+        let tag = l[at..].split_whitespace().next()?;
+        let key = l.split(':').next().unwrap_or("").trim_start_matches([' ', '-']).trim();
+        Some((key, tag))
+    })
 }
 
 /// The known scalar fields re-read as the text written in the file, for values serde-saphyr
@@ -135,10 +167,30 @@ fn yaml11_string(written: Option<&str>) -> Option<String> {
 ///
 /// `plain` gives the text of scalar fields as written, for values whose type saphyr and PyYAML
 /// resolve differently.
-fn validate<'p>(f: &Fields, plain: &dyn Fn() -> &'p PlainText) -> Result<Memory, (&'static str, String)> {
+fn validate<'p>(
+    f: &Fields,
+    id_text: Option<&str>,
+    plain: &dyn Fn() -> &'p PlainText,
+) -> Result<Memory, (&'static str, String)> {
     let id = match f.get("id") {
         None => return Err(("id", "missing required field: id".into())),
-        Some(Value::Number(n)) if n.as_u64().is_some() => n.as_u64().unwrap_or_default(),
+        // `id: 0o17` or `id: 1_0` are numbers to saphyr (YAML 1.2) but not to PyYAML: read the
+        // text as written unless it is plain decimal digits.
+        Some(Value::Number(n)) if n.as_u64().is_some() && plain_decimal(id_text) => n.as_u64().unwrap_or_default(),
+        Some(Value::Number(n)) if n.as_u64().is_some() => match plain().id.as_deref().map(yaml11::resolve) {
+            Some(yaml11::Resolved::Int(v)) if v >= 0 && v <= u64::MAX as i128 => v as u64,
+            Some(yaml11::Resolved::Int(_)) => {
+                return Err(("id", format!("'id' must be a non-negative integer, got {n}")));
+            }
+            Some(yaml11::Resolved::Str) => {
+                let written = plain().id.clone().unwrap_or_default();
+                return Err((
+                    "id",
+                    format!("'id' must be an integer, got the string '{written}' (as YAML 1.1 reads it)"),
+                ));
+            }
+            _ => n.as_u64().unwrap_or_default(),
+        },
         Some(Value::Number(n)) => match plain().id.as_deref().map(yaml11::resolve) {
             // `id: 007` (octal in YAML 1.1, as co-cli reads it).
             Some(yaml11::Resolved::Int(v)) if v >= 0 && v <= u64::MAX as i128 => v as u64,
@@ -160,7 +212,7 @@ fn validate<'p>(f: &Fields, plain: &dyn Fn() -> &'p PlainText) -> Result<Memory,
             },
             Some(other) => return Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
         };
-        let at = time::parse(&text).map_err(|e| (key, format!("'{key}': {e}")))?;
+        let at = time::parse_co_cli(&text).map_err(|e| (key, format!("'{key}': {e}")))?;
         Ok(Some((text, time::micros(at))))
     };
     let Some((created, created_at)) = timestamp("created")? else {

@@ -190,3 +190,32 @@ fn terminal_escapes_in_files_are_shown_escaped() {
     let v = t.kb(&["--json", "show", "1"]).ok().json();
     assert_eq!(v["content"], evil);
 }
+
+#[test]
+fn validation_is_as_strict_as_co_cli() {
+    let t = TestEnv::pinned();
+    let cases = [
+        ("created: '2026-01-01 10:00:00+00:00'\nid: 1", "upper-case T"),
+        ("created: '2026-01-01t10:00:00+00:00'\nid: 2", "upper-case T"),
+        ("created: '0000-01-01T10:00:00+00:00'\nid: 3", "year 0"),
+        ("created: '2026-01-01T10:00:60+00:00'\nid: 4", "second 60"),
+        ("created: '2026-01-01T10:00:00+00:00'\nid: 0o17", "'id' must be an integer"),
+        ("created: '2026-01-01T10:00:00+00:00'\nid: 6\nx: !!python/object:os.system ls", "!!python/object:os.system"),
+        ("created: '2026-01-01T10:00:00+00:00'\nid: 7\nupdated: '2026-01-02 10:00:00+00:00'", "upper-case T"),
+    ];
+    for (i, (yaml, _)) in cases.iter().enumerate() {
+        t.mem_file(&format!("{i}-x.md"), &format!("---\n{yaml}\n---\n\nbody {i}\n"));
+    }
+    // Still valid: the decimal id, an octal 007 as PyYAML reads it (7), a +00:00 offset.
+    t.mem_file("9-ok.md", "---\ncreated: '2026-01-01T10:00:00+00:00'\nid: 9\n---\n\nfine\n");
+    let run = t.kb(&["check"]);
+    assert_eq!(run.code, 1);
+    for (i, (_, why)) in cases.iter().enumerate() {
+        let line =
+            run.stdout.lines().find(|l| l.contains(&format!("{i}-x.md"))).unwrap_or_else(|| panic!("{i}: {run:?}"));
+        assert!(line.contains(why), "{i}: {line}");
+    }
+    assert!(!run.stdout.contains("9-ok.md"), "{run:?}");
+    let v = t.list_json();
+    assert_eq!(v["count"], 1, "only the valid memory is listed");
+}
