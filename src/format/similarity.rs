@@ -25,6 +25,38 @@ pub fn token_sort_ratio(a: &str, b: &str) -> f64 {
     fuzz::ratio(a.chars(), b.chars()) * 100.0
 }
 
+/// A text prepared once for scoring against many others (co-cli's `.lower().strip()`, then
+/// RapidFuzz's token sort), with its length in characters for the bound.
+pub struct Prepared {
+    sorted: String,
+    chars: usize,
+}
+
+impl Prepared {
+    pub fn new(text: &str) -> Prepared {
+        let sorted = sorted_tokens(&normalize(text));
+        let chars = sorted.chars().count();
+        Prepared { sorted, chars }
+    }
+
+    /// Returns the largest similarity `self` and `other` can have: the Indel distance is at least
+    /// the difference of the lengths, so the ratio is at most `1 - |a - b| / (a + b)`. Cheap: it
+    /// lets dedup skip a candidate without the quadratic comparison (RapidFuzz's `score_cutoff`).
+    pub fn bound(&self, other: &Prepared) -> f64 {
+        let total = self.chars + other.chars;
+        if total == 0 {
+            return 100.0;
+        }
+        // A hair above the exact bound, so rounding can never skip a candidate that reaches it.
+        100.0 * (1.0 - self.chars.abs_diff(other.chars) as f64 / total as f64) + 1e-9
+    }
+
+    /// Returns the similarity of the two texts, as [`similarity`] does.
+    pub fn similarity(&self, other: &Prepared) -> f64 {
+        fuzz::ratio(self.sorted.chars(), other.sorted.chars()) * 100.0
+    }
+}
+
 /// Returns co-cli's preprocessing of a text before scoring: Python `.lower().strip()`.
 pub fn normalize(s: &str) -> String {
     s.to_lowercase().trim_matches(py_isspace).to_string()
@@ -38,6 +70,19 @@ pub fn similarity(new: &str, existing: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bound_is_never_below_the_score() {
+        let texts = ["", "a", "memory 4", "memory 5", "hello world", "world hello again and again", "x".repeat(300).leak()];
+        for a in texts {
+            for b in texts {
+                let (pa, pb) = (Prepared::new(a), Prepared::new(b));
+                assert!(pa.bound(&pb) >= pa.similarity(&pb), "{a:?} {b:?}");
+                assert!((pa.similarity(&pb) - similarity(a, b)).abs() < 1e-12);
+            }
+        }
+        assert!(Prepared::new("short").bound(&Prepared::new(&"long text ".repeat(100))) < 10.0);
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-9

@@ -6,7 +6,7 @@
 
 use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter;
-use crate::format::similarity::similarity;
+use crate::format::similarity::Prepared;
 use crate::format::time::{self, Micros};
 use crate::fsio;
 use crate::memories::file::{self, detect_category, detect_source};
@@ -17,6 +17,9 @@ use crate::settings::{DecayStrategy, Settings};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+
+/// Texts longer than this are scored against the dedup candidates before the lock is taken.
+const PRESCORE_BYTES: usize = 32 * 1024;
 
 /// Dedup compares a new text with at most this many recent memories (co-cli hard-codes 10).
 pub const DEDUP_CANDIDATES: usize = 10;
@@ -78,10 +81,17 @@ impl Store<'_> {
     pub fn save(&self, req: SaveRequest) -> Result<SaveOutcome> {
         let now = self.repo.now;
         let (content, tags, redacted) = screen(&req)?;
+        // Scoring a large text is slow (quadratic in its length): do it before taking the lock, so
+        // that other writers do not wait, and reuse it under the lock when nothing changed.
+        let prescored = (!req.dry_run && !req.no_dedup && content.len() > PRESCORE_BYTES)
+            .then(|| self.scan().map(|index| score_candidates(&index, &content, &self.repo.settings, now)))
+            .transpose()?;
         let _lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
         let index = self.scan()?;
         let mut warnings = Vec::new();
-        let candidate = if req.no_dedup { None } else { find_duplicate(&index, &content, &self.repo.settings, now) };
+        let settings = &self.repo.settings;
+        let candidate =
+            if req.no_dedup { None } else { find_duplicate_scored(&index, &content, settings, now, prescored) };
         let duplicate = candidate.filter(|(best, score)| {
             // A match whose frontmatter kb cannot edit exactly is left alone; the text is saved
             // as a new memory rather than lost.
@@ -220,29 +230,76 @@ fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)>
     Ok((content, tags, redacted))
 }
 
-/// Returns the most similar recent memory when it reaches the threshold, with its score.
-///
-/// Candidates: created within the window (or in the future), newest first, at most 10; a tie
-/// goes to the newer memory.
-pub fn find_duplicate<'a>(
-    index: &'a Index,
-    content: &str,
-    settings: &Settings,
-    now: DateTime<Utc>,
-) -> Option<(MemoryRef<'a>, f64)> {
+/// The dedup candidates of a scan, by file name and content, with their scores: computed before
+/// the lock for a large text and reused under it when the candidates did not change.
+pub struct Scored {
+    candidates: Vec<(String, String)>,
+    scores: Vec<Option<f64>>,
+}
+
+/// Returns the recent memories dedup compares a text with (the newest first).
+fn recent_candidates<'a>(index: &'a Index, settings: &Settings, now: DateTime<Utc>) -> Vec<MemoryRef<'a>> {
     let window = settings.memory_dedup_window_days.value.min(365_000) as i64;
     let cutoff: Micros = (now - chrono::Duration::days(window)).timestamp_micros();
     let mut recent: Vec<Pos> = index.positions().filter(|&p| index.age_key_at(p).0 >= cutoff).collect();
     recent.sort_by_key(|&p| std::cmp::Reverse(index.age_key_at(p)));
     recent.truncate(DEDUP_CANDIDATES);
+    recent.into_iter().map(|p| index.at(p)).collect()
+}
+
+/// Scores `content` against the candidates of `index`; `None` for a candidate the length bound
+/// rules out (it cannot reach the threshold).
+pub fn score_candidates(index: &Index, content: &str, settings: &Settings, now: DateTime<Utc>) -> Scored {
+    let new = Prepared::new(content);
+    let threshold = settings.memory_dedup_threshold.value;
+    let recent = recent_candidates(index, settings, now);
+    let scores = recent
+        .iter()
+        .map(|m| {
+            let old = Prepared::new(m.content);
+            (new.bound(&old) >= threshold).then(|| new.similarity(&old))
+        })
+        .collect();
+    let candidates = recent.iter().map(|m| (m.file_name.to_string(), m.content.to_string())).collect();
+    Scored { candidates, scores }
+}
+
+/// Returns the most similar recent memory when it reaches the threshold, with its score.
+/// Candidates: created within the window (or in the future), newest first, at most 10; a tie
+/// goes to the newer memory. Candidates whose length
+/// bound cannot reach the threshold or beat the best so far are not scored; `scored`, when its
+/// candidates are exactly this index's, gives the scores without computing them again.
+fn find_duplicate_scored<'a>(
+    index: &'a Index,
+    content: &str,
+    settings: &Settings,
+    now: DateTime<Utc>,
+    scored: Option<Scored>,
+) -> Option<(MemoryRef<'a>, f64)> {
+    let threshold = settings.memory_dedup_threshold.value;
+    let recent = recent_candidates(index, settings, now);
+    let reuse = scored.filter(|s| {
+        s.candidates.len() == recent.len()
+            && s.candidates.iter().zip(&recent).all(|((name, text), m)| name == m.file_name && text == m.content)
+    });
+    let new = Prepared::new(content);
     let mut best: Option<(MemoryRef<'a>, f64)> = None;
-    for m in recent.into_iter().map(|p| index.at(p)) {
-        let score = similarity(content, m.content);
+    for (i, m) in recent.into_iter().enumerate() {
+        let score = match &reuse {
+            Some(s) => s.scores[i],
+            None => {
+                let old = Prepared::new(m.content);
+                let bound = new.bound(&old);
+                let useless = bound < threshold || best.as_ref().is_some_and(|(_, b)| bound <= *b);
+                (!useless).then(|| new.similarity(&old))
+            }
+        };
+        let Some(score) = score else { continue };
         if best.as_ref().is_none_or(|(_, b)| score > *b) {
             best = Some((m, score));
         }
     }
-    best.filter(|(_, s)| *s >= settings.memory_dedup_threshold.value)
+    best.filter(|(_, s)| *s >= threshold)
 }
 
 /// Returns the memories a create would decay: none unless the count then exceeds the maximum;

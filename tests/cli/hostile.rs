@@ -219,3 +219,57 @@ fn validation_is_as_strict_as_co_cli() {
     let v = t.list_json();
     assert_eq!(v["count"], 1, "only the valid memory is listed");
 }
+
+/// Returns `n` bytes of words drawn from a seeded generator (no two texts alike).
+fn words(seed: u64, n: usize) -> String {
+    let mut rng = Rng::new(seed);
+    let mut s = String::with_capacity(n + 16);
+    while s.len() < n {
+        let len = 1 + rng.below(9);
+        s.push_str(&rng.alnum(len));
+        s.push(' ');
+    }
+    s
+}
+
+#[test]
+fn scoring_a_large_text_does_not_hold_the_lock() {
+    let t = TestEnv::pinned();
+    t.kb(&["init"]).ok();
+    let big = 56 * 1024;
+    t.kb_stdin(&["save", "-"], Some(&words(1, big))).ok();
+    let start = Instant::now();
+    let mut large = t
+        .command(&["save", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        large.stdin.take().unwrap().write_all(words(2, big).as_bytes()).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let small_start = Instant::now();
+    t.kb(&["save", "a small fact saved meanwhile"]).ok();
+    let small = small_start.elapsed();
+    assert!(large.wait().unwrap().success());
+    let whole = start.elapsed();
+    if whole < Duration::from_secs(2) {
+        eprintln!("note: the large save took only {whole:?}; too fast to show lock contention");
+        return;
+    }
+    assert!(small < whole / 2, "the small save waited for the large one: {small:?} of {whole:?}");
+    assert_eq!(t.ids().len(), 3);
+}
+
+#[test]
+fn a_huge_text_is_not_compared_with_short_memories() {
+    let t = TestEnv::pinned();
+    for i in 0..10 {
+        t.kb(&["save", &format!("short memory number {i} about the deploy")]).ok();
+    }
+    let start = Instant::now();
+    t.kb_stdin(&["save", "-"], Some(&words(3, 900 * 1024))).ok();
+    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+}
