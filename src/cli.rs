@@ -74,6 +74,21 @@ pub enum Command {
     /// Serve the knowledge to agents over the Model Context Protocol (stdio)
     #[command(after_help = "Examples:\n  claude mcp add kb -- kb mcp\n  kb mcp   # speaks MCP on stdin/stdout")]
     Mcp,
+    /// Print a shell completion script
+    #[command(
+        after_help = "Examples:\n  kb completions bash > ~/.local/share/bash-completion/completions/kb\n  kb completions zsh > \"${fpath[1]}/_kb\"\n  kb completions fish > ~/.config/fish/completions/kb.fish"
+    )]
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff)
+    #[command(after_help = "Examples:\n  kb manpage > ~/.local/share/man/man1/kb.1\n  kb manpage | man -l -")]
+    Manpage,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// A memory store.

@@ -131,7 +131,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         if writes(&cli.command) {
             anyhow::bail!("{NO_ROOT}; run `kb init` or pass --root");
         }
-        if !matches!(cli.command, Command::Init(_)) {
+        if !matches!(cli.command, Command::Init(_) | Command::Completions(_) | Command::Manpage) {
             style.warn(&format!("{NO_ROOT}; reading {}", layout.root.display()));
         }
     }
@@ -189,5 +189,18 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
         Command::Watch(a) => watch::run(ctx, a),
         Command::Mcp => mcp::run(ctx),
+        Command::Completions(a) => {
+            let mut cli = <Cli as clap::CommandFactory>::command();
+            output::stream(|w| {
+                clap_complete::generate(a.shell, &mut cli, "kb", w);
+                Ok(())
+            })?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Manpage => {
+            let cli = <Cli as clap::CommandFactory>::command();
+            output::stream(|w| clap_mangen::Man::new(cli).render(w))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -292,3 +292,16 @@ fn every_command_has_examples_in_its_help() {
         assert!(out.contains("Examples:\n  kb ") || out.contains("Examples:\n  claude "), "{c}: {out}");
     }
 }
+
+#[test]
+fn completions_for_every_shell_and_a_man_page() {
+    let t = TestEnv::pinned();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let run = t.kb(&["completions", shell]).ok();
+        assert!(run.stdout.contains("kb") && run.stdout.contains("recall"), "{shell}: {run:?}");
+        assert!(run.stderr.is_empty(), "{shell}: {run:?}");
+    }
+    t.kb(&["completions", "tcsh"]).usage();
+    let man = t.kb(&["manpage"]).ok().stdout;
+    assert!(man.contains(".TH kb 1") && man.contains("recall"), "{man}");
+}
