@@ -106,12 +106,23 @@ pub fn check_inside(root: &Path, path: &Path) -> std::io::Result<()> {
     ))
 }
 
-/// Creates `dir` (and parents) with a `.gitignore` of `*` when it does not exist yet.
+/// Creates `dir` (and parents) when missing and makes sure it holds a `.gitignore`, written `*`
+/// when kb adds it, so what kb keeps there never shows in `git status`, even in a clone where
+/// `kb init` never ran (SPEC §7, as pytest, ruff and mypy do for their caches). A folder without
+/// its `.gitignore` (made by hand, or a kill between the two steps) gets one; an existing one is
+/// left as it is. Costs one `stat` when all is in place.
+///
+/// This follows symlinks: callers check the folder with [`check_inside`] first.
 pub fn ensure_ignored_dir(dir: &Path) -> std::io::Result<PathBuf> {
-    if !dir.is_dir() {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join(".gitignore"), "*\n")?;
+    let ignore = dir.join(".gitignore");
+    match std::fs::symlink_metadata(&ignore) {
+        Ok(_) => return Ok(dir.to_path_buf()),
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        Err(_) => {}
     }
+    std::fs::create_dir_all(dir)?;
+    // Atomic, so a concurrent kb or git never sees an empty file; derived state, so no fsync.
+    crate::fsio::write_atomic_with(&ignore, b"*\n", false)?;
     Ok(dir.to_path_buf())
 }
 

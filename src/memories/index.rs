@@ -91,19 +91,28 @@ pub struct Index {
 }
 
 impl Index {
-    /// Scans `dir`, using and refreshing the cache file `cache` when given.
-    ///
-    /// `root` bounds symlinks: a memory file that links outside it is reported, not read.
-    pub fn scan(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
-        let mut index = Index {
+    /// Returns an empty index of `dir`.
+    fn empty(dir: &Path) -> Index {
+        Index {
             dir: dir.to_path_buf(),
             dir_exists: false,
             arena: String::new(),
             tags: Vec::new(),
             records: Vec::new(),
             extra_problems: Vec::new(),
-        };
-        let entries = match fs::read_dir(dir) {
+        }
+    }
+
+    /// Scans `dir`, using and refreshing the cache file `cache` when given.
+    ///
+    /// `root` bounds symlinks: a memory file that links outside it is reported, not read.
+    ///
+    /// The folder is listed, stat'ed and read in batches of [`BATCH`] entries, and each batch's
+    /// parsed files are packed into the index before the next one is read, so a first scan of
+    /// 100,000 files holds the finished index and one batch, not every parsed file at once.
+    pub fn scan(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
+        let mut index = Index::empty(dir);
+        let mut listing = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(index),
             Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display()))),
@@ -111,7 +120,7 @@ impl Index {
         index.dir_exists = true;
         let started = now_ns();
         // Start from the cached arena and records: an unchanged file costs one stat and a lookup.
-        let (old_records, cached_at_ns) = match cache.and_then(|c| Cached::load(c).ok()) {
+        let (mut old_records, cached_at_ns) = match cache.and_then(|c| Cached::load(c).ok()) {
             Some(c) => {
                 index.arena = c.arena;
                 index.tags = c.tags;
@@ -123,70 +132,96 @@ impl Index {
         // than this could have changed in the same tick, so it is read again.
         let trusted_before = cached_at_ns.map_or(i64::MIN, |t| t - RACY_MARGIN_NS);
         let mut alive = vec![false; old_records.len()];
+        let mut racy = vec![false; old_records.len()];
         let mut changed = cached_at_ns.is_none();
+        // Files read now: parsed into an arena of their own (the cached arena stays borrowed by
+        // the name lookup), appended to the index at the end.
+        let mut fresh = Index::empty(dir);
         {
-            let arena = std::mem::take(&mut index.arena);
             let names: HashMap<&str, usize> =
-                old_records.iter().enumerate().map(|(i, r)| (span_str(&arena, r.name), i)).collect();
+                old_records.iter().enumerate().map(|(i, r)| (span_str(&index.arena, r.name), i)).collect();
             let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-            let mut candidates: Vec<fs::DirEntry> = Vec::new();
-            for entry in entries {
-                let entry = entry?;
-                let name = entry.file_name();
-                match name.to_str() {
-                    Some(n) if n.ends_with(".md") && !n.starts_with('.') => candidates.push(entry),
-                    Some(_) => {}
-                    None => {
-                        let message = "file name is not valid UTF-8";
-                        index.extra_problems.push(Diagnostic::error(None, message).in_file(&entry.path()));
-                    }
-                }
-            }
-            // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
-            // stat calls alone are most of a command's time.
             let look = Lookup { names: &names, old: &old_records, trusted_before, root: &canonical_root };
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-            let chunk = candidates.len().div_ceil(threads).max(2048);
-            let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-                let workers: Vec<_> =
-                    candidates.chunks(chunk).skip(1).map(|part| scope.spawn(move || look.visit(part))).collect();
-                let mut all = vec![look.visit(candidates.chunks(chunk).next().unwrap_or(&[]))];
-                all.extend(workers.into_iter().map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
-                all
-            });
-            let mut fresh = Vec::new();
-            let mut racy = vec![false; old_records.len()];
-            for o in outcomes {
-                for i in o.alive {
-                    alive[i] = true;
+            let mut batch: Vec<fs::DirEntry> = Vec::with_capacity(BATCH);
+            let mut more = true;
+            while more {
+                more = false;
+                batch.clear();
+                for entry in listing.by_ref() {
+                    let entry = entry?;
+                    let name = entry.file_name();
+                    match name.to_str() {
+                        // Dot files are never memories: editor swap files, kb's own `.kb-tmp-*`.
+                        Some(n) if n.ends_with(".md") && !n.starts_with('.') => batch.push(entry),
+                        Some(_) => {}
+                        None => {
+                            let message = "file name is not valid UTF-8";
+                            index.extra_problems.push(Diagnostic::error(None, message).in_file(&entry.path()));
+                        }
+                    }
+                    if batch.len() == BATCH {
+                        more = true;
+                        break;
+                    }
                 }
-                for &i in &o.racy {
-                    racy[i] = true;
+                // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
+                // stat calls alone are most of a command's time.
+                for o in look.visit_parallel(&batch, threads) {
+                    for i in o.alive {
+                        alive[i] = true;
+                    }
+                    for &i in &o.racy {
+                        racy[i] = true;
+                    }
+                    changed |= o.fresh.len() > o.racy.len();
+                    let base = index.arena.len();
+                    for (name, stamp, outcome) in o.fresh {
+                        fresh.push_parsed(base, &name, stamp, outcome);
+                    }
+                    index.extra_problems.extend(o.problems);
                 }
-                changed |= o.fresh.len() > o.racy.len();
-                fresh.extend(o.fresh);
-                index.extra_problems.extend(o.problems);
-            }
-            drop(names);
-            index.arena = arena;
-            // A file read again only because it is too young to trust, with the same stamp, does
-            // not make the cache stale: rewriting it would not make the entry trusted any sooner.
-            changed |= alive.iter().zip(&racy).any(|(a, r)| !a && !r);
-            // Keep the cached records of unchanged files in place (no copy of 100,000 records).
-            let mut records = old_records;
-            let mut keep = alive.iter();
-            records.retain(|_| keep.next().copied().unwrap_or(false));
-            index.records = records;
-            for (name, stamp, outcome) in fresh {
-                index.push_parsed(&name, stamp, outcome);
             }
         }
+        // A file read again only because it is too young to trust, with the same stamp, does
+        // not make the cache stale: rewriting it would not make the entry trusted any sooner.
+        changed |= alive.iter().zip(&racy).any(|(a, r)| !a && !r);
+        // Keep the cached records of unchanged files in place (no copy of 100,000 records).
+        let mut keep = alive.iter();
+        old_records.retain(|_| keep.next().copied().unwrap_or(false));
+        index.records = old_records;
+        index.absorb(fresh);
         if let (Some(cache), true) = (cache, changed) {
             index.compact_if_sparse();
             // A failed cache write only costs time next run.
             let _ = index.save_cache(cache, started);
         }
         Ok(index)
+    }
+
+    /// Appends the records of `fresh`, whose spans point into its own arena.
+    fn absorb(&mut self, fresh: Index) {
+        let Index { arena, tags, records, .. } = fresh;
+        if self.records.is_empty() {
+            // Nothing cached survived (a first scan): take the new arena as it is, no copy.
+            self.arena = arena;
+            self.tags = tags;
+            self.records = records;
+            return;
+        }
+        let (at, tags_at) = (self.arena.len() as u32, self.tags.len() as u32);
+        let shift = |s: Span| if s == NONE { NONE } else { Span { start: s.start + at, len: s.len } };
+        self.arena.push_str(&arena);
+        self.tags.extend(tags.into_iter().map(shift));
+        self.records.extend(records.into_iter().map(|mut r| {
+            r.name = shift(r.name);
+            r.created = shift(r.created);
+            r.updated = shift(r.updated);
+            r.source = shift(r.source);
+            r.content = shift(r.content);
+            r.tags_start += tags_at;
+            r
+        }));
     }
 
     fn intern(&mut self, s: &str) -> Span {
@@ -199,14 +234,16 @@ impl Index {
         s.map_or(NONE, |s| self.intern(s))
     }
 
-    fn push_parsed(&mut self, name: &str, stamp: Stamp, outcome: Result<Memory, Diagnostic>) {
+    /// Packs a parsed file into the index; `base` is the length of an arena this one will be
+    /// appended to.
+    fn push_parsed(&mut self, base: usize, name: &str, stamp: Stamp, outcome: Result<Memory, Diagnostic>) {
         // Spans are 32-bit: past 4 GiB of text (thousands of 1 MiB memories) a file is reported
         // instead of indexed, rather than wrapping an offset.
         let needed = name.len()
             + outcome.as_ref().map_or(256, |m| {
                 m.content.len() + m.created.len() + m.tags.iter().map(String::len).sum::<usize>() + 256
             });
-        let outcome = if self.arena.len() + needed >= u32::MAX as usize {
+        let outcome = if base + self.arena.len() + needed >= u32::MAX as usize {
             Err(Diagnostic::error(None, "not indexed: the memories folder holds over 4 GiB of text"))
         } else {
             outcome
@@ -459,6 +496,18 @@ struct Lookup<'a> {
 }
 
 impl Lookup<'_> {
+    /// Visits `entries` on up to `threads` threads (the calling one included).
+    fn visit_parallel(&self, entries: &[fs::DirEntry], threads: usize) -> Vec<Outcome> {
+        let chunk = entries.len().div_ceil(threads).max(MIN_CHUNK);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> =
+                entries.chunks(chunk).skip(1).map(|part| scope.spawn(move || self.visit(part))).collect();
+            let mut all = vec![self.visit(entries.chunks(chunk).next().unwrap_or(&[]))];
+            all.extend(workers.into_iter().map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
+            all
+        })
+    }
+
     /// Stats each entry; reuses the cached record when the file is unchanged, else parses it.
     fn visit(&self, entries: &[fs::DirEntry]) -> Outcome {
         let mut out = Outcome::default();
@@ -548,6 +597,13 @@ fn now_ns() -> i64 {
 
 /// Files whose mtime is this close to the cache's are read again (racy-git rule).
 const RACY_MARGIN_NS: i64 = 2_000_000_000;
+
+/// Folder entries listed, stat'ed and parsed per batch: bounds what a first scan holds besides
+/// the index (about 5 MB of parsed files and entries).
+const BATCH: usize = 8192;
+
+/// No thread gets fewer entries than this (a thread costs more than stat'ing a few files).
+const MIN_CHUNK: usize = 2048;
 
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// Bump when the record layout, the parsing rules or the checksum change, so old caches are
@@ -664,30 +720,34 @@ impl Cached {
         if file_len != (HEADER + table_len) as u64 + arena_len + 8 {
             return Err(bad("wrong length"));
         }
-        let mut table = vec![0u8; table_len];
-        f.read_exact(&mut table)?;
-        let mut arena = vec![0u8; arena_len as usize];
-        f.read_exact(&mut arena)?;
-        let mut sum = [0u8; 8];
-        f.read_exact(&mut sum)?;
+        // Decoded as read (the table is not held twice); nothing is used unless the checksum
+        // over everything matches.
+        let mut f = io::BufReader::with_capacity(1 << 16, f);
         let mut h = Xxh3::new();
         h.update(&head);
-        h.update(&table);
+        let mut records = Vec::with_capacity(n_rec as usize);
+        let mut buf = [0u8; RECORD];
+        for _ in 0..n_rec {
+            f.read_exact(&mut buf)?;
+            h.update(&buf);
+            records.push(decode(&buf).ok_or_else(|| bad("bad record"))?);
+        }
+        let mut tags = Vec::with_capacity(n_tags as usize);
+        for _ in 0..n_tags {
+            let mut b = [0u8; 8];
+            f.read_exact(&mut b)?;
+            h.update(&b);
+            tags.push(Reader { b: &b }.span().ok_or_else(|| bad("bad tag"))?);
+        }
+        let mut arena = vec![0u8; arena_len as usize];
+        f.read_exact(&mut arena)?;
         h.update(&arena);
+        let mut sum = [0u8; 8];
+        f.read_exact(&mut sum)?;
         if h.digest() != u64::from_le_bytes(sum) {
             return Err(bad("checksum mismatch"));
         }
         let arena = String::from_utf8(arena).map_err(|_| bad("not UTF-8"))?;
-        let records: Vec<Record> = table[..n_rec as usize * RECORD]
-            .chunks_exact(RECORD)
-            .map(decode)
-            .collect::<Option<_>>()
-            .ok_or_else(|| bad("bad record"))?;
-        let tags: Vec<Span> = table[n_rec as usize * RECORD..]
-            .chunks_exact(8)
-            .map(|c| Reader { b: c }.span())
-            .collect::<Option<_>>()
-            .ok_or_else(|| bad("bad tag"))?;
         let cached = Cached { cached_at_ns, records, tags, arena };
         cached.check_bounds().then_some(cached).ok_or_else(|| bad("span out of bounds"))
     }

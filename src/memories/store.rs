@@ -62,19 +62,20 @@ pub struct SaveRequest {
 }
 
 impl Store<'_> {
-    /// Returns the cache file for the memory index.
-    fn cache_path(&self) -> PathBuf {
-        self.repo.layout.cache().join("memories.idx")
+    /// Returns the cache file for the memory index, `.co-cli/cache/memories.idx`, when kb may keep
+    /// one: when `.co-cli/` is a folder (kb never creates `.co-cli/` itself to keep a cache) and
+    /// the cache folder stays inside the root. The scan creates the cache folder, ignored, when it
+    /// first writes the cache, so a fresh clone is fast from its second command on (SPEC §7).
+    fn cache_path(&self) -> Option<PathBuf> {
+        let layout = &self.repo.layout;
+        let cache = layout.cache();
+        (layout.co_cli().is_dir() && self.repo.guard(&cache).is_ok()).then(|| cache.join("memories.idx"))
     }
 
     /// Scans the memories folder (through the cache).
     pub fn scan(&self) -> Result<Index> {
         let dir = self.repo.layout.memories();
-        // The cache lives in `.co-cli/cache/`, which `kb init` and every write command create; a
-        // read command never creates it, so reading a hand-made tree leaves it untouched.
-        let cache = (self.repo.layout.cache().is_dir() && self.repo.guard(&self.repo.layout.cache()).is_ok())
-            .then(|| self.cache_path());
-        Index::scan(&dir, &self.repo.layout.root, cache.as_deref()).map_err(io_at(&dir))
+        Index::scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))
     }
 
     /// Saves a memory: dedup against recent ones, consolidate or create, then decay.

@@ -36,7 +36,7 @@ fn seeded() -> TestEnv {
     for name in t.memory_files() {
         set_mtime(&t.memories().join(name), old());
     }
-    // As after `kb init` or any write: the cache folder exists, so read commands keep a cache.
+    // As after `kb init`, any write or any read: the cache folder exists.
     std::fs::create_dir_all(t.root().join(".co-cli/cache")).unwrap();
     t
 }
@@ -194,11 +194,16 @@ fn the_cache_never_leaves_the_cache_folder() {
 }
 
 #[test]
-fn read_commands_never_create_the_cache_folder() {
+fn read_commands_create_only_the_ignored_cache_folder() {
+    // SPEC §7: in a tree with `.co-cli/` (a fresh clone), a read creates `.co-cli/cache/` with a
+    // `.gitignore` of `*` and keeps its index cache there; nothing else changes.
     let t = TestEnv::pinned();
     t.memory(1, "a hand-made memory", &days_ago(1.0), &[]);
+    let before = t.snapshot();
     for args in [&["list"][..], &["recall", "hand"], &["show", "1"], &["check"], &["context"]] {
         t.kb(args);
     }
-    assert!(!t.root().join(".co-cli/cache").exists(), "a read command created the cache folder");
+    assert_same_tree(&before, &t.snapshot());
+    assert_eq!(t.read(&t.root().join(".co-cli/cache/.gitignore")), "*\n");
+    cache_file(&t);
 }

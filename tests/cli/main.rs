@@ -13,6 +13,7 @@ mod dedup;
 mod first_hour;
 mod hostile;
 mod forget_protect;
+mod fresh_clone;
 mod init_config;
 mod mcp;
 mod read;
