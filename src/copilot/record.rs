@@ -6,9 +6,12 @@
 //! a line kb cannot address or show is fatal: not JSON, not an object, no string `subject` or
 //! `fact`, an `id` that is not a string or an integer, or a known key given twice. A known key of
 //! the wrong type is a warning and reads as absent. This module owns no IO and no ids.
+//!
+//! How: one streaming pass reads each known key's value as a `Json`, only as deep as kb needs it
+//! (`Depth`), and skips everything else unparsed (serde_json checks only the syntax of what it
+//! skips); then `fields` judges each key leniently on its own.
 
-use serde::Deserializer;
-use serde::de::{self, Deserialize, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -55,32 +58,45 @@ pub struct Fields<'a> {
 
 /// Parses one line (without its line break). Returns the fields, or why the line is not a record.
 pub fn parse(line: &str) -> Result<Fields<'_>, String> {
-    parse_as::<true>(line)
+    parse_as(line, true)
 }
 
 /// Parses one line like `parse`, but skips `citations`, `reason`, `source` and `tags` (left
 /// empty, never warned about): what listing, ordering, dedup and addressing records need.
 pub fn parse_light(line: &str) -> Result<Fields<'_>, String> {
-    parse_as::<false>(line)
+    parse_as(line, false)
 }
 
-fn parse_as<const FULL: bool>(line: &str) -> Result<Fields<'_>, String> {
+/// The known keys: how deep kb reads each one's value, and whether `parse_light` skips it.
+const KNOWN: [(&str, Depth, bool); 11] = [
+    ("id", Depth::Scalar, false),
+    ("subject", Depth::Scalar, false),
+    ("fact", Depth::Scalar, false),
+    ("citations", Depth::List, true),
+    ("reason", Depth::Scalar, true),
+    ("category", Depth::Scalar, false),
+    ("source", Depth::Source, true),
+    ("created", Depth::Scalar, false),
+    ("updated", Depth::Scalar, false),
+    ("votes", Depth::Votes, false),
+    ("tags", Depth::List, true),
+];
+
+fn parse_as(line: &str, full: bool) -> Result<Fields<'_>, String> {
     let t = line.trim_start_matches([' ', '\t']);
     let json_start =
         t.starts_with(|c| "{[\"-0123456789".contains(c)) || ["true", "false", "null"].iter().any(|w| t.starts_with(w));
     if !json_start {
         return Err("not JSON: a record is one JSON object on one line, starting with '{'".to_string());
     }
+    let mut top = Top::default();
     let mut de = serde_json::Deserializer::from_str(line);
-    let top = match TopLevel::<FULL>::deserialize(&mut de).and_then(|t| de.end().map(|()| t)) {
-        Ok(t) => t,
-        Err(e) => return Err(json_error(&e)),
-    };
-    let raw = match top {
-        TopLevel::Object(raw) => *raw,
-        TopLevel::Other(kind) => return Err(format!("not a JSON object (found {kind})")),
-    };
-    raw.into_fields()
+    let other = de.deserialize_any(Reader { full, top: &mut top }).and_then(|other| de.end().map(|()| other));
+    match other {
+        Ok(None) => fields(top),
+        Ok(Some(kind)) => Err(format!("not a JSON object (found {kind})")),
+        Err(e) => Err(json_error(&e)),
+    }
 }
 
 /// Returns a serde_json syntax error as `invalid JSON at column N: reason`.
@@ -93,155 +109,127 @@ fn json_error(e: &serde_json::Error) -> String {
     format!("invalid JSON at column {}: {reason}", e.column())
 }
 
-enum TopLevel<'a, const FULL: bool> {
-    Object(Box<Raw<'a>>),
-    Other(&'static str),
-}
-
-/// A value of a known key as first seen, before the record is validated.
-#[derive(Debug, Default)]
-enum Scalar<'a> {
-    #[default]
-    Absent,
-    Null,
-    Str(Cow<'a, str>),
-    /// An integer, as its decimal text.
-    Int(String),
-    Bad(&'static str),
-}
-
-#[derive(Debug, Default)]
-enum Cites<'a> {
-    #[default]
-    Absent,
-    Null,
-    List(Vec<Cow<'a, str>>),
-    Str(Cow<'a, str>),
-    Bad(&'static str),
-}
-
-#[derive(Debug, Default)]
-enum Src<'a> {
-    #[default]
-    Absent,
-    Null,
-    Agent(Option<Cow<'a, str>>),
-    Str(Cow<'a, str>),
-    Bad(&'static str),
-}
-
-#[derive(Debug, Default)]
-enum VotesVal {
-    #[default]
-    Absent,
-    Null,
-    Ok(Votes),
-    Bad(String),
-}
-
-/// Everything a record's known keys held, in any state.
-#[derive(Debug, Default)]
-struct Raw<'a> {
-    id: Scalar<'a>,
-    subject: Scalar<'a>,
-    fact: Scalar<'a>,
-    citations: Cites<'a>,
-    reason: Scalar<'a>,
-    category: Scalar<'a>,
-    source: Src<'a>,
-    created: Scalar<'a>,
-    updated: Scalar<'a>,
-    votes: VotesVal,
-    tags: Option<Vec<Cow<'a, str>>>,
-    duplicate: Option<&'static str>,
-}
-
-/// The known keys.
-const KNOWN: [&str; 11] =
-    ["id", "subject", "fact", "citations", "reason", "category", "source", "created", "updated", "votes", "tags"];
-
-impl<'a> Raw<'a> {
-    fn into_fields(self) -> Result<Fields<'a>, String> {
-        if let Some(key) = self.duplicate {
-            return Err(format!("the key \"{key}\" appears twice"));
+/// Judges the known keys' values: a repeated key, then `id`, `subject` and `fact` are fatal;
+/// a wrong type elsewhere is a warning.
+fn fields<'a>(top: Top<'a>) -> Result<Fields<'a>, String> {
+    if let Some(key) = top.duplicate {
+        return Err(format!("the key \"{key}\" appears twice"));
+    }
+    let [id, subject, fact, citations, reason, category, source, created, updated, votes, tags] = top.values;
+    let id = match id {
+        None | Some(Json::Null) => None,
+        Some(Json::Str(s)) => Some(s),
+        Some(Json::U64(n)) => Some(Cow::Owned(n.to_string())),
+        Some(Json::I64(n)) => Some(Cow::Owned(n.to_string())),
+        Some(other) => return Err(format!("\"id\" must be a string, got {}", other.kind())),
+    };
+    let required = |key: &str, v: Option<Json<'a>>| match v {
+        Some(Json::Str(s)) => Ok(s),
+        None => Err(format!("not a memory record: no \"{key}\"")),
+        Some(other) => Err(format!("\"{key}\" must be a string, got {}", other.kind())),
+    };
+    let subject = required("subject", subject)?;
+    let fact = required("fact", fact)?;
+    let mut warnings = Vec::new();
+    let mut optional = |key: &str, v: Option<Json<'a>>| match v {
+        None | Some(Json::Null) => None,
+        Some(Json::Str(s)) => Some(s),
+        Some(other) => {
+            warnings.push(format!("\"{key}\" must be a string, got {}; ignored", other.kind()));
+            None
         }
-        let id = match self.id {
-            Scalar::Absent | Scalar::Null => None,
-            Scalar::Str(s) => Some(s),
-            Scalar::Int(s) => Some(Cow::Owned(s)),
-            Scalar::Bad(kind) => return Err(format!("\"id\" must be a string, got {kind}")),
-        };
-        let required = |key: &str, v: Scalar<'a>| match v {
-            Scalar::Str(s) => Ok(s),
-            Scalar::Absent => Err(format!("not a memory record: no \"{key}\"")),
-            Scalar::Null => Err(format!("\"{key}\" must be a string, got null")),
-            Scalar::Int(_) => Err(format!("\"{key}\" must be a string, got a number")),
-            Scalar::Bad(kind) => Err(format!("\"{key}\" must be a string, got {kind}")),
-        };
-        let subject = required("subject", self.subject)?;
-        let fact = required("fact", self.fact)?;
-        let mut warnings = Vec::new();
-        let mut optional = |key: &str, v: Scalar<'a>| match v {
-            Scalar::Absent | Scalar::Null => None,
-            Scalar::Str(s) => Some(s),
-            Scalar::Int(_) => {
-                warnings.push(format!("\"{key}\" must be a string, got a number; ignored"));
-                None
-            }
-            Scalar::Bad(kind) => {
-                warnings.push(format!("\"{key}\" must be a string, got {kind}; ignored"));
-                None
-            }
-        };
-        let reason = optional("reason", self.reason);
-        let category = optional("category", self.category);
-        let created = optional("created", self.created);
-        let updated = optional("updated", self.updated);
-        let (citations, citations_form) = match self.citations {
-            Cites::Absent | Cites::Null => (Vec::new(), CitationsForm::Absent),
-            Cites::List(items) => (items, CitationsForm::List),
-            Cites::Str(s) => (split_citations(s), CitationsForm::String),
-            Cites::Bad(kind) => {
+    };
+    let reason = optional("reason", reason);
+    let category = optional("category", category);
+    let created = optional("created", created);
+    let updated = optional("updated", updated);
+    let (citations, citations_form) = match citations {
+        None | Some(Json::Null) => (Vec::new(), CitationsForm::Absent),
+        Some(Json::Str(s)) => (split_citations(s), CitationsForm::String),
+        Some(other) => match strings(other) {
+            Ok(items) => (items, CitationsForm::List),
+            Err(kind) => {
                 warnings.push(format!(
                     "\"citations\" must be a list of strings or a comma-separated string, got {kind}; ignored"
                 ));
                 (Vec::new(), CitationsForm::Absent)
             }
+        },
+    };
+    let source = match source {
+        None | Some(Json::Null) => None,
+        Some(Json::Str(s)) => Some(s),
+        // The members read are the `agent`s up to the first string one.
+        Some(Json::Object(agents)) => {
+            agents.into_iter().find_map(|(_, v)| if let Json::Str(s) = v { Some(s) } else { None })
+        }
+        Some(other) => {
+            warnings.push(format!("\"source\" must be an object or a string, got {}; ignored", other.kind()));
+            None
+        }
+    };
+    let (votes, votes_ok) = match votes.map(count_votes) {
+        None | Some(Ok(None)) => (Votes::default(), true),
+        Some(Ok(Some(v))) => (v, true),
+        Some(Err(why)) => {
+            warnings.push(format!("\"votes\" {why}; counted as 0 up, 0 down"));
+            (Votes::default(), false)
+        }
+    };
+    // kb's own key: a list of strings, else nothing (not a Copilot key: no claim on its shape).
+    let tags = tags.and_then(|t| strings(t).ok()).unwrap_or_default();
+    Ok(Fields {
+        id,
+        subject,
+        fact,
+        citations,
+        citations_form,
+        reason,
+        category,
+        source,
+        created,
+        updated,
+        votes,
+        votes_ok,
+        tags,
+        warnings,
+    })
+}
+
+/// Returns the items of a list of strings, or what the value is instead.
+fn strings(v: Json<'_>) -> Result<Vec<Cow<'_, str>>, &'static str> {
+    let Json::List(items) = v else { return Err(v.kind()) };
+    let all = items.len();
+    let out: Vec<Cow<'_, str>> =
+        items.into_iter().filter_map(|i| if let Json::Str(s) = i { Some(s) } else { None }).collect();
+    if out.len() == all { Ok(out) } else { Err("a list with a non-string item") }
+}
+
+/// Returns the counts of a `votes` object (`None` for null), or why it is malformed.
+fn count_votes(v: Json<'_>) -> Result<Option<Votes>, String> {
+    let members = match v {
+        Json::Null => return Ok(None),
+        Json::Object(members) => members,
+        other => return Err(format!("must be an object, got {}", other.kind())),
+    };
+    let mut votes = Votes::default();
+    let mut bad = None;
+    // The members read are `up` and `down`.
+    for (key, value) in members {
+        let count = match value {
+            Json::U64(n) => Some(n),
+            Json::I64(n) => u64::try_from(n).ok(),
+            _ => None,
         };
-        let source = match self.source {
-            Src::Absent | Src::Null => None,
-            Src::Agent(a) => a,
-            Src::Str(s) => Some(s),
-            Src::Bad(kind) => {
-                warnings.push(format!("\"source\" must be an object or a string, got {kind}; ignored"));
-                None
+        match (count, key == "up") {
+            (Some(n), true) => votes.up = n,
+            (Some(n), false) => votes.down = n,
+            (None, _) => {
+                bad.get_or_insert_with(|| format!("\"{key}\" must be a non-negative integer"));
             }
-        };
-        let (votes, votes_ok) = match self.votes {
-            VotesVal::Absent | VotesVal::Null => (Votes::default(), true),
-            VotesVal::Ok(v) => (v, true),
-            VotesVal::Bad(why) => {
-                warnings.push(format!("\"votes\" {why}; counted as 0 up, 0 down"));
-                (Votes::default(), false)
-            }
-        };
-        Ok(Fields {
-            id,
-            subject,
-            fact,
-            citations,
-            citations_form,
-            reason,
-            category,
-            source,
-            created,
-            updated,
-            votes,
-            votes_ok,
-            tags: self.tags.unwrap_or_default(),
-            warnings,
-        })
+        }
     }
+    bad.map_or(Ok(Some(votes)), Err)
 }
 
 /// Splits a comma-separated citation string as VS Code's `normalizeCitations` does: split on
@@ -255,150 +243,71 @@ pub fn split_citations(s: Cow<'_, str>) -> Vec<Cow<'_, str>> {
     }
 }
 
-/// Visitor methods that turn a boolean, a float, a list or an object into `$bad(what)`, where
-/// `what` describes the JSON type the visitor saw, for messages.
-macro_rules! reject_others {
-    ($bad:expr) => {
-        reject_bool_float!($bad);
-        reject_seq!($bad);
-        reject_map!($bad);
-    };
+/// The first value of each of `KNOWN` read (`parse_light` reads fewer), and the first known key
+/// given twice.
+#[derive(Default)]
+struct Top<'a> {
+    values: [Option<Json<'a>>; KNOWN.len()],
+    duplicate: Option<&'static str>,
 }
 
-/// Visitor methods that take a string as `$wrap(Cow<str>)`, borrowing when the input allows.
-macro_rules! accept_strings {
-    ($wrap:expr) => {
-        fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-            Ok($wrap(Cow::Borrowed(v)))
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-            Ok($wrap(Cow::Owned(v.to_string())))
-        }
-        fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-            Ok($wrap(Cow::Owned(v)))
-        }
-    };
+/// Reads a line's top-level value: an object into `top`; anything else as what it is.
+struct Reader<'t, 'a> {
+    full: bool,
+    top: &'t mut Top<'a>,
 }
 
-/// Visitor methods that turn an integer into `$bad("a number")`.
-macro_rules! reject_numbers {
-    ($bad:expr) => {
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok($bad("a number"))
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok($bad("a number"))
-        }
-    };
-}
-
-/// Visitor methods that turn a boolean or a float into `$bad(what)`.
-macro_rules! reject_bool_float {
-    ($bad:expr) => {
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok($bad("a boolean"))
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok($bad("a number"))
-        }
-    };
-}
-
-/// A visitor method that skips a list and returns `$bad("a list")`.
-macro_rules! reject_seq {
-    ($bad:expr) => {
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
-            Ok($bad("a list"))
-        }
-    };
-}
-
-/// A visitor method that skips an object and returns `$bad("an object")`.
-macro_rules! reject_map {
-    ($bad:expr) => {
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            Ok($bad("an object"))
-        }
-    };
-}
-
-impl<'de, const FULL: bool> Deserialize<'de> for TopLevel<'de, FULL> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<const F: bool>;
-        impl<'de, const F: bool> Visitor<'de> for V<F> {
-            type Value = TopLevel<'de, F>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut raw = Raw::default();
-                let mut seen = [false; KNOWN.len()];
-                while let Some(key) = map.next_key::<Key>()? {
-                    let Key::Known(i) = key else {
-                        map.next_value::<IgnoredAny>()?;
-                        continue;
-                    };
-                    if std::mem::replace(&mut seen[i], true) {
-                        raw.duplicate.get_or_insert(KNOWN[i]);
-                        map.next_value::<IgnoredAny>()?;
-                        continue;
-                    }
-                    if !F && matches!(KNOWN[i], "citations" | "reason" | "source" | "tags") {
-                        map.next_value::<IgnoredAny>()?;
-                        continue;
-                    }
-                    match KNOWN[i] {
-                        "id" => raw.id = map.next_value()?,
-                        "subject" => raw.subject = map.next_value()?,
-                        "fact" => raw.fact = map.next_value()?,
-                        "citations" => raw.citations = map.next_value()?,
-                        "reason" => raw.reason = map.next_value()?,
-                        "category" => raw.category = map.next_value()?,
-                        "source" => raw.source = map.next_value()?,
-                        "created" => raw.created = map.next_value()?,
-                        "updated" => raw.updated = map.next_value()?,
-                        "votes" => raw.votes = map.next_value()?,
-                        _ => raw.tags = map.next_value::<Tags>()?.0,
-                    }
+impl<'de> Visitor<'de> for Reader<'_, 'de> {
+    type Value = Option<&'static str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seen = [false; KNOWN.len()];
+        while let Some(Key(key)) = map.next_key()? {
+            match key {
+                Some(i) if std::mem::replace(&mut seen[i], true) => {
+                    self.top.duplicate.get_or_insert(KNOWN[i].0);
+                    map.next_value::<IgnoredAny>()?;
                 }
-                Ok(TopLevel::Object(Box::new(raw)))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(TopLevel::Other("a boolean"))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(TopLevel::Other("a number"))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(TopLevel::Other("a number"))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(TopLevel::Other("a number"))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(TopLevel::Other("a string"))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(TopLevel::Other("null"))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(TopLevel::Other("a list"))
+                Some(i) if self.full || !KNOWN[i].2 => {
+                    self.top.values[i] = Some(map.next_value_seed(Read(KNOWN[i].1))?)
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_any(V::<FULL>)
+        Ok(None)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(Some("a boolean"))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(Some("a number"))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(Some("a number"))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(Some("a number"))
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(Some("a string"))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(Some("null"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Some("a list"))
     }
 }
 
-/// A key: one of `KNOWN` (by index) or any other.
-enum Key {
-    Known(usize),
-    Other,
-}
+/// A top-level key: its index in `KNOWN`, or `None` for any other key.
+struct Key(Option<usize>);
 
-impl<'de> Deserialize<'de> for Key {
+impl<'de> de::Deserialize<'de> for Key {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl Visitor<'_> for V {
@@ -407,216 +316,126 @@ impl<'de> Deserialize<'de> for Key {
                 f.write_str("a key")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
-                Ok(KNOWN.iter().position(|k| *k == v).map_or(Key::Other, Key::Known))
+                Ok(Key(KNOWN.iter().position(|k| k.0 == v)))
             }
         }
         d.deserialize_str(V)
     }
 }
 
-/// A string that borrows from the input when it has no escapes.
-struct Text<'a>(Cow<'a, str>);
+/// How deep kb reads a known key's value. serde_json checks what it parses (escapes, number
+/// range, an object's keys) and only the syntax of what it skips, so this also decides which
+/// lines are invalid JSON.
+#[derive(Debug, Clone, Copy)]
+enum Depth {
+    /// A string or a number; a list's items and an object's values are skipped.
+    Scalar,
+    /// A list's items read as `Scalar`s.
+    List,
+    /// An object's `agent` values, up to the first string one, read as `Scalar`s.
+    Source,
+    /// An object's `up` and `down` values read as `Scalar`s.
+    Votes,
+}
 
-impl<'de> Deserialize<'de> for Text<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            accept_strings!(Text);
+/// A value as serde_json's `deserialize_any` gives it, read as deep as its `Depth`.
+enum Json<'a> {
+    Null,
+    Bool,
+    /// An integer: serde_json gives a non-negative one as `u64`, a negative one as `i64`.
+    U64(u64),
+    I64(i64),
+    Float,
+    /// Borrowed from the line when it has no escapes.
+    Str(Cow<'a, str>),
+    /// The items, read only at `Depth::List`.
+    List(Vec<Json<'a>>),
+    /// The members read at `Depth::Source` or `Depth::Votes`, in order.
+    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+}
+
+impl Json<'_> {
+    /// Describes the JSON type, for messages.
+    fn kind(&self) -> &'static str {
+        match self {
+            Json::Null => "null",
+            Json::Bool => "a boolean",
+            Json::U64(_) | Json::I64(_) | Json::Float => "a number",
+            Json::Str(_) => "a string",
+            Json::List(_) => "a list",
+            Json::Object(_) => "an object",
         }
-        d.deserialize_str(V)
     }
 }
 
-impl<'de> Deserialize<'de> for Scalar<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Scalar<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            accept_strings!(Scalar::Str);
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Scalar::Int(v.to_string()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(Scalar::Int(v.to_string()))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Scalar::Null)
-            }
-            reject_others!(Scalar::Bad);
-        }
-        d.deserialize_any(V)
+/// Reads one value as deep as its `Depth`.
+struct Read(Depth);
+
+impl<'de> DeserializeSeed<'de> for Read {
+    type Value = Json<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Json<'de>, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-impl<'de> Deserialize<'de> for Cites<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Cites<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a list of strings or a string")
-            }
-            accept_strings!(Cites::Str);
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Cites::Null)
-            }
-            reject_numbers!(Cites::Bad);
-            reject_bool_float!(Cites::Bad);
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut items = Vec::new();
-                let mut bad = false;
-                while let Some(item) = seq.next_element::<Scalar<'de>>()? {
-                    match item {
-                        Scalar::Str(s) => items.push(s),
-                        _ => bad = true,
-                    }
+impl<'de> Visitor<'de> for Read {
+    type Value = Json<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Json<'de>, E> {
+        Ok(Json::Bool)
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Json<'de>, E> {
+        Ok(Json::U64(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Json<'de>, E> {
+        Ok(Json::I64(v))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Json<'de>, E> {
+        Ok(Json::Float)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::Str(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Json<'de>, E> {
+        Ok(Json::Str(Cow::Owned(v.to_string())))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+        let mut items = Vec::new();
+        match self.0 {
+            Depth::List => {
+                while let Some(item) = seq.next_element_seed(Read(Depth::Scalar))? {
+                    items.push(item);
                 }
-                Ok(if bad { Cites::Bad("a list with a non-string item") } else { Cites::List(items) })
             }
-            reject_map!(Cites::Bad);
+            _ => while seq.next_element::<IgnoredAny>()?.is_some() {},
         }
-        d.deserialize_any(V)
+        Ok(Json::List(items))
     }
-}
-
-impl<'de> Deserialize<'de> for Src<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Src<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object or a string")
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let mut members = Vec::new();
+        let mut agent = false;
+        while let Some(key) = map.next_key_seed(Read(Depth::Scalar))? {
+            // serde_json gives every key as a string.
+            let key = if let Json::Str(k) = key { k } else { Cow::Borrowed("") };
+            let wanted = match self.0 {
+                Depth::Source => key == "agent" && !agent,
+                Depth::Votes => key == "up" || key == "down",
+                Depth::Scalar | Depth::List => false,
+            };
+            if !wanted {
+                map.next_value::<IgnoredAny>()?;
+                continue;
             }
-            accept_strings!(Src::Str);
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Src::Null)
-            }
-            reject_numbers!(Src::Bad);
-            reject_bool_float!(Src::Bad);
-            reject_seq!(Src::Bad);
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut agent = None;
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    if key.0 == "agent" && agent.is_none() {
-                        if let Scalar::Str(s) = map.next_value::<Scalar<'de>>()? {
-                            agent = Some(s);
-                        }
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                Ok(Src::Agent(agent))
-            }
+            let value = map.next_value_seed(Read(Depth::Scalar))?;
+            agent = matches!(value, Json::Str(_));
+            members.push((key, value));
         }
-        d.deserialize_any(V)
-    }
-}
-
-impl<'de> Deserialize<'de> for VotesVal {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = VotesVal;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(VotesVal::Null)
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(VotesVal::Bad("must be an object, got a string".into()))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(VotesVal::Bad("must be an object, got a number".into()))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(VotesVal::Bad("must be an object, got a number".into()))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(VotesVal::Bad("must be an object, got a number".into()))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(VotesVal::Bad("must be an object, got a boolean".into()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(VotesVal::Bad("must be an object, got a list".into()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut votes = Votes::default();
-                let mut bad = None;
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    let slot = match key.0.as_ref() {
-                        "up" => &mut votes.up,
-                        "down" => &mut votes.down,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    match map.next_value::<Count>()? {
-                        Count(Some(n)) => *slot = n,
-                        Count(None) => {
-                            bad.get_or_insert_with(|| format!("\"{}\" must be a non-negative integer", key.0));
-                        }
-                    }
-                }
-                Ok(match bad {
-                    Some(why) => VotesVal::Bad(why),
-                    None => VotesVal::Ok(votes),
-                })
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A non-negative integer, or `None` for any other value.
-struct Count(Option<u64>);
-
-impl<'de> Deserialize<'de> for Count {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Count;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a count")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Count(Some(v)))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(Count(u64::try_from(v).ok()))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Count(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Count(None))
-            }
-            reject_others!(|_| Count(None));
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// kb's `tags` key: a list of strings, or nothing (any other value is ignored: it is not a
-/// Copilot key, so kb has no claim on its shape).
-struct Tags<'a>(Option<Vec<Cow<'a, str>>>);
-
-impl<'de> Deserialize<'de> for Tags<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Cites::deserialize(d)? {
-            Cites::List(items) => Ok(Tags(Some(items))),
-            _ => Ok(Tags(None)),
-        }
+        Ok(Json::Object(members))
     }
 }
 
@@ -666,6 +485,23 @@ mod tests {
         assert!(f.warnings.iter().any(|w| w.starts_with("\"citations\" must be a list")), "{:?}", f.warnings);
         let f = parse(r#"{"subject":"s","fact":"f","citations":["a",1]}"#).unwrap();
         assert!(f.warnings[0].contains("non-string item"));
+    }
+
+    #[test]
+    fn checks_only_what_it_reads() {
+        // serde_json checks escapes, number range and object keys only in values kb reads;
+        // whatever it skips is checked for syntax alone.
+        let f = parse(r#"{"subject":"s","fact":"f","x":"\ud800","y":[1e400],"category":[1e400],"source":{"x":1e400,"agent":1,"agent":"a","agent":1e400},"votes":{"by":"\ud800","up":1,"up":2,"down":-1}}"#).unwrap();
+        assert_eq!((f.source.as_deref(), f.votes_ok), (Some("a"), false));
+        assert_eq!(f.warnings[1], "\"votes\" \"down\" must be a non-negative integer; counted as 0 up, 0 down");
+        let line = r#"{"subject":"s","fact":"f","reason":"\ud800"}"#;
+        assert!(parse_light(line).is_ok() && parse(line).unwrap_err().starts_with("invalid JSON at column 43"));
+        for line in [
+            r#"{"subject":"s","fact":"f","votes":{"up":1e400}}"#,
+            r#"{"subject":"s","fact":"f","category":{"\ud800":1}}"#,
+        ] {
+            assert!(parse_light(line).unwrap_err().starts_with("invalid JSON at column 4"), "{line}");
+        }
     }
 
     #[test]
