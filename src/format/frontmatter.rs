@@ -7,6 +7,7 @@
 //! type. Keys kb does not change are written back with their original text, so a rewrite shows
 //! in a diff only where something really changed. This module knows nothing about memories.
 
+use crate::format::yaml11;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -370,7 +371,8 @@ fn single_quotable(c: char) -> bool {
 }
 
 /// True for strings every YAML reader takes as the same plain string: a letter, `_` or `/` first,
-/// then letters, digits, `_ . / -` and single inner spaces, and not a YAML 1.1 boolean or null.
+/// then letters, digits, `_ . / -` and single inner spaces (no YAML syntax), and a string to
+/// YAML 1.1's resolver (`yaml11::is_plain_str`).
 fn is_plain_safe(s: &str) -> bool {
     let Some(first) = s.chars().next() else { return false };
     if !(first.is_ascii_alphabetic() || first == '_' || first == '/') {
@@ -382,8 +384,7 @@ fn is_plain_safe(s: &str) -> bool {
     if !s.chars().all(|c| c.is_ascii_alphanumeric() || " _./-".contains(c)) {
         return false;
     }
-    const RESERVED: &[&str] = &["y", "yes", "n", "no", "true", "false", "on", "off", "null"];
-    !RESERVED.contains(&s.to_ascii_lowercase().as_str())
+    yaml11::is_plain_str(s)
 }
 
 #[cfg(test)]

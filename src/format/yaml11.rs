@@ -66,6 +66,15 @@ pub fn resolve(text: &str) -> Resolved {
     Resolved::Str
 }
 
+/// Returns true when the plain scalar `text` reads back as the string `text`: PyYAML resolves
+/// it to a string, and it is none of YAML 1.1's boolean and null words in any letter case, `y`
+/// and `n` included (PyYAML reads those two as strings, serde-saphyr and the YAML 1.1 spec's
+/// type list as booleans). What may stand unquoted at all is the writer's business.
+pub fn is_plain_str(text: &str) -> bool {
+    const WORDS: [&str; 9] = ["y", "yes", "n", "no", "true", "false", "on", "off", "null"];
+    resolve(text) == Resolved::Str && !WORDS.iter().any(|w| w.eq_ignore_ascii_case(text))
+}
+
 /// Constructs an int as PyYAML's `construct_yaml_int`: `_` ignored; `0b` binary, `0x` hex, a
 /// leading `0` octal, `a:b:c` base 60.
 fn int_value(text: &str) -> Option<i128> {
@@ -119,5 +128,13 @@ mod tests {
         assert_eq!(resolve(".inf"), Resolved::Float);
         assert_eq!(resolve("python"), Resolved::Str);
         assert_eq!(resolve("09"), Resolved::Str);
+    }
+
+    #[test]
+    fn plain_strings() {
+        for s in ["python", "y", "N", "Yes", "tRUE", "off", "NULL", "~", "", "1e3", "0x1F", "2026-01-01", "<<", ".inf"]
+        {
+            assert_eq!(is_plain_str(s), ["python", "1e3"].contains(&s), "{s:?}");
+        }
     }
 }
