@@ -73,7 +73,8 @@ mod tests {
 
     #[test]
     fn the_bound_is_never_below_the_score() {
-        let texts = ["", "a", "memory 4", "memory 5", "hello world", "world hello again and again", "x".repeat(300).leak()];
+        let texts =
+            ["", "a", "memory 4", "memory 5", "hello world", "world hello again and again", "x".repeat(300).leak()];
         for a in texts {
             for b in texts {
                 let (pa, pb) = (Prepared::new(a), Prepared::new(b));
