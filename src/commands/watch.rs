@@ -1,10 +1,11 @@
-//! `kb watch`: keep the context targets current. Compiles once, then recompiles after every
-//! debounced batch of changes to the inputs (`crate::context::watch` decides which events count), printing
-//! one line per compile on stderr, until SIGINT or SIGTERM.
+//! `kb watch`: keep the context targets current. Compiles once, then recompiles once the inputs
+//! have been quiet for the debounce period after a change (`crate::context::watch` decides which
+//! events count and keeps the trailing edge), printing one line per compile on stderr, until
+//! SIGINT or SIGTERM.
 
 use super::Ctx;
 use crate::cli::WatchArgs;
-use crate::context::watch::{Changes, Inputs};
+use crate::context::watch::{Changes, Inputs, Pending};
 use crate::ops::Report as _;
 use crate::ops::compile::{CompileReport, TargetJson, compile};
 use crate::output::status;
@@ -15,7 +16,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 /// What the loop waits for.
@@ -51,25 +52,36 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
     let (tx, rx) = mpsc::channel();
     install_signal_handler(tx.clone())?;
     let events = tx.clone();
-    let mut debouncer = new_debouncer(Duration::from_millis(args.debounce), Some(tick(args.debounce)), move |r| {
+    let debounce = Duration::from_millis(args.debounce);
+    let stitch = stitch(args.debounce);
+    let mut debouncer = new_debouncer(stitch, Some(stitch), move |r| {
         let _ = events.send(Msg::Events(r));
     })
     .context("cannot start the file watcher")?;
+    // A change arrives `stitch` to twice that after it happened; waiting `quiet` more after the
+    // last one makes the inputs quiet for the debounce period (up to one tick more).
+    let quiet = debounce.saturating_sub(stitch);
+    let longest = quiet + debounce;
     let inputs = Inputs::new(&ctx.layout);
     let mut watched = rewatch(ctx, &mut debouncer, &inputs, &[]);
     // The first compile runs after the watches are in place, so no change can fall between them.
     let mut own = compile_watched(ctx, None, &inputs, &mut debouncer, &mut watched);
     // Events of kb's own folder creations arrive within a debounce period or two; after that, a
     // folder event is the user's.
-    let own_window = Duration::from_millis(args.debounce * 2 + 500);
+    let own_window = debounce * 2 + Duration::from_millis(500);
     let mut own_until = Instant::now() + own_window;
     status(&format!(
         "watching {} folders for context changes (debounce {} ms); Ctrl-C stops",
         watched.len(),
         args.debounce
     ));
+    let mut pending = Pending::default();
     loop {
-        let mut changes = match rx.recv() {
+        let msg = match pending.due(quiet, longest) {
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(due) => rx.recv_timeout(due.saturating_duration_since(Instant::now())),
+        };
+        let mut changes = match msg {
             Ok(Msg::Events(Ok(events))) => inputs.changes(&events),
             Ok(Msg::Events(Err(errors))) => {
                 for e in errors {
@@ -78,47 +90,41 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
                 // Lost events: read everything again.
                 Changes { rescan: true, ..Changes::default() }
             }
-            Ok(Msg::Stop) | Err(_) => break,
+            Err(RecvTimeoutError::Timeout) => {
+                let changes = pending.take();
+                own = compile_watched(ctx, Some(&changes.paths), &inputs, &mut debouncer, &mut watched);
+                own_until = Instant::now() + own_window;
+                continue;
+            }
+            Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => {
+                // A change made just before the signal still reaches the targets.
+                if !pending.is_empty() {
+                    compile_watched(ctx, Some(&pending.take().paths), &inputs, &mut debouncer, &mut watched);
+                }
+                break;
+            }
         };
-        let stop = drain(&rx, &inputs, &mut changes);
         if Instant::now() > own_until {
             own.clear();
         }
         changes.discount(&mut own);
+        // New folders are watched at once; the compile waits for the inputs to be quiet.
         if changes.replan() {
             watched = rewatch(ctx, &mut debouncer, &inputs, &watched);
         }
-        if !changes.is_empty() {
-            own = compile_watched(ctx, Some(&changes.paths), &inputs, &mut debouncer, &mut watched);
-            own_until = Instant::now() + own_window;
-        }
-        if stop {
-            break;
-        }
+        pending.add(changes, Instant::now());
     }
     debouncer.stop_nonblocking();
     Ok(ExitCode::SUCCESS)
 }
 
-/// Returns how often the debouncer looks for settled events. It emits an event on the first
-/// tick after the debounce period, so the latency is the debounce plus up to one tick: the
-/// default (a quarter of the period, 50 ms at 200 ms) would put the median near debounce + 50 ms;
-/// an eighth, at most 25 ms, keeps it well under that for a few idle wake-ups a second.
-fn tick(debounce_ms: u64) -> Duration {
+/// Returns the debouncer's timeout, which is also its tick: an eighth of the debounce, 1 to 25 ms.
+/// The debouncer only stitches rename pairs and merges the events of a tick; kb waits for the
+/// rest of the debounce period itself (`Pending`), so the timeout adds nothing to the latency, and
+/// the tick adds up to one tick: a median near debounce + 12 ms at 200 ms, for 40 idle wake-ups a
+/// second.
+fn stitch(debounce_ms: u64) -> Duration {
     Duration::from_micros(debounce_ms * 1000 / 8).clamp(Duration::from_millis(1), Duration::from_millis(25))
-}
-
-/// Merges batches that are already waiting into `changes`; returns whether a stop is among them.
-fn drain(rx: &Receiver<Msg>, inputs: &Inputs, changes: &mut Changes) -> bool {
-    let mut stop = false;
-    while let Ok(msg) = rx.try_recv() {
-        match msg {
-            Msg::Events(Ok(events)) => changes.merge(inputs.changes(&events)),
-            Msg::Events(Err(_)) => changes.rescan = true,
-            Msg::Stop => stop = true,
-        }
-    }
-    stop
 }
 
 /// Ends the loop on SIGINT, SIGTERM or SIGHUP; a second signal exits at once with status 130.

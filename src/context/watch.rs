@@ -11,12 +11,22 @@
 //! backup and temporary files. notify does not report files created inside a brand-new folder
 //! (crates.md §5, notify-rs/notify#727), so any event on a folder that holds or may hold inputs
 //! asks for a re-plan of the watches and a full recompile, which reads every input afresh anyway.
+//!
+//! The debounce is a trailing edge of kb's own, kept by [`Pending`]: a recompile waits until the
+//! inputs have been quiet for the debounce period, so a burst of saves is one recompile.
+//! notify-debouncer-full cannot do that alone: it delays every event by its timeout and emits
+//! each on the first tick after that, so a burst spread over several ticks came out as several
+//! batches, each a recompile (10 saves in 0.1 s with a 200 ms debounce made 5). kb therefore runs
+//! it with a short timeout (it still stitches rename pairs and merges each tick's events) and
+//! waits for the rest of the period itself.
+//!
 //! This module owns no threads and prints nothing; `commands::watch` runs the loop.
 
 use crate::paths::Layout;
 use notify_debouncer_full::DebouncedEvent;
 use notify_debouncer_full::notify::{EventKind, RecursiveMode};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The inputs of the compiled context and the folders that hold them.
 #[derive(Debug, Clone)]
@@ -75,6 +85,44 @@ impl Changes {
         self.paths.retain(|p| !seen.contains(p));
         self.folders.retain(|p| !seen.contains(p));
         own.retain(|p| !seen.contains(p));
+    }
+}
+
+/// Changes waiting for the inputs to be quiet: the trailing edge of the debounce.
+#[derive(Debug, Clone, Default)]
+pub struct Pending {
+    changes: Changes,
+    /// When the first and the last of the waiting changes arrived.
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+impl Pending {
+    /// Adds changes that arrived at `now`; nothing if they are empty.
+    pub fn add(&mut self, changes: Changes, now: Instant) {
+        if changes.is_empty() {
+            return;
+        }
+        self.changes.merge(changes);
+        self.first.get_or_insert(now);
+        self.last = Some(now);
+    }
+
+    /// Returns whether nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// Returns when to recompile: once nothing has arrived for `quiet`, but while changes keep
+    /// coming, no later than `longest` after the first (a steady stream must not starve the
+    /// targets). `None` when nothing waits.
+    pub fn due(&self, quiet: Duration, longest: Duration) -> Option<Instant> {
+        Some((self.last? + quiet).min(self.first? + longest))
+    }
+
+    /// Returns the waiting changes and forgets them.
+    pub fn take(&mut self) -> Changes {
+        std::mem::take(self).changes
     }
 }
 
@@ -194,7 +242,6 @@ mod tests {
     use super::*;
     use notify_debouncer_full::notify::Event;
     use notify_debouncer_full::notify::event::{AccessKind, CreateKind, ModifyKind, RemoveKind, RenameMode};
-    use std::time::Instant;
 
     fn layout(dir: &Path) -> Layout {
         Layout { root: dir.join("repo"), config: Some(dir.join("cfg")) }
@@ -296,6 +343,35 @@ mod tests {
         let mut only_own = i.changes(&batch[..1]);
         only_own.discount(&mut vec![l.co_cli()]);
         assert!(only_own.is_empty());
+    }
+
+    #[test]
+    fn pending_waits_for_quiet_with_a_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let (quiet, longest) = (Duration::from_millis(200), Duration::from_millis(400));
+        let ms = |n| Duration::from_millis(n);
+        let one = |p: PathBuf| Changes { paths: vec![p], ..Changes::default() };
+        let t0 = Instant::now();
+        let mut p = Pending::default();
+        assert_eq!(p.due(quiet, longest), None);
+        p.add(Changes::default(), t0);
+        assert!(p.is_empty(), "nothing relevant waits");
+        p.add(one(l.project_context()), t0);
+        assert_eq!(p.due(quiet, longest), Some(t0 + ms(200)));
+        // Each change within the quiet period moves the deadline: a burst is one recompile.
+        p.add(one(l.project_context()), t0 + ms(30));
+        p.add(one(l.project_settings()), t0 + ms(90));
+        assert_eq!(p.due(quiet, longest), Some(t0 + ms(290)));
+        // A steady stream: no later than `longest` after the first change.
+        p.add(one(l.project_context()), t0 + ms(350));
+        assert_eq!(p.due(quiet, longest), Some(t0 + ms(400)));
+        let ch = p.take();
+        assert_eq!(ch.paths, vec![l.project_context(), l.project_settings()]);
+        assert!(p.is_empty() && p.due(quiet, longest).is_none());
+        let mut p = Pending::default();
+        p.add(Changes { rescan: true, ..Changes::default() }, t0);
+        assert!(p.take().rescan);
     }
 
     #[test]

@@ -22,7 +22,13 @@ struct Watch {
 impl Watch {
     /// Starts `kb watch --debounce 100 ARGS` and waits until it watches.
     fn start(env: &TestEnv, args: &[&str]) -> Watch {
-        let mut all = vec!["watch", "--debounce", "100"];
+        Watch::start_with(env, 100, args)
+    }
+
+    /// Starts `kb watch --debounce DEBOUNCE ARGS` and waits until it watches.
+    fn start_with(env: &TestEnv, debounce: u64, args: &[&str]) -> Watch {
+        let debounce = debounce.to_string();
+        let mut all = vec!["watch", "--debounce", debounce.as_str()];
         all.extend_from_slice(args);
         let mut child = env
             .command(&all)
@@ -255,6 +261,44 @@ fn own_writes_cause_no_second_recompile() {
     // Ten debounce periods: any event from kb's own writes would have fired by now.
     std::thread::sleep(Duration::from_millis(1000));
     assert_eq!(w.count("recompiled:"), 1, "{:#?}", w.lines());
+}
+
+/// Saves `context.md` 10 times, 10 ms apart (in place, or atomically: a temporary file renamed
+/// over), waits until the watch has been quiet for three debounce periods, and checks that the
+/// burst caused one recompile (two are tolerated: a loaded machine can stretch the burst) and
+/// that the target ends with the last save.
+fn burst(env: &TestEnv, w: &Watch, out: &Path, name: &str, atomic: bool) {
+    let before = w.settle();
+    let ctx = env.root().join(PROJECT);
+    let started = Instant::now();
+    for i in 1..=10 {
+        let text = context_file(&format!("{name} save {i}."));
+        if atomic {
+            let tmp = env.write(&format!(".co-cli/knowledge/.context.md.tmp{i}"), &text);
+            std::fs::rename(tmp, &ctx).unwrap();
+        } else {
+            std::fs::write(&ctx, text).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let took = started.elapsed();
+    wait_content(out, &format!("{name} save 10."));
+    w.wait_recompiles(before + 1);
+    let n = w.settle() - before;
+    assert!(n <= 2, "{n} recompiles for 10 saves ({name}) in {took:?}: {:#?}", w.lines());
+    let text = std::fs::read_to_string(out).unwrap();
+    assert!(text.contains(&format!("{name} save 10.")) && !text.contains(&format!("{name} save 9.")), "{text}");
+}
+
+#[test]
+fn a_burst_of_saves_is_one_recompile() {
+    // The issue: 10 writes within 0.1 s with a 200 ms debounce gave 5 recompiles, one per
+    // debouncer tick the burst spanned.
+    let (env, out) = setup();
+    let w = Watch::start_with(&env, 200, &[]);
+    wait_content(&out, "Version one");
+    burst(&env, &w, &out, "In place", false);
+    burst(&env, &w, &out, "Atomic", true);
 }
 
 #[test]
