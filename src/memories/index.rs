@@ -77,12 +77,28 @@ pub struct MemoryRef<'a> {
     pub content: &'a str,
 }
 
+/// What a scan did: shown on stderr when `KB_DEBUG_STATS` is set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Memory files (`*.md`) in the folder.
+    pub files: usize,
+    /// Files read and parsed: new, changed, or too young for the cache to trust.
+    pub read: usize,
+    /// Files taken from the cache without reading them.
+    pub cached: usize,
+    /// Files read only because they were too young to trust, and found with the cached stamp.
+    pub racy: usize,
+    /// Whether the scan wrote the cache.
+    pub cache_written: bool,
+}
+
 /// All memory files of one folder, scanned.
 #[derive(Debug)]
 pub struct Index {
     pub dir: PathBuf,
     /// Whether the memories folder exists.
     pub dir_exists: bool,
+    pub stats: ScanStats,
     arena: String,
     tags: Vec<Span>,
     records: Vec<Record>,
@@ -96,6 +112,7 @@ impl Index {
         Index {
             dir: dir.to_path_buf(),
             dir_exists: false,
+            stats: ScanStats::default(),
             arena: String::new(),
             tags: Vec::new(),
             records: Vec::new(),
@@ -106,6 +123,12 @@ impl Index {
     /// Scans `dir`, using and refreshing the cache file `cache` when given.
     ///
     /// `root` bounds symlinks: a memory file that links outside it is reported, not read.
+    ///
+    /// The cache is written when something changed, and when files read again only because
+    /// they were too young to trust are now old enough: a cache written now trusts them, so the
+    /// next command reads nothing (as git refreshes its index once racily clean entries age).
+    /// Without that, a cache built within the margin of a clone, a checkout or a bulk edit would
+    /// leave every entry "too new" on every later run.
     ///
     /// The folder is listed, stat'ed and read in batches of [`BATCH`] entries, and each batch's
     /// parsed files are packed into the index before the next one is read, so a first scan of
@@ -131,6 +154,8 @@ impl Index {
         // The margin covers coarse filesystem clocks: an entry younger than the cache by less
         // than this could have changed in the same tick, so it is read again.
         let trusted_before = cached_at_ns.map_or(i64::MIN, |t| t - RACY_MARGIN_NS);
+        // What a cache written by this scan will trust.
+        let trusted_after_write = started - RACY_MARGIN_NS;
         let mut alive = vec![false; old_records.len()];
         let mut racy = vec![false; old_records.len()];
         let mut changed = cached_at_ns.is_none();
@@ -141,7 +166,8 @@ impl Index {
             let names: HashMap<&str, usize> =
                 old_records.iter().enumerate().map(|(i, r)| (span_str(&index.arena, r.name), i)).collect();
             let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-            let look = Lookup { names: &names, old: &old_records, trusted_before, root: &canonical_root };
+            let look =
+                Lookup { names: &names, old: &old_records, trusted_before, trusted_after_write, root: &canonical_root };
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
             let mut batch: Vec<fs::DirEntry> = Vec::with_capacity(BATCH);
             let mut more = true;
@@ -165,16 +191,20 @@ impl Index {
                         break;
                     }
                 }
+                index.stats.files += batch.len();
                 // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
                 // stat calls alone are most of a command's time.
                 for o in look.visit_parallel(&batch, threads) {
+                    index.stats.cached += o.alive.len();
+                    index.stats.read += o.fresh.len();
+                    index.stats.racy += o.racy.len();
                     for i in o.alive {
                         alive[i] = true;
                     }
                     for &i in &o.racy {
                         racy[i] = true;
                     }
-                    changed |= o.fresh.len() > o.racy.len();
+                    changed |= o.fresh.len() > o.racy.len() || o.aged > 0;
                     let base = index.arena.len();
                     for (name, stamp, outcome) in o.fresh {
                         fresh.push_parsed(base, &name, stamp, outcome);
@@ -194,7 +224,7 @@ impl Index {
         if let (Some(cache), true) = (cache, changed) {
             index.compact_if_sparse();
             // A failed cache write only costs time next run.
-            let _ = index.save_cache(cache, started);
+            index.stats.cache_written = index.save_cache(cache, started).is_ok();
         }
         Ok(index)
     }
@@ -483,6 +513,8 @@ struct Outcome {
     fresh: Vec<(String, Stamp, Result<Memory, Diagnostic>)>,
     /// Positions in the old cache of files read again only because they are too young to trust.
     racy: Vec<usize>,
+    /// How many of those a cache written now would trust.
+    aged: usize,
     problems: Vec<Diagnostic>,
 }
 
@@ -491,7 +523,10 @@ struct Outcome {
 struct Lookup<'a> {
     names: &'a HashMap<&'a str, usize>,
     old: &'a [Record],
+    /// Cached entries whose mtime and ctime are older than this are trusted.
     trusted_before: i64,
+    /// The same for a cache this scan writes.
+    trusted_after_write: i64,
     root: &'a Path,
 }
 
@@ -525,11 +560,15 @@ impl Lookup<'_> {
             if let Some(&i) = self.names.get(name)
                 && self.old[i].stamp == stamp
             {
-                if stamp.mtime_ns.max(stamp.ctime_ns) < self.trusted_before {
+                let newest = stamp.mtime_ns.max(stamp.ctime_ns);
+                if newest < self.trusted_before {
                     out.alive.push(i);
                     continue;
                 }
                 out.racy.push(i);
+                if newest < self.trusted_after_write {
+                    out.aged += 1;
+                }
             }
             out.fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
         }

@@ -72,10 +72,23 @@ impl Store<'_> {
         (layout.co_cli().is_dir() && self.repo.guard(&cache).is_ok()).then(|| cache.join("memories.idx"))
     }
 
-    /// Scans the memories folder (through the cache).
+    /// Scans the memories folder (through the cache). With `KB_DEBUG_STATS` set (non-empty),
+    /// prints what the scan did on stderr: `kb-stats: files=N read=R cached=C racy=Y
+    /// cache_written=yes|no`.
     pub fn scan(&self) -> Result<Index> {
         let dir = self.repo.layout.memories();
-        Index::scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))
+        let index = Index::scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?;
+        if crate::repo::env("KB_DEBUG_STATS").is_some_and(|v| !v.is_empty()) {
+            let s = index.stats;
+            let written = if s.cache_written { "yes" } else { "no" };
+            let line = format!(
+                "kb-stats: files={} read={} cached={} racy={} cache_written={written}\n",
+                s.files, s.read, s.cached, s.racy
+            );
+            // A debug line: a closed stderr must not fail (or panic) the command.
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+        }
+        Ok(index)
     }
 
     /// Saves a memory: dedup against recent ones, consolidate or create, then decay.

@@ -16,6 +16,7 @@ mod forget_protect;
 mod fresh_clone;
 mod init_config;
 mod mcp;
+mod racy_cache;
 mod read;
 mod save;
 mod sealed;
