@@ -5,12 +5,25 @@
 //! or the new file, never a torn one. Every command that writes holds an exclusive `flock` on
 //! `.co-cli/cache/lock` for its whole read-modify-write (a sidecar file: the lock must not live on
 //! an inode that a rename replaces).
+//!
+//! A write killed before its rename leaves its temporary file (`.kb-tmp-XXXXXX`), which may hold
+//! part of the new text. Readers never take one for a memory (memory files end in `.md` and never
+//! start with a dot); the next write removes those older than [`STALE_TEMP_AGE`], and `kb check`
+//! reports them.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+/// The name of every temporary file of an atomic write starts with this.
+pub const TEMP_PREFIX: &str = ".kb-tmp-";
+
+/// A temporary file not modified for this long is left over from a killed write: a live write
+/// renames its file milliseconds after its last byte.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(60);
 
 /// Replaces `path` with `data` atomically and durably.
 ///
@@ -43,7 +56,7 @@ pub fn write_atomic_streamed(
     };
     // Created 0666 less the umask, as `File::create` does (tempfile's default is 0600).
     let mut tmp =
-        tempfile::Builder::new().prefix(".kb-tmp-").permissions(fs::Permissions::from_mode(0o666)).tempfile_in(dir)?;
+        tempfile::Builder::new().prefix(TEMP_PREFIX).permissions(fs::Permissions::from_mode(0o666)).tempfile_in(dir)?;
     {
         let mut w = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
         fill(&mut w)?;
@@ -61,6 +74,40 @@ pub fn write_atomic_streamed(
         File::open(dir)?.sync_all()?;
     }
     Ok(())
+}
+
+/// Returns whether a folder entry named `name` is one of kb's temporary files.
+pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
+    name.as_bytes().starts_with(TEMP_PREFIX.as_bytes())
+}
+
+/// Returns kb's temporary files directly in `dir` (regular files named `.kb-tmp-*`), sorted;
+/// none when `dir` cannot be read. One `read_dir`, no `stat` per entry on common filesystems.
+pub fn temp_files_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| is_temp_name(&e.file_name()) && e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Removes each of `paths` that is still a regular file last modified more than
+/// [`STALE_TEMP_AGE`] ago. Call it under the repository lock (no locked write is then under way);
+/// an unlocked write (a cache) renames within milliseconds, so its file is never that old. A file
+/// that cannot be removed is left for `kb check` to report. Returns the paths removed.
+pub fn remove_stale_temp_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let Some(cutoff) = SystemTime::now().checked_sub(STALE_TEMP_AGE) else { return Vec::new() };
+    paths
+        .iter()
+        .filter(|p| {
+            fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file() && m.modified().is_ok_and(|t| t < cutoff))
+                && fs::remove_file(p).is_ok()
+        })
+        .cloned()
+        .collect()
 }
 
 fn parent_dir(path: &Path) -> &Path {
@@ -143,6 +190,32 @@ mod tests {
         std::os::unix::fs::symlink(&real, &link).unwrap();
         assert!(write_atomic(&link, b"y").is_err());
         assert_eq!(fs::read(&real).unwrap(), b"x");
+    }
+
+    #[test]
+    fn stale_temp_files_are_found_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |n: &str| dir.path().join(n);
+        let age = |n: &str, secs: u64| {
+            let when = SystemTime::now() - Duration::from_secs(secs);
+            File::options().write(true).open(at(n)).unwrap().set_modified(when).unwrap();
+        };
+        for n in [".kb-tmp-old", ".kb-tmp-new", ".kb-tmpX", "a.md"] {
+            fs::write(at(n), "x").unwrap();
+            age(n, 120);
+        }
+        age(".kb-tmp-new", 0);
+        fs::create_dir(at(".kb-tmp-dir")).unwrap();
+        std::os::unix::fs::symlink(at("a.md"), at(".kb-tmp-link")).unwrap();
+        let found = temp_files_in(dir.path());
+        assert_eq!(found, [at(".kb-tmp-new"), at(".kb-tmp-old")]);
+        assert_eq!(remove_stale_temp_files(&found), [at(".kb-tmp-old")]);
+        assert_eq!(temp_files_in(dir.path()), [at(".kb-tmp-new")]);
+        assert!(at("a.md").exists() && at(".kb-tmpX").exists() && at(".kb-tmp-dir").is_dir());
+        assert!(temp_files_in(&at("missing")).is_empty());
+        // A write's own temporary file is named with the prefix and is gone after the rename.
+        write_atomic(&at("b"), b"y").unwrap();
+        assert_eq!(temp_files_in(dir.path()), [at(".kb-tmp-new")]);
     }
 
     #[test]

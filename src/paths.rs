@@ -86,6 +86,41 @@ impl Layout {
     pub fn lock(&self) -> PathBuf {
         self.cache().join("lock")
     }
+
+    /// The folders in the root where kb writes files, and so where a killed write can leave a
+    /// temporary file, but the memories folder (each scan lists that one anyway, and the memory
+    /// store sweeps it from that listing): the root (compile targets, `.gitignore`), `.co-cli/`
+    /// and `knowledge/` (settings, context), `decisions/`, `sessions/`, the cache, `state/`, and
+    /// `.github/` (the JSONL file).
+    pub fn temp_file_dirs(&self) -> Vec<PathBuf> {
+        let (co_cli, knowledge) = (self.co_cli(), self.knowledge());
+        vec![
+            self.root.clone(),
+            co_cli.join("state"),
+            knowledge.join("decisions"),
+            knowledge.join("sessions"),
+            knowledge,
+            self.cache(),
+            co_cli,
+            self.root.join(".github"),
+        ]
+    }
+
+    /// Removes the stale temporary files ([`crate::fsio::STALE_TEMP_AGE`]) that killed writes left
+    /// in [`Layout::temp_file_dirs`]: one `read_dir` each. Call it under the repository lock. A
+    /// folder that leads out of the root through a symlink is left alone. Returns how many were
+    /// removed.
+    pub fn sweep_temp_files(&self) -> usize {
+        let mut removed = 0;
+        for dir in self.temp_file_dirs() {
+            let found = crate::fsio::temp_files_in(&dir);
+            if !found.is_empty() && check_inside(&self.root, &dir).is_ok() {
+                removed += crate::fsio::remove_stale_temp_files(&found).len();
+            }
+        }
+        removed
+    }
+
     /// `<root>/.github/copilot-memories.jsonl`
     pub fn copilot_memories(&self) -> PathBuf {
         self.root.join(".github").join("copilot-memories.jsonl")

@@ -65,7 +65,9 @@ pub fn lock(layout: &Layout) -> Result<fsio::Lock, KbError> {
         return Err(KbError::Lock { path, source });
     }
     paths::ensure_ignored_dir(&cache).map_err(io_at(&cache))?;
-    fsio::lock(&path, fsio::LOCK_TIMEOUT).map_err(|source| KbError::Lock { path, source })
+    let held = fsio::lock(&path, fsio::LOCK_TIMEOUT).map_err(|source| KbError::Lock { path, source })?;
+    layout.sweep_temp_files();
+    Ok(held)
 }
 
 /// Fails unless `path`, once every symlink in its existing part is resolved, lies inside the

@@ -104,6 +104,8 @@ pub struct Index {
     records: Vec<Record>,
     /// Problems found outside the records: unreadable entries, symlinks out of the root.
     extra_problems: Vec<Diagnostic>,
+    /// The names of kb's temporary files (`.kb-tmp-*`) in the folder: never memories.
+    temp_files: Vec<String>,
 }
 
 impl Index {
@@ -117,6 +119,7 @@ impl Index {
             tags: Vec::new(),
             records: Vec::new(),
             extra_problems: Vec::new(),
+            temp_files: Vec::new(),
         }
     }
 
@@ -180,6 +183,13 @@ impl Index {
                     match name.to_str() {
                         // Dot files are never memories: editor swap files, kb's own `.kb-tmp-*`.
                         Some(n) if n.ends_with(".md") && !n.starts_with('.') => batch.push(entry),
+                        // Noted, so a write can remove a stale one and `kb check` report it
+                        // without listing this folder again.
+                        Some(n) if crate::fsio::is_temp_name(&name) => {
+                            if entry.file_type().is_ok_and(|t| t.is_file()) {
+                                index.temp_files.push(n.to_string());
+                            }
+                        }
                         Some(_) => {}
                         None => {
                             let message = "file name is not valid UTF-8";
@@ -464,6 +474,14 @@ impl Index {
             .chain(self.extra_problems.iter().cloned())
             .collect();
         out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+
+    /// Returns kb's temporary files in the memories folder (left by a killed write, or a write
+    /// under way), sorted.
+    pub fn temp_files(&self) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = self.temp_files.iter().map(|n| self.dir.join(n)).collect();
+        out.sort();
         out
     }
 

@@ -91,6 +91,18 @@ impl Store<'_> {
         Ok(index)
     }
 
+    /// Scans under the repository lock (`_held` shows it is taken) and removes the stale
+    /// temporary files killed writes left in the memories folder, found by the scan's own listing
+    /// (SPEC §6; `repo::lock` sweeps the other folders).
+    fn scan_locked(&self, _held: &fsio::Lock) -> Result<Index> {
+        let index = self.scan()?;
+        let found = index.temp_files();
+        if !found.is_empty() && self.repo.guard(&index.dir).is_ok() {
+            fsio::remove_stale_temp_files(&found);
+        }
+        Ok(index)
+    }
+
     /// Saves a memory: dedup against recent ones, consolidate or create, then decay.
     pub fn save(&self, req: SaveRequest) -> Result<SaveOutcome> {
         let now = self.repo.now;
@@ -100,8 +112,11 @@ impl Store<'_> {
         let prescored = (!req.dry_run && !req.no_dedup && content.len() > PRESCORE_BYTES)
             .then(|| self.scan().map(|index| score_candidates(&index, &content, &self.repo.settings, now)))
             .transpose()?;
-        let _lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
-        let index = self.scan()?;
+        let lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
+        let index = match &lock {
+            Some(held) => self.scan_locked(held)?,
+            None => self.scan()?,
+        };
         let mut warnings = Vec::new();
         let settings = &self.repo.settings;
         let candidate =
@@ -167,8 +182,8 @@ impl Store<'_> {
 
     /// Deletes the memory with frontmatter id `id`. Returns its path.
     pub fn forget(&self, id: u64) -> Result<PathBuf> {
-        let _lock = self.repo.lock()?;
-        let index = self.scan()?;
+        let lock = self.repo.lock()?;
+        let index = self.scan_locked(&lock)?;
         let path = one_by_id(&index, id)?;
         self.repo.guard(&path)?;
         std::fs::remove_file(&path).map_err(io_at(&path))?;
@@ -177,8 +192,8 @@ impl Store<'_> {
 
     /// Sets or removes `decay_protected: true`. Returns the path and whether the file changed.
     pub fn set_protected(&self, id: u64, protect: bool) -> Result<(PathBuf, bool)> {
-        let _lock = self.repo.lock()?;
-        let index = self.scan()?;
+        let lock = self.repo.lock()?;
+        let index = self.scan_locked(&lock)?;
         let path = one_by_id(&index, id)?;
         self.repo.guard(&path)?;
         let change = ("decay_protected".to_string(), protect.then_some(Value::Bool(true)));

@@ -6,6 +6,7 @@ use crate::context::{self, targets};
 use crate::copilot::Records;
 use crate::copilot::jsonl::JsonlFile;
 use crate::error::Diagnostic;
+use crate::fsio;
 use crate::memories::file;
 use crate::paths::Layout;
 use crate::repo::{self, Repo};
@@ -14,6 +15,10 @@ use anyhow::Result;
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+/// What `kb check` says of a `.kb-tmp-*` file.
+const TEMP_FILE: &str =
+    "leftover temporary file from an interrupted write (kb removes it on the next write once it is a minute old)";
 
 /// JSON: `{"files":N, "problems":[{"path":ABS|"env:NAME", "line":N|null, "message":S}...]}`.
 pub struct CheckReport {
@@ -67,6 +72,12 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
             problems.push(Diagnostic::error(None, message).in_file(&index.dir.join(name)));
         }
     }
+    // Temporary files of writes that were killed (or are under way), whatever their age: the
+    // memories folder's from the scan's own listing, the other folders kb writes into read once.
+    let mut temps = index.temp_files();
+    temps.extend(layout.temp_file_dirs().iter().flat_map(|dir| fsio::temp_files_in(dir)));
+    temps.sort();
+    problems.extend(temps.iter().map(|p| Diagnostic::warning(None, TEMP_FILE).in_file(p)));
 
     files += check_records(layout, &mut problems);
     Ok(CheckReport { files, problems, layout: layout.clone() })

@@ -21,5 +21,6 @@ mod read;
 mod save;
 mod sealed;
 mod secrets;
+mod temp_files;
 mod watch;
 mod yaml_compat;
