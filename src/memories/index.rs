@@ -144,6 +144,14 @@ impl Index {
             Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display()))),
         };
         index.dir_exists = true;
+        // The folder itself may be a symlink out of the repository: then nothing in it is read,
+        // as for a memory file that links out (SPEC §6).
+        let real_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        if let Some(real) = fs::canonicalize(dir).ok().filter(|real| !real.starts_with(&real_root)) {
+            let message = format!("the memories folder leads outside the repository, to {}: not read", real.display());
+            index.extra_problems.push(Diagnostic::error(None, message).in_file(dir));
+            return Ok(index);
+        }
         let started = now_ns();
         // Start from the cached arena and records: an unchanged file costs one stat and a lookup.
         let (mut old_records, cached_at_ns) = match cache.and_then(|c| Cached::load(c).ok()) {
@@ -760,7 +768,14 @@ struct Cached {
 impl Cached {
     fn load(path: &Path) -> io::Result<Cached> {
         let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("cache {}: {what}", path.display()));
+        // A FIFO in place of the cache would block `open`: only a regular file is a cache.
+        if !fs::metadata(path)?.is_file() {
+            return Err(bad("not a regular file"));
+        }
         let mut f = fs::File::open(path)?;
+        if !f.metadata()?.is_file() {
+            return Err(bad("not a regular file"));
+        }
         let mut head = [0u8; HEADER];
         f.read_exact(&mut head)?;
         let mut r = Reader { b: &head };

@@ -273,3 +273,73 @@ fn a_huge_text_is_not_compared_with_short_memories() {
     t.kb_stdin(&["save", "-"], Some(&words(3, 900 * 1024))).ok();
     assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
 }
+
+#[test]
+fn a_co_cli_folder_symlinked_out_of_the_root_gets_no_lock_or_cache() {
+    let t = TestEnv::pinned();
+    let outside = t.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, t.root().join(".co-cli")).unwrap();
+    t.write(".github/copilot-memories.jsonl", "{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\"}\n");
+    let writes: [&[&str]; 5] = [
+        &["save", "--store", "copilot", "--subject", "s", "--reason", "r", "another fact"],
+        &["vote", "m1", "up", "--reason", "r"],
+        &["export", "--to", "copilot"],
+        &["compile"],
+        &["save", "a memory"],
+    ];
+    for args in writes {
+        let run = t.kb(args);
+        assert_eq!(run.code, 1, "{args:?}: {run:?}");
+        assert!(run.stderr.contains("outside the repository"), "{args:?}: {run:?}");
+    }
+    t.kb(&["watch", "--once"]).err();
+    t.kb(&["list"]).ok();
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing was created outside the root");
+}
+
+#[test]
+fn a_cache_folder_symlinked_out_of_the_root_is_not_used() {
+    let t = TestEnv::pinned();
+    t.kb(&["init"]).ok();
+    t.kb(&["save", "one"]).ok();
+    let outside = t.dir.path().join("cache-elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::remove_dir_all(t.root().join(".co-cli/cache")).unwrap();
+    std::os::unix::fs::symlink(&outside, t.root().join(".co-cli/cache")).unwrap();
+    t.kb(&["list"]).ok();
+    t.kb(&["save", "two"]).err();
+    t.kb(&["vote", "x", "up", "--reason", "r"]).err();
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing was written outside the root");
+}
+
+#[test]
+fn a_memories_folder_symlinked_out_of_the_root_is_not_read() {
+    let t = TestEnv::pinned();
+    let outside = t.dir.path().join("memories-elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("001-x.md"), "---\ncreated: '2026-01-01T00:00:00+00:00'\nid: 1\n---\n\nfrom outside\n")
+        .unwrap();
+    std::fs::create_dir_all(t.root().join(".co-cli/knowledge")).unwrap();
+    std::os::unix::fs::symlink(&outside, t.root().join(".co-cli/knowledge/memories")).unwrap();
+    let run = t.kb(&["list"]).ok();
+    assert!(!run.stdout.contains("from outside"), "{run:?}");
+    assert!(run.stderr.contains("outside"), "{run:?}");
+    assert!(!t.kb(&["recall", "outside"]).ok().stdout.contains("from outside"));
+    let check = t.kb(&["check"]);
+    assert!(check.code == 1 && check.stdout.contains("outside"), "{check:?}");
+    t.kb(&["save", "a memory"]).err();
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+}
+
+#[test]
+fn a_fifo_cache_index_is_ignored_not_opened() {
+    let t = TestEnv::pinned();
+    t.kb(&["init"]).ok();
+    t.kb(&["save", "one"]).ok();
+    let idx = t.root().join(".co-cli/cache/memories.idx");
+    let _ = std::fs::remove_file(&idx);
+    mkfifo(&idx);
+    let run = kb_within(&t, &["list"], LIMIT);
+    assert!(run.code == 0 && run.stdout.contains("one"), "{run:?}");
+}
