@@ -7,17 +7,23 @@
 
 use serde_json::Value;
 
-/// Returns `text` with the top-level `key` set to `value` (JSON text): its value replaced where
-/// it is, or the member appended after the last one in the file's own indentation. Empty text
-/// becomes a new object.
-pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
+/// The top-level object of a settings file: its text without a BOM, where its `{` is, and each
+/// member as (where its key starts, where its value starts and ends, the key).
+struct Object<'t> {
+    bom: &'static str,
+    body: &'t str,
+    open: usize,
+    members: Vec<(usize, std::ops::Range<usize>, String)>,
+}
+
+/// Reads `text` as a JSON object (validated with `serde_json` first); `None` for blank text.
+fn object(text: &str) -> Result<Option<Object<'_>>, String> {
     let (bom, body) = match text.strip_prefix('\u{feff}') {
         Some(rest) => ("\u{feff}", rest),
         None => ("", text),
     };
-    let member = format!("{}: {value}", Value::from(key));
     if body.trim().is_empty() {
-        return Ok(format!("{bom}{{\n  {member}\n}}\n"));
+        return Ok(None);
     }
     match serde_json::from_str::<Value>(body) {
         Ok(Value::Object(_)) => {}
@@ -27,27 +33,35 @@ pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
     let b = body.as_bytes();
     let open = skip_ws(b, 0);
     let mut i = skip_ws(b, open + 1);
-    let mut found = None;
-    let mut first_key = None;
-    let mut last_end = None;
+    let mut members = Vec::new();
     while b.get(i) == Some(&b'"') {
         let key_end = skip_value(b, i);
         let name: String = serde_json::from_str(&body[i..key_end]).map_err(|e| e.to_string())?;
-        first_key.get_or_insert(i);
         let v = skip_ws(b, skip_ws(b, key_end) + 1);
         let v_end = skip_value(b, v);
-        if name == key {
-            found = Some(v..v_end);
-        }
-        last_end = Some(v_end);
+        members.push((i, v..v_end, name));
         i = skip_ws(b, v_end);
         if b.get(i) == Some(&b',') {
             i = skip_ws(b, i + 1);
         }
     }
-    let out = match (found, first_key, last_end) {
+    Ok(Some(Object { bom, body, open, members }))
+}
+
+/// Returns `text` with the top-level `key` set to `value` (JSON text): its value replaced where
+/// it is, or the member appended after the last one in the file's own indentation. Empty text
+/// becomes a new object.
+pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
+    let member = format!("{}: {value}", Value::from(key));
+    let Some(Object { bom, body, open, members }) = object(text)? else {
+        let bom = if text.starts_with('\u{feff}') { "\u{feff}" } else { "" };
+        return Ok(format!("{bom}{{\n  {member}\n}}\n"));
+    };
+    let found = members.iter().find(|m| m.2 == key).map(|m| m.1.clone());
+    let out = match (found, members.first(), members.last()) {
         (Some(r), _, _) => format!("{}{value}{}", &body[..r.start], &body[r.end..]),
-        (None, Some(k), Some(end)) => {
+        (None, Some(first), Some(last)) => {
+            let (k, end) = (first.0, last.1.end);
             let line_start = body[..k].rfind('\n').map_or(0, |p| p + 1);
             let indent = &body[line_start..k];
             let sep = if indent.trim().is_empty() && line_start > 0 {
@@ -58,7 +72,7 @@ pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
             };
             format!("{}{sep}{member}{}", &body[..end], &body[end..])
         }
-        _ => format!("{}{{\n  {member}\n}}{}", &body[..open], &body[skip_value(b, open)..]),
+        _ => format!("{}{{\n  {member}\n}}{}", &body[..open], &body[skip_value(body.as_bytes(), open)..]),
     };
     Ok(format!("{bom}{out}"))
 }
@@ -66,45 +80,18 @@ pub fn set_key(text: &str, key: &str, value: &str) -> Result<String, String> {
 /// Returns `text` without the top-level `key` (its member and one separating comma removed, every
 /// other byte kept), and whether the key was there.
 pub fn remove_key(text: &str, key: &str) -> Result<(String, bool), String> {
-    let (bom, body) = match text.strip_prefix('\u{feff}') {
-        Some(rest) => ("\u{feff}", rest),
-        None => ("", text),
-    };
-    if body.trim().is_empty() {
-        return Ok((text.to_string(), false));
-    }
-    match serde_json::from_str::<Value>(body) {
-        Ok(Value::Object(_)) => {}
-        Ok(_) => return Err("not a JSON object".into()),
-        Err(e) => return Err(format!("invalid JSON at line {}: {e}", e.line())),
-    }
-    let b = body.as_bytes();
-    let open = skip_ws(b, 0);
-    let mut i = skip_ws(b, open + 1);
-    // Each member as (start of its key, end of its value).
-    let mut members: Vec<(usize, usize, bool)> = Vec::new();
-    while b.get(i) == Some(&b'"') {
-        let key_end = skip_value(b, i);
-        let name: String = serde_json::from_str(&body[i..key_end]).map_err(|e| e.to_string())?;
-        let v = skip_ws(b, skip_ws(b, key_end) + 1);
-        let v_end = skip_value(b, v);
-        members.push((i, v_end, name == key));
-        i = skip_ws(b, v_end);
-        if b.get(i) == Some(&b',') {
-            i = skip_ws(b, i + 1);
-        }
-    }
-    let Some(at) = members.iter().position(|m| m.2) else { return Ok((text.to_string(), false)) };
-    let (start, end) = (members[at].0, members[at].1);
+    let Some(Object { bom, body, open, members }) = object(text)? else { return Ok((text.to_string(), false)) };
+    let Some(at) = members.iter().position(|m| m.2 == key) else { return Ok((text.to_string(), false)) };
+    let (start, end) = (members[at].0, members[at].1.end);
     let out = if let Some(next) = members.get(at + 1) {
         // Up to the next member: the comma and the next member's indentation go with it.
         format!("{}{}", &body[..start], &body[next.0..])
     } else if at > 0 {
         // The last member: remove from the end of the previous value.
-        format!("{}{}", &body[..members[at - 1].1], &body[end..])
+        format!("{}{}", &body[..members[at - 1].1.end], &body[end..])
     } else {
         // The only member: an empty object.
-        let close = skip_ws(b, end);
+        let close = skip_ws(body.as_bytes(), end);
         format!("{}{{}}{}", &body[..open], &body[close + 1..])
     };
     Ok((format!("{bom}{out}"), true))

@@ -11,24 +11,36 @@ use anyhow::Result;
 use serde::Serialize;
 use std::io::{self, Write};
 
-/// What a markdown save did. JSON (SPEC §5): `{"action", "memory_id":N, "path":ABS,
-/// "similarity":F|null, "decayed":N, "decay_strategy":S|null, "redacted":[S...], "store":"md"}`.
+/// The JSON of a save (SPEC §5): `{"action", "memory_id":ID, "path":ABS, "line":N (records
+/// only), "similarity":F|null, "replaced":S|null, "decayed":N, "decay_strategy":S|null,
+/// "redacted":[S...], "store":"md"|"copilot"}`. A memory's id is its integer, a record's its string.
 #[derive(Serialize)]
-pub struct SaveReport {
+struct SaveJson<Id> {
     action: &'static str,
-    memory_id: u64,
+    memory_id: Id,
     path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
     similarity: Option<f64>,
-    /// The content a consolidation replaced, else null.
+    /// The text a consolidation replaced, else null.
     replaced: Option<String>,
     decayed: usize,
     decay_strategy: Option<&'static str>,
     redacted: Vec<&'static str>,
     store: &'static str,
-    #[serde(skip)]
+}
+
+/// What a markdown save did (JSON: [`SaveJson`] with an integer id).
+pub struct SaveReport {
+    json: SaveJson<u64>,
     outcome: SaveOutcome,
-    #[serde(skip)]
     diagnostics: Vec<Diagnostic>,
+}
+
+impl Serialize for SaveReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.json.serialize(s)
+    }
 }
 
 /// Saves a memory: dedup, consolidation, decay (SPEC §3).
@@ -36,19 +48,19 @@ pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
     let out = repo.memories().save(req)?;
     let mut diagnostics: Vec<Diagnostic> = out.warnings.iter().map(|w| Diagnostic::warning(None, w.as_str())).collect();
     diagnostics.extend(redacted(&out.redacted));
-    Ok(SaveReport {
+    let json = SaveJson {
         action: save_action(out.consolidated, out.dry_run),
         memory_id: out.memory_id,
         path: abs(&out.path),
+        line: None,
         similarity: out.similarity,
         replaced: out.replaced.clone(),
         decayed: out.decayed,
         decay_strategy: out.decay_strategy.map(|s| s.as_str()),
         redacted: out.redacted.clone(),
         store: "md",
-        outcome: out,
-        diagnostics,
-    })
+    };
+    Ok(SaveReport { json, outcome: out, diagnostics })
 }
 
 /// Returns the warning that secrets were redacted, when some were.
@@ -61,7 +73,7 @@ impl Report for SaveReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let out = &self.outcome;
         let mark = v.style.ok("✓");
-        let (id, location) = (out.memory_id, &self.path);
+        let (id, location) = (out.memory_id, &self.json.path);
         let name = file_name(&out.path);
         match (out.consolidated, out.dry_run) {
             (true, false) => write!(w, "{mark} Updated memory {id} (consolidated duplicate)\nLocation: {location}")?,
@@ -100,49 +112,42 @@ fn write_replaced(
     write!(w, "\nSimilarity: {:.1}\n{verb}: {}", similarity.unwrap_or_default(), v.clean(old))
 }
 
-/// What a record save did. JSON: SPEC §5's save keys, the id a string, plus `line` and `store`.
-#[derive(Serialize)]
+/// What a record save did (JSON: [`SaveJson`] with a string id and the record's line).
 pub struct RecordSaveReport {
-    action: &'static str,
-    memory_id: String,
-    path: String,
-    line: usize,
-    similarity: Option<f64>,
-    /// The fact a consolidation replaced, else null.
-    replaced: Option<String>,
-    decayed: usize,
-    decay_strategy: Option<&'static str>,
-    redacted: Vec<&'static str>,
-    store: &'static str,
-    #[serde(skip)]
+    json: SaveJson<String>,
     outcome: RecordSaveOutcome,
-    #[serde(skip)]
     diagnostics: Vec<Diagnostic>,
+}
+
+impl Serialize for RecordSaveReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.json.serialize(s)
+    }
 }
 
 /// Stores a Copilot record: the secret filter, dedup within its subject, consolidation (SPEC §9).
 pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> {
     let out = repo.records().save(req)?;
-    Ok(RecordSaveReport {
+    let json = SaveJson {
         action: save_action(out.consolidated, out.dry_run),
         memory_id: out.id.clone(),
         path: abs(&out.path),
-        line: out.line,
+        line: Some(out.line),
         similarity: out.similarity,
         replaced: out.replaced.clone(),
         decayed: 0,
         decay_strategy: None,
         redacted: out.redacted.clone(),
         store: super::read::COPILOT,
-        diagnostics: redacted(&out.redacted).into_iter().collect(),
-        outcome: out,
-    })
+    };
+    let diagnostics = redacted(&out.redacted).into_iter().collect();
+    Ok(RecordSaveReport { json, outcome: out, diagnostics })
 }
 
 impl Report for RecordSaveReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let out = &self.outcome;
-        let location = format!("{}:{}", self.path, out.line);
+        let location = format!("{}:{}", self.json.path, out.line);
         let mark = v.style.ok("✓");
         let id = v.clean(&out.id);
         match (out.consolidated, out.dry_run) {
