@@ -1,24 +1,39 @@
-//! Whole-process benchmark of the core commands (SPEC §7).
+//! Whole-process benchmark of the core commands (SPEC §7), on a fresh clone and warm.
 //!
 //! Generates N memories of co-cli's shape (60–200 characters, 0–3 tags, 5 % protected, created
-//! over the last 60 days) in a temporary repository, then times `kb list`, `kb recall`,
-//! `kb save` (a unique text, and a near-duplicate that consolidates) and `kb check` as separate
-//! processes with a warm page cache and a warm kb cache, and prints the median of several runs, the
-//! peak RSS (from GNU time, when installed) and the floor: a minimal process that only lists and
-//! reads the files. It also checks that `kb list | head -1` and `kb --json list | head -1` exit
-//! cleanly (status 0, nothing on stderr) when the pipe closes while kb is still writing.
+//! over the last 60 days) in a temporary repository, with a project `context.md` of about 4 KiB,
+//! a global one of about 1.5 KiB and 24 Copilot records, then times `kb list`, `kb recall`,
+//! `kb save` (a unique text, and a near-duplicate that consolidates), `kb check` and
+//! `kb context` as separate processes, each twice per round:
+//!
+//! - **first run** (a fresh clone): `.co-cli/cache/` is deleted just before the run, as after a
+//!   `git clone`, so the run finds no kb cache, reads every file and builds the cache;
+//! - **warm**: the next run, on the cache the first one built.
+//!
+//! The page cache is warm for both. The files are aged past kb's 2 s racy-mtime margin before
+//! any run (a cache built on younger files is re-verified), so a warm run reads nothing. For each
+//! command and kind of run it prints the median wall time, the median CPU time (user + system:
+//! steadier than wall time on a busy machine), the peak RSS (the largest of the runs), and the
+//! floor: a minimal process that only lists and reads the memory files. Every timed run sets
+//! `KB_DEBUG_STATS`, and the bench checks kb's `kb-stats:` lines: each first run must read every
+//! file, take none from a cache and write the cache; each warm run may read at most
+//! `WARM_READ_SLACK` files (the near-duplicate save rewrites one). It also checks that
+//! `kb list | head -1` and `kb --json list | head -1` exit cleanly (status 0, nothing on stderr)
+//! when the pipe closes while kb is still writing.
 //!
 //! Run: `cargo build --release && cargo run --release --example bench -- [N...]`
 //! (default N: 200 2000 10000 100000). Environment:
 //!
 //! - `KB`: the binary to time (default `target/release/kb`).
 //! - `KB_BASELINE`: a second binary to compare with. Every measurement then runs the two
-//!   interleaved on the same repository and cache state (A B, B A, A B, ...: each pair back to
-//!   back, alternating which goes first), and the table has a row per command with a column per
-//!   binary, the ratio of the medians and the median of the per-pair ratios.
-//! - `RUNS`: runs per command (default 9, 5 at N ≥ 100,000).
+//!   interleaved on the same repository (A B, B A, A B, ...: each pair back to back, alternating
+//!   which goes first), and the tables have a row per command with a column per binary, the
+//!   ratio of the medians and the median of the per-pair ratios, for wall and CPU time.
+//! - `RUNS`: runs per command and kind of run (default 9, 5 at N ≥ 100,000).
 //!
-//! The process exits with status 1 when a closed-pipe check fails.
+//! CPU time and peak RSS come from `wait4`'s resource usage (Linux; the peak RSS is the number
+//! GNU time reports as `%M`). The process exits with status 1 when a closed-pipe check or a
+//! cache check fails.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -111,19 +126,43 @@ impl Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
+    fn word(&mut self) -> &'static str {
+        WORDS[self.below(WORDS.len() as u64) as usize]
+    }
 }
 
-fn sentence(rng: &mut Rng, serial: usize) -> String {
-    let target = 60 + rng.below(141) as usize;
-    let mut s = format!("Note {serial}:");
+/// A sentence of `min..min + spread` characters that starts with `lead`.
+fn words(rng: &mut Rng, lead: &str, min: usize, spread: u64) -> String {
+    let target = min + rng.below(spread) as usize;
+    let mut s = lead.to_string();
     while s.len() < target {
         s.push(' ');
-        s.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
+        s.push_str(rng.word());
     }
     s
 }
 
-fn generate(root: &Path, n: usize) {
+fn sentence(rng: &mut Rng, serial: usize) -> String {
+    words(rng, &format!("Note {serial}:"), 60, 141)
+}
+
+/// A context file of about `bytes` bytes: frontmatter, a title, and sections of bullets.
+fn context_file(rng: &mut Rng, title: &str, bytes: usize) -> String {
+    let mut s = format!("---\nversion: 1\nupdated: '2026-11-20T10:00:00+00:00'\n---\n\n# {title}\n");
+    let mut section = 0;
+    while s.len() < bytes {
+        if section % 8 == 0 {
+            s.push_str(&format!("\n## {} {}\n\n", rng.word(), section / 8 + 1));
+        }
+        section += 1;
+        s.push_str(&words(rng, "-", 60, 80));
+        s.push_str(".\n");
+    }
+    s
+}
+
+/// Writes N memories, the project and global `context.md` and 24 Copilot records.
+fn generate(root: &Path, config: &Path, n: usize) {
     let dir = root.join(".co-cli/knowledge/memories");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(root.join(".git")).unwrap();
@@ -145,69 +184,250 @@ fn generate(root: &Path, n: usize) {
         }
         std::fs::write(dir.join(kb::memory_file_name(id as u64, &text)), file).unwrap();
     }
+    // The always-loaded context: within its budgets (project 7 KiB, global 3 KiB, 10 KiB in all).
+    std::fs::write(root.join(".co-cli/knowledge/context.md"), context_file(&mut rng, "Project context", 4096)).unwrap();
+    let global = config.join("co-cli/knowledge");
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(global.join("context.md"), context_file(&mut rng, "Global context", 1536)).unwrap();
+    let mut jsonl = String::new();
+    for i in 0..24 {
+        let fact = words(&mut rng, &format!("Fact {i}:"), 60, 60);
+        let line = serde_json::json!({
+            "id": format!("mem-{i:08x}"),
+            "subject": format!("subject-{}", i % 6),
+            "fact": fact,
+            "citations": [format!("src/{}.rs:{}", rng.word(), 1 + rng.below(900))],
+            "reason": "Keeps the build green.",
+            "category": "general",
+            "source": {"agent": "kb"},
+            "created": format!("2026-11-{:02}T10:00:00+00:00", 1 + i % 20),
+        });
+        jsonl.push_str(&line.to_string());
+        jsonl.push('\n');
+    }
+    std::fs::create_dir_all(root.join(".github")).unwrap();
+    std::fs::write(root.join(".github/copilot-memories.jsonl"), jsonl).unwrap();
 }
 
 /// Decay is kept out of the way, as in co-cli's own measurement.
 const MAX_COUNT: (&str, &str) = ("CO_CLI_MEMORY_MAX_COUNT", "1000000000");
 
-/// One timed process run: wall time and peak RSS in KiB (when GNU time is available).
-fn run(kb: &Path, root: &Path, args: &[&str]) -> (Duration, Option<u64>) {
-    let gnu_time = Path::new("/usr/bin/time").exists();
-    let rss_file = root.join(".rss");
-    let mut cmd = if gnu_time {
-        let mut c = Command::new("/usr/bin/time");
-        c.arg("-f").arg("%M").arg("-o").arg(&rss_file).arg(kb);
-        c
-    } else {
-        Command::new(kb)
-    };
-    cmd.args(args).current_dir(root).env(MAX_COUNT.0, MAX_COUNT.1).stdout(Stdio::null()).stderr(Stdio::null());
-    let start = Instant::now();
-    let status = cmd.status().expect("run kb");
-    let wall = start.elapsed();
-    assert!(status.success() || args[0] == "check", "kb {args:?} failed");
-    let rss = gnu_time.then(|| std::fs::read_to_string(&rss_file).ok()).flatten().and_then(|s| s.trim().parse().ok());
-    (wall, rss)
+/// Files a warm run may read: the near-duplicate save rewrites the memory it consolidates into,
+/// so the next scan reads that one again.
+const WARM_READ_SLACK: u64 = 2;
+
+/// What one scan of the memories folder did: kb's `kb-stats:` line (with `KB_DEBUG_STATS`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Scan {
+    files: u64,
+    read: u64,
+    cached: u64,
+    written: bool,
 }
 
-/// Runs `kb ARGS` in `root`, untimed.
-fn untimed(kb: &Path, root: &Path, args: &[&str]) {
-    Command::new(kb)
-        .args(args)
-        .current_dir(root)
-        .env(MAX_COUNT.0, MAX_COUNT.1)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("run kb");
-}
-
-/// Times `kb ARGS` `reps` times with each binary, interleaved: each round runs every binary once,
-/// back to back, and every other round in reverse order, so that neither always goes first.
-/// `after` runs (untimed) after each run, with the binary just timed. Returns the wall times in ms
-/// per binary and raises `peak` to the largest RSS seen per binary.
-fn time(
-    kbs: &[PathBuf],
-    root: &Path,
-    reps: usize,
-    argv: &[&str],
-    after: &dyn Fn(&Path),
-    peak: &mut [u64],
-) -> Vec<Vec<f64>> {
-    let mut walls = vec![Vec::with_capacity(reps); kbs.len()];
-    for rep in 0..reps {
-        let mut order: Vec<usize> = (0..kbs.len()).collect();
-        if rep % 2 == 1 {
-            order.reverse();
-        }
-        for i in order {
-            let (wall, rss) = run(&kbs[i], root, argv);
-            peak[i] = peak[i].max(rss.unwrap_or(0));
-            walls[i].push(ms(wall));
-            after(&kbs[i]);
+/// Parses `kb-stats: files=N read=R cached=C racy=Y cache_written=yes|no`.
+fn parse_scan(line: &str) -> Option<Scan> {
+    let rest = line.strip_prefix("kb-stats:")?;
+    let mut scan = Scan::default();
+    for field in rest.split_whitespace() {
+        let (key, value) = field.split_once('=')?;
+        match key {
+            "files" => scan.files = value.parse().ok()?,
+            "read" => scan.read = value.parse().ok()?,
+            "cached" => scan.cached = value.parse().ok()?,
+            "cache_written" => scan.written = value == "yes",
+            _ => {}
         }
     }
-    walls
+    Some(scan)
+}
+
+/// One timed process run.
+struct Sample {
+    /// Wall time, ms.
+    wall: f64,
+    /// User + system CPU time, ms (where `wait4` is available).
+    cpu: Option<f64>,
+    /// Peak RSS, KiB (where `wait4` is available).
+    rss: Option<u64>,
+    /// The scans of the memories folder the run reported.
+    scans: Vec<Scan>,
+}
+
+impl Sample {
+    /// A first run: its first scan found no cache (read every file, took none from a cache) and
+    /// one of its scans wrote the cache.
+    fn built_cache(&self) -> bool {
+        self.scans.first().is_some_and(|s| s.cached == 0 && s.read == s.files) && self.scans.iter().any(|s| s.written)
+    }
+
+    /// The most files one of its scans read.
+    fn most_read(&self) -> u64 {
+        self.scans.iter().map(|s| s.read).max().unwrap_or(0)
+    }
+}
+
+/// Waits for a child with `wait4`, for its CPU time and peak RSS as well as its exit status.
+#[cfg(target_os = "linux")]
+mod rusage {
+    use std::ffi::{c_int, c_long};
+
+    #[repr(C)]
+    #[derive(Default)]
+    struct Timeval {
+        sec: c_long,
+        usec: c_long,
+    }
+
+    #[repr(C)]
+    #[derive(Default)]
+    struct Rusage {
+        utime: Timeval,
+        stime: Timeval,
+        maxrss: c_long,
+        rest: [c_long; 13],
+    }
+
+    unsafe extern "C" {
+        fn wait4(pid: c_int, status: *mut c_int, options: c_int, rusage: *mut Rusage) -> c_int;
+    }
+
+    /// Reaps `child`: whether it exited with status 0, its user + system CPU time in ms and its
+    /// peak RSS in KiB.
+    pub fn wait(child: std::process::Child) -> (bool, f64, u64) {
+        let pid = child.id() as c_int;
+        let (mut status, mut usage) = (0, Rusage::default());
+        loop {
+            // SAFETY: `pid` is a child of this process that nothing has reaped (std reaps only in
+            // `wait` and `try_wait`), and both pointers are valid for writes.
+            if unsafe { wait4(pid, &mut status, 0, &mut usage) } == pid {
+                break;
+            }
+            let e = std::io::Error::last_os_error();
+            assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "wait4: {e}");
+        }
+        let ms = |t: &Timeval| t.sec as f64 * 1000.0 + t.usec as f64 / 1000.0;
+        let success = (status & 0x7f) == 0 && ((status >> 8) & 0xff) == 0;
+        (success, ms(&usage.utime) + ms(&usage.stime), usage.maxrss as u64)
+    }
+}
+
+/// Runs `cmd` to its end: whether it succeeded, and its wall time, CPU time and peak RSS.
+fn timed(cmd: &mut Command) -> (bool, f64, Option<f64>, Option<u64>) {
+    let start = Instant::now();
+    let child = cmd.spawn().expect("run");
+    #[cfg(target_os = "linux")]
+    let (success, cpu, rss) = {
+        let (success, cpu, rss) = rusage::wait(child);
+        (success, Some(cpu), Some(rss))
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (success, cpu, rss) = {
+        let mut child = child;
+        (child.wait().expect("wait").success(), None, None)
+    };
+    (success, ms(start.elapsed()), cpu, rss)
+}
+
+/// The repository under test and the binaries that run on it.
+struct Bench {
+    kbs: Vec<PathBuf>,
+    root: PathBuf,
+    /// `XDG_CONFIG_HOME` of every run: holds the global `context.md`, and keeps the settings of
+    /// the machine's user out.
+    config: PathBuf,
+    /// Where a timed run's stderr goes, to read its `kb-stats:` lines.
+    stderr: PathBuf,
+}
+
+impl Bench {
+    fn command(&self, kb: &Path, args: &[&str]) -> Command {
+        let mut cmd = Command::new(kb);
+        cmd.args(args)
+            .current_dir(&self.root)
+            .env(MAX_COUNT.0, MAX_COUNT.1)
+            .env("XDG_CONFIG_HOME", &self.config)
+            .env_remove("KB_DEBUG_STATS")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
+    /// One timed run of `kb ARGS`, with `KB_DEBUG_STATS` set.
+    fn run(&self, kb: &Path, args: &[&str]) -> Sample {
+        let stderr = std::fs::File::create(&self.stderr).unwrap();
+        let mut cmd = self.command(kb, args);
+        cmd.env("KB_DEBUG_STATS", "1").stderr(stderr);
+        let (success, wall, cpu, rss) = timed(&mut cmd);
+        assert!(success || args[0] == "check", "kb {args:?} failed");
+        let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let scans = text.lines().filter_map(parse_scan).collect();
+        Sample { wall, cpu, rss, scans }
+    }
+
+    /// Runs `kb ARGS`, untimed.
+    fn untimed(&self, kb: &Path, args: &[&str]) {
+        self.command(kb, args).status().expect("run kb");
+    }
+
+    /// Deletes `.co-cli/cache/`, as in a fresh clone, where it is not committed.
+    fn drop_cache(&self) {
+        let cache = self.root.join(".co-cli/cache");
+        match std::fs::remove_dir_all(&cache) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("remove {}: {e}", cache.display()),
+            _ => assert!(!cache.exists()),
+        }
+    }
+
+    /// Times `kb ARGS` `reps` times with each binary, interleaved: each round runs every binary,
+    /// back to back and every other round in reverse order, so that neither always goes first.
+    /// Each binary's turn is a first run (`.co-cli/cache/` deleted just before) then a warm one.
+    /// `after` runs (untimed) after each run, with the binary just timed. Returns the first and
+    /// the warm runs, per binary.
+    fn measure(&self, reps: usize, argv: &[&str], after: &dyn Fn(&Path)) -> [Vec<Vec<Sample>>; 2] {
+        let mut first: Vec<Vec<Sample>> = self.kbs.iter().map(|_| Vec::with_capacity(reps)).collect();
+        let mut warm: Vec<Vec<Sample>> = self.kbs.iter().map(|_| Vec::with_capacity(reps)).collect();
+        for rep in 0..reps {
+            let mut order: Vec<usize> = (0..self.kbs.len()).collect();
+            if rep % 2 == 1 {
+                order.reverse();
+            }
+            for i in order {
+                let kb = &self.kbs[i];
+                self.drop_cache();
+                first[i].push(self.run(kb, argv));
+                after(kb);
+                warm[i].push(self.run(kb, argv));
+                after(kb);
+            }
+        }
+        [first, warm]
+    }
+
+    /// The size of the context block and its warnings, from `kb --json context`.
+    fn context_size(&self, kb: &Path) -> String {
+        let out = self.command(kb, &["--json", "context"]).stdout(Stdio::piped()).output().expect("run kb");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("kb --json context");
+        let sections: Vec<String> = json["sections"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| format!("{} {} bytes", s["title"].as_str().unwrap_or("?"), s["bytes"]))
+            .collect();
+        format!("a block of {} bytes ({}), warnings: {}", json["bytes"], sections.join(", "), json["warnings"])
+    }
+
+    /// Returns true when a read command of each binary leaves the kb cache as it was, so that
+    /// the binaries really share one warm cache instead of rebuilding it for each other.
+    fn shares_cache(&self) -> bool {
+        let stamp = || std::fs::metadata(self.root.join(".co-cli/cache/memories.idx")).and_then(|m| m.modified()).ok();
+        let before = stamp();
+        for kb in &self.kbs {
+            self.run(kb, &["list"]);
+        }
+        before.is_some() && stamp() == before
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -219,6 +439,22 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The median wall and CPU time of `samples`, and the largest peak RSS (KiB, 0 when unknown).
+fn summary(samples: &[Sample]) -> (f64, Option<f64>, u64) {
+    let wall = median(samples.iter().map(|s| s.wall).collect());
+    let cpu = samples.iter().map(|s| s.cpu).collect::<Option<Vec<f64>>>().map(median);
+    let rss = samples.iter().filter_map(|s| s.rss).max().unwrap_or(0);
+    (wall, cpu, rss)
+}
+
+fn megabytes(kib: u64) -> String {
+    if kib > 0 { format!("{:.1} MB", kib as f64 / 1024.0) } else { "n/a".into() }
+}
+
+fn cpu_ms(cpu: Option<f64>) -> String {
+    cpu.map_or("n/a".into(), |c| format!("{c:.1} ms"))
+}
+
 /// The floor: this program re-invoked to list and read every memory file, nothing else.
 fn floor_child(dir: &Path) {
     let mut bytes = 0usize;
@@ -228,16 +464,17 @@ fn floor_child(dir: &Path) {
     std::hint::black_box(bytes);
 }
 
-/// The median wall time in ms of the floor process.
-fn floor(me: &Path, dir: &Path, reps: usize) -> f64 {
-    let walls = (0..reps)
+/// Runs of the floor process.
+fn floor(me: &Path, dir: &Path, reps: usize) -> Vec<Sample> {
+    (0..reps)
         .map(|_| {
-            let start = Instant::now();
-            Command::new(me).arg("--floor").arg(dir).status().unwrap();
-            ms(start.elapsed())
+            let mut cmd = Command::new(me);
+            cmd.arg("--floor").arg(dir);
+            let (success, wall, cpu, rss) = timed(&mut cmd);
+            assert!(success, "the floor process failed");
+            Sample { wall, cpu, rss, scans: Vec::new() }
         })
-        .collect();
-    median(walls)
+        .collect()
 }
 
 /// The binaries to time: `KB` (default `target/release/kb`), then `KB_BASELINE` when set.
@@ -263,28 +500,11 @@ fn runs(n: usize) -> usize {
     }
 }
 
-/// Returns true when a read command of each binary leaves the kb cache as it was, so that the
-/// binaries really share one warm cache instead of rebuilding it for each other.
-fn shares_cache(kbs: &[PathBuf], root: &Path) -> bool {
-    let stamp = || std::fs::metadata(root.join(".co-cli/cache/memories.idx")).and_then(|m| m.modified()).ok();
-    let before = stamp();
-    for kb in kbs {
-        run(kb, root, &["list"]);
-    }
-    before.is_some() && stamp() == before
-}
-
 /// `kb ARGS | head -1`: reads the first line, closes the pipe while kb is still writing (its output
 /// at 10,000 memories is far larger than a pipe's buffer) and waits. Returns `None` when kb then
 /// exited with status 0 and wrote nothing on stderr, else what it did.
-fn closed_pipe(kb: &Path, root: &Path, args: &[&str]) -> Option<String> {
-    let mut child = Command::new(kb)
-        .args(args)
-        .current_dir(root)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run kb");
+fn closed_pipe(bench: &Bench, kb: &Path, args: &[&str]) -> Option<String> {
+    let mut child = bench.command(kb, args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("run kb");
     let mut first = String::new();
     // The reader, and with it the pipe's read end, is dropped at the end of this statement.
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).expect("read kb's output");
@@ -293,6 +513,30 @@ fn closed_pipe(kb: &Path, root: &Path, args: &[&str]) -> Option<String> {
     let clean = out.status.success() && stderr.is_empty() && !first.is_empty();
     (!clean).then(|| format!("{}, stderr {:?}", out.status, stderr.trim()))
 }
+
+/// What the `kb-stats:` lines say about the runs of one command with one binary, and whether they
+/// show first runs that built the cache and warm runs that used it.
+fn check_runs(first: &[Sample], warm: &[Sample]) -> (String, bool) {
+    let reported = first.iter().chain(warm).filter(|s| !s.scans.is_empty()).count();
+    if reported == 0 {
+        return ("no kb-stats line (no scan of the memories folder)".into(), true);
+    }
+    let built = first.iter().filter(|s| s.built_cache()).count();
+    let files = first.iter().flat_map(|s| s.scans.first()).map(|s| s.files).max().unwrap_or(0);
+    let most = warm.iter().map(Sample::most_read).max().unwrap_or(0);
+    let unscanned = warm.iter().filter(|s| s.scans.is_empty()).count();
+    let ok = built == first.len() && most <= WARM_READ_SLACK && unscanned == 0;
+    let verdict = if ok { "ok" } else { "FAILS" };
+    let text = format!(
+        "{verdict}: {built} of {} first runs read all {files} files and wrote the cache; warm runs read at most {most} files{}",
+        first.len(),
+        if unscanned > 0 { format!(" ({unscanned} reported no scan)") } else { String::new() }
+    );
+    (text, ok)
+}
+
+/// One command's measurement: its name and its first and warm runs per binary.
+type Rows = Vec<(&'static str, [Vec<Vec<Sample>>; 2])>;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -309,97 +553,145 @@ fn main() {
     let paired = kbs.len() == 2;
     let names: &[&str] = if paired { &["KB", "KB_BASELINE"] } else { &["kb"] };
     let me = std::env::current_exe().unwrap();
-    if paired {
-        println!("| N | command | KB | KB_BASELINE | KB / KB_BASELINE | paired ratio |");
-        println!("|---:|---|---:|---:|---:|---:|");
-    } else {
-        println!(
-            "| N | floor (read files) | list | recall | save (unique) | save (near-duplicate) | check | peak RSS |"
-        );
-        println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
-    }
-    let mut pipe_notes = Vec::new();
-    let mut pipes_clean = true;
+    // The table lines of the first runs and of the warm runs, printed at the end.
+    let mut tables: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    let mut notes = Vec::new();
+    let mut all_ok = true;
     for n in sizes {
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("repo");
-        generate(&root, n);
-        let dir = root.join(".co-cli/knowledge/memories");
+        let bench = Bench {
+            kbs: kbs.clone(),
+            root: tmp.path().join("repo"),
+            config: tmp.path().join("config"),
+            stderr: tmp.path().join("stderr"),
+        };
+        eprintln!("N = {n}: generating");
+        generate(&bench.root, &bench.config, n);
+        let dir = bench.root.join(".co-cli/knowledge/memories");
         let reps = runs(n);
-        // As in a real repository: `kb init` has run, so kb keeps its cache.
-        untimed(&kbs[0], &root, &["init"]);
-        // Let the files age past kb's racy-mtime margin, as real files have; then warm the page
-        // cache and kb's cache.
+        // As in a real repository: `kb init` has run (it keeps the context.md written above).
+        bench.untimed(&kbs[0], &["init"]);
+        // Let the files age past kb's racy-mtime margin, as the files of a clone have by its
+        // first command; then warm the page cache and kb's cache.
         std::thread::sleep(Duration::from_millis(2500));
         for kb in &kbs {
-            run(kb, &root, &["list"]);
-            run(kb, &root, &["list"]);
-        }
-        if paired && !shares_cache(&kbs, &root) {
-            eprintln!("warning: N = {n}: the two binaries rewrite each other's kb cache; both run on a cold kb cache");
-        }
-        let mut peak = vec![0u64; kbs.len()];
-        let floor = floor(&me, &dir, reps);
-        let list = time(&kbs, &root, reps, &["list"], &|_| {}, &mut peak);
-        let recall = time(&kbs, &root, reps, &["recall", "postgres"], &|_| {}, &mut peak);
-        let unique_id = (n + 1).to_string();
-        let forget = |kb: &Path| untimed(kb, &root, &["forget", &unique_id]);
-        let unique = ["save", "Zebra quokka narwhal axolotl pangolin okapi capybara tapir wombat"];
-        let save = time(&kbs, &root, reps, &unique, &forget, &mut peak);
-        // A near-duplicate of a fresh memory: the consolidation path.
-        untimed(&kbs[0], &root, &["save", "The deploy pipeline runs integration tests on every branch before release"]);
-        let near = ["save", "The deploy pipeline runs integration tests on every branch before a release"];
-        let dup = time(&kbs, &root, reps, &near, &|_| {}, &mut peak);
-        let check = time(&kbs, &root, reps, &["check"], &|_| {}, &mut peak);
-        let megabytes = |kib: u64| if kib > 0 { format!("{:.1} MB", kib as f64 / 1024.0) } else { "n/a".into() };
-        let rows = [
-            ("list", list),
-            ("recall", recall),
-            ("save (unique)", save),
-            ("save (near-duplicate)", dup),
-            ("check", check),
-        ];
-        if paired {
-            println!("| {n} | floor (read files) | {floor:.1} ms | | | |");
-            for (what, mut walls) in rows {
-                let (b, a) = (walls.pop().unwrap(), walls.pop().unwrap());
-                let pairs = a.iter().zip(&b).map(|(a, b)| a / b).collect();
-                let (ma, mb) = (median(a), median(b));
-                println!("| {n} | {what} | {ma:.1} ms | {mb:.1} ms | {:.2} | {:.2} |", ma / mb, median(pairs));
+            for argv in [&["list"][..], &["list"], &["context"]] {
+                bench.run(kb, argv);
             }
-            let ratio = if peak[1] > 0 { format!("{:.2}", peak[0] as f64 / peak[1] as f64) } else { "n/a".into() };
-            println!("| {n} | peak RSS | {} | {} | {ratio} | |", megabytes(peak[0]), megabytes(peak[1]));
-        } else {
-            let [list, recall, save, dup, check] = rows.map(|(_, mut walls)| median(walls.pop().unwrap()));
-            println!(
-                "| {n} | {floor:.1} | {list:.1} | {recall:.1} | {save:.1} | {dup:.1} | {check:.1} | {} |",
-                megabytes(peak[0])
-            );
+        }
+        notes.push(format!("N = {n}: context: {}", bench.context_size(&kbs[0])));
+        if paired && !bench.shares_cache() {
+            eprintln!("warning: N = {n}: the two binaries rewrite each other's kb cache");
+        }
+        let floor = floor(&me, &dir, reps);
+        eprintln!("N = {n}: timing, {reps} rounds per command");
+        let mut rows: Rows = Vec::new();
+        rows.push(("list", bench.measure(reps, &["list"], &|_| {})));
+        rows.push(("recall", bench.measure(reps, &["recall", "postgres"], &|_| {})));
+        let unique_id = (n + 1).to_string();
+        let forget = |kb: &Path| bench.untimed(kb, &["forget", &unique_id]);
+        let unique = ["save", "Zebra quokka narwhal axolotl pangolin okapi capybara tapir wombat"];
+        rows.push(("save (unique)", bench.measure(reps, &unique, &forget)));
+        // A near-duplicate of a fresh memory: the consolidation path.
+        let base = "The deploy pipeline runs integration tests on every branch before release";
+        bench.untimed(&kbs[0], &["save", base]);
+        let near = ["save", "The deploy pipeline runs integration tests on every branch before a release"];
+        rows.push(("save (near-duplicate)", bench.measure(reps, &near, &|_| {})));
+        rows.push(("check", bench.measure(reps, &["check"], &|_| {})));
+        rows.push(("context", bench.measure(reps, &["context"], &|_| {})));
+
+        for (what, [first, warm]) in &rows {
+            for (i, name) in names.iter().enumerate() {
+                let (text, ok) = check_runs(&first[i], &warm[i]);
+                all_ok &= ok;
+                let who = if paired { format!("{name}: ") } else { String::new() };
+                notes.push(format!("N = {n}: {what}: {who}{text}"));
+            }
+        }
+        let (fw, fc, frss) = summary(&floor);
+        for (k, table) in tables.iter_mut().enumerate() {
+            if paired {
+                table.push(format!("| {n} | floor (read files) | {fw:.1} ms | | | | {} | | |", cpu_ms(fc)));
+                let mut peak = [0u64; 2];
+                for (what, runs) in &rows {
+                    let (a, b) = (&runs[k][0], &runs[k][1]);
+                    let ((wa, ca, ra), (wb, cb, rb)) = (summary(a), summary(b));
+                    peak = [peak[0].max(ra), peak[1].max(rb)];
+                    let wall_pairs = median(a.iter().zip(b).map(|(a, b)| a.wall / b.wall).collect());
+                    let cpu_pairs = a
+                        .iter()
+                        .zip(b)
+                        .map(|(a, b)| Some(a.cpu? / b.cpu?))
+                        .collect::<Option<Vec<f64>>>()
+                        .map_or("n/a".into(), |r| format!("{:.2}", median(r)));
+                    table.push(format!(
+                        "| {n} | {what} | {wa:.1} ms | {wb:.1} ms | {:.2} | {wall_pairs:.2} | {} | {} | {cpu_pairs} |",
+                        wa / wb,
+                        cpu_ms(ca),
+                        cpu_ms(cb)
+                    ));
+                }
+                let ratio = if peak[1] > 0 { format!("{:.2}", peak[0] as f64 / peak[1] as f64) } else { "n/a".into() };
+                table.push(format!(
+                    "| {n} | peak RSS | {} | {} | {ratio} | | | | |",
+                    megabytes(peak[0]),
+                    megabytes(peak[1])
+                ));
+            } else {
+                table.push(format!("| {n} | floor (read files) | {fw:.1} ms | {} | {} |", cpu_ms(fc), megabytes(frss)));
+                for (what, runs) in &rows {
+                    let (wall, cpu, rss) = summary(&runs[k][0]);
+                    table.push(format!("| {n} | {what} | {wall:.1} ms | {} | {} |", cpu_ms(cpu), megabytes(rss)));
+                }
+            }
         }
         for argv in [&["list"][..], &["--json", "list"]] {
             let verdicts: Vec<String> = kbs
                 .iter()
                 .zip(names)
-                .map(|(kb, name)| match closed_pipe(kb, &root, argv) {
+                .map(|(kb, name)| match closed_pipe(&bench, kb, argv) {
                     None => format!("{name} exits cleanly"),
                     Some(what) => {
-                        pipes_clean = false;
+                        all_ok = false;
                         format!("{name} FAILS ({what})")
                     }
                 })
                 .collect();
-            pipe_notes.push(format!("N = {n}: `kb {} | head -1`: {}", argv.join(" "), verdicts.join("; ")));
+            notes.push(format!("N = {n}: `kb {} | head -1`: {}", argv.join(" "), verdicts.join("; ")));
         }
     }
-    println!("\nmedian wall ms of whole processes; warm page cache and kb cache; peak RSS over all runs of that N");
+    let titles = [
+        "First run on a fresh clone: .co-cli/cache/ deleted before each run (warm page cache)",
+        "Warm: the run after a first run, on the cache it built",
+    ];
+    for (title, table) in titles.iter().zip(&tables) {
+        println!("{title}\n");
+        if paired {
+            println!(
+                "| N | command | KB | KB_BASELINE | KB / KB_BASELINE | paired ratio | CPU KB | CPU KB_BASELINE | CPU paired ratio |"
+            );
+            println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+        } else {
+            println!("| N | command | wall (median) | CPU (median) | peak RSS (largest) |");
+            println!("|---:|---|---:|---:|---:|");
+        }
+        for line in table {
+            println!("{line}");
+        }
+        println!();
+    }
+    println!("whole processes; wall and CPU (user + system) time: medians; peak RSS: the largest of the runs");
     if paired {
         println!("KB = {}\nKB_BASELINE = {}", kbs[0].display(), kbs[1].display());
         println!("paired ratio: the median of KB / KB_BASELINE over the pairs of runs made back to back");
+    } else {
+        println!("kb = {}", kbs[0].display());
     }
-    for note in pipe_notes {
+    println!("\nkb-stats checks (KB_DEBUG_STATS) and closed pipes:");
+    for note in notes {
         println!("{note}");
     }
-    if !pipes_clean {
+    if !all_ok {
         std::process::exit(1);
     }
 }
