@@ -82,6 +82,100 @@ pub enum Command {
     /// Print the manual page (roff)
     #[command(after_help = "Examples:\n  kb manpage > ~/.local/share/man/man1/kb.1\n  kb manpage | man -l -")]
     Manpage,
+    /// Record team decisions: add, list, show, supersede, archive, accept or reject one
+    #[command(
+        after_help = "Examples:\n  kb decision add \"Use PostgreSQL for all services\" --type architectural -t db\n  kb decision list --all\n  kb decision supersede 3 \"Use PostgreSQL 17\"\n  kb decision accept 4"
+    )]
+    Decision(DecisionArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DecisionArgs {
+    #[command(subcommand)]
+    pub action: DecisionAction,
+}
+
+/// What a decision is about (SPEC §11.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DecisionType {
+    Architectural,
+    Scope,
+    Process,
+    Technical,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DecisionAction {
+    /// Add an active decision (not added when an active or proposed one says nearly the same)
+    #[command(
+        after_help = "Examples:\n  kb decision add \"Use PostgreSQL for all services\" --type architectural -t db\n  echo \"Release from main only\" | kb decision add - --type process"
+    )]
+    Add {
+        /// The decision, its first line the title; "-" reads it from stdin
+        #[arg(value_name = "TEXT", required = true)]
+        text: Vec<String>,
+        /// What the decision is about
+        #[arg(long = "type", value_enum, value_name = "TYPE")]
+        kind: DecisionType,
+        /// A tag (repeatable)
+        #[arg(short = 't', long = "tag", value_name = "TAG", allow_hyphen_values = true)]
+        tag: Vec<String>,
+        #[arg(long, help = "Store text that contains a secret with the secret replaced by [REDACTED:<rule>]")]
+        redact: bool,
+    },
+    /// List the active and proposed decisions, oldest first
+    #[command(after_help = "Examples:\n  kb decision list\n  kb decision list --all --type scope\n  kb --json decision list")]
+    List {
+        /// Every decision, superseded, archived and rejected ones too
+        #[arg(long)]
+        all: bool,
+        /// Only decisions of this type
+        #[arg(long = "type", value_enum, value_name = "TYPE")]
+        kind: Option<DecisionType>,
+    },
+    /// Show one decision in full
+    #[command(after_help = "Examples:\n  kb decision show 3")]
+    Show {
+        /// The decision's id
+        id: String,
+    },
+    /// Replace an active decision with a new one; the old one becomes superseded
+    #[command(
+        after_help = "Examples:\n  kb decision supersede 3 \"Use PostgreSQL 17 for all services\"\n  kb decision supersede 3 - --type technical < new-decision.md"
+    )]
+    Supersede {
+        /// The id of the active decision to replace
+        id: String,
+        /// The new decision; "-" reads it from stdin
+        #[arg(value_name = "TEXT", required = true)]
+        text: Vec<String>,
+        /// The new decision's type (default: the old one's)
+        #[arg(long = "type", value_enum, value_name = "TYPE")]
+        kind: Option<DecisionType>,
+        /// A tag of the new decision (repeatable; default: the old one's tags)
+        #[arg(short = 't', long = "tag", value_name = "TAG", allow_hyphen_values = true)]
+        tag: Vec<String>,
+        #[arg(long, help = "Store text that contains a secret with the secret replaced by [REDACTED:<rule>]")]
+        redact: bool,
+    },
+    /// Archive an active or proposed decision
+    #[command(after_help = "Examples:\n  kb decision archive 3")]
+    Archive {
+        /// The decision's id
+        id: String,
+    },
+    /// Accept a proposed decision: it becomes active
+    #[command(after_help = "Examples:\n  kb decision accept 4")]
+    Accept {
+        /// The decision's id
+        id: String,
+    },
+    /// Reject a proposed decision
+    #[command(after_help = "Examples:\n  kb decision reject 4")]
+    Reject {
+        /// The decision's id
+        id: String,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod context;
 pub(crate) mod copilot;
+pub(crate) mod decisions;
 pub(crate) mod error;
 pub(crate) mod format;
 pub(crate) mod fsio;

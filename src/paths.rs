@@ -55,6 +55,10 @@ impl Layout {
     pub fn memories(&self) -> PathBuf {
         self.knowledge().join("memories")
     }
+    /// `<root>/.co-cli/knowledge/decisions` (SPEC §11.1)
+    pub fn decisions(&self) -> PathBuf {
+        self.knowledge().join("decisions")
+    }
     /// `<root>/.co-cli/knowledge/context.md`
     pub fn project_context(&self) -> PathBuf {
         self.knowledge().join("context.md")

@@ -4,6 +4,7 @@
 //! the command line live in their own files (`save` reads stdin, `watch` loops, `mcp` serves);
 //! no command file imports another.
 
+mod decision;
 mod mcp;
 mod save;
 mod watch;
@@ -39,6 +40,7 @@ pub struct Ctx {
 fn writes(command: &Command) -> bool {
     match command {
         Command::Save(a) => !a.dry_run,
+        Command::Decision(a) => decision::writes(a),
         Command::Export(a) => !a.dry_run,
         Command::Import(a) => !a.dry_run,
         Command::Forget(_)
@@ -188,6 +190,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Context(a) => ctx.emit(&ops::context::context(&ctx.layout, a.wrap)),
         Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
         Command::Watch(a) => watch::run(ctx, a),
+        Command::Decision(a) => decision::run(ctx, a),
         Command::Mcp => mcp::run(ctx),
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();

@@ -65,10 +65,81 @@ pub fn parse(yaml: &str) -> Result<Fields, YamlError> {
     if yaml.trim().is_empty() {
         return Ok(Fields::new());
     }
+    if let Some(fields) = parse_simple(yaml) {
+        return Ok(fields);
+    }
     serde_saphyr::from_str::<Fields>(yaml).map_err(|e| {
         let line = e.location().map(|l| l.line() as usize).filter(|&l| l > 0);
         YamlError { line, message: clean_yaml_message(&e.to_string()) }
     })
+}
+
+/// Parses the frontmatter shape kb and co-cli write — `key: scalar` lines and block lists of
+/// scalars, keys sorted or not — without the general YAML parser, which is most of the cost of a
+/// scan with no cache (a fresh clone reads every file). Returns `None` for anything else (quotes it
+/// does not know, comments, flow collections, anchors, numbers other than plain decimal integers,
+/// blank lines, duplicate keys...), and the caller uses serde-saphyr: the result is always exactly
+/// what serde-saphyr would give (a property test compares the two).
+fn parse_simple(yaml: &str) -> Option<Fields> {
+    let mut out = Fields::new();
+    let mut lines = yaml.lines().peekable();
+    while let Some(line) = lines.next() {
+        let (key, rest) = line.split_once(':')?;
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            return None;
+        }
+        let value = if rest.is_empty() {
+            let mut items = Vec::new();
+            while let Some(item) = lines.peek().and_then(|l| l.strip_prefix("- ").or_else(|| l.strip_prefix("  - "))) {
+                match simple_scalar(item)? {
+                    v @ Value::String(_) => items.push(v),
+                    // A number or boolean in a list: let the full parser and the validator decide.
+                    _ => return None,
+                }
+                lines.next();
+            }
+            if items.is_empty() {
+                return None;
+            }
+            Value::Array(items)
+        } else {
+            simple_scalar(rest.strip_prefix(' ')?)?
+        };
+        if out.insert(key.to_string(), value).is_some() {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+/// Returns the value of a scalar in the simple shape: `null`, `true`, `false`, `[]`, a plain
+/// decimal integer, a single-quoted string, or a plain lower-case word that every YAML reader takes
+/// as that string.
+fn simple_scalar(v: &str) -> Option<Value> {
+    match v {
+        "null" => return Some(Value::Null),
+        "true" => return Some(Value::Bool(true)),
+        "false" => return Some(Value::Bool(false)),
+        "[]" => return Some(Value::Array(Vec::new())),
+        _ => {}
+    }
+    let b = v.as_bytes();
+    if !b.is_empty() && b.len() <= 18 && b.iter().all(u8::is_ascii_digit) && (v == "0" || b[0] != b'0') {
+        return v.parse::<u64>().ok().map(Value::from);
+    }
+    if let Some(inner) = v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
+        // Inside single quotes only `''` is special; a lone quote ends the scalar early.
+        if inner.replace("''", "").contains('\'') || inner.contains(['\n', '\r', '\t']) {
+            return None;
+        }
+        if inner.chars().any(|c| c.is_control()) || inner.starts_with(' ') || inner.ends_with(' ') {
+            return None;
+        }
+        return Some(Value::String(inner.replace("''", "'")));
+    }
+    let word = b.first().is_some_and(u8::is_ascii_lowercase)
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_' || *c == b'-');
+    (word && crate::format::yaml11::is_plain_str(v)).then(|| Value::String(v.to_string()))
 }
 
 /// Returns the first line of a serde-saphyr message without its "error: line N column M:" prefix
@@ -390,6 +461,72 @@ fn is_plain_safe(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The simple parser gives exactly what serde-saphyr gives, or stands aside.
+    mod simple_parser {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn scalar() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("null".to_string()),
+                Just("true".to_string()),
+                Just("False".to_string()),
+                Just("[]".to_string()),
+                Just("yes".to_string()),
+                Just("y".to_string()),
+                Just("~".to_string()),
+                Just("007".to_string()),
+                Just("0o17".to_string()),
+                Just("1_000".to_string()),
+                Just("12345678901234567890123".to_string()),
+                "[0-9]{1,20}",
+                "[a-z][a-z0-9_-]{0,12}",
+                "[a-zA-Z0-9 ._:#'-]{0,16}",
+                "'[a-zA-Z0-9 ._:#-]{0,16}'",
+                "'[a-z]{0,4}''[a-z]{0,4}'",
+                "'[a-z ]{0,4}'[a-z]{0,3}",
+                Just("'2026-11-22T14:27:04.330453+00:00'".to_string()),
+                Just("2026-11-22T14:27:04Z".to_string()),
+                Just("\"double\"".to_string()),
+            ]
+        }
+
+        fn line() -> impl Strategy<Value = String> {
+            let key = prop_oneof![Just("id"), Just("created"), Just("tags"), Just("source"), Just("x_y"), Just("Key")];
+            let items = proptest::collection::vec(scalar(), 0..3);
+            (key, scalar(), items, 0..3u8).prop_map(|(k, v, items, form)| match form {
+                0 => format!("{k}: {v}"),
+                1 => format!("{k}:{}", items.iter().map(|i| format!("\n- {i}")).collect::<String>()),
+                _ => format!("{k}:{}", items.iter().map(|i| format!("\n  - {i}")).collect::<String>()),
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn agrees_with_saphyr(lines in proptest::collection::vec(line(), 1..6)) {
+                let yaml = lines.join("\n");
+                if let Some(fast) = parse_simple(&yaml) {
+                    let full = serde_saphyr::from_str::<Fields>(&yaml);
+                    prop_assert!(full.is_ok(), "{yaml:?}: saphyr fails but the simple parser took it");
+                    prop_assert_eq!(fast, full.unwrap(), "{:?}", yaml);
+                }
+            }
+        }
+
+        #[test]
+        fn takes_the_shape_kb_writes() {
+            let yaml = "auto_category: preference\ncreated: '2026-11-22T14:27:04.330453+00:00'\nid: 7\nsource: detected\ntags:\n- preference\n- python";
+            let f = parse_simple(yaml).expect("the simple shape");
+            assert_eq!(f["id"], 7);
+            assert_eq!(f["tags"], serde_json::json!(["preference", "python"]));
+            assert_eq!(Some(f), serde_saphyr::from_str::<Fields>(yaml).ok());
+            assert!(parse_simple("id: 1\ntags: []\nauto_category: null\ndecay_protected: true").is_some());
+            assert!(parse_simple("id: 1 # c").is_none());
+            assert!(parse_simple("id: 1\nid: 2").is_none());
+            assert!(parse_simple("a: 'it''s'").is_some_and(|f| f["a"] == "it's"));
+        }
+    }
     use serde_json::json;
 
     #[test]

@@ -79,6 +79,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     temps.sort();
     problems.extend(temps.iter().map(|p| Diagnostic::warning(None, TEMP_FILE).in_file(p)));
 
+    files += super::decision::check(&repo, &mut problems);
     files += check_records(layout, &mut problems);
     Ok(CheckReport { files, problems, layout: layout.clone() })
 }

@@ -11,6 +11,7 @@ pub mod compile;
 pub mod config;
 pub mod context;
 pub mod convert;
+pub mod decision;
 pub mod forget;
 pub mod init;
 pub mod protect;

@@ -286,6 +286,7 @@ fn every_command_has_examples_in_its_help() {
         "compile",
         "watch",
         "mcp",
+        "decision",
     ];
     for c in commands {
         let out = t.kb(&[c, "--help"]).ok().stdout;

@@ -9,6 +9,7 @@ mod concurrency;
 mod context;
 mod copilot;
 mod decay;
+mod decisions;
 mod dedup;
 mod first_hour;
 mod hostile;

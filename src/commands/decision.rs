@@ -1,0 +1,53 @@
+//! `kb decision ...`: the text from the arguments or stdin (`-`), then the decision operations
+//! (`ops::decision`).
+
+use super::Ctx;
+use crate::cli::{DecisionAction, DecisionArgs, DecisionType};
+use crate::decisions::Change;
+use crate::decisions::file::Kind;
+use crate::ops::decision;
+use anyhow::{Context as _, Result};
+use std::io::Read;
+use std::process::ExitCode;
+
+pub fn run(ctx: &Ctx, args: DecisionArgs) -> Result<ExitCode> {
+    let repo = ctx.repo()?;
+    match args.action {
+        DecisionAction::Add { text, kind, tag, redact } => {
+            ctx.emit(&decision::add(&repo, read_text(&text)?, to_kind(kind), tag, redact)?)
+        }
+        DecisionAction::List { all, kind } => ctx.emit(&decision::list(&repo, all, kind.map(to_kind))?),
+        DecisionAction::Show { id } => ctx.emit(&decision::show(&repo, &id)?),
+        DecisionAction::Supersede { id, text, kind, tag, redact } => {
+            ctx.emit(&decision::supersede(&repo, &id, read_text(&text)?, kind.map(to_kind), tag, redact)?)
+        }
+        DecisionAction::Archive { id } => ctx.emit(&decision::change(&repo, &id, Change::Archive)?),
+        DecisionAction::Accept { id } => ctx.emit(&decision::change(&repo, &id, Change::Accept)?),
+        DecisionAction::Reject { id } => ctx.emit(&decision::change(&repo, &id, Change::Reject)?),
+    }
+}
+
+/// Returns whether the decision command writes (everything but list and show).
+pub fn writes(args: &DecisionArgs) -> bool {
+    !matches!(args.action, DecisionAction::List { .. } | DecisionAction::Show { .. })
+}
+
+fn to_kind(t: DecisionType) -> Kind {
+    match t {
+        DecisionType::Architectural => Kind::Architectural,
+        DecisionType::Scope => Kind::Scope,
+        DecisionType::Process => Kind::Process,
+        DecisionType::Technical => Kind::Technical,
+    }
+}
+
+/// Returns the decision text: the arguments joined by spaces, or stdin for `-`.
+fn read_text(words: &[String]) -> Result<String> {
+    if !matches!(words, [only] if only == "-") {
+        return Ok(words.join(" "));
+    }
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf).context("cannot read stdin")?;
+    String::from_utf8(buf)
+        .map_err(|e| anyhow::anyhow!("stdin is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+}

@@ -1,0 +1,407 @@
+//! The decision store (SPEC §11.1): `.co-cli/knowledge/decisions/{id:03}-{slug}.md`, its own id
+//! sequence, add with dedup against the open decisions, supersede, and status changes.
+//!
+//! Reads skip a malformed file with a diagnostic and never write. Every write takes the
+//! repository lock, scans inside it, checks the path with `repo.guard` and replaces files
+//! atomically; keys kb does not change keep their text (`frontmatter::raw_entries`).
+
+pub mod file;
+
+use crate::error::{Diagnostic, KbError, io_at};
+use crate::format::frontmatter;
+use crate::format::similarity::Prepared;
+use crate::fsio;
+use crate::repo::{self, Repo};
+use crate::secrets;
+use file::{Decision, Kind, Status};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+type Result<T> = std::result::Result<T, KbError>;
+
+/// The decisions of one repository.
+#[derive(Debug, Clone, Copy)]
+pub struct Store<'r> {
+    pub repo: &'r Repo,
+}
+
+/// The decisions read from the folder, and the files skipped.
+#[derive(Debug, Default)]
+pub struct Scan {
+    pub dir: PathBuf,
+    /// Valid decisions with their paths, in file-name order.
+    pub decisions: Vec<(PathBuf, Decision)>,
+    /// One diagnostic per skipped file.
+    pub problems: Vec<Diagnostic>,
+    /// How many `.md` files were looked at.
+    pub files: usize,
+}
+
+impl Scan {
+    fn max_id(&self) -> Option<u64> {
+        self.decisions.iter().map(|(_, d)| d.id).max()
+    }
+
+    /// Returns the only valid decision with this id.
+    pub fn by_id(&self, id: u64) -> Result<&(PathBuf, Decision)> {
+        let found: Vec<&(PathBuf, Decision)> = self.decisions.iter().filter(|(_, d)| d.id == id).collect();
+        match found.as_slice() {
+            [] => Err(KbError::Invalid(format!("decision {id} not found"))),
+            [one] => Ok(one),
+            many => Err(KbError::Invalid(format!(
+                "decision id {id} is used by {} files ({}); run `kb check` and give each file its own id",
+                many.len(),
+                many.iter().map(|(p, _)| name_of(p)).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// The consistency problems `kb check` reports beyond unreadable files: duplicate ids, and a
+    /// superseded decision without a `superseded_by` that exists.
+    pub fn consistency_problems(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        for (path, d) in &self.decisions {
+            let others: Vec<String> =
+                self.decisions.iter().filter(|(p, o)| o.id == d.id && p != path).map(|(p, _)| name_of(p)).collect();
+            if !others.is_empty() {
+                out.push(
+                    Diagnostic::error(
+                        None,
+                        format!("duplicate decision id {}: also used by {}", d.id, others.join(", ")),
+                    )
+                    .in_file(path),
+                );
+            }
+            if d.status == Status::Superseded {
+                match d.superseded_by {
+                    None => out.push(
+                        Diagnostic::error(
+                            None,
+                            "status superseded without superseded_by: name the decision that replaces it",
+                        )
+                        .in_file(path),
+                    ),
+                    Some(by) if !self.decisions.iter().any(|(_, o)| o.id == by) => out.push(
+                        Diagnostic::error(None, format!("superseded_by {by}: no decision has that id")).in_file(path),
+                    ),
+                    Some(_) => {}
+                }
+            }
+        }
+        out
+    }
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The decision written or changed (for add when it exists, the match).
+    pub id: u64,
+    pub path: PathBuf,
+    /// For an add that found a near-duplicate: its score.
+    pub similarity: Option<f64>,
+    /// Whether an add found a near-duplicate and wrote nothing.
+    pub exists: bool,
+    /// For supersede: the old decision.
+    pub superseded: Option<u64>,
+    /// Secret rules whose matches were redacted.
+    pub redacted: Vec<&'static str>,
+}
+
+/// A new decision's text and labels.
+#[derive(Debug, Clone)]
+pub struct NewDecision {
+    pub content: String,
+    /// `None` for supersede: the old decision's type.
+    pub kind: Option<Kind>,
+    pub tags: Vec<String>,
+    pub redact: bool,
+}
+
+/// The status changes of `accept`, `reject` and `archive`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Accept,
+    Reject,
+    Archive,
+}
+
+impl Change {
+    /// The statuses a decision may have for this change, and the one it gets.
+    fn rule(self) -> (&'static [Status], Status) {
+        match self {
+            Change::Accept => (&[Status::Proposed], Status::Active),
+            Change::Reject => (&[Status::Proposed], Status::Rejected),
+            Change::Archive => (&[Status::Proposed, Status::Active], Status::Archived),
+        }
+    }
+
+    pub fn verb(self) -> &'static str {
+        match self {
+            Change::Accept => "accept",
+            Change::Reject => "reject",
+            Change::Archive => "archive",
+        }
+    }
+}
+
+impl Store<'_> {
+    /// Reads every decision file. A missing folder is an empty store; a malformed file is skipped
+    /// with a diagnostic; nothing is written.
+    pub fn scan(&self) -> Result<Scan> {
+        let dir = self.repo.layout.decisions();
+        let mut scan = Scan { dir: dir.clone(), ..Scan::default() };
+        let listing = match std::fs::read_dir(&dir) {
+            Ok(l) => l,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(scan),
+            Err(e) => return Err(io_at(&dir)(e)),
+        };
+        let mut paths: Vec<PathBuf> = Vec::new();
+        for entry in listing {
+            let entry = entry.map_err(io_at(&dir))?;
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.ends_with(".md") && !name.starts_with('.') {
+                paths.push(entry.path());
+            }
+        }
+        paths.sort();
+        for path in paths {
+            scan.files += 1;
+            let bytes = match repo::read_input(&path, &self.repo.layout.root) {
+                Ok(Some(b)) => b,
+                Ok(None) => continue,
+                Err(e) => {
+                    scan.problems.push(Diagnostic::error(None, format!("cannot read: {e}")).in_file(&path));
+                    continue;
+                }
+            };
+            if bytes.len() as u64 > crate::memories::file::MAX_FILE_BYTES {
+                let msg = format!("{} bytes: larger than a decision file may be", bytes.len());
+                scan.problems.push(Diagnostic::error(None, msg).in_file(&path));
+                continue;
+            }
+            match crate::memories::file::decode(&bytes).and_then(file::parse) {
+                Ok(d) => scan.decisions.push((path, d)),
+                Err(d) => scan.problems.push(d.in_file(&path)),
+            }
+        }
+        Ok(scan)
+    }
+
+    /// Adds an active decision, unless an open one says nearly the same (then nothing is
+    /// written and the outcome names the match).
+    pub fn add(&self, new: NewDecision) -> Result<Outcome> {
+        let (content, tags, redacted) = screen(&new)?;
+        let kind = new.kind.ok_or_else(|| KbError::Invalid("a decision needs a type".into()))?;
+        let _lock = self.repo.lock()?;
+        let scan = self.scan()?;
+        if let Some(((path, d), score)) = self.duplicate(&scan, &content) {
+            return Ok(Outcome {
+                id: d.id,
+                path: path.clone(),
+                similarity: Some(score),
+                exists: true,
+                superseded: None,
+                redacted,
+            });
+        }
+        let (id, path) = self.create(&scan, kind, &tags, &content)?;
+        Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted })
+    }
+
+    /// Replaces the active decision `old` with a new active one (type and tags default to the
+    /// old one's); the old one gets `status: superseded`, `superseded_by` and `updated`.
+    pub fn supersede(&self, old: u64, new: NewDecision) -> Result<Outcome> {
+        let (content, tags, redacted) = screen(&new)?;
+        let _lock = self.repo.lock()?;
+        let scan = self.scan()?;
+        let (old_path, old_d) = scan.by_id(old)?;
+        if old_d.status != Status::Active {
+            return Err(KbError::Invalid(format!(
+                "decision {old} is {}: only an active decision can be superseded",
+                old_d.status.as_str()
+            )));
+        }
+        let old_path = old_path.clone();
+        let kind = new.kind.unwrap_or(old_d.kind);
+        let tags = if tags.is_empty() { old_d.tags.clone() } else { tags };
+        editable(&old_path)?;
+        // The new decision first: a crash in between leaves two active decisions, never a
+        // superseded one pointing nowhere.
+        let (id, path) = self.create(&scan, kind, &tags, &content)?;
+        let changes = [
+            ("status", frontmatter::entry("status", &Value::from(Status::Superseded.as_str()))),
+            ("superseded_by", frontmatter::entry("superseded_by", &Value::from(id))),
+            ("updated", file::timestamp_entry("updated", self.repo.now)),
+        ];
+        self.repo.guard(&old_path)?;
+        rewrite(&old_path, &changes)?;
+        Ok(Outcome { id, path, similarity: None, exists: false, superseded: Some(old), redacted })
+    }
+
+    /// Accepts, rejects or archives decision `id`, setting `status` and `updated`. A decision in
+    /// another status is an error naming it.
+    pub fn change(&self, id: u64, change: Change) -> Result<Outcome> {
+        let _lock = self.repo.lock()?;
+        let scan = self.scan()?;
+        let (path, d) = scan.by_id(id)?;
+        let (from, to) = change.rule();
+        if !from.contains(&d.status) {
+            let allowed: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
+            return Err(KbError::Invalid(format!(
+                "decision {id} is {}: only a {} decision can be {}ed",
+                d.status.as_str(),
+                allowed.join(" or "),
+                change.verb().trim_end_matches('e')
+            )));
+        }
+        let changes = [
+            ("status", frontmatter::entry("status", &Value::from(to.as_str()))),
+            ("updated", file::timestamp_entry("updated", self.repo.now)),
+        ];
+        self.repo.guard(path)?;
+        rewrite(path, &changes)?;
+        Ok(Outcome { id, path: path.clone(), similarity: None, exists: false, superseded: None, redacted: Vec::new() })
+    }
+
+    /// Returns the most similar open decision at or above the threshold (ties: the newer one).
+    fn duplicate<'s>(&self, scan: &'s Scan, content: &str) -> Option<(&'s (PathBuf, Decision), f64)> {
+        let threshold = self.repo.settings.memory_dedup_threshold.value;
+        let new = Prepared::new(content);
+        let mut best: Option<(&(PathBuf, Decision), f64)> = None;
+        for entry in scan.decisions.iter().filter(|(_, d)| d.status.is_open()) {
+            let old = Prepared::new(&entry.1.content);
+            if new.bound(&old) < threshold {
+                continue;
+            }
+            let score = new.similarity(&old);
+            let better = match best {
+                None => true,
+                Some((b, s)) => score > s || (score == s && entry.1.age_key() > b.1.age_key()),
+            };
+            if better {
+                best = Some((entry, score));
+            }
+        }
+        best.filter(|(_, s)| *s >= threshold)
+    }
+
+    /// Writes a new active decision with the next id. The caller holds the lock.
+    fn create(&self, scan: &Scan, kind: Kind, tags: &[String], content: &str) -> Result<(u64, PathBuf)> {
+        let id = match scan.max_id() {
+            None => 1,
+            Some(m) => m.checked_add(1).ok_or_else(|| KbError::Invalid(format!("no decision id left after {m}")))?,
+        };
+        self.repo.guard(&scan.dir)?;
+        std::fs::create_dir_all(&scan.dir).map_err(io_at(&scan.dir))?;
+        let path = free_path(&scan.dir, &file::file_name(id, content));
+        self.repo.guard(&path)?;
+        let text = file::new_file(id, kind, Status::Active, tags, content, self.repo.now);
+        fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
+        Ok((id, path))
+    }
+}
+
+/// Applies the text rules and the secret filter (SPEC §6); returns the text and tags to store
+/// and the rules redacted.
+fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)> {
+    let content = frontmatter::py_strip(&new.content).to_string();
+    if content.is_empty() {
+        return Err(KbError::Invalid("nothing to record: the decision text is empty".into()));
+    }
+    if content.contains('\0') || new.tags.iter().any(|t| t.contains('\0')) {
+        return Err(KbError::Invalid("the text contains a NUL byte: decisions are text files".into()));
+    }
+    if content.len() > crate::memories::store::MAX_TEXT_BYTES {
+        return Err(KbError::Invalid(format!(
+            "the text is {} bytes; a decision holds at most {} bytes",
+            content.len(),
+            crate::memories::store::MAX_TEXT_BYTES
+        )));
+    }
+    let mut tags: Vec<String> = Vec::new();
+    for t in &new.tags {
+        if t.trim().is_empty() {
+            return Err(KbError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
+        }
+        if !tags.contains(t) {
+            tags.push(t.clone());
+        }
+    }
+    let mut redacted = Vec::new();
+    let mut check = |field: &str, text: String| -> Result<String> {
+        let found = secrets::scan(&text);
+        match found.first() {
+            None => Ok(text),
+            Some(f) if !new.redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
+            Some(_) => {
+                redacted.extend(found.iter().map(|f| f.rule));
+                Ok(secrets::redact(&text))
+            }
+        }
+    };
+    let content = check("text", content)?;
+    let tags = tags.into_iter().map(|t| check("tag", t)).collect::<Result<Vec<_>>>()?;
+    redacted.sort_unstable();
+    redacted.dedup();
+    Ok((content, tags, redacted))
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(io_at(path))?;
+    crate::memories::file::decode(&bytes).map(str::to_string).map_err(|d| KbError::BadFile(d.in_file(path)))
+}
+
+/// Fails unless kb can rewrite this file's frontmatter keeping every other entry's text.
+fn editable(path: &Path) -> Result<()> {
+    let text = read_text(path)?;
+    let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
+    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
+    frontmatter::raw_entries(split.yaml, &fields).map(|_| ()).ok_or_else(|| {
+        bad_file(
+            path,
+            Some(split.yaml_line),
+            "its frontmatter uses YAML that kb cannot edit without changing other values; edit the file by hand",
+        )
+    })
+}
+
+/// Sets keys of a decision file's frontmatter (each change is the key and its entry text); every
+/// other entry keeps its text, comments and place, and the body its bytes. The caller holds the
+/// lock.
+fn rewrite(path: &Path, changes: &[(&str, String)]) -> Result<()> {
+    let text = read_text(path)?;
+    file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
+    editable(path)?;
+    let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
+    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
+    let raw = frontmatter::raw_entries(split.yaml, &fields)
+        .ok_or_else(|| bad_file(path, Some(split.yaml_line), "frontmatter kb cannot edit"))?;
+    let edits: Vec<(String, Option<String>)> = changes.iter().map(|(k, v)| (k.to_string(), Some(v.clone()))).collect();
+    let yaml = frontmatter::edit_entries(raw, &edits);
+    let yaml = if split.yaml.contains("\r\n") { yaml.replace('\n', "\r\n") } else { yaml };
+    let start = split.yaml.as_ptr() as usize - text.as_ptr() as usize;
+    let end = start + split.yaml.len();
+    let out = format!("{}{}{}", &text[..start], yaml, &text[end..]);
+    fsio::write_atomic(path, out.as_bytes()).map_err(io_at(path))?;
+    Ok(())
+}
+
+fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
+    KbError::BadFile(Diagnostic::error(line, message).in_file(path))
+}
+
+/// Returns `dir/name`, or `dir/stem-2.md`... when a hand-made file already has that name.
+fn free_path(dir: &Path, name: &str) -> PathBuf {
+    let first = dir.join(name);
+    if std::fs::symlink_metadata(&first).is_err() {
+        return first;
+    }
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    (2..).map(|n| dir.join(format!("{stem}-{n}.md"))).find(|p| std::fs::symlink_metadata(p).is_err()).unwrap_or(first)
+}

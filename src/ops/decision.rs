@@ -1,0 +1,266 @@
+//! `kb decision add|list|show|supersede|archive|accept|reject` (SPEC §11.1): the decision store
+//! does the work; this module shapes the reports.
+
+use super::{Report, View, abs, file_name};
+use crate::decisions::file::{Decision, Kind};
+use crate::decisions::{Change, NewDecision, Outcome, Store};
+use crate::error::{Diagnostic, KbError};
+use crate::output::{chars_prefix, summary};
+use crate::repo::Repo;
+use anyhow::Result;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+/// The JSON of a write: `{"action":"added"|"exists"|"superseded"|"accepted"|"rejected"|
+/// "archived", "decision_id":N, "path":ABS, "similarity":F|null}`, plus `"superseded":OLD` for
+/// supersede (`decision_id` is then the new decision).
+#[derive(Serialize)]
+pub struct ActionReport {
+    action: &'static str,
+    decision_id: u64,
+    path: String,
+    similarity: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    superseded: Option<u64>,
+    #[serde(skip)]
+    file: PathBuf,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+fn store(repo: &Repo) -> Store<'_> {
+    Store { repo }
+}
+
+/// Parses a decision id as people type it (` 7 `, `+7`, `007`).
+fn parse_id(raw: &str) -> Result<u64, KbError> {
+    let t = raw.trim();
+    t.strip_prefix('+')
+        .unwrap_or(t)
+        .parse::<u64>()
+        .map_err(|_| KbError::Invalid(format!("invalid decision id '{raw}': expected a non-negative integer")))
+}
+
+fn action_report(action: &'static str, out: Outcome) -> ActionReport {
+    let diagnostics = if out.redacted.is_empty() {
+        Vec::new()
+    } else {
+        vec![Diagnostic::warning(None, format!("redacted secrets matching: {}", out.redacted.join(", ")))]
+    };
+    ActionReport {
+        action,
+        decision_id: out.id,
+        path: abs(&out.path),
+        similarity: out.similarity,
+        superseded: out.superseded,
+        file: out.path,
+        diagnostics,
+    }
+}
+
+/// Adds an active decision, or reports the open one that already says it.
+pub fn add(repo: &Repo, content: String, kind: Kind, tags: Vec<String>, redact: bool) -> Result<ActionReport> {
+    let out = store(repo).add(NewDecision { content, kind: Some(kind), tags, redact })?;
+    let action = if out.exists { "exists" } else { "added" };
+    Ok(action_report(action, out))
+}
+
+/// Supersedes active decision `raw_id` with a new one.
+pub fn supersede(
+    repo: &Repo,
+    raw_id: &str,
+    content: String,
+    kind: Option<Kind>,
+    tags: Vec<String>,
+    redact: bool,
+) -> Result<ActionReport> {
+    let id = parse_id(raw_id)?;
+    let out = store(repo).supersede(id, NewDecision { content, kind, tags, redact })?;
+    Ok(action_report("superseded", out))
+}
+
+/// Accepts, rejects or archives decision `raw_id`.
+pub fn change(repo: &Repo, raw_id: &str, change: Change) -> Result<ActionReport> {
+    let id = parse_id(raw_id)?;
+    let out = store(repo).change(id, change)?;
+    let action = match change {
+        Change::Accept => "accepted",
+        Change::Reject => "rejected",
+        Change::Archive => "archived",
+    };
+    Ok(action_report(action, out))
+}
+
+impl Report for ActionReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let (id, mark) = (self.decision_id, v.style.ok("✓"));
+        let name = v.clean(&file_name(&self.file)).into_owned();
+        match self.action {
+            "added" => writeln!(w, "{mark} Added decision {id}: {name}"),
+            "exists" => writeln!(
+                w,
+                "Decision {id} already says this (similarity {:.1}): {name}; nothing added",
+                self.similarity.unwrap_or_default()
+            ),
+            "superseded" => {
+                writeln!(w, "{mark} Added decision {id}: {name}")?;
+                writeln!(w, "{mark} Decision {} superseded by decision {id}", self.superseded.unwrap_or_default())
+            }
+            "accepted" => writeln!(w, "{mark} Accepted decision {id}: {name}"),
+            "rejected" => writeln!(w, "{mark} Rejected decision {id}: {name}"),
+            _ => writeln!(w, "{mark} Archived decision {id}: {name}"),
+        }
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// DECISION: `{"id", "type", "status", "created", "updated", "superseded_by", "tags", "title",
+/// "content", "path"}`.
+#[derive(Serialize)]
+pub struct DecisionJson {
+    id: u64,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    status: &'static str,
+    created: String,
+    updated: Option<String>,
+    superseded_by: Option<u64>,
+    tags: Vec<String>,
+    title: String,
+    content: String,
+    path: String,
+    #[serde(skip)]
+    file: PathBuf,
+}
+
+impl DecisionJson {
+    fn new(path: &std::path::Path, d: &Decision) -> DecisionJson {
+        DecisionJson {
+            id: d.id,
+            kind: d.kind.as_str(),
+            status: d.status.as_str(),
+            created: d.created.clone(),
+            updated: d.updated.clone(),
+            superseded_by: d.superseded_by,
+            tags: d.tags.clone(),
+            title: d.title().to_string(),
+            content: d.content.clone(),
+            path: abs(path),
+            file: path.to_path_buf(),
+        }
+    }
+}
+
+/// `kb decision list`: `{"count":N, "decisions":[DECISION...]}`, oldest first.
+#[derive(Serialize)]
+pub struct ListReport {
+    count: usize,
+    decisions: Vec<DecisionJson>,
+    #[serde(skip)]
+    all: bool,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Lists the active and proposed decisions (every one with `all`), of one type when given.
+pub fn list(repo: &Repo, all: bool, kind: Option<Kind>) -> Result<ListReport> {
+    let scan = store(repo).scan()?;
+    let mut found: Vec<&(PathBuf, Decision)> = scan
+        .decisions
+        .iter()
+        .filter(|(_, d)| (all || d.status.is_open()) && kind.is_none_or(|k| d.kind == k))
+        .collect();
+    found.sort_by_key(|(_, d)| d.age_key());
+    let decisions: Vec<DecisionJson> = found.into_iter().map(|(p, d)| DecisionJson::new(p, d)).collect();
+    Ok(ListReport { count: decisions.len(), decisions, all, diagnostics: scan.problems })
+}
+
+impl Report for ListReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        if self.decisions.is_empty() {
+            let what = if self.all { "No decisions" } else { "No active or proposed decisions" };
+            return writeln!(w, "{what} in {}.", v.root.display());
+        }
+        for d in &self.decisions {
+            write!(w, "**{:03}** ({}", d.id, chars_prefix(&d.created, 10))?;
+            if let Some(u) = &d.updated {
+                write!(w, " → {}", chars_prefix(u, 10))?;
+            }
+            write!(w, ") [{}] {}", d.kind, d.status)?;
+            if let Some(by) = d.superseded_by {
+                write!(w, " → {by}")?;
+            }
+            writeln!(w, " : {}", v.clean(&summary(&d.content)))?;
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// `kb decision show ID`: DECISION.
+#[derive(Serialize)]
+pub struct ShowReport {
+    #[serde(flatten)]
+    decision: DecisionJson,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Shows decision `raw_id` in full.
+pub fn show(repo: &Repo, raw_id: &str) -> Result<ShowReport> {
+    let id = parse_id(raw_id)?;
+    let scan = store(repo).scan()?;
+    let (path, d) = scan.by_id(id)?;
+    Ok(ShowReport { decision: DecisionJson::new(path, d), diagnostics: scan.problems.clone() })
+}
+
+impl Report for ShowReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let d = &self.decision;
+        let header = format!("Decision {} ({})", d.id, v.rel(&d.file));
+        writeln!(w, "{}", v.style.bold(&v.clean(&header)))?;
+        writeln!(w, "Type: {}", d.kind)?;
+        write!(w, "Status: {}", d.status)?;
+        if let Some(by) = d.superseded_by {
+            write!(w, " (by decision {by})")?;
+        }
+        writeln!(w)?;
+        writeln!(w, "Created: {}", v.clean(&d.created))?;
+        if let Some(u) = &d.updated {
+            writeln!(w, "Updated: {}", v.clean(u))?;
+        }
+        if !d.tags.is_empty() {
+            writeln!(w, "Tags: {}", v.clean(&d.tags.join(", ")))?;
+        }
+        writeln!(w)?;
+        writeln!(w, "{}", v.clean(&d.content))
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// For `kb check`: every decision file's problems (skipped files, duplicate ids, superseded
+/// without a `superseded_by` that exists). Returns the number of files checked.
+pub fn check(repo: &Repo, problems: &mut Vec<Diagnostic>) -> usize {
+    match store(repo).scan() {
+        Ok(scan) => {
+            problems.extend(scan.problems.iter().cloned());
+            problems.extend(scan.consistency_problems());
+            scan.files
+        }
+        Err(e) => {
+            let message = format!("cannot read the decisions folder: {e}");
+            problems.push(Diagnostic::error(None, message).in_file(&repo.layout.decisions()));
+            0
+        }
+    }
+}
