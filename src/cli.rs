@@ -71,6 +71,16 @@ pub enum Command {
     /// Keep the context targets current: recompile whenever a context source changes
     #[command(after_help = "Examples:\n  kb watch\n  kb watch --debounce 500")]
     Watch(WatchArgs),
+    /// List the scoped instruction files (.github/instructions/**/*.instructions.md) and which apply
+    #[command(
+        after_help = "Examples:\n  kb instructions\n  kb instructions --for src/store/db.rs --for tests/store.rs\n  kb --json instructions --for web/app.tsx"
+    )]
+    Instructions(InstructionsArgs),
+    /// Keep the current session's focus and running summary (.co-cli/knowledge/session.md)
+    #[command(
+        after_help = "Examples:\n  kb session start \"Fix the flaky parser tests\"\n  kb session update --append \"The race is in the lexer\"\n  kb session end --summary \"Fixed the race; parser tests pass\"\n  kb session show"
+    )]
+    Session(SessionArgs),
     /// Serve the knowledge to agents over the Model Context Protocol (stdio)
     #[command(after_help = "Examples:\n  claude mcp add kb -- kb mcp\n  kb mcp   # speaks MCP on stdin/stdout")]
     Mcp,
@@ -124,7 +134,9 @@ pub enum DecisionAction {
         redact: bool,
     },
     /// List the active and proposed decisions, oldest first
-    #[command(after_help = "Examples:\n  kb decision list\n  kb decision list --all --type scope\n  kb --json decision list")]
+    #[command(
+        after_help = "Examples:\n  kb decision list\n  kb decision list --all --type scope\n  kb --json decision list"
+    )]
     List {
         /// Every decision, superseded, archived and rejected ones too
         #[arg(long)]
@@ -243,6 +255,55 @@ pub enum ConfigAction {
 }
 
 #[derive(Debug, Args)]
+pub struct SessionArgs {
+    #[command(subcommand)]
+    pub action: SessionAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionAction {
+    /// Open a session with its focus (exit 1 when one is already open)
+    #[command(
+        after_help = "Examples:\n  kb session start \"Fix the flaky parser tests\"\n  kb session start Migrate the CI to nextest"
+    )]
+    Start {
+        /// What this session is about, one line (several words are joined by spaces)
+        #[arg(value_name = "FOCUS", required = true)]
+        focus: Vec<String>,
+        #[arg(long, help = "Store a focus that contains a secret with the secret replaced by [REDACTED:<rule>]")]
+        redact: bool,
+    },
+    /// Replace the open session's running summary, or append a paragraph to it
+    #[command(
+        after_help = "Examples:\n  kb session update \"Parser done; lexer next\"\n  kb session update --append \"The race is in the lexer\"\n  git log -1 --format=%B | kb session update --append -"
+    )]
+    Update {
+        /// The summary; "-" reads it from stdin (several words are joined by spaces)
+        #[arg(value_name = "TEXT", required = true)]
+        text: Vec<String>,
+        /// Add TEXT as a new paragraph after the running summary instead of replacing it
+        #[arg(long)]
+        append: bool,
+        #[arg(long, help = "Store text that contains a secret with the secret replaced by [REDACTED:<rule>]")]
+        redact: bool,
+    },
+    /// End the open session: move it to .co-cli/knowledge/sessions/ with `ended` set
+    #[command(
+        after_help = "Examples:\n  kb session end\n  kb session end --summary \"Fixed the race; parser tests pass\""
+    )]
+    End {
+        /// The final summary, replacing the running one; "-" reads it from stdin
+        #[arg(long, value_name = "TEXT")]
+        summary: Option<String>,
+        #[arg(long, help = "Store a summary that contains a secret with the secret replaced by [REDACTED:<rule>]")]
+        redact: bool,
+    },
+    /// Show the open session (JSON: {"session":null} when none is open)
+    #[command(after_help = "Examples:\n  kb session show\n  kb --json session show")]
+    Show,
+}
+
+#[derive(Debug, Args)]
 pub struct InitArgs {
     /// Also add the context block to AGENTS.md (created when missing) and register it as a
     /// compile target in .co-cli/settings.json
@@ -255,6 +316,14 @@ pub struct ContextArgs {
     /// Put the whole block inside <system-reminder> ... </system-reminder>
     #[arg(long)]
     pub wrap: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct InstructionsArgs {
+    /// A file being worked on, relative to the root or absolute inside it (repeatable): an
+    /// instruction applies when one of its applyTo globs matches one of these paths
+    #[arg(long = "for", value_name = "PATH")]
+    pub for_paths: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

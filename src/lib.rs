@@ -14,6 +14,7 @@ pub(crate) mod decisions;
 pub(crate) mod error;
 pub(crate) mod format;
 pub(crate) mod fsio;
+pub(crate) mod instructions;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;
 pub(crate) mod memories;
@@ -22,6 +23,7 @@ pub(crate) mod output;
 pub(crate) mod paths;
 pub(crate) mod repo;
 pub(crate) mod secrets;
+pub(crate) mod session;
 pub(crate) mod settings;
 
 /// Runs kb with the process's arguments and environment; returns its exit status.

@@ -129,6 +129,18 @@ impl Layout {
     pub fn copilot_memories(&self) -> PathBuf {
         self.root.join(".github").join("copilot-memories.jsonl")
     }
+    /// `<root>/.github/instructions`: scoped instruction files, `**/*.instructions.md` (SPEC §11.4).
+    pub fn instructions(&self) -> PathBuf {
+        self.root.join(".github").join("instructions")
+    }
+    /// `<root>/.co-cli/knowledge/session.md`: the one open session (SPEC §11.3).
+    pub fn session(&self) -> PathBuf {
+        self.knowledge().join("session.md")
+    }
+    /// `<root>/.co-cli/knowledge/sessions`: the ended sessions.
+    pub fn sessions(&self) -> PathBuf {
+        self.knowledge().join("sessions")
+    }
 }
 
 /// Fails unless `path`, once every symlink in its existing part is resolved, lies inside `root`:

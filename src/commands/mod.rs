@@ -5,8 +5,10 @@
 //! no command file imports another.
 
 mod decision;
+mod instructions;
 mod mcp;
 mod save;
+mod session;
 mod watch;
 
 use crate::cli::{Cli, Command, ConfigAction, StoreKind, VoteDirection};
@@ -49,6 +51,7 @@ fn writes(command: &Command) -> bool {
         | Command::Vote(_)
         | Command::Compile
         | Command::Watch(_) => true,
+        Command::Session(a) => !matches!(a.action, crate::cli::SessionAction::Show),
         // The global settings file is the user's, not the repository's.
         Command::Config(a) => matches!(
             a.action,
@@ -190,6 +193,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Context(a) => ctx.emit(&ops::context::context(&ctx.layout, a.wrap)),
         Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
         Command::Watch(a) => watch::run(ctx, a),
+        Command::Instructions(a) => instructions::run(ctx, a),
+        Command::Session(a) => session::run(ctx, a),
         Command::Decision(a) => decision::run(ctx, a),
         Command::Mcp => mcp::run(ctx),
         Command::Completions(a) => {

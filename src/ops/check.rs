@@ -81,6 +81,8 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
 
     files += super::decision::check(&repo, &mut problems);
     files += check_records(layout, &mut problems);
+    files += crate::instructions::check(layout, &mut problems);
+    files += crate::session::check(layout, &mut problems);
     Ok(CheckReport { files, problems, layout: layout.clone() })
 }
 

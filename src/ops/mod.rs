@@ -14,9 +14,11 @@ pub mod convert;
 pub mod decision;
 pub mod forget;
 pub mod init;
+pub mod instructions;
 pub mod protect;
 pub mod read;
 pub mod save;
+pub mod session;
 pub mod vote;
 
 use crate::error::Diagnostic;

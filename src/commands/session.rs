@@ -1,0 +1,37 @@
+//! `kb session start | update | end | show`: the text from the arguments or stdin ("-"), then
+//! the session operations (`ops::session`).
+
+use super::Ctx;
+use crate::cli::{SessionAction, SessionArgs};
+use crate::ops;
+use anyhow::{Context as _, Result};
+use std::io::Read;
+use std::process::ExitCode;
+
+pub fn run(ctx: &Ctx, args: SessionArgs) -> Result<ExitCode> {
+    match args.action {
+        SessionAction::Start { focus, redact } => {
+            ctx.emit(&ops::session::start(&ctx.repo()?, &focus.join(" "), redact)?)
+        }
+        SessionAction::Update { text, append, redact } => {
+            let text = read_text(&text.join(" "))?;
+            ctx.emit(&ops::session::update(&ctx.repo()?, &text, append, redact)?)
+        }
+        SessionAction::End { summary, redact } => {
+            let summary = summary.as_deref().map(read_text).transpose()?;
+            ctx.emit(&ops::session::end(&ctx.repo()?, summary.as_deref(), redact)?)
+        }
+        SessionAction::Show => ctx.emit(&ops::session::show(&ctx.layout)),
+    }
+}
+
+/// Returns `text`, or stdin when it is "-".
+fn read_text(text: &str) -> Result<String> {
+    if text != "-" {
+        return Ok(text.to_string());
+    }
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf).context("cannot read stdin")?;
+    String::from_utf8(buf)
+        .map_err(|e| anyhow::anyhow!("stdin is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+}

@@ -1,0 +1,163 @@
+//! The session focus (SPEC §11.3): `kb session start | update | end | show`. The session store
+//! (`crate::session`) does the work; this module shapes what each command reports.
+
+use super::{Report, View, abs};
+use crate::error::Diagnostic;
+use crate::paths::Layout;
+use crate::repo::Repo;
+use crate::session::{self, Located, Outcome};
+use anyhow::Result;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+/// SESSION: `{"focus":S, "started":TS, "updated":TS|null, "ended":TS|null, "summary":S,
+/// "path":ABS}`; timestamps as written in the file.
+#[derive(Serialize)]
+pub struct SessionJson {
+    focus: String,
+    started: String,
+    updated: Option<String>,
+    ended: Option<String>,
+    summary: String,
+    path: String,
+}
+
+impl SessionJson {
+    fn of(l: &Located) -> SessionJson {
+        let s = &l.session;
+        SessionJson {
+            focus: s.focus.clone(),
+            started: s.started.clone(),
+            updated: s.updated.clone(),
+            ended: s.ended.clone(),
+            summary: s.summary.clone(),
+            path: abs(&l.path),
+        }
+    }
+}
+
+/// What a session command did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Action {
+    Started,
+    Updated,
+    Appended,
+    Ended,
+}
+
+/// What `start`, `update` and `end` did. JSON: SESSION, as it is now (for `end`, the ended
+/// session in `sessions/`, with `ended` set).
+pub struct SessionReport {
+    json: SessionJson,
+    action: Action,
+    file: PathBuf,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Serialize for SessionReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.json.serialize(s)
+    }
+}
+
+fn report(out: Outcome, action: Action) -> SessionReport {
+    let diagnostics = (!out.redacted.is_empty())
+        .then(|| Diagnostic::warning(None, format!("redacted secrets matching: {}", out.redacted.join(", "))))
+        .into_iter()
+        .collect();
+    SessionReport { json: SessionJson::of(&out.located), action, file: out.located.path, diagnostics }
+}
+
+/// `kb session start FOCUS`.
+pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<SessionReport> {
+    Ok(report(session::start(repo, focus, redact)?, Action::Started))
+}
+
+/// `kb session update TEXT [--append]`.
+pub fn update(repo: &Repo, text: &str, append: bool, redact: bool) -> Result<SessionReport> {
+    let action = if append { Action::Appended } else { Action::Updated };
+    Ok(report(session::update(repo, text, append, redact)?, action))
+}
+
+/// `kb session end [--summary TEXT]`.
+pub fn end(repo: &Repo, summary: Option<&str>, redact: bool) -> Result<SessionReport> {
+    Ok(report(session::end(repo, summary, redact)?, Action::Ended))
+}
+
+impl Report for SessionReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let mark = v.style.ok("✓");
+        let focus = v.clean(&self.json.focus);
+        match self.action {
+            Action::Started => {
+                writeln!(w, "{mark} Started session: {focus}\nStarted: {}", v.clean(&self.json.started))?
+            }
+            Action::Updated => writeln!(w, "{mark} Updated the summary of session: {focus}")?,
+            Action::Appended => writeln!(w, "{mark} Appended to the summary of session: {focus}")?,
+            Action::Ended => writeln!(
+                w,
+                "{mark} Ended session: {focus}\nStarted: {}\nEnded: {}",
+                v.clean(&self.json.started),
+                v.clean(self.json.ended.as_deref().unwrap_or_default())
+            )?,
+        }
+        writeln!(w, "Location: {}", v.rel(&self.file))
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// What `kb session show` found. JSON: SESSION, or `{"session":null}` when no session is open
+/// (or `session.md` cannot be read: the problem is a diagnostic).
+pub struct ShowReport {
+    open: Option<(SessionJson, PathBuf)>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Serialize for ShowReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct NoSession {
+            session: Option<()>,
+        }
+        match &self.open {
+            Some((json, _)) => json.serialize(s),
+            None => NoSession { session: None }.serialize(s),
+        }
+    }
+}
+
+/// `kb session show`: reads `session.md` and never writes it.
+pub fn show(layout: &Layout) -> ShowReport {
+    let (found, diagnostics) = session::current(layout);
+    ShowReport { open: found.map(|l| (SessionJson::of(&l), l.path)), diagnostics }
+}
+
+impl Report for ShowReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let Some((s, file)) = &self.open else {
+            return if self.diagnostics.is_empty() {
+                writeln!(w, "No open session.")
+            } else {
+                writeln!(w, "No readable open session (see the warning above).")
+            };
+        };
+        writeln!(w, "Session: {}", v.clean(&s.focus))?;
+        writeln!(w, "Started: {}", v.clean(&s.started))?;
+        if let Some(updated) = &s.updated {
+            writeln!(w, "Updated: {}", v.clean(updated))?;
+        }
+        writeln!(w, "Location: {}", v.rel(file))?;
+        if !s.summary.is_empty() {
+            writeln!(w, "\n{}", v.clean(&s.summary))?;
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
