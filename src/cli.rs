@@ -24,14 +24,16 @@ pub enum Command {
     Init(InitArgs),
     /// Save a memory: dedup against recent ones, consolidate or create, decay old ones
     #[command(
-        after_help = "Examples:\n  kb save \"We release from main only\" -t decision -t release\n  echo \"User prefers pytest\" | kb save - -t preference\n  kb save --store copilot --subject build --citation Makefile:14 --reason \"CI uses it\" \"Run make test\""
+        after_help = "Examples:\n  kb save \"We release from main only\" -t decision -t release\n  kb save \"Every PR needs a changelog line\" --type core_context --agent reviewer\n  echo \"User prefers pytest\" | kb save - -t preference\n  kb save --store copilot --subject build --citation Makefile:14 --reason \"CI uses it\" \"Run make test\""
     )]
     Save(SaveArgs),
     /// Find memories whose text or tags (a record's subject, fact, reason, citations) contain every word of QUERY, newest first
     #[command(after_help = "Examples:\n  kb recall nextest\n  kb recall \"release branch\" -n 10")]
     Recall(RecallArgs),
     /// List all memories by id (markdown memories, then Copilot records)
-    #[command(after_help = "Examples:\n  kb list\n  kb list --store copilot\n  kb --json list")]
+    #[command(
+        after_help = "Examples:\n  kb list\n  kb list --store copilot\n  kb list --type core_context --agent reviewer\n  kb --json list"
+    )]
     List(ListArgs),
     /// Show one memory in full
     #[command(after_help = "Examples:\n  kb show 7\n  kb show mem-1a2b3c4d")]
@@ -207,6 +209,30 @@ pub enum StoreKind {
     Copilot,
 }
 
+/// A memory's type (SPEC §11.2; the frontmatter `type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MemoryTypeArg {
+    /// Always loaded for the agents that see it; saved protected, never decayed
+    #[value(name = "core_context")]
+    CoreContext,
+    /// Something learned (the default when a memory has no type)
+    Learning,
+    /// A recurring way of working
+    Pattern,
+    /// News about the project's state
+    Update,
+}
+
+/// A memory's importance (SPEC §11.2; the frontmatter `importance`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportanceArg {
+    /// Loaded into the context's Learnings (with type learning or pattern)
+    High,
+    /// The default when a memory has none
+    Medium,
+    Low,
+}
+
 /// A store other than the markdown one, for export and import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OtherStore {
@@ -318,6 +344,11 @@ pub struct ContextArgs {
     pub wrap: bool,
 }
 
+/// Parses an agent name (no `/`, `\\`, newline or other control character; not blank).
+fn agent_name(raw: &str) -> Result<String, String> {
+    crate::memories::file::check_agent(raw).map(|()| raw.to_string())
+}
+
 #[derive(Debug, Args)]
 pub struct InstructionsArgs {
     /// A file being worked on, relative to the root or absolute inside it (repeatable): an
@@ -353,6 +384,15 @@ pub struct SaveArgs {
     /// Save a new memory even when a recent one is similar (no consolidation)
     #[arg(long)]
     pub no_dedup: bool,
+    /// The memory's type (default: none written, read as learning); core_context is saved protected
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub memory_type: Option<MemoryTypeArg>,
+    /// The memory's importance (default: none written, read as medium); a consolidation keeps the higher
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub importance: Option<ImportanceArg>,
+    /// The agent the memory belongs to (default: shared by every agent); dedup stays within it
+    #[arg(long, value_name = "NAME", value_parser = agent_name)]
+    pub agent: Option<String>,
     // The help is an attribute, not a doc comment: rustdoc would read `[REDACTED:<rule>]` as a
     // link and an HTML tag.
     #[arg(long, help = "Store text that contains a secret with the secret replaced by [REDACTED:<rule>]")]
@@ -388,9 +428,19 @@ pub struct RecallArgs {
 
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// List only this store (default: both)
+    /// List only this store (default: both; --type, --importance and --agent list the markdown
+    /// memories only)
     #[arg(long, value_enum, value_name = "STORE")]
     pub store: Option<StoreKind>,
+    /// Only memories of this type (a memory without one is a learning)
+    #[arg(long = "type", value_enum, value_name = "TYPE")]
+    pub memory_type: Option<MemoryTypeArg>,
+    /// Only memories of this importance (a memory without one is medium)
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub importance: Option<ImportanceArg>,
+    /// Only memories that name this agent
+    #[arg(long, value_name = "NAME", value_parser = agent_name)]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Args)]

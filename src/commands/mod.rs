@@ -11,9 +11,10 @@ mod save;
 mod session;
 mod watch;
 
-use crate::cli::{Cli, Command, ConfigAction, StoreKind, VoteDirection};
+use crate::cli::{Cli, Command, ConfigAction, ImportanceArg, ListArgs, MemoryTypeArg, StoreKind, VoteDirection};
 use crate::copilot::Direction;
 use crate::error;
+use crate::memories::file::{Importance, MemoryType};
 use crate::ops::read::Scope;
 use crate::ops::{self, Report, View};
 use crate::output::{self, Style};
@@ -144,6 +145,19 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     dispatch(&ctx, cli.command)
 }
 
+/// Prints a usage error of subcommand `sub` as clap prints its own (`kind`: a bad value, flags
+/// that do not go together...) and returns exit status 2.
+fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: &str) -> ExitCode {
+    let mut root = <Cli as clap::CommandFactory>::command();
+    root.build();
+    let err = match root.find_subcommand_mut(sub) {
+        Some(sub) => sub.error(kind, msg),
+        None => root.error(kind, msg),
+    };
+    let _ = err.print();
+    ExitCode::from(2)
+}
+
 /// Returns the stores a `--store` flag covers.
 fn scope(store: Option<StoreKind>) -> Scope {
     match store {
@@ -151,6 +165,41 @@ fn scope(store: Option<StoreKind>) -> Scope {
         Some(StoreKind::Md) => Scope::Md,
         Some(StoreKind::Copilot) => Scope::Copilot,
     }
+}
+
+/// Returns the memory type a `--type` value names.
+fn memory_type(arg: MemoryTypeArg) -> MemoryType {
+    match arg {
+        MemoryTypeArg::CoreContext => MemoryType::CoreContext,
+        MemoryTypeArg::Learning => MemoryType::Learning,
+        MemoryTypeArg::Pattern => MemoryType::Pattern,
+        MemoryTypeArg::Update => MemoryType::Update,
+    }
+}
+
+/// Returns the importance an `--importance` value names.
+fn importance(arg: ImportanceArg) -> Importance {
+    match arg {
+        ImportanceArg::High => Importance::High,
+        ImportanceArg::Medium => Importance::Medium,
+        ImportanceArg::Low => Importance::Low,
+    }
+}
+
+/// `kb list`: a `--type`, `--importance` or `--agent` filter narrows the list to the markdown
+/// store (Copilot records have none of them); with `--store copilot` it is a usage error.
+fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
+    let filtered = a.memory_type.is_some() || a.importance.is_some() || a.agent.is_some();
+    let scope = match (scope(a.store), filtered) {
+        (Scope::Copilot, true) => {
+            let msg = "--type, --importance and --agent filter the markdown memories; Copilot records have none";
+            return Ok(usage_error("list", clap::error::ErrorKind::ArgumentConflict, msg));
+        }
+        (_, true) => Scope::Md,
+        (any, false) => any,
+    };
+    let filter = ops::read::ListFilter::new(a.memory_type.map(memory_type), a.importance.map(importance), a.agent)?;
+    ctx.emit(&ops::read::list(&ops::read::load(&ctx.repo()?, scope)?, &filter))
 }
 
 /// Runs one command.
@@ -162,7 +211,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             let loaded = ops::read::load(&ctx.repo()?, scope(a.store))?;
             ctx.emit(&ops::read::recall(&loaded, &a.query, usize::try_from(a.max_results).unwrap_or(usize::MAX)))
         }
-        Command::List(a) => ctx.emit(&ops::read::list(&ops::read::load(&ctx.repo()?, scope(a.store))?)),
+        Command::List(a) => list(ctx, a),
         Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),

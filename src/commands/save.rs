@@ -1,7 +1,7 @@
 //! `kb save`: the text from the arguments or stdin, the flags of each store checked, then the
 //! save operation (`ops::save`).
 
-use super::Ctx;
+use super::{Ctx, importance, memory_type};
 use crate::cli::{SaveArgs, StoreKind};
 use crate::copilot::RecordRequest;
 use crate::memories::store::SaveRequest;
@@ -31,29 +31,33 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     // `--tags a, b` is a list typed by a person: trim around the commas. `-t` values are verbatim.
     let tags: Vec<String> =
         args.tag.into_iter().chain(args.tags.iter().map(|t| t.trim().to_string()).filter(|t| !t.is_empty())).collect();
-    let req = SaveRequest { content, tags, dry_run: args.dry_run, redact: args.redact, no_dedup: args.no_dedup };
+    let req = SaveRequest {
+        content,
+        tags,
+        dry_run: args.dry_run,
+        redact: args.redact,
+        no_dedup: args.no_dedup,
+        memory_type: args.memory_type.map(memory_type),
+        importance: args.importance.map(importance),
+        agent: args.agent,
+    };
     ctx.emit(&ops::save::save(&repo, req)?)
 }
 
 /// Reports a flag that belongs to the other store as a usage error (exit 2), as clap would.
 fn misplaced_flags(args: &SaveArgs) -> Option<ExitCode> {
     let copilot = args.store == Some(StoreKind::Copilot);
+    let layered = args.memory_type.is_some() || args.importance.is_some() || args.agent.is_some();
     let wrong = if copilot {
         (!args.tag.is_empty() || !args.tags.is_empty())
             .then_some("--tag/--tags apply to the markdown store; a Copilot record has --subject")
+            .or(layered
+                .then_some("--type, --importance and --agent apply to the markdown store; a Copilot record has none"))
     } else {
         (args.subject.is_some() || !args.citation.is_empty() || args.reason.is_some() || args.category.is_some())
             .then_some("--subject, --citation, --reason and --category need --store copilot")
     };
-    let msg = wrong?;
-    let mut root = <crate::cli::Cli as clap::CommandFactory>::command();
-    root.build();
-    let err = match root.find_subcommand_mut("save") {
-        Some(save) => save.error(clap::error::ErrorKind::ArgumentConflict, msg),
-        None => root.error(clap::error::ErrorKind::ArgumentConflict, msg),
-    };
-    let _ = err.print();
-    Some(ExitCode::from(2))
+    Some(super::usage_error("save", clap::error::ErrorKind::ArgumentConflict, wrong?))
 }
 
 /// Returns the memory text: the arguments joined by spaces, or stdin for `-` or piped input.

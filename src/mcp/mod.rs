@@ -63,7 +63,14 @@ Not worth saving:
 
 Write one self-contained statement that will still make sense months later, e.g. content \"User prefers pytest \
 over unittest\" with tags [\"preference\", \"python\"], or \"The team decided to release from the main branch \
-only\" with tags [\"decision\", \"release\"].";
+only\" with tags [\"decision\", \"release\"].
+
+Optional layers, all left out for an ordinary fact: type core_context for a fact every session must start with \
+(always loaded into the context, protected from decay; keep these few), pattern for a recurring way of working, \
+update for news about the project's state, learning (the default) for anything else; importance high for a \
+learning or pattern that should be loaded into the context at session start, low for a minor detail (medium is the \
+default); agent your own agent name when the fact only matters to you (e.g. a reviewer's checklist), left out for \
+knowledge every agent shares. A near-duplicate is only merged into a memory of the same type and agent.";
 
 const RECALL_MEMORY: &str = "Search the saved memories (text and tags) and the Copilot records (subject, fact, \
 reason, citations) for the query, case-insensitive; newest first. Worth calling without being asked, at the start of a task and before choices \
@@ -104,6 +111,32 @@ pub struct SaveMemoryArgs {
     /// pattern), then the domain, e.g. ["preference", "python"]. May be empty.
     #[serde(default, deserialize_with = "list_or_csv")]
     pub tags: Vec<String>,
+    /// The memory's type: core_context (a fact every session must start with: always loaded,
+    /// never decayed), learning (the default), pattern (a recurring way of working) or update
+    /// (news about the project's state). Leave it out for an ordinary fact.
+    #[serde(default, rename = "type")]
+    #[schemars(schema_with = "memory_type_schema")]
+    pub memory_type: Option<String>,
+    /// How much the memory matters: high (loaded into the context at session start when its
+    /// type is learning or pattern), medium (the default) or low. A merge with a near-duplicate
+    /// keeps the higher one.
+    #[serde(default)]
+    #[schemars(schema_with = "importance_schema")]
+    pub importance: Option<String>,
+    /// Your agent name, when the fact only matters to you (e.g. "reviewer"); leave it out for
+    /// knowledge every agent shares. No "/", "\\" or control characters.
+    #[serde(default)]
+    pub agent: Option<String>,
+}
+
+/// The schema of `save_memory`'s `type`: one of the four types, inline.
+fn memory_type_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["string", "null"], "enum": ["core_context", "learning", "pattern", "update", null] })
+}
+
+/// The schema of `save_memory`'s `importance`: one of the three levels, inline.
+fn importance_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "type": ["string", "null"], "enum": ["high", "medium", "low", null] })
 }
 
 /// `recall_memory` arguments.
@@ -209,7 +242,12 @@ impl KbServer {
     )]
     async fn save_memory(&self, Parameters(args): Parameters<SaveMemoryArgs>) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.save(args.content, args.tags)).await)
+        Ok(self
+            .run(move || {
+                let SaveMemoryArgs { content, tags, memory_type, importance, agent } = args;
+                repo.save(content, tags, memory_type.as_deref(), importance.as_deref(), agent)
+            })
+            .await)
     }
 
     #[tool(

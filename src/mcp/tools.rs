@@ -1,7 +1,8 @@
 //! The MCP tools' work: each tool runs the same operation as its CLI command (`crate::ops`) and
 //! returns the report's human text and its JSON document, so the two cannot drift.
 //!
-//! - `save_memory`: `kb save TEXT -t TAG...`; `store_memory`: `kb save --store copilot ...`;
+//! - `save_memory`: `kb save TEXT -t TAG... [--type T] [--importance I] [--agent NAME]`;
+//!   `store_memory`: `kb save --store copilot ...`;
 //! - `recall_memory`: `kb recall QUERY -n N`; `list_memories`: `kb list` (both stores);
 //! - `forget_memory`: `kb forget ID`;
 //! - the context resource: `kb context`'s block.
@@ -11,6 +12,7 @@
 
 use crate::copilot::RecordRequest;
 use crate::error::Diagnostic;
+use crate::memories::file::{Importance, MemoryType};
 use crate::memories::store::SaveRequest;
 use crate::ops::read::Scope;
 use crate::ops::{self, Report, View};
@@ -73,9 +75,28 @@ impl Server {
         }
     }
 
-    /// `save_memory`.
-    pub fn save(&self, content: String, tags: Vec<String>) -> Result<Reply> {
-        let req = SaveRequest { content, tags, dry_run: false, redact: false, no_dedup: false };
+    /// `save_memory`. `memory_type` and `importance` are the tool's strings, checked here so
+    /// that a bad one is a tool error naming it (as a bad agent name is, from the store).
+    pub fn save(
+        &self,
+        content: String,
+        tags: Vec<String>,
+        memory_type: Option<&str>,
+        importance: Option<&str>,
+        agent: Option<String>,
+    ) -> Result<Reply> {
+        let memory_type = memory_type.map(MemoryType::parse).transpose().map_err(anyhow::Error::msg)?;
+        let importance = importance.map(Importance::parse).transpose().map_err(anyhow::Error::msg)?;
+        let req = SaveRequest {
+            content,
+            tags,
+            dry_run: false,
+            redact: false,
+            no_dedup: false,
+            memory_type,
+            importance,
+            agent,
+        };
         self.reply(&ops::save::save(&self.repo_to_write()?, req)?)
     }
 
@@ -88,7 +109,7 @@ impl Server {
     /// `list_memories`.
     pub fn list(&self) -> Result<Reply> {
         let loaded = ops::read::load(&self.repo()?, Scope::Both)?;
-        self.reply(&ops::read::list(&loaded))
+        self.reply(&ops::read::list(&loaded, &ops::read::ListFilter::default()))
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.
@@ -153,8 +174,17 @@ mod tests {
         let message = |e: anyhow::Error| crate::error::message(&e);
         assert_eq!(message(server.forget("x").unwrap_err()), "memory x not found");
         assert_eq!(message(server.forget("3").unwrap_err()), "memory 3 not found");
-        assert_eq!(message(server.save("  \n".into(), vec![]).unwrap_err()), "nothing to save: the text is empty");
-        let saved = server.save("We always rebase before merging".into(), vec!["pattern".into()]).unwrap();
+        let save = |text: &str, tags: &[&str]| {
+            server.save(text.into(), tags.iter().map(|t| t.to_string()).collect(), None, None, None)
+        };
+        assert_eq!(message(save("  \n", &[]).unwrap_err()), "nothing to save: the text is empty");
+        let bad_type = server.save("x".into(), vec![], Some("Learning"), None, None).unwrap_err();
+        assert_eq!(message(bad_type), "unknown type 'Learning': expected core_context, learning, pattern or update");
+        let bad_importance = server.save("x".into(), vec![], None, Some("urgent"), None).unwrap_err();
+        assert_eq!(message(bad_importance), "unknown importance 'urgent': expected high, medium or low");
+        let bad_agent = server.save("x".into(), vec![], None, None, Some("a/b".into())).unwrap_err();
+        assert_eq!(message(bad_agent), "invalid agent name 'a/b': an agent name cannot contain '/' or '\\'");
+        let saved = save("We always rebase before merging", &["pattern"]).unwrap();
         assert_eq!(saved.json["action"], "saved");
         let listed = server.list().unwrap();
         assert_eq!(listed.json["count"], 1);

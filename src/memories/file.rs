@@ -1,6 +1,10 @@
 //! The memory model: one markdown file with YAML frontmatter, read and validated as co-cli does
 //! (co-cli.md §2.8, §2.10), with kb's stricter rules where co-cli crashes or misleads:
 //! timestamps must carry an offset, ids are non-negative integers (not booleans).
+//!
+//! Also the layer keys of SPEC §11.2 (`type`, `importance`, `agent`): their typed values
+//! ([`MemoryType`], [`Importance`]), the agent-name rule ([`check_agent`]) and who may see a
+//! memory ([`visible`]).
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields, SplitError};
@@ -25,6 +29,103 @@ pub fn detect_category<S: AsRef<str>>(tags: &[S]) -> Option<&'static str> {
     SIGNAL_TAGS.into_iter().find(|s| tags.iter().any(|t| t.as_ref() == *s))
 }
 
+/// The tag that makes a memory that names an agent visible to every agent (SPEC §11.2).
+pub const CROSS_TEAM_TAG: &str = "cross-team";
+
+/// What a memory is, its layer in the compiled context (SPEC §11.2): the frontmatter `type`.
+/// A memory without one is a [`MemoryType::Learning`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MemoryType {
+    /// Always loaded for the agents that see it; never decayed.
+    CoreContext,
+    #[default]
+    Learning,
+    Pattern,
+    Update,
+}
+
+impl MemoryType {
+    pub const ALL: [MemoryType; 4] =
+        [MemoryType::CoreContext, MemoryType::Learning, MemoryType::Pattern, MemoryType::Update];
+
+    /// Returns the value as written in a file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::CoreContext => "core_context",
+            MemoryType::Learning => "learning",
+            MemoryType::Pattern => "pattern",
+            MemoryType::Update => "update",
+        }
+    }
+
+    /// Parses a written value (exact, case-sensitive); the error names the value and the valid ones.
+    pub fn parse(text: &str) -> Result<MemoryType, String> {
+        MemoryType::ALL.into_iter().find(|t| t.as_str() == text).ok_or_else(|| {
+            format!("unknown type '{}': expected core_context, learning, pattern or update", text.escape_debug())
+        })
+    }
+}
+
+/// How much a memory matters (SPEC §11.2): the frontmatter `importance`. A memory without one is
+/// [`Importance::Medium`]. Ordered: `Low < Medium < High`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Importance {
+    Low,
+    #[default]
+    Medium,
+    High,
+}
+
+impl Importance {
+    pub const ALL: [Importance; 3] = [Importance::High, Importance::Medium, Importance::Low];
+
+    /// Returns the value as written in a file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Importance::Low => "low",
+            Importance::Medium => "medium",
+            Importance::High => "high",
+        }
+    }
+
+    /// Parses a written value (exact, case-sensitive); the error names the value and the valid ones.
+    pub fn parse(text: &str) -> Result<Importance, String> {
+        Importance::ALL
+            .into_iter()
+            .find(|i| i.as_str() == text)
+            .ok_or_else(|| format!("unknown importance '{}': expected high, medium or low", text.escape_debug()))
+    }
+}
+
+/// Checks an agent name (the frontmatter `agent`, `--agent`, MCP `agent`): not empty or blank, no
+/// whitespace at either end, no `/` or `\`, no newline or other control character. The error
+/// names the value (escaped) and what is wrong with it.
+pub fn check_agent(name: &str) -> Result<(), String> {
+    let why = if name.trim().is_empty() {
+        "an agent name cannot be empty or blank"
+    } else if name.contains(['/', '\\']) {
+        "an agent name cannot contain '/' or '\\'"
+    } else if name.chars().any(char::is_control) {
+        "an agent name cannot contain a newline or another control character"
+    } else if name.trim() != name {
+        "an agent name cannot start or end with whitespace"
+    } else {
+        return Ok(());
+    };
+    Err(format!("invalid agent name '{}': {why}", name.escape_debug()))
+}
+
+/// Returns whether a memory that names `owner` (`None`: every agent's) with `tags` is visible to
+/// `agent` (SPEC §11.2): when it names no agent, names that agent, or is tagged `cross-team`.
+/// Without an agent, only memories that name none or are tagged `cross-team` are visible.
+pub fn visible<S: AsRef<str>>(owner: Option<&str>, tags: &[S], agent: Option<&str>) -> bool {
+    match owner {
+        None => true,
+        Some(owner) if agent == Some(owner) => true,
+        Some(_) => tags.iter().any(|t| t.as_ref() == CROSS_TEAM_TAG),
+    }
+}
+
 /// A memory as read from its file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Memory {
@@ -36,8 +137,22 @@ pub struct Memory {
     pub tags: Vec<String>,
     pub source: Option<String>,
     pub decay_protected: bool,
+    /// `type` as written; `None` when absent: a learning.
+    pub memory_type: Option<MemoryType>,
+    /// `importance` as written; `None` when absent (see [`Memory::effective_importance`]).
+    pub importance: Option<Importance>,
+    /// `agent` as written; `None` when absent: shared by every agent.
+    pub agent: Option<String>,
     /// The body, stripped.
     pub content: String,
+}
+
+impl Memory {
+    /// Returns the memory's importance, `medium` when the file has none. (The index's
+    /// [`MemoryRef`](crate::memories::index::MemoryRef) has the type and visibility too.)
+    pub fn effective_importance(&self) -> Importance {
+        self.importance.unwrap_or_default()
+    }
 }
 
 /// Decodes file bytes as text, refusing binary content.
@@ -127,6 +242,10 @@ struct PlainText {
     source: Option<String>,
     auto_category: Option<String>,
     consolidation_reason: Option<String>,
+    #[serde(rename = "type")]
+    memory_type: Option<String>,
+    importance: Option<String>,
+    agent: Option<String>,
     #[serde(skip)]
     tags: Option<Vec<String>>,
 }
@@ -152,6 +271,9 @@ impl PlainText {
             "source" => self.source.as_deref(),
             "auto_category" => self.auto_category.as_deref(),
             "consolidation_reason" => self.consolidation_reason.as_deref(),
+            "type" => self.memory_type.as_deref(),
+            "importance" => self.importance.as_deref(),
+            "agent" => self.agent.as_deref(),
             _ => None,
         }
     }
@@ -259,7 +381,42 @@ fn validate<'p>(
             ));
         }
     };
-    Ok(Memory { id, created, created_at, updated, updated_at, tags, source, decay_protected, content: String::new() })
+    // The layer keys (SPEC §11.2): absent is the default; any other value, null included, makes
+    // the file invalid. A value YAML 1.1 reads as a string (`agent: 0o17`) is that string.
+    let layer_text = |key: &'static str, expected: &str| -> Result<Option<String>, (&'static str, String)> {
+        match f.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other @ (Value::Number(_) | Value::Bool(_))) => yaml11_string(plain().field(key))
+                .map(Some)
+                .ok_or_else(|| (key, format!("'{key}' must be {expected}, got {}", describe(other)))),
+            Some(other) => Err((key, format!("'{key}' must be {expected}, got {}", describe(other)))),
+        }
+    };
+    let memory_type = layer_text("type", "core_context, learning, pattern or update")?
+        .map(|t| MemoryType::parse(&t).map_err(|e| ("type", e)))
+        .transpose()?;
+    let importance = layer_text("importance", "high, medium or low")?
+        .map(|t| Importance::parse(&t).map_err(|e| ("importance", e)))
+        .transpose()?;
+    let agent = layer_text("agent", "an agent's name (a string)")?;
+    if let Some(a) = &agent {
+        check_agent(a).map_err(|e| ("agent", e))?;
+    }
+    Ok(Memory {
+        id,
+        created,
+        created_at,
+        updated,
+        updated_at,
+        tags,
+        source,
+        decay_protected,
+        memory_type,
+        importance,
+        agent,
+        content: String::new(),
+    })
 }
 
 /// Describes a YAML value for an error message.
@@ -377,6 +534,98 @@ mod tests {
         let m =
             parse("---\r\nid: 1\r\ncreated: '2026-01-01T00:00:00Z'\r\n---\r\n\r\nline one\r\nline two\r\n").unwrap();
         assert_eq!(m.content, "line one\nline two");
+    }
+
+    #[test]
+    fn types_and_importance_parse_exactly_and_order() {
+        for t in MemoryType::ALL {
+            assert_eq!(MemoryType::parse(t.as_str()), Ok(t));
+        }
+        for i in Importance::ALL {
+            assert_eq!(Importance::parse(i.as_str()), Ok(i));
+        }
+        assert_eq!(MemoryType::default(), MemoryType::Learning);
+        assert_eq!(Importance::default(), Importance::Medium);
+        assert!(Importance::High > Importance::Medium && Importance::Medium > Importance::Low);
+        assert_eq!([Importance::Low, Importance::High, Importance::Medium].iter().max(), Some(&Importance::High));
+        assert_eq!(
+            MemoryType::parse("Core_Context").unwrap_err(),
+            "unknown type 'Core_Context': expected core_context, learning, pattern or update"
+        );
+        assert_eq!(
+            MemoryType::parse("core-context").unwrap_err().split(':').next(),
+            Some("unknown type 'core-context'")
+        );
+        assert_eq!(
+            Importance::parse("HIGH\n").unwrap_err(),
+            "unknown importance 'HIGH\\n': expected high, medium or low"
+        );
+    }
+
+    #[test]
+    fn agent_names() {
+        for ok in ["reviewer", "Code Reviewer", "agent-7", "日本語", "a.b_c@d", "x"] {
+            assert_eq!(check_agent(ok), Ok(()), "{ok:?}");
+        }
+        let why = |name: &str| check_agent(name).unwrap_err();
+        assert_eq!(why("a/b"), "invalid agent name 'a/b': an agent name cannot contain '/' or '\\'");
+        assert!(why("a\\b").starts_with("invalid agent name 'a\\\\b': "), "{}", why("a\\b"));
+        assert_eq!(
+            why("a\nb"),
+            "invalid agent name 'a\\nb': an agent name cannot contain a newline or another control character"
+        );
+        assert!(why("nul\0").contains("control character"));
+        assert!(why("del\u{7f}").contains("control character"));
+        assert!(why("").ends_with("an agent name cannot be empty or blank"));
+        assert!(why(" \t ").ends_with("cannot be empty or blank"));
+        assert!(why(" lead").ends_with("cannot start or end with whitespace"));
+        assert!(why("trail\u{a0}").ends_with("cannot start or end with whitespace"));
+    }
+
+    #[test]
+    fn visibility() {
+        let cross = ["x", CROSS_TEAM_TAG];
+        // Shared memories: visible to every agent and without one.
+        assert!(visible::<&str>(None, &[], Some("a")) && visible::<&str>(None, &[], None));
+        // An agent's own memory.
+        assert!(visible::<&str>(Some("a"), &[], Some("a")));
+        assert!(!visible::<&str>(Some("a"), &[], Some("b")) && !visible::<&str>(Some("a"), &[], None));
+        assert!(!visible::<&str>(Some("a"), &[], Some("A")), "names are compared exactly");
+        // Tagged cross-team: visible to everyone.
+        assert!(visible(Some("a"), &cross, Some("b")) && visible(Some("a"), &cross, None));
+        assert!(!visible(Some("a"), &["Cross-Team"], Some("b")), "the tag is matched exactly");
+    }
+
+    #[test]
+    fn layer_keys_are_read_and_validated() {
+        let head = "---\nid: 1\ncreated: '2026-01-01T00:00:00Z'\n";
+        let m = parse(&format!("{head}---\nx")).unwrap();
+        assert_eq!((m.memory_type, m.importance, m.agent.as_deref()), (None, None, None));
+        assert_eq!(m.effective_importance(), Importance::Medium);
+        let m = parse(&format!("{head}type: core_context\nimportance: low\nagent: 'yes'\n---\nx")).unwrap();
+        assert_eq!(
+            (m.memory_type, m.importance, m.agent.as_deref()),
+            (Some(MemoryType::CoreContext), Some(Importance::Low), Some("yes"))
+        );
+        // YAML 1.1 reads these as strings, so they are names (co-cli's PyYAML agrees).
+        assert_eq!(parse(&format!("{head}agent: 0o17\n---\nx")).unwrap().agent.as_deref(), Some("0o17"));
+        let p = problem(&format!("{head}type: lesson\n---\nx"));
+        assert_eq!(
+            (p.line, p.message.as_str()),
+            (Some(4), "unknown type 'lesson': expected core_context, learning, pattern or update")
+        );
+        let p = problem(&format!("{head}tags: []\nimportance: 2\n---\nx"));
+        assert_eq!(
+            (p.line, p.message.as_str()),
+            (Some(5), "'importance' must be high, medium or low, got the number 2")
+        );
+        assert!(problem(&format!("{head}importance: on\n---\nx")).message.contains("got the boolean true"));
+        assert!(problem(&format!("{head}type:\n---\nx")).message.contains("got null"));
+        assert!(problem(&format!("{head}agent: yes\n---\nx")).message.contains("got the boolean true"));
+        assert!(problem(&format!("{head}agent: 12\n---\nx")).message.contains("got the number 12"));
+        assert!(problem(&format!("{head}agent: a/b\n---\nx")).message.contains("invalid agent name 'a/b'"));
+        assert!(problem(&format!("{head}agent: \"a\\u0085b\"\n---\nx")).message.contains("control character"));
+        assert!(problem(&format!("{head}agent: [a]\n---\nx")).message.contains("got a list"));
     }
 
     #[test]

@@ -10,7 +10,7 @@
 
 use crate::error::Diagnostic;
 use crate::format::time::Micros;
-use crate::memories::file::{self, MAX_FILE_BYTES, Memory};
+use crate::memories::file::{self, Importance, MAX_FILE_BYTES, Memory, MemoryType};
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read, Write};
@@ -51,6 +51,11 @@ struct Record {
     updated_at: i64,
     source: Span,
     protected: bool,
+    /// `type` as written: 0 absent, else 1 + its place in [`MemoryType::ALL`].
+    kind: u8,
+    /// `importance` as written: 0 absent, else 1 + its place in [`Importance::ALL`].
+    importance: u8,
+    agent: Span,
     tags_start: u32,
     tags_len: u32,
     content: Span,
@@ -73,8 +78,61 @@ pub struct MemoryRef<'a> {
     pub updated_at: Option<Micros>,
     pub source: Option<&'a str>,
     pub decay_protected: bool,
+    /// `type` as written; `None` when absent (see [`MemoryRef::effective_type`]).
+    pub memory_type: Option<MemoryType>,
+    /// `importance` as written; `None` when absent (see [`MemoryRef::effective_importance`]).
+    pub importance: Option<Importance>,
+    /// `agent` as written; `None` when absent: shared by every agent.
+    pub agent: Option<&'a str>,
     pub tags: Vec<&'a str>,
     pub content: &'a str,
+}
+
+impl MemoryRef<'_> {
+    /// Returns the memory's type, `learning` when the file has none.
+    pub fn effective_type(&self) -> MemoryType {
+        self.memory_type.unwrap_or_default()
+    }
+
+    /// Returns the memory's importance, `medium` when the file has none.
+    pub fn effective_importance(&self) -> Importance {
+        self.importance.unwrap_or_default()
+    }
+
+    /// Returns whether the memory is visible to `agent` (SPEC §11.2): it names no agent, names
+    /// `agent`, or is tagged `cross-team`; without an agent, it names none or is tagged
+    /// `cross-team`.
+    // For the compiled context (SPEC §11.5): nothing else in kb asks who sees a memory.
+    #[allow(dead_code)]
+    pub fn visible_to(&self, agent: Option<&str>) -> bool {
+        file::visible(self.agent, &self.tags, agent)
+    }
+}
+
+/// Returns the cache code of a `type` as written.
+fn type_code(t: Option<MemoryType>) -> u8 {
+    t.and_then(|t| MemoryType::ALL.iter().position(|&x| x == t)).map_or(0, |i| i as u8 + 1)
+}
+
+/// Returns the `type` a cache code stands for; `None` for a code no cache holds.
+fn type_of(code: u8) -> Option<Option<MemoryType>> {
+    match code {
+        0 => Some(None),
+        c => MemoryType::ALL.get(usize::from(c) - 1).map(|&t| Some(t)),
+    }
+}
+
+/// Returns the cache code of an `importance` as written.
+fn importance_code(i: Option<Importance>) -> u8 {
+    i.and_then(|i| Importance::ALL.iter().position(|&x| x == i)).map_or(0, |i| i as u8 + 1)
+}
+
+/// Returns the `importance` a cache code stands for; `None` for a code no cache holds.
+fn importance_of(code: u8) -> Option<Option<Importance>> {
+    match code {
+        0 => Some(None),
+        c => Importance::ALL.get(usize::from(c) - 1).map(|&i| Some(i)),
+    }
 }
 
 /// What a scan did: shown on stderr when `KB_DEBUG_STATS` is set.
@@ -266,6 +324,7 @@ impl Index {
             r.created = shift(r.created);
             r.updated = shift(r.updated);
             r.source = shift(r.source);
+            r.agent = shift(r.agent);
             r.content = shift(r.content);
             r.tags_start += tags_at;
             r
@@ -289,7 +348,11 @@ impl Index {
         // instead of indexed, rather than wrapping an offset.
         let needed = name.len()
             + outcome.as_ref().map_or(256, |m| {
-                m.content.len() + m.created.len() + m.tags.iter().map(String::len).sum::<usize>() + 256
+                m.content.len()
+                    + m.created.len()
+                    + m.agent.as_ref().map_or(0, String::len)
+                    + m.tags.iter().map(String::len).sum::<usize>()
+                    + 256
             });
         let outcome = if base + self.arena.len() + needed >= u32::MAX as usize {
             Err(Diagnostic::error(None, "not indexed: the memories folder holds over 4 GiB of text"))
@@ -315,6 +378,9 @@ impl Index {
                     updated_at: m.updated_at.unwrap_or(0),
                     source: self.intern_opt(m.source.as_deref()),
                     protected: m.decay_protected,
+                    kind: type_code(m.memory_type),
+                    importance: importance_code(m.importance),
+                    agent: self.intern_opt(m.agent.as_deref()),
                     tags_start,
                     tags_len: m.tags.len() as u32,
                     content: self.intern(&m.content),
@@ -330,6 +396,7 @@ impl Index {
                 created: NONE,
                 updated: NONE,
                 source: NONE,
+                agent: NONE,
                 ..Record::default()
             },
         };
@@ -343,7 +410,7 @@ impl Index {
             .iter()
             .map(|r| {
                 let tags = &self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize];
-                [r.name, r.created, r.updated, r.source, r.content]
+                [r.name, r.created, r.updated, r.source, r.agent, r.content]
                     .iter()
                     .chain(tags)
                     .filter(|s| **s != NONE)
@@ -364,6 +431,7 @@ impl Index {
             r.created = move_span(self, r.created);
             r.updated = move_span(self, r.updated);
             r.source = move_span(self, r.source);
+            r.agent = move_span(self, r.agent);
             r.content = move_span(self, r.content);
             let start = self.tags.len() as u32;
             for t in &old_tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize] {
@@ -393,6 +461,10 @@ impl Index {
             updated_at: (r.updated != NONE).then_some(r.updated_at),
             source: self.opt(r.source),
             decay_protected: r.protected,
+            // Records come from a parse or a verified cache: the codes are valid.
+            memory_type: type_of(r.kind).flatten(),
+            importance: importance_of(r.importance).flatten(),
+            agent: self.opt(r.agent),
             tags: self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize]
                 .iter()
                 .map(|&t| self.str(t))
@@ -436,6 +508,21 @@ impl Index {
     /// Returns whether the memory at a position is protected from decay.
     pub fn protected_at(&self, pos: Pos) -> bool {
         self.records[pos.0].protected
+    }
+
+    /// Returns the memory's type at a position (`learning` when the file has none).
+    pub fn type_at(&self, pos: Pos) -> MemoryType {
+        type_of(self.records[pos.0].kind).flatten().unwrap_or_default()
+    }
+
+    /// Returns the memory's importance at a position (`medium` when the file has none).
+    pub fn importance_at(&self, pos: Pos) -> Importance {
+        importance_of(self.records[pos.0].importance).flatten().unwrap_or_default()
+    }
+
+    /// Returns the agent a memory names at a position (`None`: every agent's).
+    pub fn agent_at(&self, pos: Pos) -> Option<&str> {
+        self.opt(self.records[pos.0].agent)
     }
 
     /// Returns the content at a position.
@@ -673,10 +760,10 @@ const MIN_CHUNK: usize = 2048;
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// Bump when the record layout, the parsing rules or the checksum change, so old caches are
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
-/// against an adversary.)
-const FORMAT: u32 = 3;
+/// against an adversary. 4: `type`, `importance` and `agent`, SPEC §11.2.)
+const FORMAT: u32 = 4;
 const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
-const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 4 + 4 + 8 + 4;
+const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 1 + 1 + 8 + 4 + 4 + 8 + 4;
 
 fn encode(r: &Record) -> [u8; RECORD] {
     let mut b = [0u8; RECORD];
@@ -699,6 +786,9 @@ fn encode(r: &Record) -> [u8; RECORD] {
     put(&r.updated_at.to_le_bytes());
     put(&span(r.source));
     put(&[r.protected as u8]);
+    put(&[r.kind]);
+    put(&[r.importance]);
+    put(&span(r.agent));
     put(&r.tags_start.to_le_bytes());
     put(&r.tags_len.to_le_bytes());
     put(&span(r.content));
@@ -750,6 +840,9 @@ fn decode(b: &[u8]) -> Option<Record> {
         updated_at: r.i64()?,
         source: r.span()?,
         protected: r.u8()? == 1,
+        kind: r.u8().filter(|&c| type_of(c).is_some())?,
+        importance: r.u8().filter(|&c| importance_of(c).is_some())?,
+        agent: r.span()?,
         tags_start: r.u32()?,
         tags_len: r.u32()?,
         content: r.span()?,
@@ -836,6 +929,7 @@ impl Cached {
                     && ok(r.created)
                     && ok(r.updated)
                     && ok(r.source)
+                    && ok(r.agent)
                     && ok(r.content)
                     && r.content != NONE
                     && (!r.valid || r.created != NONE)
@@ -866,5 +960,76 @@ impl<W: Write> Write for Checksummed<W> {
     }
     fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A memory's id, its layer keys as written, and its tags.
+    type Layers = (u64, Option<MemoryType>, Option<Importance>, Option<String>, Vec<String>);
+
+    fn layers(index: &Index) -> Vec<Layers> {
+        let mut out: Vec<_> = index
+            .memories()
+            .map(|m| {
+                let tags = m.tags.iter().map(|t| t.to_string()).collect();
+                (m.id, m.memory_type, m.importance, m.agent.map(String::from), tags)
+            })
+            .collect();
+        out.sort_by_key(|m| m.0);
+        out
+    }
+
+    #[test]
+    fn the_cache_keeps_type_importance_and_agent() {
+        let dir = tempfile::tempdir().unwrap();
+        let memories = dir.path().join("memories");
+        fs::create_dir_all(&memories).unwrap();
+        let head = |id: u64| format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\n");
+        fs::write(memories.join("001-a.md"), format!("{}tags: []\n---\n\nplain\n", head(1))).unwrap();
+        fs::write(
+            memories.join("002-b.md"),
+            format!("{}agent: reviewer\nimportance: high\ntags:\n- x\ntype: core_context\n---\n\nlayered\n", head(2)),
+        )
+        .unwrap();
+        fs::write(memories.join("003-c.md"), format!("{}importance: low\ntype: update\n---\n\nlow\n", head(3)))
+            .unwrap();
+        fs::write(memories.join("004-d.md"), format!("{}type: lesson\n---\n\nbad\n", head(4))).unwrap();
+        let cache = dir.path().join("cache/memories.idx");
+        let scanned = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        assert!(scanned.stats.cache_written);
+        let want = vec![
+            (1, None, None, None, vec![]),
+            (2, Some(MemoryType::CoreContext), Some(Importance::High), Some("reviewer".to_string()), vec!["x".into()]),
+            (3, Some(MemoryType::Update), Some(Importance::Low), None, vec![]),
+        ];
+        assert_eq!(layers(&scanned), want);
+        let c = Cached::load(&cache).unwrap();
+        let cached = Index { arena: c.arena, tags: c.tags, records: c.records, ..Index::empty(&memories) };
+        assert_eq!(layers(&cached), want);
+        let problems = cached.problems();
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0].message.contains("unknown type 'lesson'"), "{problems:?}");
+        assert_eq!(problems[0].line, Some(4));
+        let pos: Vec<Pos> = cached.positions().collect();
+        let of = |id: u64| *pos.iter().find(|&&p| cached.id_at(p) == id).unwrap();
+        assert_eq!((cached.type_at(of(1)), cached.agent_at(of(1))), (MemoryType::Learning, None));
+        assert_eq!((cached.type_at(of(2)), cached.agent_at(of(2))), (MemoryType::CoreContext, Some("reviewer")));
+    }
+
+    #[test]
+    fn a_record_with_an_unknown_code_is_not_decoded() {
+        let r = Record { kind: 1, importance: 3, agent: Span { start: 0, len: 2 }, ..Record::default() };
+        let bytes = encode(&r);
+        let back = decode(&bytes).unwrap();
+        assert_eq!((back.kind, back.importance, back.agent), (1, 3, r.agent));
+        for (kind, importance) in [(5, 0), (0, 4), (255, 255)] {
+            assert!(decode(&encode(&Record { kind, importance, ..r })).is_none(), "{kind} {importance}");
+        }
+        assert_eq!(type_code(Some(MemoryType::Update)), 4);
+        assert_eq!(importance_code(Some(Importance::Low)), 3);
+        assert_eq!(type_of(0), Some(None));
     }
 }

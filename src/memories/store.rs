@@ -9,7 +9,7 @@ use crate::format::frontmatter;
 use crate::format::similarity::Prepared;
 use crate::format::time::{self, Micros};
 use crate::fsio;
-use crate::memories::file::{self, detect_category, detect_source};
+use crate::memories::file::{self, Importance, MemoryType, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::repo::Repo;
 use crate::secrets;
@@ -59,6 +59,29 @@ pub struct SaveRequest {
     pub redact: bool,
     /// Save a new memory even when a recent one is similar (`--no-dedup`).
     pub no_dedup: bool,
+    /// `--type`: written only when given; dedup compares the effective type (absent = learning).
+    /// A `core_context` memory is created with `decay_protected: true`.
+    pub memory_type: Option<MemoryType>,
+    /// `--importance`: written only when given; a consolidation keeps the higher one.
+    pub importance: Option<Importance>,
+    /// `--agent`: the agent the memory belongs to (checked with [`file::check_agent`]); dedup
+    /// only matches memories of the same agent.
+    pub agent: Option<String>,
+}
+
+/// Which memories a save may consolidate into (SPEC §11.2): those of the same effective type
+/// and the same agent (or both naming none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DedupScope<'s> {
+    pub memory_type: MemoryType,
+    pub agent: Option<&'s str>,
+}
+
+impl DedupScope<'_> {
+    /// Returns whether the memory at `pos` is in this scope.
+    fn holds(&self, index: &Index, pos: Pos) -> bool {
+        index.type_at(pos) == self.memory_type && index.agent_at(pos) == self.agent
+    }
 }
 
 impl Store<'_> {
@@ -106,11 +129,12 @@ impl Store<'_> {
     /// Saves a memory: dedup against recent ones, consolidate or create, then decay.
     pub fn save(&self, req: SaveRequest) -> Result<SaveOutcome> {
         let now = self.repo.now;
-        let (content, tags, redacted) = screen(&req)?;
+        let Screened { content, tags, agent, redacted } = screen(&req)?;
+        let scope = DedupScope { memory_type: req.memory_type.unwrap_or_default(), agent: agent.as_deref() };
         // Scoring a large text is slow (quadratic in its length): do it before taking the lock, so
         // that other writers do not wait, and reuse it under the lock when nothing changed.
         let prescored = (!req.dry_run && !req.no_dedup && content.len() > PRESCORE_BYTES)
-            .then(|| self.scan().map(|index| score_candidates(&index, &content, &self.repo.settings, now)))
+            .then(|| self.scan().map(|index| score_candidates(&index, &content, scope, &self.repo.settings, now)))
             .transpose()?;
         let lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
         let index = match &lock {
@@ -120,7 +144,7 @@ impl Store<'_> {
         let mut warnings = Vec::new();
         let settings = &self.repo.settings;
         let candidate =
-            if req.no_dedup { None } else { find_duplicate_scored(&index, &content, settings, now, prescored) };
+            if req.no_dedup { None } else { find_duplicate_scored(&index, &content, scope, settings, now, prescored) };
         let duplicate = candidate.filter(|(best, score)| {
             // A match whose frontmatter kb cannot edit exactly is left alone; the text is saved
             // as a new memory rather than lost.
@@ -138,7 +162,7 @@ impl Store<'_> {
             let path = index.dir.join(best.file_name);
             if !req.dry_run {
                 self.repo.guard(&path)?;
-                consolidate(&path, &content, &tags, now)?;
+                consolidate(&path, &content, &tags, req.importance, now)?;
             }
             return Ok(SaveOutcome {
                 consolidated: true,
@@ -160,7 +184,7 @@ impl Store<'_> {
         if !req.dry_run {
             self.repo.guard(&index.dir)?;
             std::fs::create_dir_all(&index.dir).map_err(io_at(&index.dir))?;
-            let text = new_memory_file(id, &tags, None, &content, now);
+            let text = new_memory_file_with(id, &tags, None, &content, &layer_keys(&req, agent.as_deref()), now);
             fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
             if !to_decay.is_empty() {
                 decay(&index, &to_decay, strategy, id, now)?;
@@ -215,8 +239,37 @@ fn next_id(max: Option<u64>) -> Result<u64> {
 /// The longest text a memory may hold: what fits, with its frontmatter, in `MAX_FILE_BYTES`.
 pub const MAX_TEXT_BYTES: usize = file::MAX_FILE_BYTES as usize - 64 * 1024;
 
-/// Applies the secret filter; returns the text and tags to store and the rules redacted.
-fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)> {
+/// The frontmatter keys of SPEC §11.2 a new memory gets: each one given, and
+/// `decay_protected: true` for a `core_context` memory.
+fn layer_keys(req: &SaveRequest, agent: Option<&str>) -> Vec<(String, Value)> {
+    let mut keys = Vec::new();
+    if let Some(a) = agent {
+        keys.push(("agent".to_string(), Value::from(a)));
+    }
+    if req.memory_type == Some(MemoryType::CoreContext) {
+        keys.push(("decay_protected".to_string(), Value::Bool(true)));
+    }
+    if let Some(i) = req.importance {
+        keys.push(("importance".to_string(), Value::from(i.as_str())));
+    }
+    if let Some(t) = req.memory_type {
+        keys.push(("type".to_string(), Value::from(t.as_str())));
+    }
+    keys
+}
+
+/// What a save stores, once checked and screened for secrets.
+struct Screened {
+    content: String,
+    tags: Vec<String>,
+    agent: Option<String>,
+    /// The secret rules whose matches were redacted.
+    redacted: Vec<&'static str>,
+}
+
+/// Checks the request and applies the secret filter; returns what to store and the rules
+/// redacted.
+fn screen(req: &SaveRequest) -> Result<Screened> {
     let content = frontmatter::py_strip(&req.content).to_string();
     if content.is_empty() {
         return Err(KbError::Invalid("nothing to save: the text is empty".into()));
@@ -229,6 +282,9 @@ fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)>
             "the text is {} bytes; a memory holds at most {MAX_TEXT_BYTES} bytes",
             content.len()
         )));
+    }
+    if let Some(agent) = &req.agent {
+        file::check_agent(agent).map_err(KbError::Invalid)?;
     }
     let mut tags: Vec<String> = Vec::new();
     // Tags are kept exactly as given (co-cli does too); only blank ones are refused.
@@ -254,9 +310,10 @@ fn screen(req: &SaveRequest) -> Result<(String, Vec<String>, Vec<&'static str>)>
     };
     let content = check("text", content)?;
     let tags = tags.into_iter().map(|t| check("tag", t)).collect::<Result<Vec<_>>>()?;
+    let agent = req.agent.clone().map(|a| check("agent name", a)).transpose()?;
     redacted.sort_unstable();
     redacted.dedup();
-    Ok((content, tags, redacted))
+    Ok(Screened { content, tags, agent, redacted })
 }
 
 /// The dedup candidates of a scan, by file name and content, with their scores: computed before
@@ -266,11 +323,18 @@ pub struct Scored {
     scores: Vec<Option<f64>>,
 }
 
-/// Returns the recent memories dedup compares a text with (the newest first).
-fn recent_candidates<'a>(index: &'a Index, settings: &Settings, now: DateTime<Utc>) -> Vec<MemoryRef<'a>> {
+/// Returns the recent memories of `scope` dedup compares a text with (the newest first): the
+/// window and the count limit apply to the memories of that type and agent only.
+fn recent_candidates<'a>(
+    index: &'a Index,
+    scope: DedupScope<'_>,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> Vec<MemoryRef<'a>> {
     let window = settings.memory_dedup_window_days.value.min(365_000) as i64;
     let cutoff: Micros = (now - chrono::Duration::days(window)).timestamp_micros();
-    let mut recent: Vec<Pos> = index.positions().filter(|&p| index.age_key_at(p).0 >= cutoff).collect();
+    let mut recent: Vec<Pos> =
+        index.positions().filter(|&p| index.age_key_at(p).0 >= cutoff && scope.holds(index, p)).collect();
     recent.sort_by_key(|&p| std::cmp::Reverse(index.age_key_at(p)));
     recent.truncate(DEDUP_CANDIDATES);
     recent.into_iter().map(|p| index.at(p)).collect()
@@ -278,10 +342,16 @@ fn recent_candidates<'a>(index: &'a Index, settings: &Settings, now: DateTime<Ut
 
 /// Scores `content` against the candidates of `index`; `None` for a candidate the length bound
 /// rules out (it cannot reach the threshold).
-pub fn score_candidates(index: &Index, content: &str, settings: &Settings, now: DateTime<Utc>) -> Scored {
+pub fn score_candidates(
+    index: &Index,
+    content: &str,
+    scope: DedupScope<'_>,
+    settings: &Settings,
+    now: DateTime<Utc>,
+) -> Scored {
     let new = Prepared::new(content);
     let threshold = settings.memory_dedup_threshold.value;
-    let recent = recent_candidates(index, settings, now);
+    let recent = recent_candidates(index, scope, settings, now);
     let scores = recent
         .iter()
         .map(|m| {
@@ -301,12 +371,13 @@ pub fn score_candidates(index: &Index, content: &str, settings: &Settings, now: 
 fn find_duplicate_scored<'a>(
     index: &'a Index,
     content: &str,
+    scope: DedupScope<'_>,
     settings: &Settings,
     now: DateTime<Utc>,
     scored: Option<Scored>,
 ) -> Option<(MemoryRef<'a>, f64)> {
     let threshold = settings.memory_dedup_threshold.value;
-    let recent = recent_candidates(index, settings, now);
+    let recent = recent_candidates(index, scope, settings, now);
     let reuse = scored.filter(|s| {
         s.candidates.len() == recent.len()
             && s.candidates.iter().zip(&recent).all(|((name, text), m)| name == m.file_name && text == m.content)
@@ -332,14 +403,16 @@ fn find_duplicate_scored<'a>(
 }
 
 /// Returns the memories a create would decay: none unless the count then exceeds the maximum;
-/// else the k oldest unprotected ones, k = max(1, floor(total × percentage)).
+/// else the k oldest unprotected ones, k = max(1, floor(total × percentage)). A `core_context`
+/// memory is never one of them, even without `decay_protected` (SPEC §11.2).
 fn decay_victims<'a>(index: &'a Index, settings: &Settings) -> Vec<MemoryRef<'a>> {
     let total = index.len() + 1;
     if total as u64 <= settings.memory_max_count.value {
         return Vec::new();
     }
     let k = ((total as f64 * settings.memory_decay_percentage.value).floor() as usize).max(1);
-    let mut candidates: Vec<Pos> = index.positions().filter(|&p| !index.protected_at(p)).collect();
+    let mut candidates: Vec<Pos> =
+        index.positions().filter(|&p| !index.protected_at(p) && index.type_at(p) != MemoryType::CoreContext).collect();
     if candidates.len() > k {
         candidates.select_nth_unstable_by_key(k - 1, |&p| index.age_key_at(p));
         candidates.truncate(k);
@@ -360,14 +433,19 @@ fn decay(
     if strategy == DecayStrategy::Summarize {
         let tags = vec!["_consolidated".to_string(), "_auto_decay".to_string()];
         let mut last_id = index.max_id().unwrap_or(0).max(new_id);
-        // One summary, unless the texts would not fit in one memory file.
-        for group in summary_groups(victims) {
-            let text = summary_text(group);
-            let id = next_id(Some(last_id))?;
-            last_id = id;
-            let path = free_path(&index.dir, &file::file_name(id, &text));
-            let file = new_memory_file(id, &tags, Some("auto_decay"), &text, now);
-            fsio::write_atomic(&path, file.as_bytes()).map_err(io_at(&path))?;
+        // One summary, unless the texts would not fit in one memory file; and one per agent, so
+        // an agent's memories stay that agent's (SPEC §11.2) instead of becoming shared.
+        for (agent, owned) in by_agent(victims) {
+            let extra: Vec<(String, Value)> =
+                agent.map(|a| ("agent".to_string(), Value::from(a))).into_iter().collect();
+            for group in summary_groups(&owned) {
+                let text = summary_text(group);
+                let id = next_id(Some(last_id))?;
+                last_id = id;
+                let path = free_path(&index.dir, &file::file_name(id, &text));
+                let file = new_memory_file_with(id, &tags, Some("auto_decay"), &text, &extra, now);
+                fsio::write_atomic(&path, file.as_bytes()).map_err(io_at(&path))?;
+            }
         }
     }
     for m in victims {
@@ -379,6 +457,21 @@ fn decay(
         }
     }
     Ok(())
+}
+
+/// Returns the decayed memories by the agent they name, each agent's in their order, the agents in
+/// the order they first appear (memories naming no agent are one group, `None`).
+fn by_agent<'a>(victims: &[MemoryRef<'a>]) -> Vec<(Option<&'a str>, Vec<MemoryRef<'a>>)> {
+    let mut groups: Vec<(Option<&'a str>, Vec<MemoryRef<'a>>)> = Vec::new();
+    let mut place: std::collections::HashMap<Option<&'a str>, usize> = std::collections::HashMap::new();
+    for m in victims {
+        let at = *place.entry(m.agent).or_insert_with(|| {
+            groups.push((m.agent, Vec::new()));
+            groups.len() - 1
+        });
+        groups[at].1.push(m.clone());
+    }
+    groups
 }
 
 /// Splits decayed memories into runs whose summary fits in one memory (usually one run).
@@ -490,22 +583,37 @@ fn entry_text(key: &str, value: &Value) -> String {
 /// Replaces a memory's body and merges tags (co-cli.md §2.5): existing tags first, then new ones;
 /// sets `updated`; recomputes `source` and `auto_category`; drops `consolidation_reason`; keeps
 /// every other key as written, and the file name.
-fn consolidate(path: &Path, content: &str, new_tags: &[String], now: DateTime<Utc>) -> Result<()> {
+///
+/// `importance`, when given, raises the memory's (SPEC §11.2: the higher one is kept): the key is
+/// written only when the given one is higher than the memory's effective importance, so a save
+/// never lowers it and never writes a value the file already means. `type` and `agent` are left
+/// as written: dedup only matched a memory whose effective ones are the same.
+fn consolidate(
+    path: &Path,
+    content: &str,
+    new_tags: &[String],
+    importance: Option<Importance>,
+    now: DateTime<Utc>,
+) -> Result<()> {
     let text = read_text(path)?;
     let m = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
+    let raised = importance.filter(|&i| i > m.effective_importance());
     let mut tags = m.tags;
     for t in new_tags {
         if !tags.contains(t) {
             tags.push(t.clone());
         }
     }
-    let changes = [
+    let mut changes = vec![
         ("tags".to_string(), Some(Value::from(tags.clone()))),
         ("updated".to_string(), Some(Value::from(time::py_isoformat(now)))),
         ("source".to_string(), Some(Value::from(detect_source(&tags)))),
         ("auto_category".to_string(), Some(detect_category(&tags).map_or(Value::Null, Value::from))),
         ("consolidation_reason".to_string(), None),
     ];
+    if let Some(i) = raised {
+        changes.push(("importance".to_string(), Some(Value::from(i.as_str()))));
+    }
     rewrite_memory(path, &changes, Some(content))?;
     Ok(())
 }

@@ -11,7 +11,7 @@ use crate::copilot::jsonl::JsonlFile;
 use crate::copilot::record::Votes;
 use crate::copilot::{self, Record, Records};
 use crate::error::{Diagnostic, KbError};
-use crate::memories::file::{detect_category, detect_source};
+use crate::memories::file::{self, Importance, MemoryType, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::memories::store;
 use crate::output::{chars_prefix, summary};
@@ -122,6 +122,13 @@ pub struct MemoryJson {
     pub source: String,
     pub category: Option<&'static str>,
     pub decay_protected: bool,
+    /// The effective type (`learning` when the file has none, SPEC §11.2).
+    #[serde(rename = "type")]
+    pub memory_type: &'static str,
+    /// The effective importance (`medium` when the file has none).
+    pub importance: &'static str,
+    /// The agent the memory names; null: shared by every agent.
+    pub agent: Option<String>,
 }
 
 impl MemoryJson {
@@ -137,6 +144,9 @@ impl MemoryJson {
             source: m.source.map_or_else(|| detect_source(&m.tags).to_string(), String::from),
             category: detect_category(&m.tags),
             decay_protected: m.decay_protected,
+            memory_type: m.effective_type().as_str(),
+            importance: m.effective_importance().as_str(),
+            agent: m.agent.map(String::from),
         }
     }
 }
@@ -321,21 +331,73 @@ fn record_recall_lines(v: &View, all: &Records<'_>, r: &Record<'_>) -> Vec<Strin
     lines
 }
 
+/// What `kb list --type T --importance I --agent NAME` keeps (SPEC §11.2): the markdown memories
+/// whose effective type and importance (absent: learning, medium) and whose agent equal the given
+/// ones. `--agent NAME` keeps only the memories that name that agent, not the shared ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListFilter {
+    pub memory_type: Option<MemoryType>,
+    pub importance: Option<Importance>,
+    pub agent: Option<String>,
+}
+
+impl ListFilter {
+    /// Returns a filter; an agent name that no memory can have is an error naming it.
+    pub fn new(
+        memory_type: Option<MemoryType>,
+        importance: Option<Importance>,
+        agent: Option<String>,
+    ) -> Result<ListFilter, KbError> {
+        if let Some(a) = &agent {
+            file::check_agent(a).map_err(KbError::Invalid)?;
+        }
+        Ok(ListFilter { memory_type, importance, agent })
+    }
+
+    /// Returns whether the filter keeps everything.
+    pub fn is_empty(&self) -> bool {
+        *self == ListFilter::default()
+    }
+
+    fn keeps(&self, index: &Index, p: Pos) -> bool {
+        self.memory_type.is_none_or(|t| index.type_at(p) == t)
+            && self.importance.is_none_or(|i| index.importance_at(p) == i)
+            && self.agent.as_deref().is_none_or(|a| index.agent_at(p) == Some(a))
+    }
+
+    /// Returns the filter as the human list shows it: `type core_context, agent reviewer`.
+    fn describe(&self, v: &View) -> String {
+        let mut parts = Vec::new();
+        if let Some(t) = self.memory_type {
+            parts.push(format!("type {}", t.as_str()));
+        }
+        if let Some(i) = self.importance {
+            parts.push(format!("importance {}", i.as_str()));
+        }
+        if let Some(a) = &self.agent {
+            parts.push(format!("agent {}", v.clean(a)));
+        }
+        parts.join(", ")
+    }
+}
+
 /// `kb list`: every markdown memory by id (co-cli's lines), then the Copilot records in file
 /// order.
 ///
 /// JSON: `{"count":N, "limit":MAX, "counts":{"md":N,"copilot":N}, "memories":[ITEM...]}`, the
-/// items streamed one by one.
+/// items streamed one by one. With a [`ListFilter`], `count` and `counts.md` count the memories
+/// listed.
 pub struct ListReport<'a> {
     loaded: &'a Loaded,
     records: Option<Records<'a>>,
     /// The markdown memories, by id (then file name).
     order: Vec<Pos>,
+    filter: ListFilter,
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Lists what `loaded` holds.
-pub fn list(loaded: &Loaded) -> ListReport<'_> {
+/// Lists what `loaded` holds that `filter` keeps.
+pub fn list<'a>(loaded: &'a Loaded, filter: &ListFilter) -> ListReport<'a> {
     let mut diagnostics = loaded.diagnostics.clone();
     let records = loaded.file.as_ref().map(Records::parse);
     if let Some(all) = &records {
@@ -343,12 +405,12 @@ pub fn list(loaded: &Loaded) -> ListReport<'_> {
     }
     let mut order: Vec<Pos> = Vec::new();
     if let Some(index) = &loaded.index {
-        order = index.positions().collect();
+        order = index.positions().filter(|&p| filter.keeps(index, p)).collect();
         order.sort_by(|&a, &b| {
             index.id_at(a).cmp(&index.id_at(b)).then_with(|| index.file_name_at(a).cmp(index.file_name_at(b)))
         });
     }
-    ListReport { loaded, records, order, diagnostics }
+    ListReport { loaded, records, order, filter: filter.clone(), diagnostics }
 }
 
 #[derive(Serialize)]
@@ -362,6 +424,10 @@ struct ListItem<'a> {
     summary: String,
     decay_protected: bool,
     path: String,
+    #[serde(rename = "type")]
+    memory_type: &'static str,
+    importance: &'static str,
+    agent: Option<&'a str>,
 }
 
 /// One record in `list` JSON: the SPEC §5 list keys plus the record's own, borrowed.
@@ -403,6 +469,9 @@ impl Serialize for ListItems<'_, '_> {
                     summary: summary(m.content),
                     decay_protected: m.decay_protected,
                     path: dir.join(m.file_name).display().to_string(),
+                    memory_type: m.effective_type().as_str(),
+                    importance: m.effective_importance().as_str(),
+                    agent: m.agent,
                     tags: m.tags,
                 })?;
             }
@@ -464,7 +533,12 @@ impl Report for ListReport<'_> {
         };
         // The markdown section exactly as co-cli prints it, then the Copilot section when it has
         // records.
+        let filtered = !self.filter.is_empty();
         if self.order.is_empty() {
+            if filtered {
+                let which = self.filter.describe(v);
+                return writeln!(w, "No memories with {which} in {}.", self.loaded.root.display());
+            }
             let empty = if index.dir_exists { "No memories found" } else { "No memories saved yet" };
             writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
             if let Some(c) = copilot {
@@ -473,7 +547,12 @@ impl Report for ListReport<'_> {
             }
             return Ok(());
         }
-        write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.loaded.limit)?;
+        if filtered {
+            let (n, which) = (self.order.len(), self.filter.describe(v));
+            write!(w, "Total memories: {}/{} ({n} with {which})\n\n", index.len(), self.loaded.limit)?;
+        } else {
+            write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.loaded.limit)?;
+        }
         for &p in &self.order {
             let m = index.at(p);
             write!(w, "**{:03}** ({}", m.id, chars_prefix(m.created, 10))?;
@@ -602,6 +681,16 @@ impl Report for ShowReport {
                     text.push_str(&format!("Category: {c}\n"));
                 }
                 text.push_str(&format!("Source: {}\n", v.clean(&m.source)));
+                // The layer keys (SPEC §11.2), when they say more than the defaults.
+                if m.memory_type != MemoryType::default().as_str() {
+                    text.push_str(&format!("Type: {}\n", m.memory_type));
+                }
+                if m.importance != Importance::default().as_str() {
+                    text.push_str(&format!("Importance: {}\n", m.importance));
+                }
+                if let Some(a) = &m.agent {
+                    text.push_str(&format!("Agent: {}\n", v.clean(a)));
+                }
                 if m.decay_protected {
                     text.push_str("Protected: 🔒 yes\n");
                 }

@@ -18,6 +18,7 @@ mod hostile;
 mod init_config;
 mod instructions;
 mod mcp;
+mod memory_layers;
 mod racy_cache;
 mod read;
 mod save;

@@ -288,6 +288,9 @@ fn recall_json_shape() {
             "source": "detected",
             "category": "decision",
             "decay_protected": true,
+            "type": "learning",
+            "importance": "medium",
+            "agent": null,
         })
     );
     assert_eq!(t.show(7), v["results"][0]);
@@ -313,6 +316,9 @@ fn list_json_shape_and_order() {
             "summary": "two",
             "decay_protected": false,
             "path": t.file_of(2).display().to_string(),
+            "type": "learning",
+            "importance": "medium",
+            "agent": null,
         })
     );
     assert_eq!(v["memories"][1]["id"], 10);

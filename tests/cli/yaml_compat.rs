@@ -326,6 +326,68 @@ fn consolidated_and_protected_files_load_unchanged_in_pyyaml() {
     assert_eq!(after["001-base.md"]["content"], "the base memory text");
 }
 
+/// The keys of SPEC §11.2 load in co-cli's reader with the values kb saved: `type`,
+/// `importance`, `agent` (every string of [`tricky`] that is a valid agent name is tried as one)
+/// and `decay_protected` for a `core_context` memory; a memory saved without them has none.
+#[test]
+fn type_importance_and_agent_load_unchanged_in_pyyaml() {
+    if !python_ready() {
+        return;
+    }
+    let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_THRESHOLD", "100").env("CO_CLI_MEMORY_MAX_COUNT", "100000");
+    let types = ["core_context", "learning", "pattern", "update"];
+    let levels = ["high", "medium", "low"];
+    let valid =
+        |a: &str| !a.trim().is_empty() && a.trim() == a && !a.contains(['/', '\\']) && !a.chars().any(char::is_control);
+    let agents: Vec<String> = tricky().into_iter().filter(|a| valid(a)).collect();
+    assert!(agents.len() > 50, "{agents:?}");
+    // (type, importance, agent) per saved id; the first memory has none of them.
+    let mut saved: Vec<Option<(&str, &str, String)>> = vec![None];
+    t.kb(&["save", "a memory without layer keys"]).ok();
+    for (i, agent) in agents.iter().enumerate() {
+        let (kind, level) = (types[i % types.len()], levels[i % levels.len()]);
+        let content = format!("layered memory number {i}");
+        let agent_arg = format!("--agent={agent}");
+        let out = t.kb(&["--json", "save", &content, "--type", kind, "--importance", level, &agent_arg]).ok().json();
+        assert_eq!(out["memory_id"].as_u64(), Some(saved.len() as u64 + 1), "{agent:?}: {out}");
+        saved.push(Some((kind, level, agent.clone())));
+    }
+    let loaded = co_cli_load(&t);
+    assert_eq!(loaded.len(), saved.len());
+    let mut failures = Vec::new();
+    for (name, v) in &loaded {
+        let fm = &v["fm"];
+        let id = fm["id"][1].as_u64().unwrap_or_else(|| panic!("{name}: id {fm}"));
+        if v["problem"] != Value::Null {
+            failures.push(format!("{name}: co-cli rejects it: {}", v["problem"]));
+        }
+        let (want, protected) = match &saved[id as usize - 1] {
+            None => ([Value::Null, Value::Null, Value::Null], Value::Null),
+            Some((kind, level, agent)) => {
+                let protected = if *kind == "core_context" { json!(["bool", true]) } else { Value::Null };
+                ([s(kind), s(level), s(agent)], protected)
+            }
+        };
+        let got = [fm["type"].clone(), fm["importance"].clone(), fm["agent"].clone()];
+        if got != want || fm["decay_protected"] != protected {
+            failures
+                .push(format!("{name}: PyYAML reads {got:?} (protected {}), kb saved {want:?}", fm["decay_protected"]));
+        }
+        // kb reads back what it wrote, too.
+        let m = t.show(id);
+        let back = [m["type"].clone(), m["importance"].clone(), m["agent"].clone()];
+        let want_back = match &saved[id as usize - 1] {
+            None => [json!("learning"), json!("medium"), Value::Null],
+            Some((kind, level, agent)) => [json!(kind), json!(level), json!(agent)],
+        };
+        if back != want_back {
+            failures.push(format!("{name}: kb reads back {back:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(t.kb(&["check"]).code, 0);
+}
+
 #[test]
 fn random_tags_and_texts_load_unchanged_in_pyyaml() {
     if !python_ready() {
