@@ -322,6 +322,36 @@ impl<'a> Records<'a> {
         }
     }
 
+    /// Returns the only record whose fact is exactly `fact`, surrounding whitespace aside (on
+    /// either side: another tool may have written a fact unstripped); an error when none or
+    /// several are.
+    pub fn by_fact(&self, fact: &str) -> Result<Record<'_>> {
+        let fact = frontmatter::py_strip(fact);
+        if fact.is_empty() {
+            return Err(KbError::Invalid("the fact is empty: give the record's fact exactly, or its id".into()));
+        }
+        // The fact is echoed back redacted and cut short: an error must not repeat a secret.
+        let redacted = secrets::redact(fact);
+        let shown = crate::output::chars_prefix(&redacted, 120);
+        let shown = if shown.len() < redacted.len() { format!("{shown}…") } else { shown.to_string() };
+        let found: Vec<Record<'_>> = self.iter().filter(|r| frontmatter::py_strip(r.fact) == fact).collect();
+        match found.as_slice() {
+            [] => Err(KbError::Invalid(format!(
+                "no Copilot record has the fact \"{shown}\": the fact must match a record's fact exactly; \
+                 give the record's id instead"
+            ))),
+            [one] => Ok(*one),
+            many => {
+                let ids: Vec<&str> = many.iter().map(|r| r.id).collect();
+                Err(KbError::Invalid(format!(
+                    "{} Copilot records have the fact \"{shown}\" ({}): give the id of the one you mean",
+                    many.len(),
+                    ids.join(", ")
+                )))
+            }
+        }
+    }
+
     /// Returns each id written on more than one line, with those line numbers, by first line.
     pub fn duplicate_ids(&self) -> Vec<(&str, Vec<usize>)> {
         let mut all: Vec<(&str, usize)> = self.iter().filter(|r| r.id_in_file).map(|r| (r.id, r.line())).collect();
@@ -494,6 +524,16 @@ impl Direction {
     }
 }
 
+/// The record a vote is for: its id, or its fact, matched exactly (Copilot's `vote_memory`
+/// names a memory by its fact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteTarget<'a> {
+    Id(&'a str),
+    /// Only MCP's `vote_memory` names a record by its fact.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    Fact(&'a str),
+}
+
 /// What a vote did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VoteOutcome {
@@ -501,6 +541,8 @@ pub struct VoteOutcome {
     pub path: PathBuf,
     pub line: usize,
     pub votes: Votes,
+    /// Secret rules whose matches were redacted from the reason.
+    pub redacted: Vec<&'static str>,
 }
 
 /// What a forget did.
@@ -687,20 +729,40 @@ impl RecordStore<'_> {
     }
 
     /// Counts a vote in the record's `votes` (other members of `votes` are kept) and notes it in
-    /// `last_vote` (direction, reason, time).
-    pub fn vote(&self, id: &str, direction: Direction, reason: &str) -> Result<VoteOutcome> {
+    /// `last_vote` (direction, reason, time). A secret in the reason is refused, or with
+    /// `redact` replaced by `[REDACTED:<rule>]`.
+    pub fn vote(
+        &self,
+        target: VoteTarget<'_>,
+        direction: Direction,
+        reason: &str,
+        redact: bool,
+    ) -> Result<VoteOutcome> {
         let now = self.repo.now;
         let reason = frontmatter::py_strip(reason);
         if reason.is_empty() {
-            return Err(KbError::Invalid("a vote needs a reason: --reason is empty".into()));
+            return Err(KbError::Invalid("a vote needs a reason: the reason is empty".into()));
         }
-        if let Some(f) = secrets::scan(reason).first() {
-            return Err(KbError::Secret { field: "reason".into(), rule: f.rule });
-        }
+        let found = secrets::scan(reason);
+        let mut redacted: Vec<&'static str> = Vec::new();
+        let reason: Cow<'_, str> = match found.first() {
+            None => Cow::Borrowed(reason),
+            Some(f) if !redact => return Err(KbError::Secret { field: "reason".into(), rule: f.rule }),
+            Some(_) => {
+                redacted.extend(found.iter().map(|f| f.rule));
+                redacted.sort_unstable();
+                redacted.dedup();
+                Cow::Owned(secrets::redact(reason))
+            }
+        };
+        let reason: &str = &reason;
         let _lock = self.repo.lock()?;
         let file = self.read()?;
         let all = Records::parse(&file);
-        let rec = all.one(id)?;
+        let rec = match target {
+            VoteTarget::Id(id) => all.one(id)?,
+            VoteTarget::Fact(fact) => all.by_fact(fact)?,
+        };
         if !rec.votes_ok {
             return Err(bad_line(&file, rec.index, "\"votes\" is malformed; fix it by hand before voting"));
         }
@@ -730,7 +792,7 @@ impl RecordStore<'_> {
         let last = serde_json::to_string(&last).unwrap_or_default();
         let line = edit_line(&file, &rec, vec![("votes", votes_json), ("last_vote", last)])?;
         self.write(&file, &[Edit::Replace(rec.index, line)])?;
-        Ok(VoteOutcome { id: rec.id.to_string(), path: file.path.clone(), line: rec.line(), votes })
+        Ok(VoteOutcome { id: rec.id.to_string(), path: file.path.clone(), line: rec.line(), votes, redacted })
     }
 
     /// Deletes the record with this id (its line goes; every other line stays as it was).
@@ -933,17 +995,47 @@ mod tests {
             "{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"votes\":{\"by\":[\"x\"],\"up\":1}}\r\n{\"subject\":\"t\",\"fact\":\"g\"}\n",
         )
         .unwrap();
-        let out = s.vote("m1", Direction::Down, "stale").unwrap();
+        let out = s.vote(VoteTarget::Id("m1"), Direction::Down, "stale", false).unwrap();
         assert_eq!(out.votes, Votes { up: 1, down: 1 });
         let text = std::fs::read_to_string(s.path()).unwrap();
         assert!(text.starts_with("{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"votes\":{\"by\":[\"x\"],\"up\":1,\"down\":1},\"last_vote\":{"), "{text}");
         assert!(text.ends_with("\n{\"subject\":\"t\",\"fact\":\"g\"}\n"));
         let derived = draw_id("t", "g", |_| false);
-        s.vote(&derived, Direction::Up, "ok").unwrap();
+        s.vote(VoteTarget::Id(&derived), Direction::Up, "ok", false).unwrap();
         let text = std::fs::read_to_string(s.path()).unwrap();
         assert!(text.contains(&format!(
             "{{\"subject\":\"t\",\"fact\":\"g\",\"id\":\"{derived}\",\"votes\":{{\"up\":1,\"down\":0}}"
         )));
+    }
+
+    #[test]
+    fn votes_by_exact_fact_and_with_a_redacted_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let s = repo.records();
+        std::fs::create_dir_all(dir.path().join(".github")).unwrap();
+        std::fs::write(
+            s.path(),
+            "{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"Use tabs\"}\n{\"id\":\"b\",\"subject\":\"t\",\"fact\":\"Twice\"}\n{\"id\":\"c\",\"subject\":\"u\",\"fact\":\"Twice\"}\n",
+        )
+        .unwrap();
+        let out = s.vote(VoteTarget::Fact(" Use tabs\n"), Direction::Up, "right", false).unwrap();
+        assert_eq!((out.id.as_str(), out.votes, out.redacted.len()), ("a", Votes { up: 1, down: 0 }, 0));
+        for (fact, expect) in [
+            ("use tabs", "no Copilot record has the fact \"use tabs\""),
+            ("Use tab", "no Copilot record has the fact"),
+            ("Twice", "2 Copilot records have the fact \"Twice\" (b, c)"),
+            ("  ", "the fact is empty"),
+        ] {
+            let e = s.vote(VoteTarget::Fact(fact), Direction::Down, "r", false).unwrap_err().to_string();
+            assert!(e.starts_with(expect), "{fact:?}: {e}");
+        }
+        let secret = format!("leaked ghp_{} here", "A1b2C3d4E5f6".repeat(3));
+        assert!(matches!(s.vote(VoteTarget::Id("b"), Direction::Down, &secret, false), Err(KbError::Secret { .. })));
+        let out = s.vote(VoteTarget::Id("b"), Direction::Down, &secret, true).unwrap();
+        assert_eq!(out.redacted, ["github-pat"]);
+        let text = std::fs::read_to_string(s.path()).unwrap();
+        assert!(text.contains("leaked [REDACTED:github-pat] here") && !text.contains("ghp_"), "{text}");
     }
 
     #[test]

@@ -196,6 +196,18 @@ impl Store<'_> {
     /// Adds an active decision, unless an open one says nearly the same (then nothing is
     /// written and the outcome names the match).
     pub fn add(&self, new: NewDecision) -> Result<Outcome> {
+        self.insert(new, Status::Active)
+    }
+
+    /// Adds a proposed decision (an agent's, over MCP: it applies only once a person accepts
+    /// it), with the same dedup as `add`.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub fn propose(&self, new: NewDecision) -> Result<Outcome> {
+        self.insert(new, Status::Proposed)
+    }
+
+    /// Adds a decision with `status` (active or proposed) unless an open one says nearly the same.
+    fn insert(&self, new: NewDecision, status: Status) -> Result<Outcome> {
         let (content, tags, redacted) = screen(&new)?;
         let kind = new.kind.ok_or_else(|| KbError::Invalid("a decision needs a type".into()))?;
         let _lock = self.repo.lock()?;
@@ -210,7 +222,7 @@ impl Store<'_> {
                 redacted,
             });
         }
-        let (id, path) = self.create(&scan, kind, &tags, &content)?;
+        let (id, path) = self.create(&scan, kind, status, &tags, &content)?;
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted })
     }
 
@@ -233,7 +245,7 @@ impl Store<'_> {
         editable(&old_path)?;
         // The new decision first: a crash in between leaves two active decisions, never a
         // superseded one pointing nowhere.
-        let (id, path) = self.create(&scan, kind, &tags, &content)?;
+        let (id, path) = self.create(&scan, kind, Status::Active, &tags, &content)?;
         let changes = [
             ("status", frontmatter::entry("status", &Value::from(Status::Superseded.as_str()))),
             ("superseded_by", frontmatter::entry("superseded_by", &Value::from(id))),
@@ -291,8 +303,15 @@ impl Store<'_> {
         best.filter(|(_, s)| *s >= threshold)
     }
 
-    /// Writes a new active decision with the next id. The caller holds the lock.
-    fn create(&self, scan: &Scan, kind: Kind, tags: &[String], content: &str) -> Result<(u64, PathBuf)> {
+    /// Writes a new decision with the next id. The caller holds the lock.
+    fn create(
+        &self,
+        scan: &Scan,
+        kind: Kind,
+        status: Status,
+        tags: &[String],
+        content: &str,
+    ) -> Result<(u64, PathBuf)> {
         let id = match scan.max_id() {
             None => 1,
             Some(m) => m.checked_add(1).ok_or_else(|| KbError::Invalid(format!("no decision id left after {m}")))?,
@@ -301,7 +320,7 @@ impl Store<'_> {
         std::fs::create_dir_all(&scan.dir).map_err(io_at(&scan.dir))?;
         let path = free_path(&scan.dir, &file::file_name(id, content));
         self.repo.guard(&path)?;
-        let text = file::new_file(id, kind, Status::Active, tags, content, self.repo.now);
+        let text = file::new_file(id, kind, status, tags, content, self.repo.now);
         fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
         Ok((id, path))
     }

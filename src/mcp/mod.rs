@@ -37,9 +37,11 @@ const INSTRUCTIONS: &str = "kb keeps this repository's agent knowledge as plain 
 memories (markdown files in .co-cli/knowledge/memories/) and Copilot-style records (.github/copilot-memories.jsonl). \
 recall_memory looks up what the user and the team have said before (preferences, corrections, decisions, \
 conventions); it is worth a call at the start of a task. save_memory keeps a durable fact about the user or the \
-project for later sessions; store_memory keeps a verified fact about the codebase, with citations. The resource \
-kb://context is the always-loaded context block (the global and project context files and the repository's \
-Copilot records).";
+project for later sessions; store_memory keeps a verified fact about the codebase, with citations; vote_memory \
+marks a Copilot record as right or wrong. propose_decision proposes a team decision for a person to accept; \
+update_session records where the work session a person opened stands. A secret in anything saved is stored as \
+[REDACTED:<rule>], and the result says which rule fired. The resource kb://context is the always-loaded context \
+block (the global and project context files and the repository's Copilot records).";
 
 const SAVE_MEMORY: &str = "Save a durable fact about the user, the team or this project, so later sessions know it. \
 It becomes a markdown file in the repository (.co-cli/knowledge/memories/), reviewed and committed like code. \
@@ -59,7 +61,7 @@ Not worth saving:
 - speculation and uncertain statements (\"Maybe we should...\", \"I think...\", \"Could we...\");
 - details that only matter for the current task or session (a file being edited, a failing test right now);
 - what is already in the context files or obvious from reading the code;
-- secrets (tokens, keys, passwords): text that looks like one is refused.
+- secrets (tokens, keys, passwords): a secret in the text is stored as [REDACTED:<rule>], never as itself.
 
 Write one self-contained statement that will still make sense months later, e.g. content \"User prefers pytest \
 over unittest\" with tags [\"preference\", \"python\"], or \"The team decided to release from the main branch \
@@ -96,11 +98,52 @@ the code (file paths with line numbers), and a reason it matters. A record with 
 identical fact is merged into the existing one.
 
 Not for: the user's personal preferences (save_memory), facts that only hold for the current task, guesses not \
-verified in the code, anything obvious from a glance at the code, or secrets (refused).
+verified in the code, anything obvious from a glance at the code, or secrets (a secret in any field is stored as \
+[REDACTED:<rule>], never as itself).
 
 Example: subject \"testing\", fact \"Integration tests run the kb binary in a temporary repository with a pinned \
 clock (KB_NOW)\", citations [\"tests/cli/common.rs:1\"], reason \"New tests should reuse TestEnv instead of \
 touching the real HOME\".";
+
+const PROPOSE_DECISION: &str = "Propose a team decision: a boundary that every agent and person working in this \
+repository should follow. It is written as a decision file with status proposed (.co-cli/knowledge/decisions/) and \
+has no effect until a person accepts it (kb decision accept ID); accepted architectural and scope decisions then \
+head every agent's always-loaded context, above everything else. Agents propose; people decide.
+
+Worth proposing: a choice the user states or agrees to that should bind future work, e.g. \"We use PostgreSQL, not \
+MySQL\" (architectural), \"The CLI does not support Windows\" (scope), \"Every change needs a CHANGELOG line\" \
+(process), \"All timestamps are UTC with an explicit offset\" (technical).
+
+Not for: the user's personal preferences or corrections (save_memory), facts about the code with citations \
+(store_memory), your own guesses or suggestions nobody agreed to, or details of the current task. One decision per \
+call; its first line is its title. When an active or proposed decision already says nearly the same, nothing is \
+added and that decision's id comes back (action exists). A secret in the text is stored as [REDACTED:<rule>].";
+
+const UPDATE_SESSION: &str = "Record where the current work session stands, in the session a person opened with \
+kb session start FOCUS (.co-cli/knowledge/session.md). The summary is the session's running notes: it goes into the \
+always-loaded context under Current Session, so the next agent or the next conversation picks up from it. Call it at \
+milestones: after finishing a step, when the plan changes, before stopping or handing over.
+
+By default the summary replaces the running one, so write the whole current state (done, in progress, next, open \
+questions); with append true it is added as a new paragraph (a short progress note). Only people start and end \
+sessions: with no open session this is an error, and you can ask the user to start one. A secret in the text is \
+stored as [REDACTED:<rule>].";
+
+const VOTE_MEMORY: &str = "Vote on a Copilot-style memory record (.github/copilot-memories.jsonl, the records \
+store_memory writes and the always-loaded context lists under Repository Memories): up when it proved right and \
+useful, down when it is wrong, outdated or conflicts with the code. Treat records as possibly stale: when the code \
+says otherwise, trust the code and vote the record down. A record with more down than up votes leaves the \
+always-loaded context; forget_memory deletes it outright, and store_memory can add the corrected fact.
+
+Name the record by its id (mem-..., as list_memories and recall_memory show it) or by its fact, copied exactly (as \
+Copilot's vote_memory does); a fact that matches no record, or several, is an error. The reason says why, e.g. \
+\"Moved to tests/snapshots/ in this branch\". Votes are counted in the record. A secret in the reason is stored \
+as [REDACTED:<rule>].";
+
+const CONTEXT_BOARD: &str = "The repository's dynamic context board (Copilot CLI's context_board: named notes \
+kept per branch, commands get_board, get, add and prune). Not available in this version of kb: every call returns \
+an error saying so, and nothing is read or written. Keep such notes with save_memory, store_memory or \
+update_session meanwhile.";
 
 /// `save_memory` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -182,6 +225,132 @@ pub struct StoreMemoryArgs {
     pub citations: Vec<String>,
     /// Why the fact matters for future work in this repository
     pub reason: String,
+}
+
+/// `propose_decision` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct ProposeDecisionArgs {
+    /// The decision, one self-contained statement whose first line is its title, e.g. "We use
+    /// PostgreSQL for every service; no MySQL"
+    pub text: String,
+    /// What the decision is about: architectural (structure, components, technologies), scope
+    /// (what the project does and does not do), process (how the team works), technical
+    /// (standards and conventions in the code)
+    #[serde(rename = "type")]
+    pub kind: DecisionType,
+}
+
+/// A decision's type, as `kb decision add --type` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum DecisionType {
+    Architectural,
+    Scope,
+    Process,
+    Technical,
+}
+
+impl DecisionType {
+    fn kind(self) -> crate::decisions::file::Kind {
+        use crate::decisions::file::Kind;
+        match self {
+            DecisionType::Architectural => Kind::Architectural,
+            DecisionType::Scope => Kind::Scope,
+            DecisionType::Process => Kind::Process,
+            DecisionType::Technical => Kind::Technical,
+        }
+    }
+}
+
+/// `update_session` arguments.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct UpdateSessionArgs {
+    /// The session's running summary: where the work stands (done, in progress, next). Replaces
+    /// the summary, unless append is true
+    pub summary: String,
+    /// Add the text as a new paragraph after the running summary instead of replacing it
+    /// (default false)
+    #[serde(default, deserialize_with = "bool_or_null")]
+    pub append: bool,
+}
+
+/// `vote_memory` arguments (Copilot's `vote_memory` tool, plus the record's id).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct VoteMemoryArgs {
+    /// The record's id, e.g. "mem-1a2b3c4d" (list_memories shows it). Give this or fact
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The record's fact, exactly as stored (Copilot's way to name a memory). Give this or id
+    #[serde(default)]
+    pub fact: Option<String>,
+    /// up: the fact is right and useful; down: it is wrong or outdated ("upvote" and "downvote"
+    /// are accepted too)
+    pub direction: VoteDirection,
+    /// Why, e.g. "Moved to tests/snapshots/ in this branch"; kept in the record's last_vote
+    pub reason: String,
+}
+
+/// Which way a vote goes; Copilot's spellings are accepted too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(inline)]
+pub enum VoteDirection {
+    #[serde(alias = "upvote")]
+    Up,
+    #[serde(alias = "downvote")]
+    Down,
+}
+
+impl VoteDirection {
+    fn direction(self) -> crate::copilot::Direction {
+        match self {
+            VoteDirection::Up => crate::copilot::Direction::Up,
+            VoteDirection::Down => crate::copilot::Direction::Down,
+        }
+    }
+}
+
+/// `context_board` arguments: Copilot CLI's own names (SPEC §12.2). The board is not built yet,
+/// so the tool reads none of them; the schema is there so agents see the tool as it will be.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[allow(dead_code, reason = "the context board (SPEC §12.2) is not implemented yet")]
+pub struct ContextBoardArgs {
+    /// What to do: get_board (list the items), get (one item's content: src and name), add
+    /// (create or overwrite an agent item: name, description, context), prune (delete an agent
+    /// item: name)
+    pub command: BoardCommand,
+    /// Who wrote the item, for get: agent or user
+    #[serde(default)]
+    pub src: Option<String>,
+    /// The item's name, short kebab-case, e.g. "release-checklist" (get, add, prune)
+    #[serde(default)]
+    pub name: Option<String>,
+    /// One line saying what the item holds (add)
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The item's content (add)
+    #[serde(default)]
+    pub context: Option<String>,
+}
+
+/// The `context_board` commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(inline)]
+pub enum BoardCommand {
+    GetBoard,
+    Get,
+    Add,
+    Prune,
+}
+
+/// What `context_board` answers until the board exists.
+pub const BOARD_UNAVAILABLE: &str = "the context board is not available in this version of kb";
+
+/// Accepts a boolean, or `null` for false.
+fn bool_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(Option::<bool>::deserialize(d)?.unwrap_or(false))
 }
 
 /// Accepts a list of strings or one comma-separated string (how Copilot's CLI sends
@@ -292,6 +461,54 @@ impl KbServer {
         let repo = self.repo.clone();
         Ok(self.run(move || repo.store(args.subject, args.fact, args.citations, args.reason)).await)
     }
+
+    #[tool(
+        description = PROPOSE_DECISION,
+        annotations(
+            title = "Propose a decision",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn propose_decision(
+        &self,
+        Parameters(args): Parameters<ProposeDecisionArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.propose_decision(args.text, args.kind.kind())).await)
+    }
+
+    #[tool(
+        description = UPDATE_SESSION,
+        annotations(title = "Update the session summary", read_only_hint = false, destructive_hint = true, open_world_hint = false)
+    )]
+    async fn update_session(
+        &self,
+        Parameters(args): Parameters<UpdateSessionArgs>,
+    ) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.update_session(&args.summary, args.append)).await)
+    }
+
+    #[tool(
+        description = VOTE_MEMORY,
+        annotations(title = "Vote on a Copilot memory", read_only_hint = false, destructive_hint = false, open_world_hint = false)
+    )]
+    async fn vote_memory(&self, Parameters(args): Parameters<VoteMemoryArgs>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        let direction = args.direction.direction();
+        Ok(self.run(move || repo.vote(args.id.as_deref(), args.fact.as_deref(), direction, &args.reason)).await)
+    }
+
+    #[tool(
+        description = CONTEXT_BOARD,
+        annotations(title = "Context board (not available yet)", read_only_hint = false, destructive_hint = true, open_world_hint = false)
+    )]
+    async fn context_board(&self, Parameters(_args): Parameters<ContextBoardArgs>) -> Result<CallToolResult, McpError> {
+        Ok(CallToolResult::error(vec![ContentBlock::text(BOARD_UNAVAILABLE)]))
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -371,7 +588,7 @@ impl KbServer {
                 result.structured_content = Some(reply.json);
                 result
             }
-            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(crate::error::message(&e))]),
+            Ok(Err(e)) => CallToolResult::error(vec![ContentBlock::text(tools::error_message(&e))]),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e.message.into_owned())]),
         }
     }
@@ -604,6 +821,33 @@ mod tests {
         assert!(a.tags.is_empty());
         let a: StoreMemoryArgs = serde_json::from_str(r#"{"subject":"s","fact":"f","reason":"r"}"#).unwrap();
         assert!(a.citations.is_empty());
+    }
+
+    #[test]
+    fn the_new_tools_accept_copilots_spellings_and_nulls() {
+        let a: VoteMemoryArgs = serde_json::from_str(r#"{"fact":"f","direction":"downvote","reason":"r"}"#).unwrap();
+        assert_eq!((a.id, a.fact.as_deref(), a.direction), (None, Some("f"), VoteDirection::Down));
+        let a: VoteMemoryArgs =
+            serde_json::from_str(r#"{"id":"mem-1","fact":null,"direction":"up","reason":"r"}"#).unwrap();
+        assert_eq!((a.id.as_deref(), a.direction), (Some("mem-1"), VoteDirection::Up));
+        assert!(serde_json::from_str::<VoteMemoryArgs>(r#"{"id":"m","direction":"Up","reason":"r"}"#).is_err());
+        let a: UpdateSessionArgs = serde_json::from_str(r#"{"summary":"s","append":null}"#).unwrap();
+        assert!(!a.append);
+        let a: UpdateSessionArgs = serde_json::from_str(r#"{"summary":"s","append":true}"#).unwrap();
+        assert!(a.append);
+        let a: ProposeDecisionArgs = serde_json::from_str(r#"{"text":"t","type":"scope"}"#).unwrap();
+        assert_eq!(a.kind.kind(), crate::decisions::file::Kind::Scope);
+        assert!(serde_json::from_str::<ProposeDecisionArgs>(r#"{"text":"t","type":"Scope"}"#).is_err());
+        let a: ContextBoardArgs = serde_json::from_str(r#"{"command":"get_board"}"#).unwrap();
+        assert_eq!(a.command, BoardCommand::GetBoard);
+        for schema in [
+            schemars::schema_for!(ProposeDecisionArgs),
+            schemars::schema_for!(VoteMemoryArgs),
+            schemars::schema_for!(ContextBoardArgs),
+        ] {
+            let text = serde_json::to_string(&schema).unwrap();
+            assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+        }
     }
 
     #[test]

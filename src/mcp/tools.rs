@@ -5,13 +5,22 @@
 //!   `store_memory`: `kb save --store copilot ...`;
 //! - `recall_memory`: `kb recall QUERY -n N`; `list_memories`: `kb list` (both stores);
 //! - `forget_memory`: `kb forget ID`;
+//! - `propose_decision`: `kb decision add TEXT --type T`, but `status: proposed`;
+//! - `update_session`: `kb session update TEXT [--append]`;
+//! - `vote_memory`: `kb vote ID up|down --reason R`, or the record named by its exact fact;
 //! - the context resource: `kb context`'s block.
+//!
+//! Secrets (SPEC §11.8): an agent cannot pass `--redact`, so every tool that writes stores a
+//! secret as `[REDACTED:<rule>]` instead of refusing it, and its result says which rules fired:
+//! `"redacted":[RULE...]` in the JSON and a line in the text. No message tells the agent to use
+//! `--redact` ([`error_message`]).
 //!
 //! Nothing here prints to stdout, which is the protocol: diagnostics (a skipped file) go to
 //! stderr, as the CLI's do.
 
-use crate::copilot::RecordRequest;
-use crate::error::Diagnostic;
+use crate::copilot::{Direction, RecordRequest, VoteTarget};
+use crate::decisions::file::Kind;
+use crate::error::{Diagnostic, KbError};
 use crate::memories::file::{Importance, MemoryType};
 use crate::memories::store::SaveRequest;
 use crate::ops::read::Scope;
@@ -57,8 +66,27 @@ impl Server {
     }
 
     /// Returns a report as a tool's reply: its text as the CLI prints it into a pipe (no colour,
-    /// no escaping) and its JSON; its diagnostics go to stderr.
+    /// no escaping) and its JSON; its diagnostics go to stderr. When the JSON lists redacted
+    /// secret rules (a save's `"redacted"`), the text says so too.
     fn reply(&self, report: &impl Report) -> Result<Reply> {
+        let mut reply = self.render(report)?;
+        note_redacted(&mut reply);
+        Ok(reply)
+    }
+
+    /// Returns a write's reply with the secret rules it redacted: `"redacted":[RULE...]` in the
+    /// JSON (for reports whose CLI JSON has no such key) and a line in the text.
+    fn written(&self, report: &impl Report, redacted: &[&'static str]) -> Result<Reply> {
+        let mut reply = self.render(report)?;
+        if let Value::Object(map) = &mut reply.json {
+            map.insert("redacted".into(), Value::from(redacted.to_vec()));
+        }
+        note_redacted(&mut reply);
+        Ok(reply)
+    }
+
+    /// Returns a report's text and JSON, as [`Server::reply`] describes.
+    fn render(&self, report: &impl Report) -> Result<Reply> {
         self.warn(report.diagnostics());
         let view =
             View { style: Style { color_out: false, sanitize: false, ..self.style }, root: self.layout.root.clone() };
@@ -91,7 +119,7 @@ impl Server {
             content,
             tags,
             dry_run: false,
-            redact: false,
+            redact: true,
             no_dedup: false,
             memory_type,
             importance,
@@ -119,8 +147,45 @@ impl Server {
 
     /// `store_memory`.
     pub fn store(&self, subject: String, fact: String, citations: Vec<String>, reason: String) -> Result<Reply> {
-        let req = RecordRequest { subject, fact, citations, reason, category: None, dry_run: false, redact: false };
+        let req = RecordRequest { subject, fact, citations, reason, category: None, dry_run: false, redact: true };
         self.reply(&ops::save::save_record(&self.repo_to_write()?, req)?)
+    }
+
+    /// `propose_decision`: a new decision with `status: proposed`, or the open decision that
+    /// already says it; never an active one (agents propose, people decide).
+    pub fn propose_decision(&self, text: String, kind: Kind) -> Result<Reply> {
+        let report = ops::decision::propose(&self.repo_to_write()?, text, kind, Vec::new(), true)?;
+        self.written(&report, report.redacted())
+    }
+
+    /// `update_session`: replaces the open session's summary, or appends a paragraph to it.
+    pub fn update_session(&self, summary: &str, append: bool) -> Result<Reply> {
+        let repo = self.repo_to_write()?;
+        let report = match ops::session::update(&repo, summary, append, true) {
+            Err(e) if is_error(&e, |k| matches!(k, KbError::Invalid(m) if m == crate::session::NONE_OPEN)) => {
+                anyhow::bail!("{NO_SESSION}")
+            }
+            other => other?,
+        };
+        self.written(&report, report.redacted())
+    }
+
+    /// `vote_memory`: a vote on the Copilot record named by `id` or by its exact `fact` (one of
+    /// the two; a blank one counts as not given).
+    pub fn vote(&self, id: Option<&str>, fact: Option<&str>, direction: Direction, reason: &str) -> Result<Reply> {
+        fn given(s: Option<&str>) -> Option<&str> {
+            s.filter(|s| !s.trim().is_empty())
+        }
+        let target = match (given(id), given(fact)) {
+            (Some(id), None) => VoteTarget::Id(id),
+            (None, Some(fact)) => VoteTarget::Fact(fact),
+            (Some(_), Some(_)) => anyhow::bail!("give either the record's id or its fact, not both"),
+            (None, None) => {
+                anyhow::bail!("name the record to vote on: give its id (e.g. mem-1a2b3c4d) or its exact fact")
+            }
+        };
+        let report = ops::vote::vote_on(&self.repo_to_write()?, target, direction, reason, true)?;
+        self.written(&report, report.redacted())
     }
 
     /// Returns the always-loaded context block, as `kb context` prints it (SPEC §8); empty when
@@ -130,6 +195,51 @@ impl Server {
         self.warn(report.diagnostics());
         report.block.text.unwrap_or_default()
     }
+}
+
+/// What `update_session` says when no session is open: only a person starts one.
+pub const NO_SESSION: &str = "no open session: sessions are started by a person, with `kb session start FOCUS`; \
+ask the user to start one if the work needs a running summary";
+
+/// Returns whether `e` is, or was caused by, a [`KbError`] that `test` accepts.
+fn is_error(e: &anyhow::Error, test: impl Fn(&KbError) -> bool) -> bool {
+    e.chain().filter_map(|c| c.downcast_ref::<KbError>()).any(test)
+}
+
+/// Returns the message of a failed tool call: what `kb` prints after `error:`, except that a
+/// refused secret never points to `--redact`, which an agent cannot pass. (The writing tools
+/// redact, so only a bug or a new tool could get here; the rule holds whatever the cause.)
+pub fn error_message(e: &anyhow::Error) -> String {
+    let message = crate::error::message(e);
+    let secret = e.chain().filter_map(|c| c.downcast_ref::<KbError>()).find(|k| matches!(k, KbError::Secret { .. }));
+    match secret {
+        Some(k @ KbError::Secret { field, rule }) => message.replace(
+            &k.to_string(),
+            &format!("refusing to store a secret: the {field} matches the {rule} rule; leave the secret out"),
+        ),
+        _ => message,
+    }
+}
+
+/// Adds a line to a reply's text naming the secret rules in its JSON's `"redacted"`, if any.
+fn note_redacted(reply: &mut Reply) {
+    let rules: Vec<&str> =
+        reply.json.get("redacted").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+    let note = match rules.as_slice() {
+        [] => return,
+        [rule] => format!(
+            "Secret redacted (rule {rule}): kb keeps [REDACTED:{rule}] in place of the secret, never the secret itself."
+        ),
+        many => format!(
+            "Secrets redacted (rules {}): kb keeps [REDACTED:<rule>] in place of each secret, never the secrets \
+             themselves.",
+            many.join(", ")
+        ),
+    };
+    if !reply.text.is_empty() {
+        reply.text.push('\n');
+    }
+    reply.text.push_str(&note);
 }
 
 #[cfg(test)]
@@ -193,5 +303,100 @@ mod tests {
         let forgot = server.forget(" 1 ").unwrap();
         assert_eq!((forgot.json["deleted"].as_u64(), forgot.json["store"].as_str()), (Some(1), Some("md")));
         assert!(forgot.text.starts_with("✓ Deleted memory 1: "), "{}", forgot.text);
+    }
+
+    fn github_pat() -> String {
+        format!("ghp_{}", "A1b2C3d4E5f6".repeat(3))
+    }
+
+    #[test]
+    fn propose_decision_writes_a_proposed_decision_and_finds_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server(dir.path());
+        let proposed =
+            server.propose_decision("We use PostgreSQL for every service".into(), Kind::Architectural).unwrap();
+        assert_eq!(
+            (proposed.json["action"].as_str(), proposed.json["decision_id"].as_u64()),
+            (Some("proposed"), Some(1))
+        );
+        assert_eq!(proposed.json["redacted"], serde_json::json!([]));
+        assert!(proposed.text.starts_with("✓ Proposed decision 1: 001-we-use-postgresql-for-every-service.md\n"));
+        assert!(proposed.text.contains("`kb decision accept 1`"), "{}", proposed.text);
+        let file =
+            std::fs::read_to_string(server.layout.decisions().join("001-we-use-postgresql-for-every-service.md"));
+        assert!(file.unwrap().contains("\nstatus: proposed\n"));
+        let again = server.propose_decision("We use PostgreSQL for every service!".into(), Kind::Technical).unwrap();
+        assert_eq!((again.json["action"].as_str(), again.json["decision_id"].as_u64()), (Some("exists"), Some(1)));
+        assert_eq!(std::fs::read_dir(server.layout.decisions()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn update_session_needs_a_session_a_person_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server(dir.path());
+        let message = crate::error::message(&server.update_session("Done", false).unwrap_err());
+        assert_eq!(message, NO_SESSION);
+        assert!(message.contains("person") && message.contains("kb session start FOCUS"), "{message}");
+        crate::session::start(&server.repo().unwrap(), "Fix the parser", false).unwrap();
+        let summary = format!("Parser done; token {}", github_pat());
+        let updated = server.update_session(&summary, false).unwrap();
+        assert_eq!(updated.json["summary"], "Parser done; token [REDACTED:github-pat]");
+        assert_eq!(updated.json["redacted"], serde_json::json!(["github-pat"]));
+        let appended = server.update_session("Tests next", true).unwrap();
+        assert_eq!(appended.json["summary"], "Parser done; token [REDACTED:github-pat]\n\nTests next");
+        assert!(appended.text.starts_with("✓ Appended to the summary of session: Fix the parser\n"));
+        assert!(!appended.text.contains("redacted"), "{}", appended.text);
+    }
+
+    #[test]
+    fn vote_takes_an_id_or_an_exact_fact() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server(dir.path());
+        let stored = server.store("build".into(), "Run .ci/run".into(), vec![], "CI runs it".into()).unwrap();
+        let id = stored.json["memory_id"].as_str().unwrap().to_string();
+        let up = server.vote(Some(&id), None, Direction::Up, "right").unwrap();
+        assert_eq!(up.json["votes"], serde_json::json!({"up": 1, "down": 0}));
+        let down = server.vote(Some(" "), Some("Run .ci/run"), Direction::Down, "moved").unwrap();
+        assert_eq!(
+            (down.json["id"].as_str(), &down.json["votes"]),
+            (Some(id.as_str()), &serde_json::json!({"up": 1, "down": 1}))
+        );
+        let message = |r: Result<Reply>| crate::error::message(&r.unwrap_err());
+        assert!(
+            message(server.vote(None, Some("run .ci/run"), Direction::Up, "r"))
+                .starts_with("no Copilot record has the fact")
+        );
+        assert!(message(server.vote(Some(&id), Some("Run .ci/run"), Direction::Up, "r")).contains("not both"));
+        assert!(message(server.vote(None, None, Direction::Up, "r")).contains("id"));
+    }
+
+    #[test]
+    fn secrets_are_redacted_and_named_never_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = server(dir.path());
+        let proposed = server.propose_decision(format!("Deploy with {}", github_pat()), Kind::Process).unwrap();
+        assert_eq!(proposed.json["redacted"], serde_json::json!(["github-pat"]));
+        let note = "\nSecret redacted (rule github-pat): kb keeps [REDACTED:github-pat] in place of the secret, never \
+                    the secret itself.";
+        assert!(proposed.text.ends_with(note), "{}", proposed.text);
+        let aws = ["AKIA", "ZZZZEXAMPLE2345Q"].concat();
+        let stored =
+            server.store("deploy".into(), format!("Key {aws}"), vec![], format!("token {}", github_pat())).unwrap();
+        assert_eq!(stored.json["redacted"], serde_json::json!(["aws-access-token", "github-pat"]));
+        assert!(
+            stored.text.ends_with("\nSecrets redacted (rules aws-access-token, github-pat): kb keeps [REDACTED:<rule>] in place of each secret, never the secrets themselves."),
+            "{}",
+            stored.text
+        );
+        // A refused secret (no writing tool refuses one) never points the agent to --redact.
+        let refused =
+            anyhow::Error::new(KbError::Secret { field: "reason".into(), rule: "github-pat" }).context("cannot vote");
+        let message = error_message(&refused);
+        assert_eq!(
+            message,
+            "cannot vote: refusing to store a secret: the reason matches the github-pat rule; leave the secret out"
+        );
+        let other = anyhow::anyhow!("plain failure");
+        assert_eq!(error_message(&other), "plain failure");
     }
 }

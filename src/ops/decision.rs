@@ -12,9 +12,10 @@ use serde::Serialize;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-/// The JSON of a write: `{"action":"added"|"exists"|"superseded"|"accepted"|"rejected"|
-/// "archived", "decision_id":N, "path":ABS, "similarity":F|null}`, plus `"superseded":OLD` for
-/// supersede (`decision_id` is then the new decision).
+/// The JSON of a write: `{"action":"added"|"proposed"|"exists"|"superseded"|"accepted"|
+/// "rejected"|"archived", "decision_id":N, "path":ABS, "similarity":F|null}`, plus
+/// `"superseded":OLD` for supersede (`decision_id` is then the new decision). `"proposed"` is
+/// MCP's `propose_decision` (a new decision with `status: proposed`).
 #[derive(Serialize)]
 pub struct ActionReport {
     action: &'static str,
@@ -25,8 +26,20 @@ pub struct ActionReport {
     superseded: Option<u64>,
     #[serde(skip)]
     file: PathBuf,
+    /// Read by MCP's tools only: the CLI warns on stderr instead.
+    #[serde(skip)]
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    redacted: Vec<&'static str>,
     #[serde(skip)]
     diagnostics: Vec<Diagnostic>,
+}
+
+impl ActionReport {
+    /// Returns the secret rules whose matches were redacted from the text.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub fn redacted(&self) -> &[&'static str] {
+        &self.redacted
+    }
 }
 
 fn store(repo: &Repo) -> Store<'_> {
@@ -55,6 +68,7 @@ fn action_report(action: &'static str, out: Outcome) -> ActionReport {
         similarity: out.similarity,
         superseded: out.superseded,
         file: out.path,
+        redacted: out.redacted,
         diagnostics,
     }
 }
@@ -63,6 +77,15 @@ fn action_report(action: &'static str, out: Outcome) -> ActionReport {
 pub fn add(repo: &Repo, content: String, kind: Kind, tags: Vec<String>, redact: bool) -> Result<ActionReport> {
     let out = store(repo).add(NewDecision { content, kind: Some(kind), tags, redact })?;
     let action = if out.exists { "exists" } else { "added" };
+    Ok(action_report(action, out))
+}
+
+/// Proposes a decision (`status: proposed`, for a person to accept or reject), or reports the
+/// open one that already says it. Agents propose over MCP; they never add active decisions.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub fn propose(repo: &Repo, content: String, kind: Kind, tags: Vec<String>, redact: bool) -> Result<ActionReport> {
+    let out = store(repo).propose(NewDecision { content, kind: Some(kind), tags, redact })?;
+    let action = if out.exists { "exists" } else { "proposed" };
     Ok(action_report(action, out))
 }
 
@@ -98,6 +121,14 @@ impl Report for ActionReport {
         let name = v.clean(&file_name(&self.file)).into_owned();
         match self.action {
             "added" => writeln!(w, "{mark} Added decision {id}: {name}"),
+            "proposed" => {
+                writeln!(w, "{mark} Proposed decision {id}: {name}")?;
+                writeln!(
+                    w,
+                    "It applies only once a person accepts it with `kb decision accept {id}` \
+                     (or turns it down with `kb decision reject {id}`); until then it stays out of the compiled context."
+                )
+            }
             "exists" => writeln!(
                 w,
                 "Decision {id} already says this (similarity {:.1}): {name}; nothing added",

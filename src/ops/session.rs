@@ -52,7 +52,18 @@ pub struct SessionReport {
     json: SessionJson,
     action: Action,
     file: PathBuf,
+    /// Read by MCP's tools only: the CLI warns on stderr instead.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    redacted: Vec<&'static str>,
     diagnostics: Vec<Diagnostic>,
+}
+
+impl SessionReport {
+    /// Returns the secret rules whose matches were redacted from the text.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub fn redacted(&self) -> &[&'static str] {
+        &self.redacted
+    }
 }
 
 impl Serialize for SessionReport {
@@ -66,7 +77,13 @@ fn report(out: Outcome, action: Action) -> SessionReport {
         .then(|| Diagnostic::warning(None, format!("redacted secrets matching: {}", out.redacted.join(", "))))
         .into_iter()
         .collect();
-    SessionReport { json: SessionJson::of(&out.located), action, file: out.located.path, diagnostics }
+    SessionReport {
+        json: SessionJson::of(&out.located),
+        action,
+        file: out.located.path,
+        redacted: out.redacted,
+        diagnostics,
+    }
 }
 
 /// `kb session start FOCUS`.

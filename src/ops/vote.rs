@@ -2,8 +2,8 @@
 
 use super::read::COPILOT;
 use super::{Report, View, abs};
-use crate::copilot::Direction;
 use crate::copilot::record::Votes;
+use crate::copilot::{Direction, VoteTarget};
 use crate::error::KbError;
 use crate::repo::{Repo, parse_id};
 use anyhow::Result;
@@ -20,17 +20,44 @@ pub struct VoteReport {
     path: String,
     line: usize,
     store: &'static str,
+    /// Secret rules redacted from the reason (MCP only: `kb vote` refuses a secret).
+    #[serde(skip)]
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    redacted: Vec<&'static str>,
+}
+
+impl VoteReport {
+    /// Returns the secret rules whose matches were redacted from the reason.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub fn redacted(&self) -> &[&'static str] {
+        &self.redacted
+    }
 }
 
 /// Counts a vote on the record `raw_id`; an id that names a markdown memory gets an error that
 /// says votes are for records.
 pub fn vote(repo: &Repo, raw_id: &str, direction: Direction, reason: &str) -> Result<VoteReport> {
-    let id = raw_id.trim();
-    let out = match repo.records().vote(id, direction, reason) {
-        Err(KbError::NotFound(_)) if markdown_has(repo, id) => anyhow::bail!(
+    vote_on(repo, VoteTarget::Id(raw_id), direction, reason, false)
+}
+
+/// Counts a vote on the record named by its id or its exact fact (MCP `vote_memory`); with
+/// `redact`, a secret in the reason is stored as `[REDACTED:<rule>]` instead of refused.
+pub fn vote_on(
+    repo: &Repo,
+    target: VoteTarget<'_>,
+    direction: Direction,
+    reason: &str,
+    redact: bool,
+) -> Result<VoteReport> {
+    let target = match target {
+        VoteTarget::Id(id) => VoteTarget::Id(id.trim()),
+        fact => fact,
+    };
+    let out = match (repo.records().vote(target, direction, reason, redact), target) {
+        (Err(KbError::NotFound(_)), VoteTarget::Id(id)) if markdown_has(repo, id) => anyhow::bail!(
             "memory {id} is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)"
         ),
-        other => other?,
+        (other, _) => other?,
     };
     Ok(VoteReport {
         id: out.id,
@@ -39,6 +66,7 @@ pub fn vote(repo: &Repo, raw_id: &str, direction: Direction, reason: &str) -> Re
         path: abs(&out.path),
         line: out.line,
         store: COPILOT,
+        redacted: out.redacted,
     })
 }
 

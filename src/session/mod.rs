@@ -67,9 +67,12 @@ fn open_session(layout: &Layout) -> Result<Option<Located>> {
     read_file(layout, &layout.session()).map_err(KbError::BadFile)
 }
 
+/// The message of a command that needs an open session when there is none.
+pub const NONE_OPEN: &str = "no open session: start one with `kb session start FOCUS`";
+
 /// The error of a command that needs an open session when there is none.
 fn none_open() -> KbError {
-    KbError::Invalid("no open session: start one with `kb session start FOCUS`".into())
+    KbError::Invalid(NONE_OPEN.into())
 }
 
 /// Returns a text to store: stripped, one that is not empty, without NUL bytes, within the size

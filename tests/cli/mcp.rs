@@ -144,7 +144,20 @@ mod with_mcp {
         let mut tools = client.list_all_tools().await.unwrap();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        assert_eq!(names, ["forget_memory", "list_memories", "recall_memory", "save_memory", "store_memory"]);
+        assert_eq!(
+            names,
+            [
+                "context_board",
+                "forget_memory",
+                "list_memories",
+                "propose_decision",
+                "recall_memory",
+                "save_memory",
+                "store_memory",
+                "update_session",
+                "vote_memory"
+            ]
+        );
         let required = |name: &str| -> Vec<String> {
             let tool = tools.iter().find(|t| t.name == name).unwrap();
             let mut r: Vec<String> = tool
@@ -161,6 +174,37 @@ mod with_mcp {
         assert_eq!(required("list_memories"), Vec::<String>::new());
         assert_eq!(required("forget_memory"), ["id"]);
         assert_eq!(required("store_memory"), ["fact", "reason", "subject"]);
+        assert_eq!(required("propose_decision"), ["text", "type"]);
+        assert_eq!(required("update_session"), ["summary"]);
+        assert_eq!(required("vote_memory"), ["direction", "reason"]);
+        assert_eq!(required("context_board"), ["command"]);
+        let enum_of = |tool: &str, field: &str| -> Value {
+            let tool = tools.iter().find(|t| t.name == tool).unwrap();
+            tool.input_schema["properties"][field]["enum"].clone()
+        };
+        assert_eq!(enum_of("propose_decision", "type"), json!(["architectural", "scope", "process", "technical"]));
+        assert_eq!(enum_of("vote_memory", "direction"), json!(["up", "down"]));
+        assert_eq!(enum_of("context_board", "command"), json!(["get_board", "get", "add", "prune"]));
+        // Agents cannot pass --redact: no description or instruction may tell them to.
+        let instructions = info.instructions.clone().unwrap_or_default();
+        assert!(!instructions.contains("--redact"), "{instructions}");
+        for tool in &tools {
+            let description = tool.description.as_deref().unwrap_or("");
+            assert!(
+                !description.contains("--redact") && !description.contains("refused"),
+                "{}: {description}",
+                tool.name
+            );
+            let annotations = tool.annotations.as_ref().expect("annotations");
+            assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
+            let destructive = matches!(
+                tool.name.as_ref(),
+                "save_memory" | "store_memory" | "forget_memory" | "update_session" | "context_board"
+            );
+            if annotations.read_only_hint == Some(false) {
+                assert_eq!(annotations.destructive_hint, Some(destructive), "{}: destructiveHint", tool.name);
+            }
+        }
         for tool in &tools {
             let description = tool.description.as_deref().unwrap_or("");
             assert!(description.len() > 150, "{}: description too thin to act on: {description}", tool.name);
@@ -330,20 +374,15 @@ mod with_mcp {
     async fn failures_are_tool_errors_with_the_cli_message() {
         let env = env();
         let client = connect(&env, legacy()).await;
-        let secret = "deploy token ghp_abcdefghijklmnopqrstuvwxyz0123456789";
         for (args, cli_args) in [
             (json!({"content": "   "}), vec!["save", "   "]),
             (json!({"content": "x", "tags": ["ok", " "]}), vec!["save", "x", "-t", "ok", "-t", " "]),
-            (json!({"content": secret}), vec!["save", secret]),
         ] {
             let result = call(&client, "save_memory", args).await;
             let (twin, twin_json) = (self::env(), self::env());
             assert_parity(result, &env, cli_write(&twin, &twin_json, &cli_args));
         }
-        // The secret filter's verdict is the CLI's; when it refuses, nothing is written.
-        if self::env().kb(&["save", secret]).code == 1 {
-            assert!(env.memory_files().is_empty());
-        }
+        assert!(env.memory_files().is_empty());
 
         // Settings are read per call: a bad value is a tool error naming the file, then fixed.
         let settings = env.write(".co-cli/settings.json", "{\"memory_max_count\": 3}");
@@ -363,10 +402,6 @@ mod with_mcp {
 
         // store_memory refuses what `kb save --store copilot` refuses, with the same message.
         for (args, cli_args) in [
-            (
-                json!({"subject": "deploy", "fact": secret, "citations": [], "reason": "r"}),
-                vec!["save", "--store", "copilot", "--subject", "deploy", "--reason", "r", secret],
-            ),
             (
                 json!({"subject": " ", "fact": "A fact", "citations": ["a.rs:1"], "reason": "r"}),
                 vec!["save", "--store", "copilot", "--subject", " ", "--citation", "a.rs:1", "--reason", "r", "A fact"],
@@ -492,6 +527,300 @@ mod with_mcp {
         let (text, _) = ok(call(&client, "recall_memory", json!({"query": "squash"})).await);
         assert!(text.starts_with("Found 1 memory matching 'squash':"), "{text}");
         assert_eq!(env.memory_files(), ["001-we-always-squash-merge.md"]);
+        client.cancel().await.unwrap();
+    }
+
+    /// A fake GitHub token the secret filter's `github-pat` rule matches.
+    fn github_pat() -> String {
+        format!("ghp_{}", "A1b2C3d4E5f6".repeat(3))
+    }
+
+    /// Returns `json` without its `"redacted"` key: the writing tools add it over MCP where the
+    /// CLI's JSON has none (decisions, sessions, votes).
+    fn without_redacted(json: &Value) -> Value {
+        let mut json = json.clone();
+        json.as_object_mut().expect("a JSON object").remove("redacted");
+        json
+    }
+
+    /// Asserts that a write's result is the CLI's text and JSON, the `"redacted":[]` the tool
+    /// adds aside.
+    fn assert_write_parity(result: CallToolResult, env: &TestEnv, cli: CliRuns<'_>) {
+        let ((cli, cli_env), (cli_json, json_env)) = cli;
+        let (text, json) = ok(result);
+        assert_eq!(json["redacted"], json!([]), "{json}");
+        assert_eq!(norm(&format!("{text}\n"), env), norm(&cli.ok().stdout, cli_env), "text differs from the CLI");
+        let cli_json = cli_json.ok().json();
+        assert_eq!(norm_json(&without_redacted(&json), env), norm_json(&cli_json, json_env), "JSON differs");
+    }
+
+    /// propose_decision writes a proposed decision (never an active one) that `kb decision list`
+    /// shows and `kb context` leaves out until a person accepts it; a near-duplicate of an open
+    /// decision adds nothing and names it, as `kb decision add` does.
+    #[tokio::test(flavor = "current_thread")]
+    async fn propose_decision_writes_a_proposal_for_a_person_to_accept() {
+        let env = env();
+        let client = connect(&env, legacy()).await;
+        let text = "We use PostgreSQL for every service; no MySQL";
+        let (reply, json) = ok(call(&client, "propose_decision", json!({"text": text, "type": "architectural"})).await);
+        let file = env.root().join(".co-cli/knowledge/decisions/001-we-use-postgresql-for-every-service-no-mysql.md");
+        assert_eq!(
+            json,
+            json!({"action": "proposed", "decision_id": 1, "path": file.display().to_string(), "similarity": null,
+                   "redacted": []})
+        );
+        assert_eq!(
+            reply,
+            "✓ Proposed decision 1: 001-we-use-postgresql-for-every-service-no-mysql.md\n\
+             It applies only once a person accepts it with `kb decision accept 1` (or turns it down with \
+             `kb decision reject 1`); until then it stays out of the compiled context."
+        );
+        let written = env.read(&file);
+        assert!(written.contains("\nstatus: proposed\n") && written.contains("\ntype: architectural\n"), "{written}");
+        assert!(written.ends_with(&format!("\n\n{text}\n")), "{written}");
+
+        // `kb decision list` shows it as proposed; `kb context` does not compile it.
+        let listed = env.kb(&["--json", "decision", "list"]).ok().json();
+        assert_eq!((listed["count"].as_u64(), listed["decisions"][0]["status"].as_str()), (Some(1), Some("proposed")));
+        let listed = env.kb(&["decision", "list"]).ok().stdout;
+        assert!(listed.contains("[architectural] proposed : We use PostgreSQL"), "{listed}");
+        let context = env.kb(&["context"]).ok().stdout;
+        assert!(!context.contains("Boundaries and Decisions") && !context.contains("PostgreSQL"), "{context}");
+
+        // A near-duplicate, of any type: nothing added, the match named, as `kb decision add` says it.
+        let dup = "We use PostgreSQL for every service, no MySQL";
+        let result = call(&client, "propose_decision", json!({"text": dup, "type": "technical"})).await;
+        let (reply, json) = ok(result.clone());
+        assert_eq!((json["action"].as_str(), json["decision_id"].as_u64()), (Some("exists"), Some(1)), "{json}");
+        assert!(json["similarity"].as_f64().unwrap() >= 85.0, "{json}");
+        assert!(reply.starts_with("Decision 1 already says this (similarity "), "{reply}");
+        let cli = ["decision", "add", dup, "--type", "technical"];
+        assert_write_parity(result, &env, cli_write(&env, &env, &cli));
+        assert_eq!(std::fs::read_dir(file.parent().unwrap()).unwrap().count(), 1);
+
+        // A person accepts it; a new proposal after that is proposed again, with the next id.
+        env.kb(&["decision", "accept", "1"]).ok();
+        let (_, json) =
+            ok(call(&client, "propose_decision", json!({"text": "Releases ship from main only", "type": "process"}))
+                .await);
+        assert_eq!((json["action"].as_str(), json["decision_id"].as_u64()), (Some("proposed"), Some(2)));
+        let shown = env.kb(&["--json", "decision", "show", "2"]).ok().json();
+        assert_eq!(shown["status"], "proposed");
+
+        // Bad input: tool errors, the CLI's message where the CLI has one.
+        let message = failed(call(&client, "propose_decision", json!({"text": "   ", "type": "scope"})).await);
+        let cli = env.kb(&["decision", "add", "   ", "--type", "scope"]).err();
+        assert_eq!(format!("error: {message}\n"), cli.stderr);
+        let message = failed(call(&client, "propose_decision", json!({"text": "x", "type": "strategic"})).await);
+        assert!(message.contains("unknown variant `strategic`"), "{message}");
+        let message = failed(call(&client, "propose_decision", json!({"text": "x"})).await);
+        assert!(message.contains("missing field `type`"), "{message}");
+        client.cancel().await.unwrap();
+    }
+
+    /// update_session replaces or appends to the open session's summary, as `kb session update
+    /// [--append]` does; with no session open it says a person starts one.
+    #[tokio::test(flavor = "current_thread")]
+    async fn update_session_replaces_or_appends_and_needs_an_open_session() {
+        let env = env();
+        let (twin, twin_json) = (self::env(), self::env());
+        let client = connect(&env, legacy()).await;
+        let message = failed(call(&client, "update_session", json!({"summary": "Parser rewritten"})).await);
+        assert_eq!(
+            message,
+            "no open session: sessions are started by a person, with `kb session start FOCUS`; ask the user to start \
+             one if the work needs a running summary"
+        );
+        assert!(!env.root().join(".co-cli/knowledge/session.md").exists());
+
+        for e in [&env, &twin, &twin_json] {
+            e.kb(&["session", "start", "Fix the parser"]).ok();
+        }
+        let result = call(&client, "update_session", json!({"summary": "Parser rewritten", "append": null})).await;
+        assert_write_parity(result, &env, cli_write(&twin, &twin_json, &["session", "update", "Parser rewritten"]));
+        let result = call(&client, "update_session", json!({"summary": "Tests pass", "append": true})).await;
+        let cli = ["session", "update", "Tests pass", "--append"];
+        assert_write_parity(result, &env, cli_write(&twin, &twin_json, &cli));
+        let shown = env.kb(&["--json", "session", "show"]).ok().json();
+        assert_eq!(shown["summary"], "Parser rewritten\n\nTests pass");
+        let (reply, json) =
+            ok(call(&client, "update_session", json!({"summary": "Starting over", "append": false})).await);
+        assert!(reply.starts_with("✓ Updated the summary of session: Fix the parser\n"), "{reply}");
+        assert_eq!(json["summary"], "Starting over");
+        assert!(env.read(&env.root().join(".co-cli/knowledge/session.md")).ends_with("\n\nStarting over\n"));
+
+        let message = failed(call(&client, "update_session", json!({"summary": " \n "})).await);
+        assert_eq!(format!("error: {message}\n"), env.kb(&["session", "update", " \n "]).err().stderr);
+        env.kb(&["session", "end"]).ok();
+        let message = failed(call(&client, "update_session", json!({"summary": "x", "append": true})).await);
+        assert!(message.starts_with("no open session: sessions are started by a person"), "{message}");
+        client.cancel().await.unwrap();
+    }
+
+    /// vote_memory counts a vote on a record named by its id (as `kb vote`) or by its exact fact
+    /// (as Copilot's tool); a fact that names no record, or several, is a clear error.
+    #[tokio::test(flavor = "current_thread")]
+    async fn vote_memory_by_id_or_exact_fact() {
+        let env = env();
+        let (twin, twin_json) = (self::env(), self::env());
+        let client = connect(&env, legacy()).await;
+        let fact = "Snapshot tests live next to the module as *_snap.rs";
+        let store =
+            ["--json", "save", "--store", "copilot", "--subject", "testing", "--reason", "Keeps diffs local", fact];
+        let ids: Vec<Value> = [&env, &twin, &twin_json].map(|e| e.kb(&store).ok().json()["memory_id"].clone()).into();
+        assert!(ids[0] == ids[1] && ids[1] == ids[2], "{ids:?}");
+        let id = ids[0].as_str().unwrap().to_string();
+
+        // By id: the CLI's text and JSON.
+        let result = call(&client, "vote_memory", json!({"id": id, "direction": "up", "reason": "Still true"})).await;
+        assert_write_parity(result, &env, cli_write(&twin, &twin_json, &["vote", &id, "up", "--reason", "Still true"]));
+        // By exact fact, in Copilot's spelling of the direction.
+        let args = json!({"fact": fact, "direction": "downvote", "reason": "Moved to tests/snapshots/"});
+        let result = call(&client, "vote_memory", args).await;
+        let vote = ["vote", &id, "down", "--reason", "Moved to tests/snapshots/"];
+        assert_write_parity(result, &env, cli_write(&twin, &twin_json, &vote));
+        let record: Value =
+            serde_json::from_str(env.read(&env.root().join(".github/copilot-memories.jsonl")).trim_end()).unwrap();
+        assert_eq!(record["votes"], json!({"up": 1, "down": 1}));
+        assert_eq!(record["last_vote"]["reason"], "Moved to tests/snapshots/");
+
+        // A fact matches exactly or not at all; two records with the fact are ambiguous.
+        for wrong in ["snapshot tests live next to the module as *_snap.rs", "Snapshot tests live next to the module"] {
+            let args = json!({"fact": wrong, "direction": "up", "reason": "r"});
+            let message = failed(call(&client, "vote_memory", args).await);
+            assert_eq!(
+                message,
+                format!(
+                    "no Copilot record has the fact \"{wrong}\": the fact must match a record's fact exactly; give the \
+                     record's id instead"
+                )
+            );
+        }
+        let other =
+            env.kb(&["--json", "save", "--store", "copilot", "--subject", "layout", "--reason", "r", fact]).ok().json()
+                ["memory_id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+        let message =
+            failed(call(&client, "vote_memory", json!({"fact": fact, "direction": "up", "reason": "r"})).await);
+        assert_eq!(
+            message,
+            format!("2 Copilot records have the fact \"{fact}\" ({id}, {other}): give the id of the one you mean")
+        );
+        // The id still works; no id and no fact, both, an unknown id, a memory's id, a bad direction.
+        let (_, json) = ok(call(&client, "vote_memory", json!({"id": other, "direction": "up", "reason": "r"})).await);
+        assert_eq!(json["votes"], json!({"up": 1, "down": 0}));
+        let message = failed(call(&client, "vote_memory", json!({"direction": "up", "reason": "r"})).await);
+        assert!(message.starts_with("name the record to vote on"), "{message}");
+        let args = json!({"id": id, "fact": fact, "direction": "up", "reason": "r"});
+        assert!(failed(call(&client, "vote_memory", args).await).contains("not both"));
+        let result =
+            call(&client, "vote_memory", json!({"id": "mem-00000000", "direction": "up", "reason": "r"})).await;
+        assert_parity(result, &env, cli(&env, &["vote", "mem-00000000", "up", "--reason", "r"]));
+        env.memory(3, "A markdown memory", &days_ago(1.0), &[]);
+        let result = call(&client, "vote_memory", json!({"id": "3", "direction": "down", "reason": "r"})).await;
+        assert_parity(result, &env, cli(&env, &["vote", "3", "down", "--reason", "r"]));
+        let message =
+            failed(call(&client, "vote_memory", json!({"id": id, "direction": "sideways", "reason": "r"})).await);
+        assert!(message.contains("unknown variant `sideways`"), "{message}");
+        client.cancel().await.unwrap();
+    }
+
+    /// context_board exists with Copilot's argument names and says it is not available yet.
+    #[tokio::test(flavor = "current_thread")]
+    async fn context_board_is_not_available_yet() {
+        let env = env();
+        let client = connect(&env, legacy()).await;
+        for args in [
+            json!({"command": "get_board"}),
+            json!({"command": "get", "src": "user", "name": "release-checklist"}),
+            json!({"command": "add", "name": "release-checklist", "description": "Steps", "context": "1. bump"}),
+            json!({"command": "prune", "name": "release-checklist"}),
+        ] {
+            let message = failed(call(&client, "context_board", args).await);
+            assert_eq!(message, "the context board is not available in this version of kb");
+        }
+        assert!(!env.root().join(".co-cli/state/board").exists());
+        let message = failed(call(&client, "context_board", json!({})).await);
+        assert!(message.contains("missing field `command`"), "{message}");
+        client.cancel().await.unwrap();
+    }
+
+    /// Over MCP a secret is redacted, never refused (an agent cannot pass --redact): each writing
+    /// tool stores `[REDACTED:<rule>]`, and its result names the rule in the text and the JSON.
+    #[tokio::test(flavor = "current_thread")]
+    async fn secrets_are_stored_redacted_and_the_result_names_the_rule() {
+        let env = env();
+        let (twin, twin_json) = (self::env(), self::env());
+        let client = connect(&env, legacy()).await;
+        let token = github_pat();
+        let note = "Secret redacted (rule github-pat): kb keeps [REDACTED:github-pat] in place of the secret, never the \
+                    secret itself.";
+        let mut texts: Vec<String> = Vec::new();
+
+        // save_memory: what `kb save --redact` stores and says, plus the note.
+        let content = format!("The deploy token is {token}");
+        let (reply, json) = ok(call(&client, "save_memory", json!({"content": content, "tags": ["context"]})).await);
+        let ((cli, _), (cli_json, _)) = cli_write(&twin, &twin_json, &["save", "--redact", &content, "-t", "context"]);
+        assert_eq!(norm(&reply, &env), format!("{}\n{note}", norm(cli.ok().stdout.trim_end(), &twin)));
+        assert_eq!(norm_json(&json, &env), norm_json(&cli_json.ok().json(), &twin_json));
+        assert_eq!(json["redacted"], json!(["github-pat"]));
+        let file = env.read(std::path::Path::new(json["path"].as_str().unwrap()));
+        assert!(file.contains("The deploy token is [REDACTED:github-pat]") && !file.contains(&token), "{file}");
+        texts.push(reply);
+
+        // store_memory: every field.
+        let args = json!({"subject": "deploy", "fact": content, "citations": ["ci.yml:3"], "reason": format!("it is {token}")});
+        let (reply, json) = ok(call(&client, "store_memory", args).await);
+        assert_eq!(json["redacted"], json!(["github-pat"]));
+        assert!(reply.ends_with(note), "{reply}");
+        let record_id = json["memory_id"].clone();
+        let jsonl = env.read(&env.root().join(".github/copilot-memories.jsonl"));
+        assert!(jsonl.contains("[REDACTED:github-pat]") && !jsonl.contains(&token), "{jsonl}");
+        texts.push(reply);
+
+        // propose_decision.
+        let args = json!({"text": format!("Deploys authenticate with {token}"), "type": "process"});
+        let (reply, json) = ok(call(&client, "propose_decision", args).await);
+        assert_eq!((json["action"].as_str(), &json["redacted"]), (Some("proposed"), &json!(["github-pat"])));
+        assert!(reply.ends_with(note), "{reply}");
+        let decision = env.read(std::path::Path::new(json["path"].as_str().unwrap()));
+        assert!(decision.contains("Deploys authenticate with [REDACTED:github-pat]") && !decision.contains(&token));
+        texts.push(reply);
+
+        // update_session.
+        env.kb(&["session", "start", "Rotate credentials"]).ok();
+        let (reply, json) = ok(call(&client, "update_session", json!({"summary": format!("Old token {token}")})).await);
+        assert_eq!(
+            (json["summary"].as_str(), &json["redacted"]),
+            (Some("Old token [REDACTED:github-pat]"), &json!(["github-pat"]))
+        );
+        assert!(reply.ends_with(note), "{reply}");
+        let session = env.read(&env.root().join(".co-cli/knowledge/session.md"));
+        assert!(session.contains("Old token [REDACTED:github-pat]") && !session.contains(&token), "{session}");
+        texts.push(reply);
+
+        // vote_memory: the reason.
+        let args = json!({"id": record_id, "direction": "down", "reason": format!("leaks {token}")});
+        let (reply, json) = ok(call(&client, "vote_memory", args).await);
+        assert_eq!(json["redacted"], json!(["github-pat"]));
+        assert!(reply.ends_with(note), "{reply}");
+        texts.push(reply);
+        let jsonl = env.read(&env.root().join(".github/copilot-memories.jsonl"));
+        assert!(jsonl.contains(r#""reason":"leaks [REDACTED:github-pat]""#), "{jsonl}");
+        assert!(!jsonl.contains(&token), "{jsonl}");
+
+        // No result, error or description tells the agent to use --redact.
+        texts
+            .push(failed(call(&client, "vote_memory", json!({"fact": token, "direction": "up", "reason": "r"})).await));
+        for tool in client.list_all_tools().await.unwrap() {
+            texts.push(tool.description.unwrap_or_default().to_string());
+        }
+        for text in &texts {
+            assert!(!text.contains("--redact"), "{text}");
+            assert!(!text.contains(&token), "the secret is never echoed back: {text}");
+        }
         client.cancel().await.unwrap();
     }
 
