@@ -7,4 +7,5 @@ pub mod frontmatter;
 pub mod jsonedit;
 pub mod similarity;
 pub mod time;
+pub mod tokens;
 pub mod yaml11;
