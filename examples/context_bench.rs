@@ -100,8 +100,11 @@ fn compile_times(kb: &Path) {
     let repo = Repo::new();
     write_20k(&repo, "a");
     let layout = repo.layout();
-    let targets = vec![kb::DEFAULT_CONTEXT_TARGET.to_string(), "AGENTS.md".to_string()];
-    let block = kb::build_context(&layout, false);
+    let targets = [kb::DEFAULT_CONTEXT_TARGET, "AGENTS.md"];
+    fn pairs<'a>(targets: &[&'a str], text: Option<&'a str>) -> Vec<(&'a str, Option<&'a str>)> {
+        targets.iter().map(|t| (*t, text)).collect()
+    }
+    let block = kb::build_context(&layout, false).expect("settings");
     let size = block.bytes;
     let mut build = Vec::new();
     let mut write = Vec::new();
@@ -110,15 +113,15 @@ fn compile_times(kb: &Path) {
         // Alternate the project text so that every other compile really rewrites both targets.
         write_20k(&repo, if i % 2 == 0 { "b" } else { "a" });
         let t = Instant::now();
-        let block = kb::build_context(&layout, false);
+        let block = kb::build_context(&layout, false).expect("settings");
         build.push(t.elapsed());
         let t = Instant::now();
-        let r = kb::write_targets(&layout, &targets, block.text.as_deref());
+        let r = kb::write_targets(&layout, &pairs(&targets, block.text.as_deref()));
         write.push(t.elapsed());
         assert!(r.iter().all(|r| r.is_ok()));
         let t = Instant::now();
-        let block = kb::build_context(&layout, false);
-        kb::write_targets(&layout, &targets, block.text.as_deref());
+        let block = kb::build_context(&layout, false).expect("settings");
+        kb::write_targets(&layout, &pairs(&targets, block.text.as_deref()));
         same.push(t.elapsed());
     }
     row(&format!("build the block from a {size}-byte context (in process)"), build);
@@ -130,7 +133,7 @@ fn compile_times(kb: &Path) {
     let mut trunc = Vec::new();
     for _ in 0..200 {
         let t = Instant::now();
-        let b = kb::build_context(&layout, false);
+        let b = kb::build_context(&layout, false).expect("settings");
         trunc.push(t.elapsed());
         assert!(b.truncated);
     }

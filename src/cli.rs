@@ -64,8 +64,10 @@ pub enum Command {
     /// Copy another store's records into the markdown memories (with dedup; running it twice adds nothing)
     #[command(after_help = "Examples:\n  kb import --from copilot")]
     Import(ImportArgs),
-    /// Print the always-loaded context block (global, project, repository memories)
-    #[command(after_help = "Examples:\n  kb context\n  kb context --wrap\n  kb --json context")]
+    /// Print the compiled context block: decisions, context files, records, instructions, memories, session
+    #[command(
+        after_help = "Examples:\n  kb context\n  kb context --agent reviewer --for src/api/routes.rs\n  kb context --max-tokens 8000 --wrap\n  kb context --decisions-only\n  kb --json context --agent reviewer"
+    )]
     Context(ContextArgs),
     /// Write the context block into every file in context_targets
     #[command(after_help = "Examples:\n  kb compile")]
@@ -339,6 +341,25 @@ pub struct InitArgs {
 
 #[derive(Debug, Args)]
 pub struct ContextArgs {
+    /// Compile for this agent: its core-context memories and learnings, and the shared ones
+    #[arg(long, value_name = "NAME", value_parser = agent_name)]
+    pub agent: Option<String>,
+    /// A file being worked on, relative to the root or absolute inside it (repeatable): scoped
+    /// instructions whose applyTo matches it go in
+    #[arg(long = "for", value_name = "PATH")]
+    pub for_paths: Vec<PathBuf>,
+    /// Only the Boundaries and Decisions section (for child workers)
+    #[arg(long)]
+    pub decisions_only: bool,
+    /// Add the context board of the current branch
+    #[arg(long)]
+    pub board: bool,
+    /// Leave out the Hot Memories
+    #[arg(long)]
+    pub no_hot: bool,
+    /// Fit the block into N o200k tokens (at least 100), removing whole items lowest priority first
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(100..))]
+    pub max_tokens: Option<u32>,
     /// Put the whole block inside <system-reminder> ... </system-reminder>
     #[arg(long)]
     pub wrap: bool,

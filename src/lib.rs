@@ -28,8 +28,12 @@ pub(crate) mod settings;
 
 /// Runs kb with the process's arguments and environment; returns its exit status.
 pub use commands::main;
-/// Builds the always-loaded block (benchmarks).
-pub use context::build as build_context;
+/// Builds the default block of the repository at `layout` (benchmarks): no agent, no `--for`,
+/// the settings' budget.
+pub fn build_context(layout: &Layout, wrap: bool) -> anyhow::Result<context::Block> {
+    let repo = repo::Repo::open(layout.clone(), format::time::now())?;
+    Ok(context::build(&repo, &context::Request { wrap, hot: true, ..Default::default() }))
+}
 /// Writes the block into compile targets (benchmarks).
 pub use context::targets::write_all as write_targets;
 /// RapidFuzz's similarity, as dedup uses it (parity tests).

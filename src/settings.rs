@@ -63,8 +63,126 @@ pub struct Settings {
     pub memory_decay_strategy: Setting<DecayStrategy>,
     /// Fraction (0.0–1.0) of all memories that one decay removes.
     pub memory_decay_percentage: Setting<f64>,
-    /// Files `kb compile` writes the always-loaded context into, relative to the root.
-    pub context_targets: Setting<Vec<String>>,
+    /// Files `kb compile` writes the always-loaded context into, relative to the root, each
+    /// with the options of its own block (SPEC §11.7).
+    pub context_targets: Setting<Vec<TargetSpec>>,
+    /// The token budget of the compiled block (SPEC §11.6): ≥ 100, or none.
+    pub context_max_tokens: Setting<Option<u32>>,
+    /// How many high-importance learnings the block shows (SPEC §11.5). 0–100.
+    pub learnings_limit: Setting<u64>,
+    /// How many hot memories the block shows (SPEC §12.1). 0–100.
+    pub hot_limit: Setting<u64>,
+    /// The window of active days that heat counts (SPEC §12.1). 1–365.
+    pub heat_window_days: Setting<u64>,
+}
+
+/// One `context_targets` entry (SPEC §8, §11.7): a path, or an object with the options of that
+/// target's own block. A plain path is `TargetSpec { path, ..Default::default() }`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TargetSpec {
+    /// As written: relative to the root, or absolute.
+    pub path: String,
+    /// The agent the block is compiled for (its core context and learnings).
+    pub agent: Option<String>,
+    /// The files the agent works on: they select scoped instructions.
+    pub for_paths: Vec<String>,
+    pub decisions_only: bool,
+    pub board: bool,
+    /// Whether Hot Memories go in: heat is local, so a committed file leaves them out by default.
+    pub hot: bool,
+    pub max_tokens: Option<u32>,
+}
+
+impl TargetSpec {
+    /// Returns the entry as it is written in `settings.json`: a string when it is only a path.
+    pub fn to_json(&self) -> Value {
+        if *self == (TargetSpec { path: self.path.clone(), ..TargetSpec::default() }) {
+            return Value::from(self.path.as_str());
+        }
+        let mut o = serde_json::Map::new();
+        o.insert("path".into(), Value::from(self.path.as_str()));
+        if let Some(a) = &self.agent {
+            o.insert("agent".into(), Value::from(a.as_str()));
+        }
+        if !self.for_paths.is_empty() {
+            o.insert("for".into(), Value::from(self.for_paths.clone()));
+        }
+        for (key, on) in [("decisions_only", self.decisions_only), ("board", self.board), ("hot", self.hot)] {
+            if on {
+                o.insert(key.into(), Value::Bool(true));
+            }
+        }
+        if let Some(n) = self.max_tokens {
+            o.insert("max_tokens".into(), Value::from(n));
+        }
+        Value::Object(o)
+    }
+
+    /// Reads one entry: a non-empty path string, or an object with a `path` and the options of
+    /// SPEC §11.7 (an unknown key is an error, so a typo does not silently compile the wrong block).
+    fn from_json(v: &Value) -> Result<TargetSpec, String> {
+        match v {
+            Value::String(s) if !s.is_empty() => Ok(TargetSpec { path: s.clone(), ..TargetSpec::default() }),
+            Value::Object(o) => {
+                let mut t = TargetSpec::default();
+                for (key, v) in o {
+                    let bool_of = |v: &Value| v.as_bool().ok_or_else(|| format!("\"{key}\" must be true or false"));
+                    match key.as_str() {
+                        "path" => {
+                            t.path = v
+                                .as_str()
+                                .filter(|s| !s.is_empty())
+                                .ok_or("\"path\" must be a non-empty string")?
+                                .into()
+                        }
+                        "agent" => {
+                            let name = v.as_str().ok_or("\"agent\" must be a string")?;
+                            crate::memories::file::check_agent(name)?;
+                            t.agent = Some(name.to_string());
+                        }
+                        "for" => {
+                            t.for_paths = match v {
+                                Value::String(s) => vec![s.clone()],
+                                Value::Array(a) => a
+                                    .iter()
+                                    .map(|p| p.as_str().filter(|s| !s.is_empty()).map(String::from))
+                                    .collect::<Option<_>>()
+                                    .ok_or("\"for\" must be a list of paths")?,
+                                _ => return Err("\"for\" must be a list of paths".into()),
+                            }
+                        }
+                        "decisions_only" => t.decisions_only = bool_of(v)?,
+                        "board" => t.board = bool_of(v)?,
+                        "hot" => t.hot = bool_of(v)?,
+                        "max_tokens" => {
+                            t.max_tokens = match v {
+                                Value::Null => None,
+                                v => Some(
+                                    max_tokens_of(v)
+                                        .ok_or("\"max_tokens\" must be an integer from 100 to 4294967295")?,
+                                ),
+                            }
+                        }
+                        other => {
+                            return Err(format!(
+                                "unknown key \"{other}\" (the keys are path, agent, for, decisions_only, board, hot, max_tokens)"
+                            ));
+                        }
+                    }
+                }
+                if t.path.is_empty() {
+                    return Err("an object entry needs a \"path\"".into());
+                }
+                Ok(t)
+            }
+            _ => Err("an entry must be a non-empty path or an object with a \"path\"".into()),
+        }
+    }
+}
+
+/// Returns a token budget from a JSON value: an integer from 100 to `u32::MAX`.
+fn max_tokens_of(v: &Value) -> Option<u32> {
+    as_int(v).filter(|&n| n >= 100).and_then(|n| u32::try_from(n).ok())
 }
 
 /// A setting that could not be used, naming where it came from and what is valid.
@@ -154,13 +272,17 @@ impl SettingsError {
 }
 
 /// The keys kb reads, with their environment variables.
-pub const KEYS: [(&str, Option<&str>); 6] = [
+pub const KEYS: [(&str, Option<&str>); 10] = [
     ("memory_max_count", Some("CO_CLI_MEMORY_MAX_COUNT")),
     ("memory_dedup_window_days", Some("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS")),
     ("memory_dedup_threshold", Some("CO_CLI_MEMORY_DEDUP_THRESHOLD")),
     ("memory_decay_strategy", Some("CO_CLI_MEMORY_DECAY_STRATEGY")),
     ("memory_decay_percentage", Some("CO_CLI_MEMORY_DECAY_PERCENTAGE")),
     ("context_targets", None),
+    ("context_max_tokens", Some("KB_CONTEXT_MAX_TOKENS")),
+    ("learnings_limit", Some("KB_LEARNINGS_LIMIT")),
+    ("hot_limit", Some("KB_HOT_LIMIT")),
+    ("heat_window_days", Some("KB_HEAT_WINDOW_DAYS")),
 ];
 
 /// The default compile target.
@@ -168,14 +290,20 @@ pub const DEFAULT_CONTEXT_TARGET: &str = ".co-cli/knowledge/compiled.md";
 
 impl Default for Settings {
     fn default() -> Self {
-        let d = |v| Setting { value: v, source: Source::Default };
+        fn d<T>(value: T) -> Setting<T> {
+            Setting { value, source: Source::Default }
+        }
         Settings {
-            memory_max_count: Setting { value: 200, source: Source::Default },
-            memory_dedup_window_days: Setting { value: 7, source: Source::Default },
+            memory_max_count: d(200),
+            memory_dedup_window_days: d(7),
             memory_dedup_threshold: d(85.0),
-            memory_decay_strategy: Setting { value: DecayStrategy::Summarize, source: Source::Default },
+            memory_decay_strategy: d(DecayStrategy::Summarize),
             memory_decay_percentage: d(0.2),
-            context_targets: Setting { value: vec![DEFAULT_CONTEXT_TARGET.to_string()], source: Source::Default },
+            context_targets: d(vec![TargetSpec { path: DEFAULT_CONTEXT_TARGET.to_string(), ..TargetSpec::default() }]),
+            context_max_tokens: d(None),
+            learnings_limit: d(5),
+            hot_limit: d(10),
+            heat_window_days: d(10),
         }
     }
 }
@@ -268,15 +396,34 @@ impl Settings {
                 self.memory_decay_percentage = Setting { value: x, source };
             }
             "context_targets" => {
-                let list = v
-                    .as_array()
-                    .and_then(|a| {
-                        a.iter()
-                            .map(|t| t.as_str().filter(|s| !s.is_empty()).map(String::from))
-                            .collect::<Option<Vec<_>>>()
+                let entries = v.as_array().ok_or_else(|| fail("a list of paths or {\"path\": ...} objects"))?;
+                let list = entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        TargetSpec::from_json(e).map_err(|why| {
+                            fail(&format!("a list of paths or {{\"path\": ...}} objects (entry {}: {why})", i + 1))
+                        })
                     })
-                    .ok_or_else(|| fail("a list of non-empty path strings"))?;
+                    .collect::<Result<Vec<_>, _>>()?;
                 self.context_targets = Setting { value: list, source };
+            }
+            "context_max_tokens" => {
+                let n = match v {
+                    Value::Null => None,
+                    Value::String(s) if s.trim() == "null" => None,
+                    v => Some(max_tokens_of(v).ok_or_else(|| fail("an integer from 100 to 4294967295, or null"))?),
+                };
+                self.context_max_tokens = Setting { value: n, source };
+            }
+            "learnings_limit" | "hot_limit" => {
+                let n = as_int(v).filter(|n| (0..=100).contains(n)).ok_or_else(|| fail("an integer from 0 to 100"))?;
+                let setting = Setting { value: n as u64, source };
+                if key == "hot_limit" { self.hot_limit = setting } else { self.learnings_limit = setting }
+            }
+            "heat_window_days" => {
+                let n = as_int(v).filter(|n| (1..=365).contains(n)).ok_or_else(|| fail("an integer from 1 to 365"))?;
+                self.heat_window_days = Setting { value: n as u64, source };
             }
             _ => {}
         }
@@ -307,7 +454,19 @@ impl Settings {
                 Value::from(self.memory_decay_percentage.value),
                 &self.memory_decay_percentage.source,
             ),
-            ("context_targets", Value::from(self.context_targets.value.clone()), &self.context_targets.source),
+            (
+                "context_targets",
+                Value::Array(self.context_targets.value.iter().map(TargetSpec::to_json).collect()),
+                &self.context_targets.source,
+            ),
+            (
+                "context_max_tokens",
+                self.context_max_tokens.value.map_or(Value::Null, Value::from),
+                &self.context_max_tokens.source,
+            ),
+            ("learnings_limit", Value::from(self.learnings_limit.value), &self.learnings_limit.source),
+            ("hot_limit", Value::from(self.hot_limit.value), &self.hot_limit.source),
+            ("heat_window_days", Value::from(self.heat_window_days.value), &self.heat_window_days.source),
         ]
     }
 }

@@ -5,7 +5,6 @@
 //! no command file imports another.
 
 mod decision;
-mod instructions;
 mod mcp;
 mod save;
 mod session;
@@ -239,10 +238,39 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             let crate::cli::OtherStore::Copilot = a.from;
             ctx.emit(&ops::convert::import_from_copilot(&ctx.repo()?, a.dry_run)?)
         }
-        Command::Context(a) => ctx.emit(&ops::context::context(&ctx.layout, a.wrap)),
+        Command::Context(a) => {
+            let for_paths = match ops::instructions::for_paths(&ctx.layout, &a.for_paths) {
+                Ok(p) => p,
+                Err(msg) => {
+                    return Ok(usage_error(
+                        "context",
+                        clap::error::ErrorKind::ValueValidation,
+                        &format!("--for {msg}: give a path inside the repository"),
+                    ));
+                }
+            };
+            let req = crate::context::Request {
+                agent: a.agent,
+                for_paths,
+                decisions_only: a.decisions_only,
+                board: a.board,
+                hot: !a.no_hot,
+                max_tokens: a.max_tokens,
+                wrap: a.wrap,
+                count_tokens: ctx.json,
+            };
+            ctx.emit(&ops::context::context(&ctx.repo()?, &req))
+        }
         Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
         Command::Watch(a) => watch::run(ctx, a),
-        Command::Instructions(a) => instructions::run(ctx, a),
+        Command::Instructions(a) => match ops::instructions::for_paths(&ctx.layout, &a.for_paths) {
+            Ok(paths) => ctx.emit(&ops::instructions::instructions(&ctx.layout, &paths)),
+            Err(msg) => Ok(usage_error(
+                "instructions",
+                clap::error::ErrorKind::ValueValidation,
+                &format!("--for {msg}: give a path inside the repository"),
+            )),
+        },
         Command::Session(a) => session::run(ctx, a),
         Command::Decision(a) => decision::run(ctx, a),
         Command::Mcp => mcp::run(ctx),

@@ -197,8 +197,8 @@ fn compile_watched(
 fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
     let mut paths = vec![ctx.layout.lock()];
     if let Ok(repo) = ctx.repo() {
-        for raw in &repo.settings.context_targets.value {
-            if let Ok(t) = crate::context::targets::resolve(&ctx.layout, raw) {
+        for spec in &repo.settings.context_targets.value {
+            if let Ok(t) = crate::context::targets::resolve(&ctx.layout, &spec.path) {
                 paths.push(t.path);
                 paths.push(t.real);
             }

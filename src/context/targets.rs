@@ -159,7 +159,15 @@ fn allowed_note(layout: &Layout) -> String {
 /// Returns the files and folders the block is built from (and the memories folder), which a
 /// target must never overwrite.
 fn inputs(layout: &Layout) -> Vec<PathBuf> {
-    let mut v = vec![layout.project_context(), layout.project_settings(), layout.copilot_memories(), layout.memories()];
+    let mut v = vec![
+        layout.project_context(),
+        layout.project_settings(),
+        layout.copilot_memories(),
+        layout.memories(),
+        layout.decisions(),
+        layout.session(),
+        layout.instructions(),
+    ];
     v.extend(layout.global_context());
     v.extend(layout.global_settings());
     v
@@ -319,12 +327,13 @@ pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetEr
     Ok(Written { target: t.clone(), kind, outcome: Outcome::Written, bytes })
 }
 
-/// Resolves and writes every target, in order; a target that resolves to a file already written
-/// is skipped. One target's failure does not stop the others.
-pub fn write_all(layout: &Layout, targets: &[String], block: Option<&str>) -> Vec<Result<Written, TargetError>> {
+/// Resolves and writes every target (as written in `context_targets`, with its own block), in
+/// order; a target that resolves to a file already written is skipped. One target's failure does
+/// not stop the others.
+pub fn write_all(layout: &Layout, targets: &[(&str, Option<&str>)]) -> Vec<Result<Written, TargetError>> {
     let mut seen: Vec<PathBuf> = Vec::new();
     let mut out = Vec::new();
-    for raw in targets {
+    for &(raw, block) in targets {
         let t = match resolve(layout, raw) {
             Ok(t) => t,
             Err(e) => {
@@ -441,14 +450,15 @@ mod tests {
     fn writes_only_on_change() {
         let dir = tempfile::tempdir().unwrap();
         let l = Layout { root: dir.path().to_path_buf(), config: None };
-        let r = write_all(&l, &["a/out.md".into(), "./a/out.md".into()], Some("## Internal Knowledge\n\nx"));
+        let x = Some("## Internal Knowledge\n\nx");
+        let r = write_all(&l, &[("a/out.md", x), ("./a/out.md", x)]);
         assert_eq!(r.len(), 1);
         let w = r[0].as_ref().unwrap();
         assert_eq!((w.kind, w.outcome), (Kind::Standalone, Outcome::Written));
         assert_eq!(std::fs::read_to_string(dir.path().join("a/out.md")).unwrap(), "## Internal Knowledge\n\nx\n");
-        let r = write_all(&l, &["a/out.md".into()], Some("## Internal Knowledge\n\nx"));
+        let r = write_all(&l, &[("a/out.md", x)]);
         assert_eq!(r[0].as_ref().unwrap().outcome, Outcome::Unchanged);
-        let r = write_all(&l, &["a/out.md".into()], None);
+        let r = write_all(&l, &[("a/out.md", None)]);
         assert_eq!(r[0].as_ref().unwrap().bytes, 0);
     }
 

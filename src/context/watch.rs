@@ -1,7 +1,7 @@
 //! What `kb watch` watches and which file events make it recompile (SPEC §8).
 //!
 //! The inputs are the two `context.md` files, the two `settings.json` files, the Copilot JSONL
-//! file and the memories folder. Rather than watching the whole repository (a recursive watch
+//! file, the session file and the folders of memories, decisions and scoped instructions. Rather than watching the whole repository (a recursive watch
 //! costs one inotify watch per folder, and node_modules-sized trees exhaust the limit), kb
 //! watches only the folders that hold inputs; a folder that does not exist yet is covered by a
 //! watch on its nearest existing ancestor, so its creation is seen.
@@ -33,8 +33,9 @@ use std::time::{Duration, Instant};
 pub struct Inputs {
     /// Files whose every change matters.
     files: Vec<PathBuf>,
-    /// The memories folder: `*.md` files in it (and in sub-folders) matter.
-    memories: PathBuf,
+    /// The folders of markdown inputs (memories, decisions, scoped instructions): `*.md` files
+    /// in them (and in their sub-folders) matter.
+    markdown: Vec<PathBuf>,
     /// Folders to watch, with whether to watch them recursively.
     folders: Vec<(PathBuf, RecursiveMode)>,
 }
@@ -129,7 +130,8 @@ impl Pending {
 impl Inputs {
     /// Returns the inputs of `layout`.
     pub fn new(layout: &Layout) -> Inputs {
-        let mut files = vec![layout.project_context(), layout.project_settings(), layout.copilot_memories()];
+        let mut files =
+            vec![layout.project_context(), layout.project_settings(), layout.copilot_memories(), layout.session()];
         files.extend(layout.global_context());
         files.extend(layout.global_settings());
         let mut folders = vec![
@@ -137,13 +139,15 @@ impl Inputs {
             (layout.co_cli(), RecursiveMode::NonRecursive),
             (layout.knowledge(), RecursiveMode::NonRecursive),
             (layout.memories(), RecursiveMode::Recursive),
+            (layout.decisions(), RecursiveMode::NonRecursive),
             (layout.root.join(".github"), RecursiveMode::NonRecursive),
+            (layout.instructions(), RecursiveMode::Recursive),
         ];
         if let Some(c) = &layout.config {
             folders.push((c.clone(), RecursiveMode::NonRecursive));
             folders.push((c.join("knowledge"), RecursiveMode::NonRecursive));
         }
-        Inputs { files, memories: layout.memories(), folders }
+        Inputs { files, markdown: vec![layout.memories(), layout.decisions(), layout.instructions()], folders }
     }
 
     /// Returns the folders to watch now: each wanted folder that exists, else its nearest
@@ -192,7 +196,7 @@ impl Inputs {
         if self.folders.iter().any(|(d, _)| d.starts_with(path)) && path != self.folders[0].0 {
             return Some(true);
         }
-        if path.starts_with(&self.memories) {
+        if self.markdown.iter().any(|m| path.starts_with(m)) {
             if is_folder || path.is_dir() {
                 return Some(true);
             }
@@ -230,8 +234,8 @@ impl Inputs {
     }
 }
 
-/// Returns whether a file name in the memories folder is a memory: `*.md`, not hidden (editors'
-/// swap files, kb's own temporary files) and not a backup.
+/// Returns whether a file name in a markdown input folder is an input: `*.md`, not hidden
+/// (editors' swap files, kb's own temporary files) and not a backup.
 fn memory_file_name(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     name.ends_with(".md") && !name.starts_with('.') && !name.starts_with('#')

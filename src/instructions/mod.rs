@@ -32,6 +32,8 @@ pub struct Instruction {
     /// missing or unusable.
     pub apply_to: Vec<String>,
     pub description: Option<String>,
+    /// The text after the frontmatter (LF line ends, stripped): what the compiled block shows.
+    pub body: String,
     /// One matcher per glob of `apply_to`; `None` when a glob does not parse (the file then
     /// applies to nothing).
     matchers: Option<Vec<GlobMatcher>>,
@@ -135,7 +137,8 @@ fn walk(root: &Path, dir: &Path, seen: &mut Vec<PathBuf>, out: &mut Vec<PathBuf>
 /// Parses one instruction file's text; the diagnostics carry lines of the file but no path.
 pub fn parse(text: &str, path: PathBuf) -> (Instruction, Vec<Diagnostic>) {
     let mut problems = Vec::new();
-    let mut instruction = Instruction { path, apply_to: Vec::new(), description: None, matchers: None };
+    let mut instruction =
+        Instruction { path, apply_to: Vec::new(), description: None, body: String::new(), matchers: None };
     let split = match frontmatter::split(text) {
         Ok(s) => s,
         Err(SplitError::Missing) => {
@@ -148,6 +151,7 @@ pub fn parse(text: &str, path: PathBuf) -> (Instruction, Vec<Diagnostic>) {
             return (instruction, problems);
         }
     };
+    instruction.body = crate::context::normalize(split.body);
     let fields = match frontmatter::parse(split.yaml) {
         Ok(f) => f,
         Err(e) => {

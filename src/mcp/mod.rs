@@ -119,6 +119,13 @@ Not for: the user's personal preferences or corrections (save_memory), facts abo
 call; its first line is its title. When an active or proposed decision already says nearly the same, nothing is \
 added and that decision's id comes back (action exists). A secret in the text is stored as [REDACTED:<rule>].";
 
+const GET_CONTEXT: &str = "Get the compiled context for your task: the team's active decisions (which take \
+precedence over everything else), the project context and Copilot records, the scoped instructions for the files \
+you work on, the core-context memories and high-importance learnings for your agent, and the current session's \
+focus. Call it at the start of a task, or when you move to other files (pass them in `for`) or hand work to a \
+child worker (decisions_only true gives it the decisions alone). max_tokens (at least 100) fits the block into \
+that many o200k tokens, leaving out whole items lowest priority first; decisions are never left out.";
+
 const UPDATE_SESSION: &str = "Record where the current work session stands, in the session a person opened with \
 kb session start FOCUS (.co-cli/knowledge/session.md). The summary is the session's running notes: it goes into the \
 always-loaded context under Current Session, so the next agent or the next conversation picks up from it. Call it at \
@@ -238,6 +245,25 @@ pub struct ProposeDecisionArgs {
     /// (standards and conventions in the code)
     #[serde(rename = "type")]
     pub kind: DecisionType,
+}
+
+/// `get_context`'s arguments: `kb context`'s flags.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct GetContextArgs {
+    /// Your agent name (e.g. "reviewer"): your own core-context memories and learnings come in,
+    /// besides the shared ones
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// The files you work on, relative to the repository root: scoped instructions whose applyTo
+    /// matches them come in
+    #[serde(default, rename = "for", deserialize_with = "list_or_csv")]
+    pub for_paths: Vec<String>,
+    /// Only the Boundaries and Decisions section (for a child worker)
+    #[serde(default)]
+    pub decisions_only: bool,
+    /// A token budget (at least 100): whole items are left out, lowest priority first
+    #[serde(default)]
+    pub max_tokens: Option<u32>,
 }
 
 /// A decision's type, as `kb decision add --type` takes it.
@@ -478,6 +504,15 @@ impl KbServer {
     ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
         Ok(self.run(move || repo.propose_decision(args.text, args.kind.kind())).await)
+    }
+
+    #[tool(
+        description = GET_CONTEXT,
+        annotations(title = "Get the compiled context", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_context(&self, Parameters(args): Parameters<GetContextArgs>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.get_context(args)).await)
     }
 
     #[tool(

@@ -158,6 +158,43 @@ impl Server {
         self.written(&report, report.redacted())
     }
 
+    /// `get_context`: `kb context --agent A --for P... [--decisions-only] [--max-tokens N]`, with
+    /// the Hot Memories (as `kb context` has them). The JSON is `kb --json context`'s, tokens
+    /// counted.
+    pub fn get_context(&self, args: super::GetContextArgs) -> Result<Reply> {
+        if let Some(agent) = &args.agent {
+            crate::memories::file::check_agent(agent).map_err(anyhow::Error::msg)?;
+        }
+        if args.max_tokens.is_some_and(|n| n < 100) {
+            anyhow::bail!("max_tokens must be at least 100");
+        }
+        let repo = self.repo()?;
+        let for_paths = args
+            .for_paths
+            .iter()
+            .map(|p| crate::instructions::relative_path(&repo.layout.root, std::path::Path::new(p)))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| anyhow::anyhow!("for: {e}: give a path inside the repository"))?;
+        let req = crate::context::Request {
+            agent: args.agent,
+            for_paths,
+            decisions_only: args.decisions_only,
+            board: false,
+            hot: true,
+            max_tokens: args.max_tokens,
+            wrap: false,
+            count_tokens: true,
+        };
+        let report = ops::context::context(&repo, &req);
+        let mut reply = self.reply(&report)?;
+        if reply.text.is_empty() {
+            reply.text =
+                "The context is empty: no decisions, context files, records, instructions, memories or session apply."
+                    .into();
+        }
+        Ok(reply)
+    }
+
     /// `update_session`: replaces the open session's summary, or appends a paragraph to it.
     pub fn update_session(&self, summary: &str, append: bool) -> Result<Reply> {
         let repo = self.repo_to_write()?;
@@ -191,7 +228,14 @@ impl Server {
     /// Returns the always-loaded context block, as `kb context` prints it (SPEC §8); empty when
     /// no section has content. Its warnings go to stderr, as `kb context` prints them.
     pub fn context(&self) -> String {
-        let report = ops::context::context(&self.layout, false);
+        let repo = match self.repo() {
+            Ok(repo) => repo,
+            Err(e) => {
+                self.style.error(&crate::error::message(&e));
+                return String::new();
+            }
+        };
+        let report = ops::context::context(&repo, &crate::context::Request { hot: true, ..Default::default() });
         self.warn(report.diagnostics());
         report.block.text.unwrap_or_default()
     }
@@ -272,7 +316,9 @@ mod tests {
             &server.layout.project_context(),
             "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n  Project body\n\n",
         );
-        let block = crate::context::build(&server.layout, false).text.unwrap();
+        let repo = server.repo().unwrap();
+        let block =
+            crate::context::build(&repo, &crate::context::Request { hot: true, ..Default::default() }).text.unwrap();
         assert_eq!(server.context(), block);
         assert!(block.starts_with("## Internal Knowledge\n\n### Project Context\n\nProject body"), "{block}");
     }

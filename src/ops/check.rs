@@ -53,8 +53,8 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
 
     // A compile target kb would refuse (outside the root, an input file...) is a settings problem.
     if let Source::File(settings_file) = &settings.context_targets.source {
-        for raw in &settings.context_targets.value {
-            if let Err(e) = targets::resolve(layout, raw) {
+        for spec in &settings.context_targets.value {
+            if let Err(e) = targets::resolve(layout, &spec.path) {
                 problems
                     .push(Diagnostic::error(None, format!("context_targets: {}", e.message)).in_file(settings_file));
             }

@@ -3,15 +3,15 @@
 
 use super::{Report, View, abs};
 use crate::context::targets::{self, Kind, Outcome, TargetError, Written};
-use crate::context::{self, Block};
+use crate::context::{self, Block, Request};
 use crate::error::Diagnostic;
-use crate::paths::{self, Layout};
+use crate::paths;
 use crate::repo::{self, Repo};
-use crate::settings;
+use crate::settings::{self, TargetSpec};
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// What one compile did. JSON: `{"bytes":N, "truncated":bool, "warnings":[S...],
@@ -39,19 +39,65 @@ impl CompileReport {
     }
 }
 
-/// Compiles once: takes the repository lock, builds the block and writes every
+/// Compiles once: takes the repository lock, builds each target's block and writes every
 /// `context_targets` entry.
 pub fn compile(repo: &Repo) -> Result<CompileReport> {
     let start = Instant::now();
     let _lock = repo.lock()?;
-    Ok(compile_locked(&repo.layout, &repo.settings.context_targets.value, start))
+    Ok(compile_locked(repo, &repo.settings.context_targets.value, start))
 }
 
-/// Builds the block and writes `targets`; the caller holds the lock.
-fn compile_locked(layout: &Layout, targets: &[String], start: Instant) -> CompileReport {
-    let block = context::build(layout, false);
-    let results = targets::write_all(layout, targets, block.text.as_deref());
-    let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&layout.root, p).into_owned())).collect();
+/// Returns the block request of a target (SPEC §11.7): its agent, files, options and budget; Hot
+/// Memories only with `"hot": true`, since heat is local and a committed file must not change
+/// because one person recalled something.
+pub fn request_of(repo: &Repo, spec: &TargetSpec) -> Request {
+    Request {
+        agent: spec.agent.clone(),
+        // A `for` path outside the root cannot match an instruction: it is left out (and
+        // `kb check` reports it).
+        for_paths: spec
+            .for_paths
+            .iter()
+            .filter_map(|p| crate::instructions::relative_path(&repo.layout.root, Path::new(p)).ok())
+            .collect(),
+        decisions_only: spec.decisions_only,
+        board: spec.board,
+        hot: spec.hot,
+        max_tokens: spec.max_tokens,
+        wrap: false,
+        count_tokens: false,
+    }
+}
+
+/// Builds each target's block (once per distinct request) and writes `targets`; the caller holds
+/// the lock. The report's block is the first target's (the default block when there is none).
+fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant) -> CompileReport {
+    let requests: Vec<Request> = targets.iter().map(|t| request_of(repo, t)).collect();
+    let mut built: Vec<(Request, Block)> = Vec::new();
+    for req in requests.iter().chain(requests.is_empty().then(|| request_of(repo, &TargetSpec::default())).as_ref()) {
+        if !built.iter().any(|(r, _)| r == req) {
+            built.push((req.clone(), context::build(repo, req)));
+        }
+    }
+    let block_of = |req: &Request| built.iter().find(|(r, _)| r == req).map(|(_, b)| b);
+    let writes: Vec<(&str, Option<&str>)> = targets
+        .iter()
+        .zip(&requests)
+        .map(|(t, req)| (t.path.as_str(), block_of(req).and_then(|b| b.text.as_deref())))
+        .collect();
+    let results = targets::write_all(&repo.layout, &writes);
+    // Every block's warnings, each once.
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    for (_, b) in &built {
+        for w in &b.warnings {
+            if !diagnostics.contains(w) {
+                diagnostics.push(w.clone());
+            }
+        }
+    }
+    let mut block = built.swap_remove(0).1;
+    block.warnings = diagnostics;
+    let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&repo.layout.root, p).into_owned())).collect();
     CompileReport { block, results, elapsed: start.elapsed(), warnings }
 }
 
@@ -90,17 +136,19 @@ pub fn add_agents_md(repo: &Repo) -> Result<AgentsMd> {
     let agents = paths::normalize(&root.join(AGENTS_MD));
     let mut registered = None;
     let current = &repo.settings.context_targets.value;
-    if !current.iter().any(|t| paths::normalize(&root.join(t)) == agents) {
+    let agents_spec = TargetSpec { path: AGENTS_MD.to_string(), ..TargetSpec::default() };
+    if !current.iter().any(|t| paths::normalize(&root.join(&t.path)) == agents) {
         let mut targets = current.clone();
-        targets.push(AGENTS_MD.to_string());
+        targets.push(agents_spec.clone());
         let path = repo.layout.project_settings();
         repo::guard(&repo.layout, &path)?;
-        let list: Vec<String> = targets.iter().map(|t| serde_json::Value::from(t.as_str()).to_string()).collect();
+        let list: Vec<String> = targets.iter().map(|t| t.to_json().to_string()).collect();
         settings::write_key(&path, "context_targets", &format!("[{}]", list.join(", ")))?;
         registered = Some(path);
     }
     let existed = root.join(AGENTS_MD).exists();
-    let mut report = compile_locked(&repo.layout, &[AGENTS_MD.to_string()], start);
+    let spec = current.iter().find(|t| paths::normalize(&root.join(&t.path)) == agents).unwrap_or(&agents_spec);
+    let mut report = compile_locked(repo, std::slice::from_ref(spec), start);
     let written = report.results.pop().context("no result for AGENTS.md")??;
     Ok(AgentsMd { written, existed, registered, diagnostics: report.block.warnings })
 }

@@ -1,26 +1,28 @@
-//! `kb context` and the MCP context resource: the always-loaded block (SPEC §8).
+//! `kb context`, the MCP `get_context` tool and the context resource: the compiled block
+//! (SPEC §8, §11.5, §11.6).
 
 use super::{Report, View, abs};
-use crate::context::{self, Block};
+use crate::context::block::{Block, LayerReport, Request};
 use crate::error::Diagnostic;
-use crate::paths::Layout;
+use crate::repo::Repo;
 use serde::Serialize;
 use std::io::{self, Write};
 
 /// The block and its warnings. JSON: `{"text":S|null, "bytes":N, "truncated":bool,
-/// "sections":[SECTION...], "warnings":[S...]}`, a section being `{"title", "path":ABS, "bytes",
-/// "budget":N|null, "over_budget", "cut_bytes"}` (`bytes` is the body as read, `cut_bytes` what
-/// truncation removed from it).
+/// "tokens":N, "max_tokens":N|null, "layers":[LAYER...], "sections":[SECTION...],
+/// "warnings":[S...]}`, a section being `{"title", "path":ABS, "bytes", "budget":N|null,
+/// "over_budget", "cut_bytes"}` (`bytes` is the body as read, `cut_bytes` what did not fit) and a
+/// layer `{"name", "items", "tokens", "dropped_items", "dropped_tokens"}`.
 pub struct ContextReport {
     pub block: Block,
     /// Each warning as shown to people, paths relative to the root.
     warnings: Vec<String>,
 }
 
-/// Builds the block for the repository at `layout`; `wrap` puts it in `<system-reminder>`.
-pub fn context(layout: &Layout, wrap: bool) -> ContextReport {
-    let block = context::build(layout, wrap);
-    let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&layout.root, p).into_owned())).collect();
+/// Compiles the block `req` asks for.
+pub fn context(repo: &Repo, req: &Request) -> ContextReport {
+    let block = crate::context::build(repo, req);
+    let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&repo.layout.root, p).into_owned())).collect();
     ContextReport { block, warnings }
 }
 
@@ -40,6 +42,9 @@ impl Serialize for ContextReport {
             text: Option<&'a str>,
             bytes: usize,
             truncated: bool,
+            tokens: Option<usize>,
+            max_tokens: Option<u32>,
+            layers: &'a [LayerReport],
             sections: Vec<SectionJson>,
             warnings: &'a [String],
         }
@@ -60,6 +65,9 @@ impl Serialize for ContextReport {
             text: b.text.as_deref(),
             bytes: b.bytes,
             truncated: b.truncated,
+            tokens: b.tokens,
+            max_tokens: b.max_tokens,
+            layers: &b.layers,
             sections,
             warnings: &self.warnings,
         }

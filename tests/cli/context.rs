@@ -288,7 +288,9 @@ fn truncation_cuts_repository_memories_before_context() {
     assert_eq!(j["sections"][0]["cut_bytes"], 0);
     assert_eq!(j["sections"][1]["cut_bytes"], 0);
     assert!(j["sections"][2]["cut_bytes"].as_u64().unwrap() > 0);
-    assert!(text.contains("\ns0: "));
+    // Records go lowest vote score first, then oldest: without `created`, the file's first lines
+    // (SPEC §11.6).
+    assert!(text.contains("\ns299: ") && !text.contains("\ns0: "));
     let marker = text.lines().last().unwrap();
-    assert!(marker.starts_with("[truncated by kb: ") && marker.contains("Repository Memories: last "), "{marker}");
+    assert!(marker.starts_with("[truncated by kb: ") && marker.contains(" of 300 items, "), "{marker}");
 }

@@ -17,6 +17,7 @@ mod fresh_clone;
 mod hostile;
 mod init_config;
 mod instructions;
+mod layered_context;
 mod mcp;
 mod memory_layers;
 mod racy_cache;

@@ -149,6 +149,7 @@ mod with_mcp {
             [
                 "context_board",
                 "forget_memory",
+                "get_context",
                 "list_memories",
                 "propose_decision",
                 "recall_memory",
@@ -172,6 +173,7 @@ mod with_mcp {
         assert_eq!(required("save_memory"), ["content"]);
         assert_eq!(required("recall_memory"), ["query"]);
         assert_eq!(required("list_memories"), Vec::<String>::new());
+        assert_eq!(required("get_context"), Vec::<String>::new());
         assert_eq!(required("forget_memory"), ["id"]);
         assert_eq!(required("store_memory"), ["fact", "reason", "subject"]);
         assert_eq!(required("propose_decision"), ["text", "type"]);
@@ -215,7 +217,7 @@ mod with_mcp {
                 assert!(!schema.to_string().contains("$ref"), "{}.{field}: inline schemas only", tool.name);
             }
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
-            let expect = matches!(tool.name.as_ref(), "recall_memory" | "list_memories");
+            let expect = matches!(tool.name.as_ref(), "recall_memory" | "list_memories" | "get_context");
             assert_eq!(read_only, Some(expect), "{}: readOnlyHint", tool.name);
         }
         // The save guidance covers when to save and when not (seed 002 §2).
@@ -552,6 +554,41 @@ mod with_mcp {
         assert_eq!(norm(&format!("{text}\n"), env), norm(&cli.ok().stdout, cli_env), "text differs from the CLI");
         let cli_json = cli_json.ok().json();
         assert_eq!(norm_json(&without_redacted(&json), env), norm_json(&cli_json, json_env), "JSON differs");
+    }
+
+    /// get_context answers what `kb --json context` answers, for an agent and its files, and
+    /// with a budget; an accepted decision comes in, a proposed one does not.
+    #[tokio::test(flavor = "current_thread")]
+    async fn get_context_is_kb_context_for_an_agent() {
+        let env = env();
+        env.write(
+            ".co-cli/knowledge/context.md",
+            "---\nversion: 1\nupdated: 2026-01-01T00:00:00+00:00\n---\n\nProject facts.\n",
+        );
+        env.write(".github/instructions/api.instructions.md", "---\napplyTo: 'src/api/**'\n---\n\nValidate bodies.\n");
+        env.kb(&["save", "Reviews need a test per public function", "--type", "core_context", "--agent", "reviewer"])
+            .ok();
+        env.kb(&["decision", "add", "Only the api crate talks HTTP", "--type", "scope"]).ok();
+        let client = connect(&env, legacy()).await;
+        call(&client, "propose_decision", json!({"text": "Use Kafka for events", "type": "architectural"})).await;
+        let args = json!({"agent": "reviewer", "for": ["src/api/routes.rs"]});
+        let (text, json) = ok(call(&client, "get_context", args).await);
+        let cli = env.kb(&["--json", "context", "--agent", "reviewer", "--for", "src/api/routes.rs"]).ok().json();
+        assert_eq!(json, cli);
+        assert_eq!(Some(text.as_str()), cli["text"].as_str());
+        assert!(text.contains("- Only the api crate talks HTTP") && !text.contains("Kafka"), "{text}");
+        assert!(text.contains("### api.instructions.md") && text.contains("- Reviews need a test"), "{text}");
+        let (text, _) = ok(call(&client, "get_context", json!({"decisions_only": true})).await);
+        assert!(text.starts_with("## Boundaries and Decisions") && !text.contains("Project facts"), "{text}");
+        let (_, json) = ok(call(&client, "get_context", json!({"max_tokens": 100})).await);
+        assert!(json["tokens"].as_u64().unwrap() <= 100 && json["max_tokens"] == 100, "{json}");
+        let message = failed(call(&client, "get_context", json!({"max_tokens": 5})).await);
+        assert!(message.contains("at least 100"), "{message}");
+        let message = failed(call(&client, "get_context", json!({"agent": "a/b"})).await);
+        assert!(message.contains("agent name"), "{message}");
+        let message = failed(call(&client, "get_context", json!({"for": ["../x.rs"]})).await);
+        assert!(message.contains("outside the root"), "{message}");
+        client.cancel().await.unwrap();
     }
 
     /// propose_decision writes a proposed decision (never an active one) that `kb decision list`

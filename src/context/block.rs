@@ -1,0 +1,598 @@
+//! The compiled block of SPEC §11.5: gathering every layer from its store for one agent and set
+//! of files, then fitting it into the token budget (§11.6) or, with none, §8's byte limit.
+
+use super::layers::{self, Dropped, Layer, LayerKind, Unit};
+use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind, Sources};
+use crate::decisions::{self, file::Kind as DecisionKind, file::Status};
+use crate::error::{Diagnostic, Severity};
+use crate::memories::file::{Importance, MemoryType};
+use crate::repo::Repo;
+use std::path::{Path, PathBuf};
+
+/// What to compile: `kb context`'s flags, or one target's options (SPEC §11.7).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Request {
+    /// The agent the block is for; `None`: memories that name no agent (or are `cross-team`).
+    pub agent: Option<String>,
+    /// Root-relative, `/`-separated paths of the files being worked on: they select scoped
+    /// instructions.
+    pub for_paths: Vec<String>,
+    /// Only the decisions (Agentweaver's child workers).
+    pub decisions_only: bool,
+    pub board: bool,
+    /// Whether Hot Memories go in (`kb context` yes unless `--no-hot`; a target only with
+    /// `"hot": true`).
+    pub hot: bool,
+    /// The token budget; `None`: the setting `context_max_tokens`, else §8's byte limit.
+    pub max_tokens: Option<u32>,
+    pub wrap: bool,
+    /// Count tokens even without a budget (for JSON).
+    pub count_tokens: bool,
+}
+
+/// How one layer fared. JSON: `{"name", "items", "tokens", "dropped_items", "dropped_tokens"}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LayerReport {
+    pub name: &'static str,
+    /// Items kept (a context file cut in part counts as kept).
+    pub items: usize,
+    /// Tokens of the kept items, each counted alone (0 when tokens were not counted).
+    pub tokens: usize,
+    pub dropped_items: usize,
+    pub dropped_tokens: usize,
+}
+
+/// How one §8 section (a context file or the Repository Memories) fared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SectionReport {
+    pub kind: SectionKind,
+    pub path: PathBuf,
+    /// Bytes of the section's body as read.
+    pub bytes: usize,
+    pub budget: Option<usize>,
+    pub over_budget: bool,
+    /// Bytes of the body that did not go into the block.
+    pub cut_bytes: usize,
+}
+
+/// The compiled block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// The block, without a final newline; `None` when no section has content.
+    pub text: Option<String>,
+    /// UTF-8 bytes of `text` (0 without it).
+    pub bytes: usize,
+    /// Whether anything was left out to fit the budget or the byte limit.
+    pub truncated: bool,
+    /// `o200k_base` tokens of `text`, when counted (a budget, or `count_tokens`).
+    pub tokens: Option<usize>,
+    pub max_tokens: Option<u32>,
+    pub sections: Vec<SectionReport>,
+    pub layers: Vec<LayerReport>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Everything the block is made of, before fitting.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub layers: Vec<Layer>,
+    /// Where each §8 section came from (the context files, the JSONL file).
+    pub files: Vec<(SectionKind, PathBuf)>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Builds the block for `req` from the repository's files.
+pub fn build(repo: &Repo, req: &Request) -> Block {
+    let budget = req.max_tokens.or(repo.settings.context_max_tokens.value);
+    assemble(gather(repo, req), budget, req.wrap, req.count_tokens)
+}
+
+/// Reads every layer the request asks for. Unreadable files are warnings; nothing is written
+/// but the memories' cache.
+pub fn gather(repo: &Repo, req: &Request) -> Inputs {
+    let mut inputs = Inputs::default();
+    inputs.layers.push(decisions_layer(repo, &mut inputs.warnings));
+    if req.decisions_only {
+        return inputs;
+    }
+    let layout = &repo.layout;
+    let Sources { sections, records, warnings } = super::load(layout);
+    inputs.warnings.extend(warnings);
+    for s in sections {
+        let kind = match s.kind {
+            SectionKind::Global => LayerKind::Global,
+            SectionKind::Project => LayerKind::Project,
+            SectionKind::RepositoryMemories => continue,
+        };
+        inputs.files.push((s.kind, s.path));
+        inputs.layers.push(Layer::last_first(kind, vec![s.body]));
+    }
+    if let Some((path, records)) = records {
+        inputs.files.push((SectionKind::RepositoryMemories, path));
+        inputs.layers.push(records_layer(&records));
+    }
+    inputs.layers.push(instructions_layer(layout, &req.for_paths, &mut inputs.warnings));
+    inputs.layers.extend(memory_layers(repo, req, &mut inputs.warnings));
+    let (session, problems) = crate::session::current(layout);
+    inputs.warnings.extend(problems);
+    if let Some(s) = session {
+        let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
+        let summary = super::normalize(&s.session.summary);
+        if !summary.is_empty() {
+            items.push(summary);
+        }
+        inputs.layers.push(Layer::last_first(LayerKind::Session, items));
+    }
+    inputs
+}
+
+/// The active architectural and scope decisions, oldest first (created, then id).
+fn decisions_layer(repo: &Repo, warnings: &mut Vec<Diagnostic>) -> Layer {
+    let mut items = Vec::new();
+    match (decisions::Store { repo }).scan() {
+        Ok(scan) => {
+            warnings.extend(scan.problems);
+            let mut active: Vec<_> = scan
+                .decisions
+                .into_iter()
+                .map(|(_, d)| d)
+                .filter(|d| {
+                    d.status == Status::Active && matches!(d.kind, DecisionKind::Architectural | DecisionKind::Scope)
+                })
+                .collect();
+            active.sort_by_key(|d| d.age_key());
+            items = active.iter().map(|d| layers::list_item(&d.content)).collect();
+        }
+        Err(e) => warnings.push(Diagnostic::warning(None, format!("decisions left out: {e}"))),
+    }
+    Layer::last_first(LayerKind::Decisions, items)
+}
+
+/// The Copilot-style records as `subject: fact` lines in file order; over a budget the lowest
+/// vote score goes first, then the oldest (file order when `created` is missing).
+fn records_layer(records: &[super::RepoMemory]) -> Layer {
+    let shown: Vec<&super::RepoMemory> = records.iter().filter(|r| !r.downvoted).collect();
+    let items: Vec<String> = shown.iter().map(|r| super::record_line(r)).collect();
+    let mut removal: Vec<usize> = (0..shown.len()).collect();
+    removal.sort_by_key(|&i| (shown[i].score, shown[i].created_at.unwrap_or(i64::MIN), i));
+    Layer::with_removal(LayerKind::RepositoryMemories, items, removal)
+}
+
+/// The instruction files that apply to `for_paths` (or always), in path order: `### <file name>`
+/// and the body.
+fn instructions_layer(layout: &crate::paths::Layout, for_paths: &[String], warnings: &mut Vec<Diagnostic>) -> Layer {
+    let found = crate::instructions::load(layout);
+    warnings.extend(found.problems);
+    let items = found
+        .files
+        .iter()
+        .filter(|i| i.matched(for_paths).is_some() && !i.body.is_empty())
+        .map(|i| format!("### {}\n\n{}", file_name(&i.path), i.body))
+        .collect();
+    Layer::last_first(LayerKind::Instructions, items)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Core Context (every visible `core_context` memory, oldest first; the newest goes first),
+/// Hot Memories (SPEC §12.1: heat is not recorded yet, so none) and Learnings (the
+/// `learnings_limit` newest visible high-importance learnings and patterns, newest first; the
+/// oldest goes first).
+fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> [Layer; 3] {
+    let index = match (crate::memories::store::Store { repo }).scan() {
+        Ok(index) => index,
+        Err(e) => {
+            warnings.push(Diagnostic::warning(None, format!("memories left out: {e}")));
+            return [
+                Layer::last_first(LayerKind::CoreContext, Vec::new()),
+                Layer::last_first(LayerKind::Hot, Vec::new()),
+                Layer::last_first(LayerKind::Learnings, Vec::new()),
+            ];
+        }
+    };
+    warnings.extend(index.problems());
+    let agent = req.agent.as_deref();
+    let mut visible: Vec<_> = index.memories().filter(|m| m.visible_to(agent)).collect();
+    visible.sort_by_key(|m| (m.created_at, m.id));
+    let core: Vec<String> = visible
+        .iter()
+        .filter(|m| m.effective_type() == MemoryType::CoreContext)
+        .map(|m| layers::list_item(m.content))
+        .collect();
+    let limit = usize::try_from(repo.settings.learnings_limit.value).unwrap_or(usize::MAX);
+    let learnings: Vec<String> = visible
+        .iter()
+        .rev()
+        .filter(|m| {
+            m.effective_importance() == Importance::High
+                && matches!(m.effective_type(), MemoryType::Learning | MemoryType::Pattern)
+        })
+        .take(limit)
+        .map(|m| layers::list_item(m.content))
+        .collect();
+    [
+        Layer::last_first(LayerKind::CoreContext, core),
+        Layer::last_first(LayerKind::Hot, Vec::new()),
+        // Shown newest first, removed oldest (last) first.
+        Layer::last_first(LayerKind::Learnings, learnings),
+    ]
+}
+
+/// Returns `s` on one line: runs of whitespace become one space.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Fits the inputs into `budget` tokens, or with none into §8's byte limit, and adds the
+/// warnings SPEC asks for.
+pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: bool) -> Block {
+    let Inputs { layers, files, mut warnings } = inputs;
+    let count = crate::format::tokens::count;
+    let counter: &dyn Fn(&str) -> usize = &count;
+    let (limit, unit) = match budget {
+        Some(b) => (b as usize, Unit::Tokens(counter)),
+        None => (SIZE_LIMIT, Unit::Bytes),
+    };
+    // The context files' own budgets hold whatever the block's limit is.
+    for layer in &layers {
+        let kind = match layer.kind {
+            LayerKind::Global => SectionKind::Global,
+            LayerKind::Project => SectionKind::Project,
+            _ => continue,
+        };
+        let (Some(budget), Some(body)) = (kind.budget(), layer.items.first()) else { continue };
+        if body.len() > budget {
+            let path = files.iter().find(|(k, _)| *k == kind).map(|(_, p)| p.as_path()).unwrap_or(Path::new(""));
+            warnings.push(
+                Diagnostic::warning(
+                    None,
+                    format!(
+                        "{} is {} bytes, over its {budget}-byte budget ({} KiB)",
+                        kind.title(),
+                        body.len(),
+                        budget / 1024
+                    ),
+                )
+                .in_file(path),
+            );
+        }
+    }
+    let marker = |layers: &[Layer], dropped: &[Dropped]| match budget {
+        Some(b) => token_marker(layers, dropped, b),
+        None => byte_marker(layers, dropped),
+    };
+    let fitted = layers::fit(&layers, limit, unit, wrap, &marker);
+    let text = fitted.text;
+    let bytes = text.as_ref().map_or(0, String::len);
+    let tokens = match (budget, &text) {
+        (Some(_), _) => Some(fitted.size),
+        (None, Some(t)) if count_tokens => Some(count(t)),
+        (None, None) if count_tokens => Some(0),
+        _ => None,
+    };
+    match budget {
+        Some(b) => {
+            let b = b as usize;
+            if fitted.size > b {
+                warnings.push(Diagnostic::warning(
+                    None,
+                    format!(
+                        "the decisions alone do not fit: the block is {} tokens, {} over its {b}-token budget \
+                         (decisions are never left out)",
+                        fitted.size,
+                        fitted.size - b
+                    ),
+                ));
+            } else if fitted.size * 5 >= b * 4 {
+                warnings.push(Diagnostic::warning(
+                    None,
+                    format!("context uses {}% of its {b}-token budget", fitted.size * 100 / b),
+                ));
+            }
+        }
+        None => {
+            let full = layers::render(&layers, &layers::all_kept(&layers), None, wrap).map_or(0, |t| t.len());
+            if fitted.truncated {
+                // co-cli's wording, which its users (and their scripts) look for.
+                warnings.push(Diagnostic::co_cli(
+                    Severity::Error,
+                    format!(
+                        "Knowledge size {full} bytes exceeds hard limit {SIZE_LIMIT} bytes. Truncating to limit \
+                         ({bytes} bytes; {}).",
+                        byte_cuts(&layers, &fitted.dropped).1
+                    ),
+                ));
+            } else if full > SIZE_TARGET {
+                warnings.push(Diagnostic::co_cli(
+                    Severity::Warning,
+                    format!(
+                        "Knowledge size {full} bytes exceeds target {SIZE_TARGET} bytes. Consider trimming \
+                         context files to improve performance."
+                    ),
+                ));
+            }
+        }
+    }
+    let layer_reports = LayerKind::ALL
+        .iter()
+        .map(|&kind| {
+            let Some(li) = layers.iter().position(|l| l.kind == kind) else {
+                return LayerReport { name: kind.name(), items: 0, tokens: 0, dropped_items: 0, dropped_tokens: 0 };
+            };
+            let layer = &layers[li];
+            let kept = &fitted.kept[li];
+            let measure = |s: &str| if tokens.is_some() { count(s) } else { 0 };
+            let kept_tokens = (0..layer.items.len()).map(|i| measure(&layer.items[i][..kept[i]])).sum();
+            let dropped_tokens = match budget {
+                Some(_) => fitted.dropped[li].size,
+                None => (0..layer.items.len()).map(|i| measure(&layer.items[i][kept[i]..])).sum(),
+            };
+            LayerReport {
+                name: kind.name(),
+                items: kept.iter().filter(|&&k| k > 0).count(),
+                tokens: kept_tokens,
+                dropped_items: fitted.dropped[li].items,
+                dropped_tokens,
+            }
+        })
+        .collect();
+    let sections = files
+        .iter()
+        .filter_map(|(kind, path)| {
+            let lk = match kind {
+                SectionKind::Global => LayerKind::Global,
+                SectionKind::Project => LayerKind::Project,
+                SectionKind::RepositoryMemories => LayerKind::RepositoryMemories,
+            };
+            let li = layers.iter().position(|l| l.kind == lk)?;
+            let layer = &layers[li];
+            let kept = &fitted.kept[li];
+            let join_len = |lens: &mut dyn Iterator<Item = usize>| {
+                let (n, sum): (usize, usize) = lens.fold((0, 0), |(n, s), l| (n + 1, s + l));
+                sum + n.saturating_sub(1)
+            };
+            let bytes = join_len(&mut layer.items.iter().map(String::len));
+            let kept_bytes = join_len(&mut kept.iter().copied().filter(|&k| k > 0));
+            Some(SectionReport {
+                kind: *kind,
+                path: path.clone(),
+                bytes,
+                budget: kind.budget(),
+                over_budget: kind.budget().is_some_and(|b| bytes > b),
+                cut_bytes: bytes - kept_bytes.min(bytes),
+            })
+        })
+        .collect();
+    Block {
+        text,
+        bytes,
+        truncated: fitted.truncated,
+        tokens,
+        max_tokens: budget,
+        sections,
+        layers: layer_reports,
+        warnings,
+    }
+}
+
+/// The last line of a block cut to a token budget:
+/// `<!-- kb: left out N items (T tokens) to fit the B-token budget: learnings 3 (120 tokens), ... -->`.
+fn token_marker(layers: &[Layer], dropped: &[Dropped], budget: u32) -> String {
+    let mut parts = Vec::new();
+    let (mut items, mut tokens) = (0, 0);
+    for (layer, d) in layers.iter().zip(dropped).filter(|(_, d)| d.items > 0 || d.cut) {
+        items += d.items;
+        tokens += d.size;
+        parts.push(if d.cut {
+            format!("{} cut ({} tokens)", layer.kind.name(), d.size)
+        } else {
+            format!("{} {} ({} tokens)", layer.kind.name(), d.items, d.size)
+        });
+    }
+    format!(
+        "<!-- kb: left out {items} items ({tokens} tokens) to fit the {budget}-token budget: {} -->",
+        parts.join(", ")
+    )
+}
+
+/// Returns the total bytes left out and the list `Title: all N bytes; Title: last C of N bytes;
+/// Title: C of N bytes (k of n items)` of the layers that lost any.
+fn byte_cuts(layers: &[Layer], dropped: &[Dropped]) -> (usize, String) {
+    let mut total = 0;
+    let mut list = Vec::new();
+    for (layer, d) in layers.iter().zip(dropped).filter(|(_, d)| d.items > 0 || d.cut) {
+        let len: usize = layer.items.iter().map(String::len).sum();
+        total += d.size;
+        list.push(if d.cut {
+            format!("{}: last {} of {len} bytes", layer.kind.title(), d.size)
+        } else if d.items == layer.items.len() {
+            format!("{}: all {len} bytes", layer.kind.title())
+        } else {
+            format!("{}: {} of {} items, {} of {len} bytes", layer.kind.title(), d.items, layer.items.len(), d.size)
+        });
+    }
+    (total, list.join("; "))
+}
+
+/// The last paragraph of a block cut to §8's byte limit.
+fn byte_marker(layers: &[Layer], dropped: &[Dropped]) -> String {
+    let (total, list) = byte_cuts(layers, dropped);
+    format!("[truncated by kb: {total} bytes cut to fit the {SIZE_LIMIT}-byte limit ({list})]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inputs of §8's sections alone: context files and records (each record line an item).
+    fn inputs(parts: &[(LayerKind, &str)]) -> Inputs {
+        let mut i = Inputs::default();
+        for &(kind, body) in parts {
+            let items: Vec<String> = if kind == LayerKind::RepositoryMemories {
+                body.lines().map(String::from).collect()
+            } else {
+                vec![body.to_string()]
+            };
+            let section = match kind {
+                LayerKind::Global => SectionKind::Global,
+                LayerKind::Project => SectionKind::Project,
+                _ => SectionKind::RepositoryMemories,
+            };
+            i.files.push((section, PathBuf::from("/x")));
+            i.layers.push(Layer::last_first(kind, items));
+        }
+        i
+    }
+
+    #[test]
+    fn renders_co_cli_layout() {
+        let b = assemble(inputs(&[(LayerKind::Global, "g"), (LayerKind::Project, "p")]), None, false, false);
+        assert_eq!(
+            b.text.as_deref(),
+            Some("## Internal Knowledge\n\n### Global Context\n\ng\n\n### Project Context\n\np")
+        );
+        assert_eq!(b.bytes, b.text.as_ref().unwrap().len());
+        assert_eq!(b.tokens, None, "tokens are counted only when asked");
+        let w = assemble(inputs(&[(LayerKind::Project, "p")]), None, true, false);
+        assert_eq!(
+            w.text.as_deref(),
+            Some("<system-reminder>\n## Internal Knowledge\n\n### Project Context\n\np\n</system-reminder>")
+        );
+        let none = assemble(Inputs::default(), None, true, false);
+        assert_eq!((none.text, none.bytes, none.truncated), (None, 0, false));
+        assert_eq!(none.layers.len(), 10, "one entry per layer, always");
+    }
+
+    /// A project body that makes the whole block exactly `total` bytes.
+    fn project_of_total(total: usize) -> String {
+        "x".repeat(total - "## Internal Knowledge\n\n### Project Context\n\n".len())
+    }
+
+    #[test]
+    fn total_size_boundaries() {
+        for (total, warns, truncated) in
+            [(10_240, false, false), (10_241, true, false), (20_480, true, false), (20_481, true, true)]
+        {
+            let body = project_of_total(total);
+            let b = assemble(inputs(&[(LayerKind::Project, &body)]), None, false, false);
+            let size_warnings: Vec<_> = b.warnings.iter().filter(|w| w.path.is_none()).collect();
+            assert_eq!(!size_warnings.is_empty(), warns, "{total}");
+            assert_eq!(b.truncated, truncated, "{total}");
+            assert!(b.bytes <= SIZE_LIMIT);
+            if !truncated {
+                assert_eq!(b.bytes, total);
+            }
+        }
+    }
+
+    #[test]
+    fn section_budget_boundaries() {
+        for (kind, budget) in [(LayerKind::Global, 3072), (LayerKind::Project, 7168)] {
+            for (len, over) in [(budget, false), (budget + 1, true)] {
+                let b = assemble(inputs(&[(kind, &"y".repeat(len))]), None, false, false);
+                assert_eq!(b.sections[0].over_budget, over);
+                assert_eq!(b.warnings.iter().any(|w| w.message.contains("budget")), over, "{kind:?} {len}");
+            }
+        }
+    }
+
+    #[test]
+    fn byte_limit_removes_records_before_cutting_context_files() {
+        let g = "g".repeat(2000);
+        let p: String = (0..40).map(|i| format!("## P{i}\n\n{}\n\n", "p".repeat(300))).collect();
+        let r: String = (0..400).map(|i| format!("s{i}: {}\n", "r".repeat(40))).collect();
+        let p = super::super::normalize(&p);
+        let b = assemble(
+            inputs(&[(LayerKind::Global, &g), (LayerKind::Project, &p), (LayerKind::RepositoryMemories, &r)]),
+            None,
+            false,
+            false,
+        );
+        let text = b.text.unwrap();
+        assert!(b.truncated && text.len() <= SIZE_LIMIT);
+        assert!(text.contains(&g) && text.contains(&p), "project and global stay whole");
+        assert!(text.contains("### Repository Memories\n\ns0: "), "the first records stay (last first goes)");
+        assert!(text.ends_with(" bytes)]"), "{}", &text[text.len() - 200..]);
+        assert!(text.contains("[truncated by kb: ") && text.contains("Repository Memories: "));
+        // Each record is kept whole or not at all.
+        let last = text.lines().rev().find(|l| l.starts_with('s')).unwrap();
+        assert_eq!(last.len(), last.find(": ").unwrap() + 2 + 40);
+        assert!(b.sections[2].cut_bytes > 0);
+
+        // Only the project section over the limit: the records go entirely, the project is cut at
+        // a heading.
+        let big: String = (0..100).map(|i| format!("## H{i}\n\n{}\n\n", "p".repeat(300))).collect();
+        let big = super::super::normalize(&big);
+        let b = assemble(
+            inputs(&[(LayerKind::Project, &big), (LayerKind::RepositoryMemories, "a: b")]),
+            None,
+            false,
+            false,
+        );
+        let text = b.text.unwrap();
+        assert!(!text.contains("### Repository Memories"));
+        assert!(text.contains("Repository Memories: all 4 bytes"), "{}", &text[text.len() - 300..]);
+        let before_marker = &text[..text.rfind("\n\n[truncated by kb").unwrap()];
+        assert!(before_marker.ends_with(&"p".repeat(300)), "{}", &before_marker[before_marker.len() - 100..]);
+        assert!(text.len() <= SIZE_LIMIT);
+        assert!(b.warnings.iter().any(|w| w.message.starts_with("Knowledge size ") && w.co_cli_label));
+    }
+
+    #[test]
+    fn cjk_is_never_split() {
+        let body = "漢字かな交じり文".repeat(1100); // 24 bytes × 1100 = 26,400 bytes, one paragraph
+        let b = assemble(inputs(&[(LayerKind::Project, &body)]), None, false, false);
+        let text = b.text.unwrap();
+        assert!(b.truncated && text.len() <= SIZE_LIMIT && text.len() > SIZE_LIMIT - 400);
+    }
+
+    fn layered() -> Inputs {
+        let mut i = inputs(&[(LayerKind::Project, "Project body.")]);
+        i.layers.insert(0, Layer::last_first(LayerKind::Decisions, vec!["- Use Postgres for storage".into()]));
+        let learnings = (0..30).map(|n| layers::list_item(&format!("learning number {n} about the build"))).collect();
+        i.layers.push(Layer::last_first(LayerKind::Learnings, learnings));
+        i.layers.push(Layer::last_first(LayerKind::Session, vec!["Focus: tests".into(), "A summary.".into()]));
+        i
+    }
+
+    #[test]
+    fn a_token_budget_removes_whole_items_and_says_so() {
+        let full = assemble(layered(), None, false, true);
+        let all = full.tokens.unwrap();
+        assert_eq!(all, crate::format::tokens::count(full.text.as_deref().unwrap()));
+        let budget = u32::try_from(all - 40).unwrap();
+        let b = assemble(layered(), Some(budget), false, true);
+        let text = b.text.unwrap();
+        assert!(b.tokens.unwrap() <= budget as usize);
+        assert_eq!(b.tokens.unwrap(), crate::format::tokens::count(&text), "the count is of the final text");
+        let last = text.lines().last().unwrap();
+        assert!(last.starts_with("<!-- kb: left out ") && last.ends_with(" -->"), "{last}");
+        assert!(
+            last.contains(&format!("to fit the {budget}-token budget: ")) && last.contains("session 2 ("),
+            "{last}"
+        );
+        assert!(!text.contains("## Current Session"), "the session goes first");
+        let session = b.layers.iter().find(|l| l.name == "session").unwrap();
+        assert_eq!((session.items, session.dropped_items), (0, 2));
+        assert!(b.warnings.iter().any(|w| w.message.contains("% of its ") && w.message.contains("-token budget")));
+    }
+
+    #[test]
+    fn decisions_are_never_removed() {
+        let b = assemble(layered(), Some(100), false, true);
+        let text = b.text.unwrap();
+        assert!(text.contains("- Use Postgres for storage"));
+        assert!(!text.contains("learning number 29"), "{text}");
+        assert!(b.tokens.unwrap() <= 100);
+        let tiny: Vec<String> =
+            (0..60).map(|n| layers::list_item(&format!("decision {n} is a long sentence about it"))).collect();
+        let mut i = Inputs::default();
+        i.layers.push(Layer::last_first(LayerKind::Decisions, tiny));
+        let b = assemble(i, Some(100), false, true);
+        assert!(b.tokens.unwrap() > 100);
+        assert!(b.text.unwrap().contains("decision 59"));
+        assert!(b.warnings.iter().any(|w| w.message.contains("over its 100-token budget")), "{:?}", b.warnings);
+    }
+}
