@@ -10,9 +10,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-// The counter is crate-private; the example compiles the same file in.
-#[path = "../src/format/tokens.rs"]
-mod tokens;
+use kb::count_tokens;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -20,7 +18,7 @@ fn main() {
     if let Some(counter) = args.get(1).and_then(|a| a.strip_prefix("--first-")) {
         let text = sample(args.get(2).map(String::as_str));
         let start = Instant::now();
-        let n = if counter == "kb" { tokens::count(&text) } else { tiktoken(&text) };
+        let n = if counter == "kb" { count_tokens(&text) } else { tiktoken(&text) };
         println!("{} {n}", start.elapsed().as_nanos());
         return;
     }
@@ -29,7 +27,7 @@ fn main() {
     let text = sample(file.map(String::as_str));
     let me = std::env::current_exe().expect("the example's own path");
 
-    let (tokens, reference) = (tokens::count(&text), tiktoken(&text));
+    let (tokens, reference) = (count_tokens(&text), tiktoken(&text));
     assert_eq!(tokens, reference, "kb and tiktoken-rs disagree");
     println!("{} bytes, {tokens} tokens, {runs} runs\n", text.len());
     println!("| measurement | median | max |");
@@ -49,7 +47,7 @@ fn main() {
         let mut steady = Vec::new();
         for _ in 0..runs.max(1) * 5 {
             let start = Instant::now();
-            std::hint::black_box(if counter == "kb" { tokens::count(&text) } else { tiktoken(&text) });
+            std::hint::black_box(if counter == "kb" { count_tokens(&text) } else { tiktoken(&text) });
             steady.push(start.elapsed());
         }
         row(&format!("{counter}: first count in a fresh process"), &mut first);

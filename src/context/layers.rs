@@ -270,41 +270,32 @@ pub fn fit(
         let size = text.as_deref().map_or(0, |t| unit.measure(t));
         (text, size)
     };
-    let drop = |kept: &mut Kept, dropped: &mut [Dropped], n: usize| {
-        let (li, i) = order[n];
-        kept[li][i] = 0;
-        dropped[li].items += 1;
-        dropped[li].size += cost[n];
-    };
-    // Jump by the estimate, then settle with exact measures: the block must fit with its marker.
-    let mut estimate = size + unit.measure(&marker(layers, &dropped));
-    let mut n = 0;
-    while n < order.len() && estimate > limit {
-        estimate = estimate.saturating_sub(cost[n] + 1);
-        drop(&mut kept, &mut dropped, n);
-        n += 1;
-    }
-    let (mut text, mut size) = finish(&kept, &dropped);
-    while size > limit && n < order.len() {
-        drop(&mut kept, &mut dropped, n);
-        n += 1;
-        (text, size) = finish(&kept, &dropped);
-    }
-    // The estimate may have taken an item or two too many: give them back while the block fits.
-    while n > 0 && size <= limit {
-        let (li, i) = order[n - 1];
-        let mut k = kept.clone();
-        let mut d = dropped.clone();
-        k[li][i] = layers[li].items[i].len();
-        d[li].items -= 1;
-        d[li].size -= cost[n - 1];
-        let (t, s) = finish(&k, &d);
-        if s > limit {
-            break;
+    // The state with the first `n` items of `order` removed (and every file whole).
+    let removed = |n: usize| {
+        let mut kept = all_kept(layers);
+        let mut dropped = vec![Dropped::default(); layers.len()];
+        for (m, &(li, i)) in order[..n].iter().enumerate() {
+            kept[li][i] = 0;
+            dropped[li].items += 1;
+            dropped[li].size += cost[m];
         }
-        (kept, dropped, text, size) = (k, d, t, s);
-        n -= 1;
+        (kept, dropped)
+    };
+    // How many items to keep: guessed from the sizes (they add up but for separators and
+    // headers), then settled with exact measures of the whole block, marker included.
+    let mut estimate = size + unit.measure(&marker(layers, &dropped));
+    let mut guess = 0;
+    while guess < order.len() && estimate > limit {
+        estimate = estimate.saturating_sub(cost[guess] + 1);
+        guess += 1;
     }
+    let keep = largest_fitting(order.len(), order.len() - guess, |m| {
+        let (k, d) = removed(order.len() - m);
+        finish(&k, &d).1 <= limit
+    });
+    let n = order.len() - keep.unwrap_or(0);
+    (kept, dropped) = removed(n);
+    let (mut text, mut size) = finish(&kept, &dropped);
     // Then the context files, project first, each cut at the largest block boundary that fits.
     for &kind in &CUT {
         if size <= limit {
@@ -321,33 +312,88 @@ pub fn fit(
                 cut: k > 0 && k < body.len(),
             };
         };
-        // The largest cut point that fits, by bisection on the bytes offered to `markdown::cut`
-        // (what it keeps grows with them, and so does the block).
-        let (mut lo, mut hi) = (0usize, body.len());
-        let mut best = 0;
-        while lo <= hi {
-            let mid = lo + (hi - lo) / 2;
-            let k = markdown::cut(body, mid);
-            with(k, &mut kept, &mut dropped);
-            let (_, s) = finish(&kept, &dropped);
-            if s <= limit {
-                best = k;
-                lo = mid + 1;
-            } else if mid == 0 {
-                break;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        with(best, &mut kept, &mut dropped);
+        // The bytes offered to `markdown::cut` (what it keeps grows with them, and so does the
+        // block), guessed in proportion to how far over the block is.
+        let over = size - limit;
+        let guess = body.len().saturating_sub(body.len().saturating_mul(over) / size.max(1) * 11 / 10);
+        let offered = largest_fitting(body.len(), guess, |x| {
+            let (mut k, mut d) = (kept.clone(), dropped.clone());
+            with(markdown::cut(body, x), &mut k, &mut d);
+            finish(&k, &d).1 <= limit
+        });
+        with(offered.map_or(0, |x| markdown::cut(body, x)), &mut kept, &mut dropped);
         (text, size) = finish(&kept, &dropped);
     }
     Fitted { kept, dropped, text, size, truncated: true }
 }
 
+/// Returns the largest `x` in `0..=hi` for which `fits(x)` holds, `fits` being true up to some
+/// point and false after it; `None` when not even `fits(0)` holds. The search starts at `guess`
+/// and gallops outward, so a close guess costs a few calls (each measures a whole block).
+fn largest_fitting(hi: usize, guess: usize, mut fits: impl FnMut(usize) -> bool) -> Option<usize> {
+    let guess = guess.min(hi);
+    // `lo` fits; `up` does not (or is past `hi`).
+    let (mut lo, mut up);
+    if fits(guess) {
+        lo = guess;
+        up = hi + 1;
+        let mut step = 1;
+        while lo + step <= hi {
+            if fits(lo + step) {
+                lo += step;
+                step *= 2;
+            } else {
+                up = lo + step;
+                break;
+            }
+        }
+    } else {
+        up = guess;
+        let mut step = 1;
+        loop {
+            if up == 0 {
+                return None;
+            }
+            let next = up.saturating_sub(step);
+            if fits(next) {
+                lo = next;
+                break;
+            }
+            up = next;
+            step *= 2;
+        }
+    }
+    while up - lo > 1 {
+        let mid = lo + (up - lo) / 2;
+        if fits(mid) {
+            lo = mid;
+        } else {
+            up = mid;
+        }
+    }
+    Some(lo)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn largest_fitting_finds_the_edge_from_any_guess() {
+        for edge in 0..40usize {
+            for guess in 0..45 {
+                let mut calls = 0;
+                let found = largest_fitting(39, guess, |x| {
+                    calls += 1;
+                    x <= edge
+                });
+                assert_eq!(found, Some(edge.min(39)), "edge {edge} guess {guess}");
+                assert!(calls <= 14, "{calls} calls");
+            }
+        }
+        assert_eq!(largest_fitting(10, 5, |_| false), None);
+        assert_eq!(largest_fitting(0, 0, |_| true), Some(0));
+    }
 
     fn layer(kind: LayerKind, items: &[&str]) -> Layer {
         Layer::last_first(kind, items.iter().map(|s| s.to_string()).collect())
@@ -435,6 +481,76 @@ mod tests {
                 d[0].items -= 1;
                 let t = render(&layers, &more, Some(&plain_marker(&layers, &d)), false).unwrap();
                 assert!(t.len() > limit, "{limit}: item {next} would have fitted");
+            }
+        }
+    }
+
+    mod prop {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn words() -> impl Strategy<Value = String> {
+            prop::collection::vec(prop_oneof!["[a-z]{1,8}", "漢字|かな|한국어|中文", "😀|👍🏽|🇫🇷|é"], 1..12)
+                .prop_map(|w| w.join(" "))
+        }
+
+        fn block() -> impl Strategy<Value = String> {
+            prop_oneof![
+                (1..7usize, words()).prop_map(|(n, w)| format!("{} {w}", "#".repeat(n))),
+                prop::collection::vec(words(), 1..4).prop_map(|l| l.join("\n")),
+                (words(), prop::collection::vec(words(), 0..5)).prop_map(|(info, l)| format!(
+                    "```{}\n{}\n```",
+                    info.replace(' ', ""),
+                    l.join("\n\n")
+                )),
+            ]
+        }
+
+        fn body() -> impl Strategy<Value = String> {
+            prop::collection::vec(block(), 1..20).prop_map(|b| crate::context::normalize(&b.join("\n\n")))
+        }
+
+        fn marker(_: &[Layer], d: &[Dropped]) -> String {
+            let n: usize = d.iter().map(|d| d.items).sum();
+            let size: usize = d.iter().map(|d| d.size).sum();
+            format!("[left out {n} items, {size}]")
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+            /// Whatever the limit, the block fits (nothing here is a decision), files are cut at
+            /// block boundaries with fences balanced, items go in removal order, and one more
+            /// item would not have fitted.
+            #[test]
+            fn fits_in_removal_order(
+                project in body(),
+                records in prop::collection::vec(words(), 0..30),
+                learnings in prop::collection::vec(words(), 0..10),
+                frac in 0.0f64..1.2,
+                wrap in any::<bool>(),
+            ) {
+                let layers = vec![
+                    Layer::last_first(LayerKind::Project, vec![project.clone()]),
+                    Layer::last_first(LayerKind::RepositoryMemories, records),
+                    Layer::last_first(LayerKind::Learnings, learnings.iter().map(|l| list_item(l)).collect()),
+                ];
+                let full = render(&layers, &all_kept(&layers), None, wrap).unwrap().len();
+                let limit = 200 + (frac * full as f64) as usize;
+                let f = fit(&layers, limit, Unit::Bytes, wrap, &marker);
+                prop_assert!(f.size <= limit, "{} > {limit}", f.size);
+                prop_assert_eq!(f.truncated, full > limit);
+                if let Some(t) = &f.text {
+                    prop_assert_eq!(t.len(), f.size);
+                }
+                let k = f.kept[0][0];
+                prop_assert!(project.is_char_boundary(k));
+                prop_assert!(project[..k].lines().filter(|l| l.starts_with("```")).count() % 2 == 0);
+                // Learnings go before records, last first; the project is cut only when both are gone.
+                let kept_l = f.kept[2].iter().filter(|&&k| k > 0).count();
+                let kept_r = f.kept[1].iter().filter(|&&k| k > 0).count();
+                prop_assert!(f.kept[2][..kept_l].iter().all(|&k| k > 0));
+                prop_assert!(kept_l == 0 || kept_r == layers[1].items.len());
+                prop_assert!(k == project.len() || kept_r == 0);
             }
         }
     }

@@ -102,8 +102,6 @@ impl MemoryRef<'_> {
     /// Returns whether the memory is visible to `agent` (SPEC §11.2): it names no agent, names
     /// `agent`, or is tagged `cross-team`; without an agent, it names none or is tagged
     /// `cross-team`.
-    // For the compiled context (SPEC §11.5): nothing else in kb asks who sees a memory.
-    #[allow(dead_code)]
     pub fn visible_to(&self, agent: Option<&str>) -> bool {
         file::visible(self.agent, &self.tags, agent)
     }
