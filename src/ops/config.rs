@@ -108,7 +108,11 @@ pub fn set(layout: &Layout, key: &str, raw: &str, global: bool) -> Result<EditRe
     let file = settings_file(layout, global)?;
     let value = settings::parse_value(key, raw, &file).map_err(|e| KbError::Invalid(e.detail))?;
     let _lock = if global { None } else { Some(repo::lock(layout)?) };
-    let changed = settings::write_key(&file, key, &value.to_string())?;
+    // JSON as the user typed it (the keys of an object target stay in their order); a bare word
+    // such as `cut` is written as the JSON string it stands for.
+    let text =
+        if serde_json::from_str::<serde_json::Value>(raw).is_ok() { raw.trim().to_string() } else { value.to_string() };
+    let changed = settings::write_key(&file, key, &text)?;
     Ok(EditReport { key: key.to_string(), value: Some(value), path: abs(&file), changed, file })
 }
 
