@@ -293,3 +293,15 @@ fn targets_get_their_own_block() {
     t.kb(&["config", "set", "context_targets", r#"[{"path": "X.md", "agent": "a/b"}]"#]).err();
     t.kb(&["config", "set", "context_targets", r#"[{"path": "X.md", "max_tokens": 50}]"#]).err();
 }
+
+#[test]
+fn check_reports_a_target_for_path_outside_the_root() {
+    let t = layered();
+    t.write(".co-cli/settings.json", r#"{"context_targets": [{"path": "R.md", "for": ["../outside.rs"]}]}"#);
+    let r = t.kb(&["check"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("settings.json") && r.stdout.contains("\"for\""), "{}", r.stdout);
+    // The compile still writes the target, without instructions from that path.
+    t.kb(&["compile"]).ok();
+    assert!(std::fs::read_to_string(t.root().join("R.md")).unwrap().contains("## Boundaries and Decisions"));
+}

@@ -342,6 +342,33 @@ fn other_inputs_trigger_recompiles() {
 }
 
 #[test]
+fn decisions_sessions_and_instructions_trigger_recompiles() {
+    let (env, out) = setup();
+    let w = Watch::start(&env, &[]);
+    wait_content(&out, "Version one");
+    // The decisions folder does not exist yet: `kb decision add` creates it with the file.
+    env.kb(&["decision", "add", "Every service stores its data in PostgreSQL", "--type", "architectural"]).ok();
+    wait_content(&out, "- Every service stores its data in PostgreSQL");
+    env.kb(&["session", "start", "Ship the v2 routes"]).ok();
+    wait_content(&out, "Focus: Ship the v2 routes");
+    // Instruction folders, nested and created while watching.
+    env.write(".github/instructions/team/all.instructions.md", "---\napplyTo: '**'\n---\n\nWrite tests first.\n");
+    wait_content(&out, "### all.instructions.md\n\nWrite tests first.");
+    // A target for an agent gets its own block.
+    env.write(
+        ".co-cli/settings.json",
+        r#"{"context_targets": [".co-cli/knowledge/compiled.md", {"path": "WORKERS.md", "decisions_only": true}]}"#,
+    );
+    wait_content(&env.root().join("WORKERS.md"), "## Boundaries and Decisions");
+    env.kb(&["session", "end"]).ok();
+    let gone = poll(|| std::fs::read_to_string(&out).is_ok_and(|t| !t.contains("Focus: Ship")));
+    assert!(gone, "the ended session stays in {}", out.display());
+    let workers = std::fs::read_to_string(env.root().join("WORKERS.md")).unwrap();
+    assert!(!workers.contains("## Internal Knowledge"), "{workers}");
+    assert_eq!(w.signal("-TERM"), 0);
+}
+
+#[test]
 fn sigint_ends_with_status_zero() {
     let (env, _) = setup();
     let w = Watch::start(&env, &[]);
