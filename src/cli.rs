@@ -101,6 +101,33 @@ pub enum Command {
         after_help = "Examples:\n  kb decision add \"Use PostgreSQL for all services\" --type architectural -t db\n  kb decision list --all\n  kb decision supersede 3 \"Use PostgreSQL 17\"\n  kb decision accept 4"
     )]
     Decision(DecisionArgs),
+    /// Show how often each memory was recalled or shown lately (heat), and which are hot
+    #[command(after_help = "Examples:\n  kb heat\n  kb heat --all\n  kb --json heat")]
+    Heat(HeatArgs),
+    /// Turn a memory into a scoped instruction file (.github/instructions/NAME.instructions.md)
+    #[command(
+        after_help = "Examples:\n  kb promote 7 --apply-to 'src/api/**/*.rs'\n  kb promote 12 --apply-to 'tests/**,**/*_test.rs' --name testing"
+    )]
+    Promote(PromoteArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HeatArgs {
+    /// Every memory and record, cold ones too
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PromoteArgs {
+    /// The memory's id
+    pub id: String,
+    /// The glob(s) the instruction applies to, separated by commas (VS Code's applyTo)
+    #[arg(long, value_name = "GLOB")]
+    pub apply_to: String,
+    /// The file's name, without .instructions.md (default: the memory's slug)
+    #[arg(long)]
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]

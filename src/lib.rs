@@ -14,6 +14,7 @@ pub(crate) mod decisions;
 pub(crate) mod error;
 pub(crate) mod format;
 pub(crate) mod fsio;
+pub(crate) mod heat;
 pub(crate) mod instructions;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;

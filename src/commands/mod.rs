@@ -50,6 +50,7 @@ fn writes(command: &Command) -> bool {
         | Command::Unprotect(_)
         | Command::Vote(_)
         | Command::Compile
+        | Command::Promote(_)
         | Command::Watch(_) => true,
         Command::Session(a) => !matches!(a.action, crate::cli::SessionAction::Show),
         // The global settings file is the user's, not the repository's.
@@ -71,6 +72,14 @@ impl Ctx {
     /// Returns how reports are rendered on this terminal.
     pub fn view(&self) -> View {
         View { style: self.style, root: self.layout.root.clone() }
+    }
+
+    /// Logs what a read returned in the heat log; a failure is a warning, never an error.
+    pub fn log_accesses(&self, accesses: &[crate::heat::Access]) {
+        if let Some(d) = crate::heat::record(&self.layout, self.now, accesses) {
+            let view = self.view();
+            self.style.diagnostic(&d, |p| view.rel(p).into_owned());
+        }
     }
 
     /// Prints a report: its diagnostics and failed parts on stderr, then its JSON or text on
@@ -207,11 +216,18 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Init(a) => ctx.emit(&ops::init::init(&ctx.layout, ctx.now, a.agents_md)?),
         Command::Save(a) => save::run(ctx, a),
         Command::Recall(a) => {
-            let loaded = ops::read::load(&ctx.repo()?, scope(a.store))?;
-            ctx.emit(&ops::read::recall(&loaded, &a.query, usize::try_from(a.max_results).unwrap_or(usize::MAX)))
+            let repo = ctx.repo()?;
+            let loaded = ops::read::load(&repo, scope(a.store))?;
+            let report = ops::read::recall(&loaded, &a.query, usize::try_from(a.max_results).unwrap_or(usize::MAX));
+            ctx.log_accesses(&report.accesses());
+            ctx.emit(&report)
         }
         Command::List(a) => list(ctx, a),
-        Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),
+        Command::Show(a) => {
+            let report = ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?;
+            ctx.log_accesses(&[report.access()]);
+            ctx.emit(&report)
+        }
         Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),
@@ -273,6 +289,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         },
         Command::Session(a) => session::run(ctx, a),
         Command::Decision(a) => decision::run(ctx, a),
+        Command::Heat(a) => ctx.emit(&ops::heat::heat(&ctx.repo()?, a.all)?),
+        Command::Promote(a) => ctx.emit(&ops::heat::promote(&ctx.repo()?, &a.id, &a.apply_to, a.name.as_deref())?),
         Command::Mcp => mcp::run(ctx),
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();

@@ -177,28 +177,51 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Core Context (every visible `core_context` memory, oldest first; the newest goes first),
-/// Hot Memories (SPEC §12.1: heat is not recorded yet, so none) and Learnings (the
-/// `learnings_limit` newest visible high-importance learnings and patterns, newest first; the
-/// oldest goes first).
+/// Hot Memories (with `req.hot`: visible memories with heat ≥ 3, hottest first, at most
+/// `hot_limit`; the coldest goes first) and Learnings (the `learnings_limit` newest visible
+/// high-importance learnings and patterns, newest first; the oldest goes first). A memory shows
+/// once, in the first of these it qualifies for.
 fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> [Layer; 3] {
+    let empty = || {
+        [
+            Layer::last_first(LayerKind::CoreContext, Vec::new()),
+            Layer::last_first(LayerKind::Hot, Vec::new()),
+            Layer::last_first(LayerKind::Learnings, Vec::new()),
+        ]
+    };
     let index = match (crate::memories::store::Store { repo }).scan() {
         Ok(index) => index,
         Err(e) => {
             warnings.push(Diagnostic::warning(None, format!("memories left out: {e}")));
-            return [
-                Layer::last_first(LayerKind::CoreContext, Vec::new()),
-                Layer::last_first(LayerKind::Hot, Vec::new()),
-                Layer::last_first(LayerKind::Learnings, Vec::new()),
-            ];
+            return empty();
         }
     };
     warnings.extend(index.problems());
     let agent = req.agent.as_deref();
     let mut visible: Vec<_> = index.memories().filter(|m| m.visible_to(agent)).collect();
     visible.sort_by_key(|m| (m.created_at, m.id));
-    let core: Vec<String> = visible
+    let is_core = |m: &crate::memories::index::MemoryRef<'_>| m.effective_type() == MemoryType::CoreContext;
+    let core: Vec<String> = visible.iter().filter(|m| is_core(m)).map(|m| layers::list_item(m.content)).collect();
+    let mut hot_ids: Vec<u64> = Vec::new();
+    if req.hot {
+        let settings = &repo.settings;
+        let heats = crate::heat::read(&repo.layout, settings.heat_window_days.value);
+        let limit = usize::try_from(settings.hot_limit.value).unwrap_or(usize::MAX);
+        // `heats` is hottest first, ties broken by the latest access.
+        for h in heats.heats.iter().filter(|h| h.access.store == crate::heat::Store::Md && h.heat >= crate::heat::WARM)
+        {
+            if hot_ids.len() == limit {
+                break;
+            }
+            let Ok(id) = h.access.id.parse::<u64>() else { continue };
+            if visible.iter().any(|m| m.id == id && !is_core(m)) && !hot_ids.contains(&id) {
+                hot_ids.push(id);
+            }
+        }
+    }
+    let hot: Vec<String> = hot_ids
         .iter()
-        .filter(|m| m.effective_type() == MemoryType::CoreContext)
+        .filter_map(|id| visible.iter().find(|m| m.id == *id))
         .map(|m| layers::list_item(m.content))
         .collect();
     let limit = usize::try_from(repo.settings.learnings_limit.value).unwrap_or(usize::MAX);
@@ -208,13 +231,15 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
         .filter(|m| {
             m.effective_importance() == Importance::High
                 && matches!(m.effective_type(), MemoryType::Learning | MemoryType::Pattern)
+                && !hot_ids.contains(&m.id)
         })
         .take(limit)
         .map(|m| layers::list_item(m.content))
         .collect();
     [
         Layer::last_first(LayerKind::CoreContext, core),
-        Layer::last_first(LayerKind::Hot, Vec::new()),
+        // Shown hottest first, removed coldest (last) first.
+        Layer::last_first(LayerKind::Hot, hot),
         // Shown newest first, removed oldest (last) first.
         Layer::last_first(LayerKind::Learnings, learnings),
     ]

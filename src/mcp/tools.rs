@@ -130,8 +130,12 @@ impl Server {
 
     /// `recall_memory`.
     pub fn recall(&self, query: &str, max_results: usize) -> Result<Reply> {
-        let loaded = ops::read::load(&self.repo()?, Scope::Both)?;
-        self.reply(&ops::read::recall(&loaded, query, max_results))
+        let repo = self.repo()?;
+        let loaded = ops::read::load(&repo, Scope::Both)?;
+        let report = ops::read::recall(&loaded, query, max_results);
+        // Each result is an access (SPEC §12.1); a failure to log is a warning on stderr.
+        self.warn(crate::heat::record(&repo.layout, repo.now, &report.accesses()).as_slice());
+        self.reply(&report)
     }
 
     /// `list_memories`.

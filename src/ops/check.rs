@@ -67,6 +67,8 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
         }
     }
 
+    // The access log is local state, but a torn or foreign line in it is worth knowing about.
+    problems.extend(crate::heat::read(layout, settings.heat_window_days.value).problems);
     let repo = Repo { layout: layout.clone(), settings, now };
     let index = repo.memories().scan()?;
     files += index.files();

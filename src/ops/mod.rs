@@ -13,6 +13,7 @@ pub mod context;
 pub mod convert;
 pub mod decision;
 pub mod forget;
+pub mod heat;
 pub mod init;
 pub mod instructions;
 pub mod protect;

@@ -281,6 +281,23 @@ impl Serialize for RecallReport<'_> {
     }
 }
 
+impl RecallReport<'_> {
+    /// Returns every result, as accesses for the heat log (SPEC §12.1).
+    pub fn accesses(&self) -> Vec<crate::heat::Access> {
+        use crate::heat::{Access, Store};
+        self.hits
+            .iter()
+            .filter_map(|h| match h {
+                Hit::Md(m) => Some(Access { id: m.id.to_string(), store: Store::Md }),
+                Hit::Copilot { pos, .. } => {
+                    let r = self.records.as_ref()?.get(*pos)?;
+                    Some(Access { id: r.id.to_string(), store: Store::Copilot })
+                }
+            })
+            .collect()
+    }
+}
+
 impl Report for RecallReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let q = v.clean(&self.query);
@@ -605,6 +622,17 @@ fn write_record_list(v: &View, all: &Records<'_>, w: &mut dyn Write) -> io::Resu
 pub enum ShowReport {
     Md { json: MemoryJson, file: PathBuf, diagnostics: Vec<Diagnostic> },
     Copilot { json: RecordJson, file: PathBuf, diagnostics: Vec<Diagnostic> },
+}
+
+impl ShowReport {
+    /// Returns the memory or record shown, as an access for the heat log (SPEC §12.1).
+    pub fn access(&self) -> crate::heat::Access {
+        use crate::heat::{Access, Store};
+        match self {
+            ShowReport::Md { json, .. } => Access { id: json.id.to_string(), store: Store::Md },
+            ShowReport::Copilot { json, .. } => Access { id: json.id.clone(), store: Store::Copilot },
+        }
+    }
 }
 
 /// Shows the memory or record `raw_id` leads to.

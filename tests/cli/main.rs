@@ -14,6 +14,7 @@ mod dedup;
 mod first_hour;
 mod forget_protect;
 mod fresh_clone;
+mod heat;
 mod hostile;
 mod init_config;
 mod instructions;

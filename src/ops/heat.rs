@@ -1,0 +1,255 @@
+//! `kb heat` (the heat of each memory and record, SPEC §12.1) and `kb promote` (a memory made
+//! into a scoped instruction file, by a person).
+
+use super::{Report, View, abs};
+use crate::error::{Diagnostic, KbError, io_at};
+use crate::heat::{self, Store};
+use crate::output::summary;
+use crate::repo::Repo;
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+/// One row of `kb heat`. JSON: `{"id","store","heat","level","last_access","hot",
+/// "promote_candidate","summary"}`.
+#[derive(Debug, Serialize)]
+pub struct HeatRow {
+    /// A memory's integer id, a record's string id.
+    pub id: Value,
+    pub store: &'static str,
+    pub heat: u64,
+    pub level: &'static str,
+    pub last_access: Option<String>,
+    /// In Hot Memories: a memory with heat ≥ 3 within the `hot_limit` hottest.
+    pub hot: bool,
+    pub promote_candidate: bool,
+    pub summary: String,
+}
+
+/// `kb heat`. JSON: `{"window_days":N, "active_days":[DATE...], "memories":[ROW...]}`.
+#[derive(Debug, Serialize)]
+pub struct HeatReport {
+    pub window_days: u64,
+    pub active_days: Vec<String>,
+    pub memories: Vec<HeatRow>,
+    #[serde(skip)]
+    all: bool,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Computes the heat of every memory and record that still exists: the warm and hot ones, or with
+/// `all` every one (never-accessed ones last, by store and id).
+pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
+    let heats = heat::read(&repo.layout, repo.settings.heat_window_days.value);
+    let mut diagnostics = heats.problems.clone();
+    let index = repo.memories().scan()?;
+    diagnostics.extend(index.problems());
+    let file = super::read::read_records(repo).ok();
+    let records = file.as_ref().map(crate::copilot::Records::parse);
+    let md_summary = |id: &str| -> Option<String> {
+        let id: u64 = id.parse().ok()?;
+        index.by_id(id).first().map(|m| summary(m.content))
+    };
+    let record_summary = |id: &str| -> Option<String> {
+        let all = records.as_ref()?;
+        let r = all.iter().find(|r| r.id == id)?;
+        Some(summary(&format!("{}: {}", r.subject, r.fact)))
+    };
+    let hot_limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
+    let mut hot_seen = 0;
+    let mut rows = Vec::new();
+    for h in &heats.heats {
+        let found = match h.access.store {
+            Store::Md => md_summary(&h.access.id),
+            Store::Copilot => record_summary(&h.access.id),
+        };
+        // A forgotten memory keeps its lines in the log; it is not shown.
+        let Some(summary) = found else { continue };
+        let hot = h.access.store == Store::Md && h.heat >= heat::WARM && hot_seen < hot_limit;
+        hot_seen += usize::from(hot);
+        if !all && h.heat < heat::WARM {
+            continue;
+        }
+        rows.push(HeatRow {
+            id: id_value(h.access.store, &h.access.id),
+            store: h.access.store.as_str(),
+            heat: h.heat,
+            level: h.level(),
+            last_access: Some(h.last_access.clone()),
+            hot,
+            promote_candidate: h.promote_candidate,
+            summary,
+        });
+    }
+    if all {
+        let seen = |store: &str, id: &str| rows.iter().any(|r: &HeatRow| r.store == store && id_text(&r.id) == id);
+        let mut cold = Vec::new();
+        let mut ids: Vec<u64> = index.memories().map(|m| m.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            if !seen("md", &id.to_string()) {
+                cold.push(cold_row(Value::from(id), Store::Md, md_summary(&id.to_string()).unwrap_or_default()));
+            }
+        }
+        for r in records.iter().flat_map(|a| a.iter()) {
+            if !seen("copilot", r.id) {
+                let text = summary(&format!("{}: {}", r.subject, r.fact));
+                cold.push(cold_row(Value::from(r.id.to_string()), Store::Copilot, text));
+            }
+        }
+        rows.extend(cold);
+    }
+    Ok(HeatReport { window_days: heats.window_days, active_days: heats.active_days, memories: rows, all, diagnostics })
+}
+
+fn cold_row(id: Value, store: Store, summary: String) -> HeatRow {
+    HeatRow {
+        id,
+        store: store.as_str(),
+        heat: 0,
+        level: heat::level(0),
+        last_access: None,
+        hot: false,
+        promote_candidate: false,
+        summary,
+    }
+}
+
+/// A memory's id as a JSON number, a record's as a string.
+fn id_value(store: Store, id: &str) -> Value {
+    match (store, id.parse::<u64>()) {
+        (Store::Md, Ok(n)) => Value::from(n),
+        _ => Value::from(id),
+    }
+}
+
+fn id_text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+impl Report for HeatReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let days = match (self.active_days.first(), self.active_days.last()) {
+            (Some(a), Some(b)) if a != b => format!("{} active days, {a} to {b}", self.active_days.len()),
+            (Some(a), _) => format!("1 active day, {a}"),
+            _ => "no accesses yet".to_string(),
+        };
+        writeln!(w, "Heat over the last {} active days ({days}):", self.window_days)?;
+        if self.memories.is_empty() {
+            let what = if self.all { "No memories." } else { "No warm or hot memories (--all shows every one)." };
+            return writeln!(w, "{what}");
+        }
+        writeln!(w)?;
+        for r in &self.memories {
+            let mut marks = Vec::new();
+            if r.hot {
+                marks.push("in Hot Memories");
+            }
+            if r.promote_candidate {
+                marks.push("promote candidate");
+            }
+            let last = r.last_access.as_deref().map_or("never", |l| crate::output::chars_prefix(l, 10));
+            let marks = if marks.is_empty() { String::new() } else { format!(" [{}]", marks.join(", ")) };
+            writeln!(
+                w,
+                "{:>6} {:>4} {:<4} {last:<10} {}{marks}",
+                id_text(&r.id),
+                r.heat,
+                r.level,
+                v.clean(&r.summary)
+            )?;
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// `kb promote`. JSON: `{"memory_id":N, "path":ABS, "apply_to":GLOB, "promoted_to":REL}`.
+#[derive(Debug, Serialize)]
+pub struct PromoteReport {
+    pub memory_id: u64,
+    pub path: String,
+    pub apply_to: String,
+    pub promoted_to: String,
+    #[serde(skip)]
+    file: PathBuf,
+}
+
+/// Writes memory `id` as `.github/instructions/NAME.instructions.md` (`applyTo`, `description`
+/// = its summary line, body = its content; NAME defaults to the memory's slug) and sets
+/// `promoted_to` on the memory, under the lock. An existing instruction file is never
+/// overwritten; a glob that does not parse is refused.
+pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) -> Result<PromoteReport> {
+    let id = crate::repo::parse_id(raw_id)?;
+    let globs = crate::instructions::split_globs(apply_to);
+    if globs.is_empty() {
+        return Err(KbError::Invalid("--apply-to is empty: give a glob such as 'src/api/**/*.rs'".into()).into());
+    }
+    for g in &globs {
+        crate::instructions::compile(g)
+            .map_err(|e| KbError::Invalid(format!("--apply-to glob '{g}' does not parse: {e}")))?;
+    }
+    if let Some(n) = name {
+        let ok = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !ok || n.starts_with('.') {
+            return Err(KbError::Invalid(format!(
+                "invalid --name {n:?}: use letters, digits, '-', '_' and '.', not starting with '.'"
+            ))
+            .into());
+        }
+    }
+    let _lock = repo.lock()?;
+    let index = repo.memories().scan()?;
+    let found = index.by_id(id);
+    let m = match found.as_slice() {
+        [] => return Err(KbError::Invalid(format!("memory {id} not found")).into()),
+        [one] => one,
+        _ => {
+            return Err(
+                KbError::Invalid(format!("memory id {id} is used by more than one file; run `kb check`")).into()
+            );
+        }
+    };
+    let name = name.map_or_else(|| crate::memories::file::slugify(m.content), str::to_string);
+    let name = if name.is_empty() { format!("memory-{id}") } else { name };
+    let file = repo.layout.instructions().join(format!("{name}{}", crate::instructions::SUFFIX));
+    repo.guard(&file)?;
+    if std::fs::symlink_metadata(&file).is_ok() {
+        return Err(KbError::Invalid(format!(
+            "{} exists: kb never overwrites an instruction file; pass --name",
+            file.display()
+        ))
+        .into());
+    }
+    let yaml = crate::format::frontmatter::assemble(vec![
+        ("applyTo".into(), crate::format::frontmatter::entry("applyTo", &Value::from(apply_to.trim()))),
+        ("description".into(), crate::format::frontmatter::entry("description", &Value::from(summary(m.content)))),
+    ]);
+    let text = crate::format::frontmatter::compose(&yaml, m.content);
+    let dir = repo.layout.instructions();
+    std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    crate::fsio::write_atomic(&file, text.as_bytes()).map_err(io_at(&file))?;
+    let rel = super::rel(&repo.layout.root, &file).into_owned();
+    let memory_file = index.dir.join(m.file_name);
+    crate::memories::store::update_memory(
+        &memory_file,
+        None,
+        &[("promoted_to".into(), Value::from(rel.as_str()))],
+        repo.now,
+    )?;
+    Ok(PromoteReport { memory_id: id, path: abs(&file), apply_to: apply_to.trim().to_string(), promoted_to: rel, file })
+}
+
+impl Report for PromoteReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "{} Promoted memory {} to {}", v.style.ok("✓"), self.memory_id, v.rel(&self.file))?;
+        writeln!(w, "applyTo: {}", v.clean(&self.apply_to))
+    }
+}
