@@ -109,6 +109,53 @@ pub enum Command {
         after_help = "Examples:\n  kb promote 7 --apply-to 'src/api/**/*.rs'\n  kb promote 12 --apply-to 'tests/**,**/*_test.rs' --name testing"
     )]
     Promote(PromoteArgs),
+    /// The context board of this branch: a small scratchpad of reusable facts (at most 25 items)
+    #[command(
+        after_help = "Examples:\n  kb board\n  kb board add build-recipe --description \"How CI builds the workspace\" \"cargo nextest run --workspace\"\n  kb board get build-recipe\n  kb board remove build-recipe\n  kb board --branch main"
+    )]
+    Board(BoardArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct BoardArgs {
+    /// The branch whose board to use (default: the checked-out branch)
+    #[arg(long, global = true)]
+    pub branch: Option<String>,
+    #[command(subcommand)]
+    pub action: Option<BoardAction>,
+}
+
+/// Who wrote a board item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BoardSrc {
+    Agent,
+    User,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BoardAction {
+    /// Print an item's content (and count the read)
+    Get {
+        name: String,
+        #[arg(long)]
+        src: Option<BoardSrc>,
+    },
+    /// Create or overwrite a user item (CONTENT from the argument, or stdin with "-")
+    Add {
+        name: String,
+        #[arg(long)]
+        description: String,
+        content: String,
+        /// Store secrets as [REDACTED:<rule>] instead of refusing
+        #[arg(long)]
+        redact: bool,
+    },
+    /// Delete an item, whoever wrote it
+    Remove {
+        name: String,
+        #[arg(long)]
+        src: Option<BoardSrc>,
+    },
 }
 
 #[derive(Debug, Args)]

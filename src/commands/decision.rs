@@ -6,8 +6,7 @@ use crate::cli::{DecisionAction, DecisionArgs, DecisionType};
 use crate::decisions::Change;
 use crate::decisions::file::Kind;
 use crate::ops::decision;
-use anyhow::{Context as _, Result};
-use std::io::Read;
+use anyhow::Result;
 use std::process::ExitCode;
 
 pub fn run(ctx: &Ctx, args: DecisionArgs) -> Result<ExitCode> {
@@ -46,8 +45,5 @@ fn read_text(words: &[String]) -> Result<String> {
     if !matches!(words, [only] if only == "-") {
         return Ok(words.join(" "));
     }
-    let mut buf = Vec::new();
-    std::io::stdin().read_to_end(&mut buf).context("cannot read stdin")?;
-    String::from_utf8(buf)
-        .map_err(|e| anyhow::anyhow!("stdin is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+    super::read_stdin()
 }

@@ -30,6 +30,7 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         found: ctx.found,
         pinned_now,
         style: ctx.style,
+        board_seen: Default::default(),
     })?;
     Ok(ExitCode::SUCCESS)
 }

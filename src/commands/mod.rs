@@ -53,6 +53,7 @@ fn writes(command: &Command) -> bool {
         | Command::Promote(_)
         | Command::Watch(_) => true,
         Command::Session(a) => !matches!(a.action, crate::cli::SessionAction::Show),
+        Command::Board(a) => a.action.is_some(),
         // The global settings file is the user's, not the repository's.
         Command::Config(a) => matches!(
             a.action,
@@ -151,6 +152,14 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     }
     let ctx = Ctx { layout, json: cli.json, style, now, found };
     dispatch(&ctx, cli.command)
+}
+
+/// Reads all of stdin as UTF-8 text (the `-` argument of save, decision, session and board).
+fn read_stdin() -> Result<String> {
+    let mut buf = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).context("cannot read stdin")?;
+    String::from_utf8(buf)
+        .map_err(|e| anyhow::anyhow!("stdin is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
 }
 
 /// Prints a usage error of subcommand `sub` as clap prints its own (`kind`: a bad value, flags
@@ -289,6 +298,29 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         },
         Command::Session(a) => session::run(ctx, a),
         Command::Decision(a) => decision::run(ctx, a),
+        Command::Board(a) => {
+            use crate::cli::{BoardAction, BoardSrc};
+            let src = |s: Option<BoardSrc>| {
+                s.map(|s| match s {
+                    BoardSrc::Agent => crate::board::Src::Agent,
+                    BoardSrc::User => crate::board::Src::User,
+                })
+            };
+            let repo = ctx.repo()?;
+            let branch = ops::board::branch(&repo, a.branch.as_deref())?;
+            match a.action {
+                None => ctx.emit(&ops::board::list(&repo, &branch)),
+                Some(BoardAction::Get { name, src: s }) => ctx.emit(&ops::board::get(&repo, &branch, &name, src(s))?),
+                Some(BoardAction::Add { name, description, content, redact }) => {
+                    let content = if content == "-" { read_stdin()? } else { content };
+                    let user = crate::board::Src::User;
+                    ctx.emit(&ops::board::add(&repo, &branch, user, &name, &description, &content, redact)?)
+                }
+                Some(BoardAction::Remove { name, src: s }) => {
+                    ctx.emit(&ops::board::remove(&repo, &branch, &name, src(s), None)?)
+                }
+            }
+        }
         Command::Heat(a) => ctx.emit(&ops::heat::heat(&ctx.repo()?, a.all)?),
         Command::Promote(a) => ctx.emit(&ops::heat::promote(&ctx.repo()?, &a.id, &a.apply_to, a.name.as_deref())?),
         Command::Mcp => mcp::run(ctx),

@@ -6,8 +6,8 @@ use crate::cli::{SaveArgs, StoreKind};
 use crate::copilot::RecordRequest;
 use crate::memories::store::SaveRequest;
 use crate::ops;
-use anyhow::{Context as _, Result, bail};
-use std::io::{IsTerminal, Read};
+use anyhow::{Result, bail};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
@@ -71,8 +71,5 @@ fn read_text(words: &[String]) -> Result<String> {
     if !from_stdin {
         return Ok(words.join(" "));
     }
-    let mut buf = Vec::new();
-    std::io::stdin().read_to_end(&mut buf).context("cannot read stdin")?;
-    String::from_utf8(buf)
-        .map_err(|e| anyhow::anyhow!("stdin is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+    super::read_stdin()
 }

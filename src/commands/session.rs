@@ -4,8 +4,7 @@
 use super::Ctx;
 use crate::cli::{SessionAction, SessionArgs};
 use crate::ops;
-use anyhow::{Context as _, Result};
-use std::io::Read;
+use anyhow::Result;
 use std::process::ExitCode;
 
 pub fn run(ctx: &Ctx, args: SessionArgs) -> Result<ExitCode> {
@@ -30,8 +29,5 @@ fn read_text(text: &str) -> Result<String> {
     if text != "-" {
         return Ok(text.to_string());
     }
-    let mut buf = Vec::new();
-    std::io::stdin().read_to_end(&mut buf).context("cannot read stdin")?;
-    String::from_utf8(buf)
-        .map_err(|e| anyhow::anyhow!("stdin is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
+    super::read_stdin()
 }

@@ -115,6 +115,12 @@ pub fn gather(repo: &Repo, req: &Request) -> Inputs {
     inputs.layers.extend(memory_layers(repo, req, &mut inputs.warnings));
     let (session, problems) = crate::session::current(layout);
     inputs.warnings.extend(problems);
+    if req.board {
+        let branch = crate::board::current_branch(&layout.root);
+        let (board, problem) = crate::board::read(layout, &branch);
+        inputs.warnings.extend(problem);
+        inputs.layers.push(Layer::last_first(LayerKind::Board, crate::board::render(&board).into_iter().collect()));
+    }
     if let Some(s) = session {
         let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
         let summary = super::normalize(&s.session.summary);

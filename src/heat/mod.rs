@@ -90,22 +90,19 @@ fn refuse_non_file(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// One line of the log.
+/// One line of the log. Owned strings: a record id may hold escapes, which cannot be borrowed.
 #[derive(Deserialize)]
-struct Line<'a> {
-    #[serde(borrow)]
-    id: IdValue<'a>,
+struct Line {
+    id: IdValue,
     store: Store,
-    #[serde(borrow)]
-    at: &'a str,
+    at: String,
 }
 
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum IdValue<'a> {
+enum IdValue {
     Number(u64),
-    #[serde(borrow)]
-    Text(&'a str),
+    Text(String),
 }
 
 /// The heat of one accessed memory or record.
@@ -171,18 +168,18 @@ pub fn read(layout: &Layout, window_days: u64) -> Heats {
     };
     let text = String::from_utf8_lossy(&bytes);
     // (date, access, at) of every readable line, in log order.
-    let mut lines: Vec<(&str, Access, &str)> = Vec::new();
+    let mut lines: Vec<(String, Access, String)> = Vec::new();
     for (n, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Line<'_>>(line) {
+        match serde_json::from_str::<Line>(line) {
             Ok(l) if l.at.len() >= 10 && l.at.is_char_boundary(10) => {
                 let id = match l.id {
                     IdValue::Number(n) => n.to_string(),
-                    IdValue::Text(s) => s.to_string(),
+                    IdValue::Text(s) => s,
                 };
-                lines.push((&l.at[..10], Access { id, store: l.store }, l.at));
+                lines.push((l.at[..10].to_string(), Access { id, store: l.store }, l.at));
             }
             _ => heats.problems.push(
                 Diagnostic::error(Some(n + 1), "not an access line ({\"id\",\"store\",\"at\"}); skipped")
@@ -190,7 +187,7 @@ pub fn read(layout: &Layout, window_days: u64) -> Heats {
             ),
         }
     }
-    let mut days: Vec<&str> = lines.iter().map(|l| l.0).collect();
+    let mut days: Vec<&str> = lines.iter().map(|l| l.0.as_str()).collect();
     days.sort_unstable();
     days.dedup();
     let window = &days[days.len().saturating_sub(usize::try_from(window_days).unwrap_or(usize::MAX))..];
@@ -203,14 +200,15 @@ pub fn read(layout: &Layout, window_days: u64) -> Heats {
     }
     let mut tally: FxHashMap<&Access, Tally<'_>> = FxHashMap::default();
     for (day, access, at) in &lines {
+        let (day, at) = (day.as_str(), at.as_str());
         let t = tally.entry(access).or_insert(Tally { heat: 0, last: at, days: Vec::new() });
-        if *at > t.last {
+        if at > t.last {
             t.last = at;
         }
-        if *day >= first_day {
+        if day >= first_day {
             t.heat += 1;
         }
-        if t.days.last() != Some(day) && !t.days.contains(day) {
+        if t.days.last() != Some(&day) && !t.days.contains(&day) {
             t.days.push(day);
         }
     }

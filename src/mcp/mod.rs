@@ -147,10 +147,13 @@ Copilot's vote_memory does); a fact that matches no record, or several, is an er
 \"Moved to tests/snapshots/ in this branch\". Votes are counted in the record. A secret in the reason is stored \
 as [REDACTED:<rule>].";
 
-const CONTEXT_BOARD: &str = "The repository's dynamic context board (Copilot CLI's context_board: named notes \
-kept per branch, commands get_board, get, add and prune). Not available in this version of kb: every call returns \
-an error saying so, and nothing is read or written. Keep such notes with save_memory, store_memory or \
-update_session meanwhile.";
+const CONTEXT_BOARD: &str = "The dynamic context board of this repository and branch (Copilot CLI's \
+context_board): at most 25 short named notes of reusable facts, recipes and lessons for the work on this branch, \
+local to this clone. Commands: get_board lists the items (src, name, description, read_count, count); get returns \
+one item's full content (give src and name) and counts the read; add creates or overwrites one of your items \
+(name in kebab-case, a one-line description, and the context); prune deletes one of your items by name. Items a \
+person wrote (src user) can be read but never pruned by you. Add what the next agent on this branch would otherwise \
+rediscover; prune what is stale. From 23 items on, prune to 18 or fewer. A secret is stored as [REDACTED:<rule>].";
 
 /// `save_memory` arguments.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -337,10 +340,8 @@ impl VoteDirection {
     }
 }
 
-/// `context_board` arguments: Copilot CLI's own names (SPEC §12.2). The board is not built yet,
-/// so the tool reads none of them; the schema is there so agents see the tool as it will be.
+/// `context_board` arguments: Copilot CLI's own names (SPEC §12.2).
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-#[allow(dead_code, reason = "the context board (SPEC §12.2) is not implemented yet")]
 pub struct ContextBoardArgs {
     /// What to do: get_board (list the items), get (one item's content: src and name), add
     /// (create or overwrite an agent item: name, description, context), prune (delete an agent
@@ -370,9 +371,6 @@ pub enum BoardCommand {
     Add,
     Prune,
 }
-
-/// What `context_board` answers until the board exists.
-pub const BOARD_UNAVAILABLE: &str = "the context board is not available in this version of kb";
 
 /// Accepts a boolean, or `null` for false.
 fn bool_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
@@ -539,10 +537,11 @@ impl KbServer {
 
     #[tool(
         description = CONTEXT_BOARD,
-        annotations(title = "Context board (not available yet)", read_only_hint = false, destructive_hint = true, open_world_hint = false)
+        annotations(title = "Context board", read_only_hint = false, destructive_hint = true, open_world_hint = false)
     )]
-    async fn context_board(&self, Parameters(_args): Parameters<ContextBoardArgs>) -> Result<CallToolResult, McpError> {
-        Ok(CallToolResult::error(vec![ContentBlock::text(BOARD_UNAVAILABLE)]))
+    async fn context_board(&self, Parameters(args): Parameters<ContextBoardArgs>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.run(move || repo.context_board(args)).await)
     }
 }
 

@@ -50,6 +50,9 @@ pub struct Server {
     pub pinned_now: Option<DateTime<Utc>>,
     /// Only its stderr half is used: stdout is the protocol.
     pub style: Style,
+    /// Whether this process has shown the board yet: its first board request counts one more
+    /// session that saw every item (SPEC §12.2).
+    pub board_seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Server {
@@ -199,6 +202,57 @@ impl Server {
         Ok(reply)
     }
 
+    /// `context_board`, with the seed's semantics (SPEC §12.2): `get_board` lists the items'
+    /// metadata as the `<dynamic_context_board>` table, `get` returns one item's content (src and
+    /// name) and counts the read, `add` creates or overwrites an `agent` item (secrets redacted),
+    /// `prune` deletes an `agent` item and never a person's.
+    pub fn context_board(&self, args: super::ContextBoardArgs) -> Result<Reply> {
+        use super::BoardCommand;
+        use crate::board::Src;
+        let repo = match args.command {
+            BoardCommand::GetBoard | BoardCommand::Get => self.repo()?,
+            BoardCommand::Add | BoardCommand::Prune => self.repo_to_write()?,
+        };
+        let branch = ops::board::branch(&repo, None)?;
+        if self.found && !self.board_seen.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let seen = crate::board::Edit { repo: &repo, branch: branch.clone() }.seen();
+            if let Err(e) = seen {
+                self.warn(&[Diagnostic::warning(None, format!("board count not updated: {e}"))]);
+            }
+        }
+        let need = |v: Option<String>, what: &str| {
+            v.filter(|s| !s.trim().is_empty()).ok_or_else(|| anyhow::anyhow!("{what} is required for this command"))
+        };
+        match args.command {
+            BoardCommand::GetBoard => {
+                let report = ops::board::list(&repo, &branch);
+                let mut reply = self.reply(&report)?;
+                reply.text = crate::board::render(report.board())
+                    .unwrap_or_else(|| format!("The context board of branch {branch} is empty."));
+                Ok(reply)
+            }
+            BoardCommand::Get => {
+                let src = match need(args.src, "src (agent or user)")?.trim() {
+                    "agent" => Src::Agent,
+                    "user" => Src::User,
+                    other => anyhow::bail!("src must be agent or user, not {other:?}"),
+                };
+                let name = need(args.name, "name")?;
+                self.reply(&ops::board::get(&repo, &branch, name.trim(), Some(src))?)
+            }
+            BoardCommand::Add => {
+                let (name, description) = (need(args.name, "name")?, need(args.description, "description")?);
+                let context = need(args.context, "context")?;
+                let report = ops::board::add(&repo, &branch, Src::Agent, name.trim(), &description, &context, true)?;
+                self.written(&report, report.redacted())
+            }
+            BoardCommand::Prune => {
+                let name = need(args.name, "name")?;
+                self.reply(&ops::board::remove(&repo, &branch, name.trim(), None, Some(Src::Agent))?)
+            }
+        }
+    }
+
     /// `update_session`: replaces the open session's summary, or appends a paragraph to it.
     pub fn update_session(&self, summary: &str, append: bool) -> Result<Reply> {
         let repo = self.repo_to_write()?;
@@ -303,6 +357,7 @@ mod tests {
             found: true,
             pinned_now: None,
             style: Style { color_out: false, color_err: false, sanitize: false },
+            board_seen: Default::default(),
         }
     }
 

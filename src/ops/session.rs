@@ -88,7 +88,13 @@ fn report(out: Outcome, action: Action) -> SessionReport {
 
 /// `kb session start FOCUS`.
 pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<SessionReport> {
-    Ok(report(session::start(repo, focus, redact)?, Action::Started))
+    let mut started = report(session::start(repo, focus, redact)?, Action::Started);
+    // A new session sees the board: every item's `count` goes up (SPEC §12.2).
+    let branch = crate::board::current_branch(&repo.layout.root);
+    if let Err(e) = (crate::board::Edit { repo, branch }).seen() {
+        started.diagnostics.push(Diagnostic::warning(None, format!("board count not updated: {e}")));
+    }
+    Ok(started)
 }
 
 /// `kb session update TEXT [--append]`.

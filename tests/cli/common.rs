@@ -255,8 +255,9 @@ impl TestEnv {
         self.kb(&["--json", "show", &id.to_string()]).ok().json()
     }
 
-    /// Returns every path under the root (but `.co-cli/cache/`, which is derived state) with its
-    /// content, inode and mtime, so that any write, even of the same bytes, shows as a difference.
+    /// Returns every path under the root (but `.co-cli/cache/`, which is derived state, and the
+    /// access log, which every recall and show appends to by design, SPEC §12.1) with its content,
+    /// inode and mtime, so that any write, even of the same bytes, shows as a difference.
     pub fn snapshot(&self) -> BTreeMap<String, Entry> {
         let mut out = BTreeMap::new();
         walk(&self.root(), &self.root(), &mut out);
@@ -279,19 +280,25 @@ pub enum Entry {
     Special { ino: u64 },
 }
 
+/// The access log and what comes with it: the state folder and its `.gitignore`. The folder is
+/// still walked, so a board file or a journal entry written by a read shows.
+const ACCESS_LOG: [&str; 2] = [".co-cli/state/access.jsonl", ".co-cli/state/.gitignore"];
+
 fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Entry>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     for e in rd.filter_map(|e| e.ok()) {
         let path = e.path();
         let rel = path.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-        if rel == ".co-cli/cache" {
+        if rel == ".co-cli/cache" || ACCESS_LOG.contains(&rel.as_str()) {
             continue;
         }
         let meta = std::fs::symlink_metadata(&path).unwrap();
         if meta.file_type().is_symlink() {
             out.insert(rel, Entry::Link(std::fs::read_link(&path).unwrap()));
         } else if meta.is_dir() {
-            out.insert(rel, Entry::Dir);
+            if rel != ".co-cli/state" {
+                out.insert(rel, Entry::Dir);
+            }
             walk(root, &path, out);
         } else if !meta.is_file() {
             // A FIFO or a socket: reading it could block.

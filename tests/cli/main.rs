@@ -1,6 +1,7 @@
 //! Black-box tests: run the `kb` binary in a temporary repository.
 
 mod bad_input;
+mod board;
 mod cache;
 mod check;
 mod common;

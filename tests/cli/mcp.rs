@@ -764,21 +764,42 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
-    /// context_board exists with Copilot's argument names and says it is not available yet.
+    /// context_board follows the seed: get_board lists metadata, get needs src and name and
+    /// counts the read, add writes an agent item, prune deletes agent items only; the first board
+    /// request of a process counts one more view of every item.
     #[tokio::test(flavor = "current_thread")]
-    async fn context_board_is_not_available_yet() {
+    async fn context_board_follows_the_seed() {
         let env = env();
+        std::fs::write(env.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        env.kb(&["board", "add", "release-checklist", "--description", "Steps to release", "1. bump"]).ok();
         let client = connect(&env, legacy()).await;
-        for args in [
-            json!({"command": "get_board"}),
-            json!({"command": "get", "src": "user", "name": "release-checklist"}),
-            json!({"command": "add", "name": "release-checklist", "description": "Steps", "context": "1. bump"}),
-            json!({"command": "prune", "name": "release-checklist"}),
-        ] {
-            let message = failed(call(&client, "context_board", args).await);
-            assert_eq!(message, "the context board is not available in this version of kb");
-        }
-        assert!(!env.root().join(".co-cli/state/board").exists());
+        let (text, json) = ok(call(&client, "context_board", json!({"command": "get_board"})).await);
+        assert!(
+            text.starts_with("<dynamic_context_board>\n")
+                && text.contains("| user | release-checklist | Steps to release | 0 | 1 |"),
+            "{text}"
+        );
+        assert_eq!(json["count"], 1);
+        let message =
+            failed(call(&client, "context_board", json!({"command": "get", "name": "release-checklist"})).await);
+        assert!(message.contains("src"), "{message}");
+        let (text, _) =
+            ok(call(&client, "context_board", json!({"command": "get", "src": "user", "name": "release-checklist"}))
+                .await);
+        assert_eq!(text, "1. bump");
+        let args =
+            json!({"command": "add", "name": "build-recipe", "description": "How CI builds", "context": "make ci"});
+        let (_, json) = ok(call(&client, "context_board", args).await);
+        assert_eq!((json["action"].as_str(), json["src"].as_str()), (Some("added"), Some("agent")));
+        let message =
+            failed(call(&client, "context_board", json!({"command": "prune", "name": "release-checklist"})).await);
+        assert!(message.contains("written by a person"), "{message}");
+        ok(call(&client, "context_board", json!({"command": "prune", "name": "build-recipe"})).await);
+        let (_, json) = ok(call(&client, "context_board", json!({"command": "get_board"})).await);
+        assert_eq!(json["items"][0]["read_count"], 1);
+        assert_eq!(json["items"][0]["count"], 1, "one view per process");
+        let message = failed(call(&client, "context_board", json!({"command": "add", "name": "x"})).await);
+        assert!(message.contains("description is required"), "{message}");
         let message = failed(call(&client, "context_board", json!({})).await);
         assert!(message.contains("missing field `command`"), "{message}");
         client.cancel().await.unwrap();
