@@ -115,12 +115,6 @@ pub fn gather(repo: &Repo, req: &Request) -> Inputs {
     inputs.layers.extend(memory_layers(repo, req, &mut inputs.warnings));
     let (session, problems) = crate::session::current(layout);
     inputs.warnings.extend(problems);
-    if req.board {
-        let branch = crate::board::current_branch(&layout.root);
-        let (board, problem) = crate::board::read(layout, &branch);
-        inputs.warnings.extend(problem);
-        inputs.layers.push(Layer::last_first(LayerKind::Board, crate::board::render(&board).into_iter().collect()));
-    }
     if let Some(s) = session {
         let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
         let summary = super::normalize(&s.session.summary);
@@ -128,6 +122,13 @@ pub fn gather(repo: &Repo, req: &Request) -> Inputs {
             items.push(summary);
         }
         inputs.layers.push(Layer::last_first(LayerKind::Session, items));
+    }
+    // The board last: the layers are in priority order, which the left-out marker follows.
+    if req.board {
+        let branch = crate::board::current_branch(&layout.root);
+        let (board, problem) = crate::board::read(layout, &branch);
+        inputs.warnings.extend(problem);
+        inputs.layers.push(Layer::last_first(LayerKind::Board, crate::board::render(&board).into_iter().collect()));
     }
     inputs
 }
@@ -290,11 +291,24 @@ pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: b
             );
         }
     }
-    let marker = |layers: &[Layer], dropped: &[Dropped]| match budget {
-        Some(b) => token_marker(layers, dropped, b),
-        None => byte_marker(layers, dropped),
+    let marker = |detail: Detail| {
+        move |layers: &[Layer], dropped: &[Dropped]| match budget {
+            Some(b) => token_marker(layers, dropped, b, detail),
+            None => byte_marker(layers, dropped),
+        }
     };
-    let fitted = layers::fit(&layers, limit, unit, wrap, &marker);
+    let mut fitted = layers::fit(&layers, limit, unit, wrap, &marker(Detail::Full));
+    // The budget includes the marker line: when the decisions and the full line do not fit, a
+    // shorter line may (the decisions are never what goes).
+    for detail in [Detail::Counts, Detail::Totals] {
+        if budget.is_none() || fitted.size <= limit {
+            break;
+        }
+        let shorter = layers::fit(&layers, limit, unit, wrap, &marker(detail));
+        if shorter.size < fitted.size {
+            fitted = shorter;
+        }
+    }
     let text = fitted.text;
     let bytes = text.as_ref().map_or(0, String::len);
     let tokens = match (budget, &text) {
@@ -310,7 +324,7 @@ pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: b
                 warnings.push(Diagnostic::warning(
                     None,
                     format!(
-                        "the decisions alone do not fit: the block is {} tokens, {} over its {b}-token budget \
+                        "the decisions do not fit: the block is {} tokens, {} over its {b}-token budget \
                          (decisions are never left out)",
                         fitted.size,
                         fitted.size - b
@@ -408,24 +422,32 @@ pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: b
     }
 }
 
+/// How much the left-out marker says: by layer with tokens, by layer, or the totals alone (the
+/// shorter forms only when the decisions and the longer line do not fit the budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    Full,
+    Counts,
+    Totals,
+}
+
 /// The last line of a block cut to a token budget:
-/// `<!-- kb: left out N items (T tokens) to fit the B-token budget: learnings 3 (120 tokens), ... -->`.
-fn token_marker(layers: &[Layer], dropped: &[Dropped], budget: u32) -> String {
+/// `<!-- kb: left out N items (T tokens) to fit the B-token budget: learnings 3 (120 tokens), ... -->`;
+/// with less detail `...: learnings 3, ... -->`, or `... the B-token budget -->`.
+fn token_marker(layers: &[Layer], dropped: &[Dropped], budget: u32, detail: Detail) -> String {
     let mut parts = Vec::new();
     let (mut items, mut tokens) = (0, 0);
     for (layer, d) in layers.iter().zip(dropped).filter(|(_, d)| d.items > 0 || d.cut) {
         items += d.items;
         tokens += d.size;
-        parts.push(if d.cut {
-            format!("{} cut ({} tokens)", layer.kind.name(), d.size)
-        } else {
-            format!("{} {} ({} tokens)", layer.kind.name(), d.items, d.size)
+        let what = if d.cut { "cut".to_string() } else { d.items.to_string() };
+        parts.push(match detail {
+            Detail::Full => format!("{} {what} ({} tokens)", layer.kind.name(), d.size),
+            _ => format!("{} {what}", layer.kind.name()),
         });
     }
-    format!(
-        "<!-- kb: left out {items} items ({tokens} tokens) to fit the {budget}-token budget: {} -->",
-        parts.join(", ")
-    )
+    let list = if detail == Detail::Totals { String::new() } else { format!(": {}", parts.join(", ")) };
+    format!("<!-- kb: left out {items} items ({tokens} tokens) to fit the {budget}-token budget{list} -->")
 }
 
 /// Returns the total bytes left out and the list `Title: all N bytes; Title: last C of N bytes;

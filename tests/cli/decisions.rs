@@ -382,3 +382,77 @@ print(json.dumps(out))
         ])
     );
 }
+
+/// SPEC §11.1: "Only an active decision can be superseded (else exit 1)", whatever the other
+/// status; the JSON of supersede, reject and archive is exactly the documented shape, and accept,
+/// reject and archive each set `updated`.
+#[test]
+fn supersede_needs_an_active_decision_and_the_json_shapes_are_exact() {
+    let t = TestEnv::pinned();
+    decision(&t, "001-p.md", 1, "2026-01-01T00:00:00+00:00", "scope", "proposed", "", "Proposed one");
+    decision(&t, "002-a.md", 2, "2026-01-01T00:00:00+00:00", "scope", "archived", "", "Archived one");
+    decision(&t, "003-r.md", 3, "2026-01-01T00:00:00+00:00", "scope", "rejected", "", "Rejected one");
+    decision(&t, "004-s.md", 4, "2026-01-01T00:00:00+00:00", "scope", "superseded", "superseded_by: 5\n", "Old");
+    decision(&t, "005-t.md", 5, "2026-01-01T00:00:00+00:00", "technical", "active", "", "Active one");
+    let before = t.snapshot();
+    for (id, status) in [("1", "proposed"), ("2", "archived"), ("3", "rejected"), ("4", "superseded")] {
+        let run = t.kb(&["decision", "supersede", id, "A brand new decision text"]).err();
+        let want = format!("decision {id} is {status}: only an active decision can be superseded");
+        assert!(run.stderr.contains(&want), "{run:?}");
+        t.kb(&["--json", "decision", "supersede", id, "A brand new decision text"]).err();
+    }
+    assert_same_tree(&before, &t.snapshot());
+
+    let json = t.kb(&["--json", "decision", "supersede", "5", "Another active one"]).ok().json();
+    assert_eq!(
+        json,
+        serde_json::json!({"action": "superseded", "decision_id": 6, "superseded": 5, "similarity": null,
+            "path": dir(&t).join("006-another-active-one.md").display().to_string()})
+    );
+    // The type defaults to the old one's.
+    assert!(read(&t, "006-another-active-one.md").contains("\ntype: technical\n"));
+    let json = t.kb(&["--json", "decision", "reject", "1"]).ok().json();
+    assert_eq!(
+        json,
+        serde_json::json!({"action": "rejected", "decision_id": 1, "similarity": null,
+            "path": dir(&t).join("001-p.md").display().to_string()})
+    );
+    let json = t.kb(&["--json", "decision", "archive", "6"]).ok().json();
+    assert_eq!(
+        json,
+        serde_json::json!({"action": "archived", "decision_id": 6, "similarity": null,
+            "path": dir(&t).join("006-another-active-one.md").display().to_string()})
+    );
+    // `updated` is set by each status change (the clock is pinned).
+    for id in [1, 6] {
+        assert_eq!(t.kb(&["--json", "decision", "show", &id.to_string()]).ok().json()["updated"], crate::common::NOW);
+    }
+    // A superseded, rejected or archived decision cannot be archived again.
+    for id in ["1", "2", "4", "6"] {
+        let run = t.kb(&["decision", "archive", id]).err();
+        assert!(run.stderr.contains("only a proposed or active decision can be archived"), "{run:?}");
+    }
+    // Accepting or rejecting needs a proposed decision.
+    for id in ["2", "3", "5"] {
+        assert!(t.kb(&["decision", "accept", id]).err().stderr.contains(&format!("decision {id} is ")));
+        assert!(t.kb(&["decision", "reject", id]).err().stderr.contains(&format!("decision {id} is ")));
+    }
+}
+
+/// SPEC §11.1: "A proposed decision is never compiled until a person accepts it"; once
+/// accepted it is.
+#[test]
+fn a_proposed_decision_is_compiled_only_once_accepted() {
+    let t = TestEnv::pinned();
+    decision(&t, "001-p.md", 1, "2026-01-01T00:00:00+00:00", "architectural", "proposed", "", "Use Kafka for events");
+    let before = t.snapshot();
+    assert_eq!(t.kb(&["context"]).ok().stdout, "");
+    assert!(t.kb(&["--json", "context", "--decisions-only"]).ok().json()["text"].is_null());
+    assert_same_tree(&before, &t.snapshot());
+    t.kb(&["decision", "accept", "1"]).ok();
+    let out = t.kb(&["context", "--decisions-only"]).ok().stdout;
+    assert_eq!(
+        out,
+        "## Boundaries and Decisions\n\nThese decisions take precedence over all other context.\n\n- Use Kafka for events\n"
+    );
+}

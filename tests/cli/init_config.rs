@@ -118,6 +118,51 @@ fn config_with_an_invalid_value_fails_naming_it() {
     assert!(run.stderr.contains("CO_CLI_MEMORY_DECAY_STRATEGY") && run.stderr.contains("shred"), "{run:?}");
 }
 
+/// SPEC §4's settings of §11 and §12: defaults, ranges (both ends accepted, one past refused),
+/// environment variables winning over the files, and errors naming the file or variable.
+#[test]
+fn layered_context_settings_defaults_ranges_and_env() {
+    let t = TestEnv::pinned();
+    let v = t.kb(&["--json", "config"]).ok().json();
+    for (key, value) in [
+        ("context_max_tokens", json!(null)),
+        ("learnings_limit", json!(5)),
+        ("hot_limit", json!(10)),
+        ("heat_window_days", json!(10)),
+    ] {
+        assert_eq!(v[key], json!({"value": value, "source": "default"}), "{key}");
+    }
+    let settings = t.root().join(".co-cli/settings.json");
+    for (key, var, ok, bad) in [
+        ("context_max_tokens", "KB_CONTEXT_MAX_TOKENS", ["100", "4294967295"], ["99", "4294967296"]),
+        ("learnings_limit", "KB_LEARNINGS_LIMIT", ["0", "100"], ["-1", "101"]),
+        ("hot_limit", "KB_HOT_LIMIT", ["0", "100"], ["-1", "101"]),
+        ("heat_window_days", "KB_HEAT_WINDOW_DAYS", ["1", "365"], ["0", "366"]),
+    ] {
+        for value in ok {
+            t.kb(&["config", "set", key, "--", value]).ok();
+            let v = t.kb(&["--json", "config"]).ok().json();
+            assert_eq!(
+                v[key],
+                json!({"value": value.parse::<u64>().unwrap(), "source": settings.display().to_string()})
+            );
+        }
+        let env = TestEnv::pinned().env(var, ok[0]);
+        let v = env.kb(&["--json", "config"]).ok().json();
+        assert_eq!(v[key], json!({"value": ok[0].parse::<u64>().unwrap(), "source": format!("env:{var}")}));
+        for value in bad {
+            let before = t.read(&settings);
+            let run = t.kb(&["config", "set", key, "--", value]).err();
+            assert!(run.stderr.contains(key) && run.stderr.contains(value), "{key} {value}: {run:?}");
+            assert_eq!(t.read(&settings), before, "nothing is written");
+            let run = TestEnv::pinned().env(var, value).kb(&["config"]).err();
+            assert!(run.stderr.contains(&format!("invalid {var}='{value}'")), "{key} {value}: {run:?}");
+        }
+        let run = TestEnv::pinned().env(var, "many").kb(&["context"]).err();
+        assert!(run.stderr.contains(var), "{run:?}");
+    }
+}
+
 /// A repository at `root` with one memory whose text names it.
 fn repo_with_memory(dir: &std::path::Path, name: &str) {
     let mem = dir.join(".co-cli/knowledge/memories");
