@@ -19,7 +19,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create .co-cli/knowledge/ (context.md, memories/) and gitignore .co-cli/cache/
+    /// Create .co-cli/knowledge/ (context.md, memories/), gitignore .co-cli/cache/ and .co-cli/state/, union-merge the JSONL file
     #[command(after_help = "Examples:\n  kb init\n  kb init --agents-md")]
     Init(InitArgs),
     /// Save a memory: dedup against recent ones, consolidate or create, decay old ones
@@ -47,9 +47,9 @@ pub enum Command {
     /// Remove a memory's decay protection
     #[command(after_help = "Examples:\n  kb unprotect 7")]
     Unprotect(IdArgs),
-    /// Validate every knowledge file; exit 1 when any has a problem
-    #[command(after_help = "Examples:\n  kb check\n  kb --json check")]
-    Check,
+    /// Validate every knowledge file (and find what a git merge left); exit 1 when any has a problem
+    #[command(after_help = "Examples:\n  kb check\n  kb check --fix\n  kb --json check")]
+    Check(CheckArgs),
     /// Show the effective settings and where each value came from; set or unset one
     #[command(
         after_help = "Examples:\n  kb config\n  kb config set context_targets '[\"AGENTS.md\",\"CLAUDE.md\"]'\n  kb config unset memory_max_count"
@@ -175,6 +175,14 @@ pub struct PromoteArgs {
     /// The file's name, without .instructions.md (default: the memory's slug)
     #[arg(long)]
     pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// First repair what a git merge left that kb can repair safely: memories sharing an id (the
+    /// newer gets a new id), repeated JSONL lines, Copilot records sharing an id (merged)
+    #[arg(long)]
+    pub fix: bool,
 }
 
 #[derive(Debug, Args)]

@@ -76,6 +76,13 @@ pub fn write_atomic_streamed(
     Ok(())
 }
 
+/// Renames `from` to `to` (in the same folder) durably: the folder is synced after the rename.
+/// The caller holds the lock and made sure `to` does not exist.
+pub fn rename_durable(from: &Path, to: &Path) -> io::Result<()> {
+    fs::rename(from, to)?;
+    File::open(parent_dir(to))?.sync_all()
+}
+
 /// Returns whether a folder entry named `name` is one of kb's temporary files.
 pub fn is_temp_name(name: &std::ffi::OsStr) -> bool {
     name.as_bytes().starts_with(TEMP_PREFIX.as_bytes())

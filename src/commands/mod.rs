@@ -53,6 +53,7 @@ fn writes(command: &Command) -> bool {
         | Command::Promote(_)
         | Command::Watch(_) => true,
         Command::Session(a) => !matches!(a.action, crate::cli::SessionAction::Show),
+        Command::Check(a) => a.fix,
         Command::Board(a) => a.action.is_some(),
         // The global settings file is the user's, not the repository's.
         Command::Config(a) => matches!(
@@ -240,7 +241,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),
-        Command::Check => ctx.emit(&ops::check::check(&ctx.layout, ctx.now)?),
+        Command::Check(a) if a.fix => ctx.emit(&ops::check::check_and_fix(&ctx.layout, ctx.now)?),
+        Command::Check(_) => ctx.emit(&ops::check::check(&ctx.layout, ctx.now)?),
         Command::Config(a) => match a.action {
             None => ctx.emit(&ops::config::config(&ctx.layout)),
             Some(ConfigAction::Set { key, value, global }) => {

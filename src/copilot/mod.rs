@@ -13,6 +13,7 @@
 //! tool stripped keeps the same id. kb writes that id into the record the first time it changes it.
 
 pub mod jsonl;
+pub mod merge;
 pub mod record;
 
 use crate::error::{Diagnostic, KbError};

@@ -9,6 +9,7 @@ pub mod file;
 
 use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter;
+use crate::format::merge;
 use crate::format::similarity::Prepared;
 use crate::fsio;
 use crate::repo::{self, Repo};
@@ -35,11 +36,15 @@ pub struct Scan {
     pub problems: Vec<Diagnostic>,
     /// How many `.md` files were looked at.
     pub files: usize,
+    /// The highest id on an `id: N` line of a file that did not parse (a merge may have left it
+    /// with conflict markers): the id sequence never reuses it (SPEC §13).
+    pub skipped_max_id: Option<u64>,
 }
 
 impl Scan {
+    /// Returns the highest id written in any decision file, valid or not.
     fn max_id(&self) -> Option<u64> {
-        self.decisions.iter().map(|(_, d)| d.id).max()
+        self.decisions.iter().map(|(_, d)| d.id).chain(self.skipped_max_id).max()
     }
 
     /// Returns the only valid decision with this id.
@@ -64,9 +69,11 @@ impl Scan {
             let others: Vec<String> =
                 self.decisions.iter().filter(|(p, o)| o.id == d.id && p != path).map(|(p, _)| name_of(p)).collect();
             if !others.is_empty() {
+                // The line of the `id` entry (SPEC §13: each with path and line).
+                let line = std::fs::read(path).ok().and_then(|b| merge::id_line(&String::from_utf8_lossy(&b)));
                 out.push(
                     Diagnostic::error(
-                        None,
+                        line,
                         format!("duplicate decision id {}: also used by {}", d.id, others.join(", ")),
                     )
                     .in_file(path),
@@ -187,7 +194,11 @@ impl Store<'_> {
             }
             match crate::memories::file::decode(&bytes).and_then(file::parse) {
                 Ok(d) => scan.decisions.push((path, d)),
-                Err(d) => scan.problems.push(d.in_file(&path)),
+                Err(d) => {
+                    let written = merge::written_id(&String::from_utf8_lossy(&bytes));
+                    scan.skipped_max_id = scan.skipped_max_id.max(written);
+                    scan.problems.push(d.in_file(&path));
+                }
             }
         }
         Ok(scan)

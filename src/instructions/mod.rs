@@ -289,14 +289,6 @@ pub fn relative_path(root: &Path, given: &Path) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
-/// Adds every instruction problem to `problems` (for `kb check`); returns how many instruction
-/// files were checked.
-pub fn check(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
-    let found = load(layout);
-    problems.extend(found.problems);
-    found.files.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

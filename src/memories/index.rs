@@ -38,7 +38,8 @@ struct Stamp {
     ino: u64,
 }
 
-/// One scanned file: a valid memory, or a problem (then `content` holds the message).
+/// One scanned file: a valid memory, or a problem (then `content` holds the message, and `id` the
+/// highest id an `id: N` line of the file names, 0 for none: see [`Index::max_id`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Record {
     name: Span,
@@ -341,7 +342,7 @@ impl Index {
 
     /// Packs a parsed file into the index; `base` is the length of an arena this one will be
     /// appended to.
-    fn push_parsed(&mut self, base: usize, name: &str, stamp: Stamp, outcome: Result<Memory, Diagnostic>) {
+    fn push_parsed(&mut self, base: usize, name: &str, stamp: Stamp, outcome: Parsed) {
         // Spans are 32-bit: past 4 GiB of text (thousands of 1 MiB memories) a file is reported
         // instead of indexed, rather than wrapping an offset.
         let needed = name.len()
@@ -353,7 +354,8 @@ impl Index {
                     + 256
             });
         let outcome = if base + self.arena.len() + needed >= u32::MAX as usize {
-            Err(Diagnostic::error(None, "not indexed: the memories folder holds over 4 GiB of text"))
+            let id = outcome.as_ref().map_or_else(|e| e.1, |m| m.id);
+            Err((Diagnostic::error(None, "not indexed: the memories folder holds over 4 GiB of text"), id))
         } else {
             outcome
         };
@@ -385,10 +387,11 @@ impl Index {
                     line: 0,
                 }
             }
-            Err(p) => Record {
+            Err((p, id)) => Record {
                 name,
                 stamp,
                 valid: false,
+                id,
                 content: self.intern(&p.message),
                 line: p.line.unwrap_or(0) as u32,
                 created: NONE,
@@ -549,9 +552,11 @@ impl Index {
         self.records.iter().filter(|r| r.valid && r.id == id).map(|r| self.view(r)).collect()
     }
 
-    /// Returns the highest id in use, if any.
+    /// Returns the highest id in use, if any: in a valid memory, or on an `id: N` line of a file
+    /// that does not parse (a merge may have left it with conflict markers), so that a new id never
+    /// reuses one written in any file (SPEC §13).
     pub fn max_id(&self) -> Option<u64> {
-        self.records.iter().filter(|r| r.valid).map(|r| r.id).max()
+        self.records.iter().filter(|r| r.valid || r.id > 0).map(|r| r.id).max()
     }
 
     /// Returns every file that is not a valid memory, sorted by path.
@@ -567,6 +572,13 @@ impl Index {
             .chain(self.extra_problems.iter().cloned())
             .collect();
         out.sort_by(|a, b| a.path.cmp(&b.path));
+        out
+    }
+
+    /// Returns the names of the memory files that were read but are not valid memories, sorted.
+    pub fn invalid_files(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self.records.iter().filter(|r| !r.valid).map(|r| self.str(r.name)).collect();
+        out.sort_unstable();
         out
     }
 
@@ -621,7 +633,7 @@ struct Outcome {
     /// Positions in the old cache whose records are still valid.
     alive: Vec<usize>,
     /// Files read and parsed now.
-    fresh: Vec<(String, Stamp, Result<Memory, Diagnostic>)>,
+    fresh: Vec<(String, Stamp, Parsed)>,
     /// Positions in the old cache of files read again only because they are too young to trust.
     racy: Vec<usize>,
     /// How many of those a cache written now would trust.
@@ -725,20 +737,31 @@ fn span_str(arena: &str, s: Span) -> &str {
     &arena[s.start as usize..(s.start + s.len) as usize]
 }
 
+/// A file read and parsed: the memory, or the problem and the id its `id: N` lines name (0 for
+/// none).
+type Parsed = Result<Memory, (Diagnostic, u64)>;
+
 /// Reads and parses one memory file.
-fn read_memory(path: &Path, meta: &fs::Metadata) -> Result<Memory, Diagnostic> {
+fn read_memory(path: &Path, meta: &fs::Metadata) -> Parsed {
     if meta.len() > MAX_FILE_BYTES {
-        return Err(Diagnostic::error(
-            None,
-            format!("file is {} bytes; memory files are limited to {} bytes", meta.len(), MAX_FILE_BYTES),
+        return Err((
+            Diagnostic::error(
+                None,
+                format!("file is {} bytes; memory files are limited to {} bytes", meta.len(), MAX_FILE_BYTES),
+            ),
+            0,
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
     fs::File::open(path)
         .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| Diagnostic::error(None, format!("cannot read: {e}")))?;
-    let text = file::decode(&bytes)?;
-    file::parse(text)
+        .map_err(|e| (Diagnostic::error(None, format!("cannot read: {e}")), 0))?;
+    // A file that does not parse still holds ids a new memory must not reuse.
+    let written_id = || crate::format::merge::written_id(&String::from_utf8_lossy(&bytes)).unwrap_or(0);
+    match file::decode(&bytes).and_then(file::parse) {
+        Ok(m) => Ok(m),
+        Err(d) => Err((d, written_id())),
+    }
 }
 
 fn now_ns() -> i64 {
@@ -758,8 +781,9 @@ const MIN_CHUNK: usize = 2048;
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// Bump when the record layout, the parsing rules or the checksum change, so old caches are
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
-/// against an adversary. 4: `type`, `importance` and `agent`, SPEC §11.2.)
-const FORMAT: u32 = 4;
+/// against an adversary. 4: `type`, `importance` and `agent`, SPEC §11.2. 5: an invalid file's
+/// record holds the id its `id: N` lines name, SPEC §13.)
+const FORMAT: u32 = 5;
 const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
 const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 1 + 1 + 8 + 4 + 4 + 8 + 4;
 
@@ -1015,6 +1039,31 @@ mod tests {
         let of = |id: u64| *pos.iter().find(|&&p| cached.id_at(p) == id).unwrap();
         assert_eq!((cached.type_at(of(1)), cached.agent_at(of(1))), (MemoryType::Learning, None));
         assert_eq!((cached.type_at(of(2)), cached.agent_at(of(2))), (MemoryType::CoreContext, Some("reviewer")));
+    }
+
+    #[test]
+    fn an_invalid_file_still_holds_its_ids_in_the_scan_and_the_cache() {
+        // SPEC §13: after a merge, a file with conflict markers does not parse, but its ids are
+        // in use; the next id is the highest seen + 1.
+        let dir = tempfile::tempdir().unwrap();
+        let memories = dir.path().join("memories");
+        fs::create_dir_all(&memories).unwrap();
+        let valid = "---\ncreated: '2026-11-20T10:00:00+00:00'\nid: 2\ntags: []\n---\n\nok\n";
+        fs::write(memories.join("002-ok.md"), valid).unwrap();
+        let merged = "<<<<<<< HEAD\n---\ncreated: '2026-11-20T10:00:00+00:00'\nid: 3\n---\n\na\n=======\n---\n\
+                      created: '2026-11-20T10:00:00+00:00'\nid: 7\n---\n\nb\n>>>>>>> other\n";
+        fs::write(memories.join("003-a.md"), merged).unwrap();
+        fs::write(memories.join("004-none.md"), "no frontmatter, no id\n").unwrap();
+        let cache = dir.path().join("cache/memories.idx");
+        let scanned = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        assert_eq!((scanned.len(), scanned.max_id()), (1, Some(7)));
+        assert_eq!(scanned.invalid_files(), ["003-a.md", "004-none.md"]);
+        let c = Cached::load(&cache).unwrap();
+        let cached = Index { arena: c.arena, tags: c.tags, records: c.records, ..Index::empty(&memories) };
+        assert_eq!(cached.max_id(), Some(7));
+        assert_eq!(cached.memories().map(|m| m.id).collect::<Vec<_>>(), [2]);
+        fs::remove_file(memories.join("003-a.md")).unwrap();
+        assert_eq!(Index::scan(&memories, dir.path(), None).unwrap().max_id(), Some(2));
     }
 
     #[test]

@@ -226,6 +226,40 @@ impl Store<'_> {
     }
 }
 
+/// Gives the memory file at `path` the id `id` (`kb check --fix`, SPEC §13) and returns its new
+/// path: it is renamed to `{id:03}-{slug}.md` (the slug of its name when that starts with an id,
+/// else of its content; `-2`... when taken), then its frontmatter `id` is set. Every other key
+/// keeps its text and the body its bytes; nothing else changes (not `updated`). The rename comes
+/// first, so a crash in between leaves the duplicate id for the next fix to repair, never a copy.
+/// The caller holds the lock (`_held`).
+pub fn renumber(repo: &Repo, _held: &fsio::Lock, path: &Path, id: u64) -> Result<PathBuf> {
+    if !can_edit(path) {
+        let why =
+            "its frontmatter uses YAML that kb cannot edit without changing other values; give it a new id by hand";
+        return Err(bad_file(path, None, why));
+    }
+    let text = read_text(path)?;
+    let memory = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let old_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let slug = old_name
+        .split_once('-')
+        .filter(|(digits, rest)| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && rest.len() > 3)
+        .map(|(_, rest)| rest.to_string());
+    let name = match slug {
+        Some(rest) => format!("{id:03}-{rest}"),
+        None => file::file_name(id, &memory.content),
+    };
+    let target = if name == old_name { path.to_path_buf() } else { free_path(dir, &name) };
+    repo.guard(path)?;
+    repo.guard(&target)?;
+    if target != path {
+        fsio::rename_durable(path, &target).map_err(io_at(path))?;
+    }
+    rewrite_memory(&target, &[("id".to_string(), Some(Value::from(id)))], None)?;
+    Ok(target)
+}
+
 /// Returns the id after the highest one (1 for an empty store).
 fn next_id(max: Option<u64>) -> Result<u64> {
     match max {

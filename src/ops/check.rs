@@ -1,11 +1,14 @@
 //! `kb check`: validate every knowledge file — settings, context files, compile targets,
-//! memories, the JSONL file — and report each problem (SPEC §3).
+//! memories, the JSONL file — and report each problem (SPEC §3), with what a git merge leaves:
+//! conflict markers and duplicate ids, each with path and line (SPEC §13). `kb check --fix` runs
+//! the repairs of `ops::fix` first and then checks.
 
 use super::{Report, View, abs, plural};
 use crate::context::{self, targets};
 use crate::copilot::Records;
 use crate::copilot::jsonl::JsonlFile;
-use crate::error::Diagnostic;
+use crate::error::{Diagnostic, Severity};
+use crate::format::merge::{self, Marker};
 use crate::fsio;
 use crate::memories::file;
 use crate::paths::Layout;
@@ -13,6 +16,7 @@ use crate::repo::{self, Repo};
 use crate::settings::{Settings, Source};
 use anyhow::Result;
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -20,11 +24,27 @@ use std::path::{Path, PathBuf};
 const TEMP_FILE: &str =
     "leftover temporary file from an interrupted write (kb removes it on the next write once it is a minute old)";
 
-/// JSON: `{"files":N, "problems":[{"path":ABS|"env:NAME", "line":N|null, "message":S}...]}`.
+/// How every conflict-marker problem starts (and how `settle_conflicts` tells them apart).
+const MARKER: &str = "merge conflict marker";
+
+/// JSON: `{"files":N, "problems":[{"path":ABS|"env:NAME", "line":N|null, "message":S}...],
+/// "fixed":[{"path":ABS, "line":N|null, "message":S}...]}`; `fixed` lists the repairs of
+/// `--fix` (empty without it), each at its path and line as they were before the repair.
 pub struct CheckReport {
     files: usize,
     problems: Vec<Diagnostic>,
+    /// With `--fix`: what it repaired and what it left alone.
+    fix: Option<super::fix::Fixed>,
     layout: Layout,
+}
+
+/// Runs the repairs of `kb check --fix` (under the lock), then checks every knowledge file: the
+/// report lists the repairs and the problems that remain.
+pub fn check_and_fix(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<CheckReport> {
+    let fixed = super::fix::fix(layout, now)?;
+    let mut report = check(layout, now)?;
+    report.fix = Some(fixed);
+    Ok(report)
 }
 
 /// Checks every knowledge file of the repository at `layout`.
@@ -36,6 +56,11 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     files += layout.global_settings().into_iter().chain([layout.project_settings()]).filter(|p| p.is_file()).count();
     let (settings, settings_errors) = Settings::load_all(layout, &repo::env);
     problems.extend(settings_errors.iter().map(|e| e.diagnostic()));
+    // Files that do not parse as a whole: when they hold conflict markers, the markers say why.
+    let mut unparsed: HashSet<PathBuf> = settings_errors.iter().filter_map(|e| e.path.clone()).collect();
+    for path in layout.global_settings().into_iter().chain([layout.project_settings()]) {
+        problems.extend(markers_in_file(layout, &path));
+    }
 
     for path in layout.global_context().into_iter().chain([layout.project_context()]) {
         match repo::read_input(&path, repo::boundary(layout, &path)) {
@@ -43,7 +68,10 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
             Ok(Some(bytes)) => {
                 files += 1;
                 match file::decode(&bytes) {
-                    Ok(text) => problems.extend(context::read(text).1.into_iter().map(|d| d.in_file(&path))),
+                    Ok(text) => {
+                        problems.extend(context::read(text).1.into_iter().map(|d| d.in_file(&path)));
+                        problems.extend(markers_in(&path, text));
+                    }
                     Err(d) => problems.push(d.in_file(&path)),
                 }
             }
@@ -73,11 +101,25 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     let index = repo.memories().scan()?;
     files += index.files();
     problems.extend(index.problems());
+    // Markers in a file that does not parse, and in the body of a valid memory (found in the
+    // index without reading the file, so a clean repository costs no extra read).
+    let invalid = index.invalid_files();
+    unparsed.extend(invalid.iter().map(|n| index.dir.join(n)));
+    let mut marked: Vec<&str> = invalid;
+    marked.extend(index.memories().filter(|m| merge::may_have_markers(m.content)).map(|m| m.file_name));
+    marked.sort_unstable();
+    for name in marked {
+        problems.extend(markers_in_file(layout, &index.dir.join(name)));
+    }
     for (id, names) in index.duplicate_ids() {
         for name in &names {
             let others: Vec<&str> = names.iter().copied().filter(|n| n != name).collect();
-            let message = format!("duplicate id {id}: also used by {}", others.join(", "));
-            problems.push(Diagnostic::error(None, message).in_file(&index.dir.join(name)));
+            let message = format!(
+                "duplicate id {id}: also used by {} (`kb check --fix` gives the newer file a new id)",
+                others.join(", ")
+            );
+            let path = index.dir.join(name);
+            problems.push(Diagnostic::error(id_line(layout, &path), message).in_file(&path));
         }
     }
     // Temporary files of writes that were killed (or are under way), whatever their age: the
@@ -87,11 +129,110 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     temps.sort();
     problems.extend(temps.iter().map(|p| Diagnostic::warning(None, TEMP_FILE).in_file(p)));
 
-    files += super::decision::check(&repo, &mut problems);
+    files += check_decisions(&repo, &mut problems, &mut unparsed);
     files += check_records(layout, &mut problems);
-    files += crate::instructions::check(layout, &mut problems);
+    let instructions = crate::instructions::load(layout);
+    files += instructions.files.len();
+    problems.extend(instructions.problems);
+    for i in &instructions.files {
+        problems.extend(markers_in_file(layout, &i.path));
+    }
     files += crate::session::check(layout, &mut problems);
-    Ok(CheckReport { files, problems, layout: layout.clone() })
+    for path in [layout.session()].into_iter().chain(crate::session::ended_files(layout)) {
+        problems.extend(markers_in_file(layout, &path));
+    }
+    settle_conflicts(&mut problems, &unparsed);
+    Ok(CheckReport { files, problems, fix: None, layout: layout.clone() })
+}
+
+/// Checks the decisions: files that do not parse (added to `unparsed`), duplicate ids, broken
+/// `superseded_by`, conflict markers. Returns how many files were checked.
+fn check_decisions(repo: &Repo, problems: &mut Vec<Diagnostic>, unparsed: &mut HashSet<PathBuf>) -> usize {
+    let scan = match (crate::decisions::Store { repo }).scan() {
+        Ok(scan) => scan,
+        Err(e) => {
+            let message = format!("cannot read the decisions folder: {e}");
+            problems.push(Diagnostic::error(None, message).in_file(&repo.layout.decisions()));
+            return 0;
+        }
+    };
+    problems.extend(scan.problems.iter().cloned());
+    unparsed.extend(scan.problems.iter().filter_map(|d| d.path.clone()));
+    problems.extend(scan.consistency_problems());
+    let mut paths: Vec<&Path> = scan.decisions.iter().map(|(p, _)| p.as_path()).collect();
+    paths.extend(scan.problems.iter().filter_map(|d| d.path.as_deref()));
+    paths.sort_unstable();
+    paths.dedup();
+    for path in paths {
+        problems.extend(markers_in_file(&repo.layout, path));
+    }
+    scan.files
+}
+
+/// Returns a problem for each conflict-marker line of `text`, the file at `path`.
+fn markers_in(path: &Path, text: &str) -> Vec<Diagnostic> {
+    merge::markers(text)
+        .into_iter()
+        .map(|(line, m)| {
+            let message = match m {
+                Marker::Start => format!(
+                    "{MARKER} <<<<<<<: a git merge left a conflict here; keep the lines you want and delete the \
+                     <<<<<<<, ======= and >>>>>>> lines"
+                ),
+                other => format!("{MARKER} {}", other.as_str()),
+            };
+            Diagnostic::error(Some(line), message).in_file(path)
+        })
+        .collect()
+}
+
+/// Returns the conflict-marker problems of the file at `path` (nothing when it does not exist
+/// or is not a regular file inside the root: other checks report that).
+fn markers_in_file(layout: &Layout, path: &Path) -> Vec<Diagnostic> {
+    match repo::read_input(path, repo::boundary(layout, path)) {
+        Ok(Some(bytes)) => markers_in(path, &String::from_utf8_lossy(&bytes)),
+        _ => Vec::new(),
+    }
+}
+
+/// Returns the line of the `id` entry of the memory or decision file at `path`.
+fn id_line(layout: &Layout, path: &Path) -> Option<usize> {
+    let bytes = repo::read_input(path, &layout.root).ok()??;
+    merge::id_line(&String::from_utf8_lossy(&bytes))
+}
+
+/// Reports each conflict-marker line once: a marker stands in for the other problems of its
+/// line (a JSONL line that is not JSON, a YAML error) and, in a file that does not parse as a
+/// whole (`unparsed`), for the parse error; a problem that already names the conflict at a
+/// marker line (the session's) stands in for that marker.
+fn settle_conflicts(problems: &mut Vec<Diagnostic>, unparsed: &HashSet<PathBuf>) {
+    let is_marker = |d: &Diagnostic| d.message.starts_with(MARKER);
+    let mut marked: HashMap<PathBuf, HashSet<usize>> = HashMap::new();
+    let mut named: HashSet<(PathBuf, usize)> = HashSet::new();
+    for d in problems.iter() {
+        let (Some(path), Some(line)) = (&d.path, d.line) else { continue };
+        if is_marker(d) {
+            marked.entry(path.clone()).or_default().insert(line);
+        } else if d.message.contains("conflict") {
+            named.insert((path.clone(), line));
+        }
+    }
+    if marked.is_empty() {
+        return;
+    }
+    problems.retain(|d| {
+        let Some(path) = &d.path else { return true };
+        if is_marker(d) {
+            return !d.line.is_some_and(|l| named.contains(&(path.clone(), l)));
+        }
+        let Some(lines) = marked.get(path) else { return true };
+        if d.message.contains("conflict") {
+            return true;
+        }
+        let at_marker = d.line.is_some_and(|l| lines.contains(&l));
+        let explained = unparsed.contains(path) && d.severity == Severity::Error;
+        !(at_marker || explained)
+    });
 }
 
 /// Checks the JSONL file: every problem line and each id written on more than one line. Returns
@@ -108,10 +249,12 @@ fn check_records(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
     };
     let all = Records::parse_checked(&file);
     let mut found: Vec<Diagnostic> = all.problems.iter().map(|p| p.clone().in_file(&path)).collect();
+    found.extend(markers_in(&path, &String::from_utf8_lossy(file.data())));
     for (id, lines) in all.duplicate_ids() {
         for &line in &lines {
             let others: Vec<String> = lines.iter().filter(|l| **l != line).map(|l| l.to_string()).collect();
-            let message = format!("duplicate id {id}: also on line {}", others.join(", "));
+            let message =
+                format!("duplicate id {id}: also on line {} (`kb check --fix` merges them)", others.join(", "));
             found.push(Diagnostic::error(Some(line), message).in_file(&path));
         }
     }
@@ -144,15 +287,17 @@ impl Serialize for CheckReport {
             /// The root and the settings files read (existing or not).
             root: String,
             settings_files: Vec<String>,
+            /// The repairs of `--fix`.
+            fixed: Vec<Problem<'a>>,
         }
-        let problems = self
-            .problems
-            .iter()
-            .map(|d| Problem { path: json_path(d.path.as_deref()), line: d.line, message: &d.message })
-            .collect();
+        fn shape(d: &Diagnostic) -> Problem<'_> {
+            Problem { path: json_path(d.path.as_deref()), line: d.line, message: &d.message }
+        }
+        let problems = self.problems.iter().map(shape).collect();
+        let fixed = self.fix.iter().flat_map(|f| &f.fixed).map(shape).collect();
         let l = &self.layout;
         let settings_files = l.global_settings().into_iter().chain([l.project_settings()]).map(|p| abs(&p)).collect();
-        CheckJson { files: self.files, problems, root: abs(&l.root), settings_files }.serialize(s)
+        CheckJson { files: self.files, problems, root: abs(&l.root), settings_files, fixed }.serialize(s)
     }
 }
 
@@ -160,6 +305,15 @@ impl Report for CheckReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         super::write_sources(&self.layout, w)?;
         writeln!(w)?;
+        if let Some(fix) = &self.fix {
+            for d in &fix.fixed {
+                writeln!(w, "{} Fixed {}", v.style.ok("✓"), v.clean(&d.render(|p| v.rel(p).into_owned())))?;
+            }
+            if fix.fixed.is_empty() {
+                writeln!(w, "Nothing to repair.")?;
+            }
+            writeln!(w)?;
+        }
         if self.problems.is_empty() {
             return writeln!(w, "{} Checked {}: no problems.", v.style.ok("✓"), plural(self.files, "file"));
         }
@@ -167,6 +321,10 @@ impl Report for CheckReport {
             writeln!(w, "{}", v.clean(&d.render(|p| v.rel(p).into_owned())))?;
         }
         writeln!(w, "\n{} in {} checked.", plural(self.problems.len(), "problem"), plural(self.files, "file"))
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        self.fix.as_ref().map_or(&[], |f| &f.left)
     }
 
     fn succeeded(&self) -> bool {

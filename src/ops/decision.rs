@@ -278,20 +278,3 @@ impl Report for ShowReport {
         &self.diagnostics
     }
 }
-
-/// For `kb check`: every decision file's problems (skipped files, duplicate ids, superseded
-/// without a `superseded_by` that exists). Returns the number of files checked.
-pub fn check(repo: &Repo, problems: &mut Vec<Diagnostic>) -> usize {
-    match store(repo).scan() {
-        Ok(scan) => {
-            problems.extend(scan.problems.iter().cloned());
-            problems.extend(scan.consistency_problems());
-            scan.files
-        }
-        Err(e) => {
-            let message = format!("cannot read the decisions folder: {e}");
-            problems.push(Diagnostic::error(None, message).in_file(&repo.layout.decisions()));
-            0
-        }
-    }
-}

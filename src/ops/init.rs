@@ -1,5 +1,6 @@
-//! `kb init`: create the knowledge folder from the embedded templates and gitignore kb's cache.
-//! Never overwrites a file.
+//! `kb init`: create the knowledge folder from the embedded templates, gitignore kb's cache and
+//! local state, and give the JSONL file git's union merge (SPEC §13). Never overwrites a file:
+//! `.gitignore` and `.gitattributes` only get the lines they lack appended.
 
 use super::compile::{AgentsMd, add_agents_md};
 use super::{Report, View, abs};
@@ -27,8 +28,39 @@ const NEXT_STEPS: &str = "Next steps:
        claude mcp add kb -- kb mcp     (other agents: see docs/mcp.md)
   4. kb save \"We release from main only\" -t decision   then   kb recall release";
 
-/// The line kb adds to the root `.gitignore`.
-const CACHE_IGNORE: &str = ".co-cli/cache/";
+/// A line kb adds to a file in the root unless one already says it.
+struct Wanted {
+    line: &'static str,
+    /// Whether an existing line (trimmed) already says it.
+    said_by: fn(&str) -> bool,
+}
+
+/// The lines kb adds to the root `.gitignore`: the derived cache and the local state (§1).
+const IGNORED: [Wanted; 2] = [
+    Wanted { line: ".co-cli/cache/", said_by: |l| ignores(l, "cache") },
+    Wanted { line: ".co-cli/state/", said_by: |l| ignores(l, "state") },
+];
+
+/// The line kb adds to the root `.gitattributes`: two branches' appended records merge without
+/// a conflict (`kb check --fix` then removes a line both added).
+const ATTRIBUTES: [Wanted; 1] =
+    [Wanted { line: ".github/copilot-memories.jsonl merge=union", said_by: sets_jsonl_merge }];
+
+/// Returns whether a `.gitignore` line ignores `.co-cli/<folder>/` (or all of `.co-cli/`).
+fn ignores(line: &str, folder: &str) -> bool {
+    let l = line.strip_prefix('/').unwrap_or(line);
+    let l = l.strip_suffix('/').unwrap_or(l);
+    l == ".co-cli" || l.strip_prefix(".co-cli/").is_some_and(|rest| rest == folder)
+}
+
+/// Returns whether a `.gitattributes` line sets (or unsets) the merge driver of the JSONL file:
+/// a choice of the user's that kb leaves alone.
+fn sets_jsonl_merge(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    let pattern = words.next().unwrap_or("");
+    matches!(pattern, ".github/copilot-memories.jsonl" | "/.github/copilot-memories.jsonl")
+        && words.any(|a| a == "merge" || a.starts_with("merge=") || a == "-merge" || a == "!merge")
+}
 
 /// What `kb init` did. JSON: `{"root":ABS, "created":[ABS...], "existing":[ABS...]}`, plus with
 /// `--agents-md` `"agents_md": {"path":ABS, "status":"created"|"written"|"unchanged",
@@ -48,7 +80,8 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, agents_md: bool) -> Result<Init
     let memories = layout.memories();
     let context = layout.project_context();
     let gitignore = layout.root.join(".gitignore");
-    for path in [&memories, &context, &gitignore] {
+    let gitattributes = layout.root.join(".gitattributes");
+    for path in [&memories, &context, &gitignore, &gitattributes] {
         repo::guard(layout, path)?;
     }
     {
@@ -67,10 +100,12 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, agents_md: bool) -> Result<Init
             create_new(&context, &CONTEXT_TEMPLATE.replace("{{updated}}", &py_isoformat(now)))?;
             created.push(context);
         }
-        if ignore_cache(&gitignore)? {
-            created.push(gitignore);
-        } else {
-            existing.push(gitignore);
+        for (path, wanted) in [(gitignore, &IGNORED[..]), (gitattributes, &ATTRIBUTES[..])] {
+            if add_lines(&path, wanted)? {
+                created.push(path);
+            } else {
+                existing.push(path);
+            }
         }
     }
     let agents = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now)?)?) } else { None };
@@ -83,36 +118,28 @@ fn create_new(path: &Path, text: &str) -> Result<(), KbError> {
     f.write_all(text.as_bytes()).map_err(io_at(path))
 }
 
-/// Adds `.co-cli/cache/` to the `.gitignore` unless a line already covers it; returns whether it
-/// changed the file.
-fn ignore_cache(gitignore: &Path) -> Result<bool, KbError> {
-    let current = match std::fs::read_to_string(gitignore) {
+/// Appends to the file at `path` (created when missing) each wanted line no existing line says
+/// yet; every existing byte stays. Returns whether it changed the file.
+fn add_lines(path: &Path, wanted: &[Wanted]) -> Result<bool, KbError> {
+    let current = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(io_at(gitignore)(e)),
+        Err(e) => return Err(io_at(path)(e)),
     };
-    let covered = current.lines().map(str::trim).any(|l| {
-        matches!(
-            l,
-            ".co-cli/cache/"
-                | ".co-cli/cache"
-                | "/.co-cli/cache/"
-                | "/.co-cli/cache"
-                | ".co-cli/"
-                | ".co-cli"
-                | "/.co-cli/"
-        )
-    });
-    if covered {
+    let missing: Vec<&str> =
+        wanted.iter().filter(|w| !current.lines().map(str::trim).any(|l| (w.said_by)(l))).map(|w| w.line).collect();
+    if missing.is_empty() {
         return Ok(false);
     }
     let mut text = current;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(CACHE_IGNORE);
-    text.push('\n');
-    fsio::write_atomic(gitignore, text.as_bytes()).map_err(io_at(gitignore))?;
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    fsio::write_atomic(path, text.as_bytes()).map_err(io_at(path))?;
     Ok(true)
 }
 
@@ -151,7 +178,7 @@ impl Report for InitReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let mark = v.style.ok("✓");
         for p in &self.created {
-            let what = if p.ends_with(".gitignore") { "Updated" } else { "Created" };
+            let what = if p.ends_with(".gitignore") || p.ends_with(".gitattributes") { "Updated" } else { "Created" };
             writeln!(w, "{mark} {what} {}", v.rel(p))?;
         }
         let agents_changed = self.agents.as_ref().is_some_and(|a| a.status() != "unchanged" || a.registered.is_some());

@@ -13,6 +13,7 @@ pub mod config;
 pub mod context;
 pub mod convert;
 pub mod decision;
+pub mod fix;
 pub mod forget;
 pub mod heat;
 pub mod init;

@@ -28,14 +28,10 @@ pub struct Session {
     yaml: String,
 }
 
-/// Returns the 1-based line of the first git conflict marker when the text holds a conflict (a
-/// `<<<<<<<` line and a later `>>>>>>>` line; a lone `=======` is a markdown heading underline).
+/// Returns the 1-based line of the first git conflict marker (`format::merge::markers`: a lone
+/// `=======` is a markdown heading underline, not a marker).
 pub fn conflict_line(text: &str) -> Option<usize> {
-    let marker =
-        |l: &str, m: &str| l.strip_prefix(m).is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t']));
-    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
-    let start = lines.iter().position(|l| marker(l, "<<<<<<<"))?;
-    lines[start..].iter().any(|l| marker(l, ">>>>>>>")).then_some(start + 1)
+    crate::format::merge::markers(text).first().map(|&(line, _)| line)
 }
 
 /// Parses and validates a session file's text.
@@ -241,7 +237,9 @@ mod tests {
         assert_eq!(parse(inner).unwrap_err().line, Some(7));
         let heading = "---\nfocus: a\nstarted: '2026-11-22T12:00:00+00:00'\n---\n\nTitle\n=======\n\ntext\n";
         assert_eq!(parse(heading).unwrap().summary, "Title\n=======\n\ntext");
-        assert_eq!(conflict_line("<<<<<<<<< not a marker\n>>>>>>>\n"), None);
+        assert_eq!(conflict_line("<<<<<<<<< not a marker\n>>>>>>>>\n"), None);
+        // A leftover end marker of a half-resolved conflict still counts.
+        assert_eq!(conflict_line("text\n>>>>>>> other\n"), Some(2));
     }
 
     #[test]

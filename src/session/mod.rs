@@ -191,19 +191,9 @@ fn free_path(dir: &Path, name: &str) -> PathBuf {
     path
 }
 
-/// Checks `session.md` and every ended session in `sessions/` (an ended one must have `ended`).
-/// Adds their problems to `problems`; returns how many files were checked.
-pub fn check(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
-    let mut files = 0;
-    let session = layout.session();
-    if std::fs::symlink_metadata(&session).is_ok() {
-        files += 1;
-        if let Err(d) = read_file(layout, &session) {
-            problems.push(d);
-        }
-    }
-    let dir = layout.sessions();
-    let mut names: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+/// Returns the ended session files (`sessions/*.md`), sorted.
+pub fn ended_files(layout: &Layout) -> Vec<PathBuf> {
+    let mut names: Vec<PathBuf> = match std::fs::read_dir(layout.sessions()) {
         Ok(rd) => rd
             .filter_map(|e| e.ok())
             .map(|e| e.path())
@@ -215,7 +205,21 @@ pub fn check(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
         Err(_) => Vec::new(),
     };
     names.sort();
-    for path in names {
+    names
+}
+
+/// Checks `session.md` and every ended session in `sessions/` (an ended one must have `ended`).
+/// Adds their problems to `problems`; returns how many files were checked.
+pub fn check(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
+    let mut files = 0;
+    let session = layout.session();
+    if std::fs::symlink_metadata(&session).is_ok() {
+        files += 1;
+        if let Err(d) = read_file(layout, &session) {
+            problems.push(d);
+        }
+    }
+    for path in ended_files(layout) {
         files += 1;
         match read_file(layout, &path) {
             Ok(Some(l)) if l.session.ended.is_none() => {

@@ -48,14 +48,27 @@ fn assert_skipped(t: &TestEnv, bad: &Path, line: Option<u64>, needle: &str) {
     }
     assert_same_tree(&before, &t.snapshot());
 
-    // Writes work around it and leave it alone.
+    // Writes work around it and leave it alone, and never reuse an id it names (SPEC §13).
     let out = t.kb(&["--json", "save", "a third memory about walnuts"]).ok().json();
-    assert_eq!(out["memory_id"], 3);
+    assert_eq!(out["memory_id"], written_id(bad).max(2) + 1);
     t.kb(&["protect", "1"]).ok();
     t.kb(&["forget", "2"]).ok();
     let after = t.snapshot();
     let rel = bad.strip_prefix(t.root()).unwrap().to_string_lossy().into_owned();
     assert_eq!(before.get(&rel), after.get(&rel), "the bad entry {rel} was modified");
+}
+
+/// Returns the highest id an `id: N` line (the number maybe quoted) of the regular file at
+/// `path` names, 0 for none: kb's new ids stay above it even when the file does not parse.
+fn written_id(path: &Path) -> u64 {
+    let readable = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() <= 1024 * 1024);
+    let text =
+        if readable { String::from_utf8_lossy(&std::fs::read(path).unwrap()).into_owned() } else { String::new() };
+    text.lines()
+        .filter_map(|l| l.strip_prefix("id:"))
+        .filter_map(|v| v.trim().trim_matches(|c| c == '\'' || c == '"').parse::<u64>().ok())
+        .max()
+        .unwrap_or(0)
 }
 
 #[test]
@@ -407,7 +420,8 @@ fn save_is_not_disturbed_by_files_that_crash_co_cli() {
     t.mem_file("002-garbage.md", "---\nid: 2\ncreated: '2026-11-21T00:00:00garbage'\n---\n\nI prefer TypeScript\n");
     let out = t.kb(&["--json", "save", "I prefer TypeScript"]).ok().json();
     assert_eq!(out["action"], "saved");
-    assert_eq!(out["memory_id"], 1);
+    // Ids 1 and 2 are written in files kb cannot read: they are not reused (SPEC §13).
+    assert_eq!(out["memory_id"], 3);
     // The new file gets a name that does not collide with the invalid one.
     assert_eq!(t.memory_files().len(), 3);
 }

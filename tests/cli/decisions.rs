@@ -286,8 +286,8 @@ fn malformed_files_are_skipped_with_a_warning_and_never_rewritten() {
     t.kb(&["decision", "show", "1"]).ok();
     t.kb(&["decision", "show", "3"]).err();
     assert_same_tree(&before, &t.snapshot());
-    // A write goes on, and never touches the bad files.
-    assert_eq!(add(&t, "A new one", "scope")["decision_id"], 2);
+    // A write goes on, never touches the bad files, and never reuses an id they hold (SPEC §13).
+    assert_eq!(add(&t, "A new one", "scope")["decision_id"], 6);
     for name in ["002-yaml.md", "003-type.md", "004-status.md", "005-missing.md"] {
         assert_eq!(before[&format!("{DIR}/{name}")], t.snapshot()[&format!("{DIR}/{name}")], "{name}");
     }

@@ -11,7 +11,8 @@ fn init_makes_a_working_knowledge_folder() {
     assert!(t.memories().is_dir());
     let context = t.root().join(".co-cli/knowledge/context.md");
     assert!(context.is_file());
-    assert_eq!(t.read(&t.root().join(".gitignore")), ".co-cli/cache/\n");
+    assert_eq!(t.read(&t.root().join(".gitignore")), ".co-cli/cache/\n.co-cli/state/\n");
+    assert_eq!(t.read(&t.root().join(".gitattributes")), ".github/copilot-memories.jsonl merge=union\n");
     let run = t.kb(&["check"]);
     assert_eq!(run.code, 0, "a fresh init must pass check: {run:?}");
     assert_eq!(t.kb(&["list"]).ok().stdout.trim_end(), format!("No memories found in {}.", t.root().display()));
@@ -42,13 +43,13 @@ fn init_keeps_existing_files() {
     t.kb(&["init"]).ok();
     assert_eq!(t.read(&context), "my own context\n");
     assert_eq!(std::fs::read(&mem).unwrap(), mem_before);
-    assert_eq!(t.read(&t.root().join(".gitignore")), "/target\n*.log\n.co-cli/cache/\n");
+    assert_eq!(t.read(&t.root().join(".gitignore")), "/target\n*.log\n.co-cli/cache/\n.co-cli/state/\n");
 }
 
 #[test]
 fn init_respects_an_existing_ignore_rule() {
     let t = TestEnv::pinned();
-    t.write(".gitignore", "/target\n.co-cli/cache/\n");
+    t.write(".gitignore", "/target\n.co-cli/cache/\n.co-cli/state/\n");
     let before = t.read(&t.root().join(".gitignore"));
     t.kb(&["init"]).ok();
     assert_eq!(t.read(&t.root().join(".gitignore")), before);

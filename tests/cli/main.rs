@@ -15,6 +15,7 @@ mod dedup;
 mod first_hour;
 mod forget_protect;
 mod fresh_clone;
+mod git_native;
 mod heat;
 mod hostile;
 mod init_config;
