@@ -527,3 +527,42 @@ fn the_example_repository_has_the_attributes_init_writes() {
     let text = std::fs::read_to_string(&example).unwrap_or_else(|e| panic!("{}: {e}", example.display()));
     assert!(text.lines().any(|l| l == ".github/copilot-memories.jsonl merge=union"), "{text}");
 }
+
+#[test]
+fn markers_are_found_in_every_knowledge_file_and_a_heading_underline_is_not_one() {
+    // Files no merge of this repository wrote: an ended session, the global context and
+    // settings, a diff3-style conflict (with the base's ||||||| section) in a memory's body.
+    let t = TestEnv::pinned();
+    let conflict = "<<<<<<< HEAD\nmine\n||||||| base\nold\n=======\ntheirs\n>>>>>>> other\n";
+    let ended = t.write(
+        ".co-cli/knowledge/sessions/20261101T000000Z-x.md",
+        &format!(
+            "---\nended: '2026-11-01T01:00:00+00:00'\nfocus: x\nstarted: '2026-11-01T00:00:00+00:00'\n---\n\n{conflict}"
+        ),
+    );
+    let memory = t.mem_file(
+        "001-m.md",
+        &format!("---\ncreated: '2026-11-01T10:00:00+00:00'\nid: 1\ntags: []\n---\n\nbody\n{conflict}"),
+    );
+    let config = t.home().join(".config/co-cli");
+    std::fs::create_dir_all(config.join("knowledge")).unwrap();
+    let global_context = config.join("knowledge/context.md");
+    std::fs::write(
+        &global_context,
+        format!("---\nversion: 1\nupdated: '2026-11-01T00:00:00+00:00'\n---\n\nTitle\n=======\n\n{conflict}"),
+    )
+    .unwrap();
+    let global_settings = config.join("settings.json");
+    std::fs::write(&global_settings, format!("{{\n{conflict}}}\n")).unwrap();
+    let (run, problems) = check(&t, &[]);
+    assert_eq!(run.code, 1);
+    for (path, first) in [(&ended, 7), (&memory, 8), (&global_context, 9), (&global_settings, 2)] {
+        let lines: Vec<u64> =
+            problems.iter().filter(|p| p.0 == path.display().to_string()).map(|p| p.1.unwrap()).collect();
+        assert_eq!(lines, [first, first + 2, first + 4, first + 6], "{}: {problems:#?}", path.display());
+    }
+    assert_eq!(problems.len(), 16, "{problems:#?}");
+    // The memory whose body holds the conflict still loads (once the settings parse again).
+    std::fs::remove_file(&global_settings).unwrap();
+    assert_eq!(t.ids(), [1]);
+}
