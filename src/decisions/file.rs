@@ -3,7 +3,7 @@
 //! optional `updated` and `superseded_by`; the body is the decision, its first line the title.
 
 use crate::error::Diagnostic;
-use crate::format::frontmatter::{self, Fields, SplitError};
+use crate::format::frontmatter::{self, Fields};
 use crate::format::time::{self, Micros};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -97,14 +97,7 @@ impl Decision {
 
 /// Parses and validates a decision file's text. A problem names the line of the key at fault.
 pub fn parse(text: &str) -> Result<Decision, Diagnostic> {
-    let split = frontmatter::split(text).map_err(|e| match e {
-        SplitError::Missing => Diagnostic::error(Some(1), "no frontmatter: the file must start with a '---' line"),
-        SplitError::Unclosed => {
-            Diagnostic::error(Some(1), "frontmatter is not closed: no '---' line after the opening one")
-        }
-    })?;
-    let fields = frontmatter::parse(split.yaml)
-        .map_err(|e| Diagnostic::error(e.line.map(|l| l + split.yaml_line - 1), e.message))?;
+    let (split, fields) = frontmatter::split_and_parse(text)?;
     let entries = frontmatter::raw_entries(split.yaml, &fields);
     let line_of = |key: &str| -> Option<usize> {
         entries
@@ -128,14 +121,14 @@ fn validate(f: &Fields) -> Result<Decision, Invalid> {
             Some(Value::Number(n)) => {
                 n.as_u64().map(Some).ok_or_else(|| (key, format!("'{key}' must be a non-negative integer, got {n}")))
             }
-            Some(other) => Err((key, format!("'{key}' must be an integer, got {}", describe(other)))),
+            Some(other) => Err((key, format!("'{key}' must be an integer, got {}", frontmatter::describe(other)))),
         }
     };
     let string = |key: &'static str| -> Result<Option<&str>, Invalid> {
         match f.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
+            Some(other) => Err((key, format!("'{key}' must be a string, got {}", frontmatter::describe(other)))),
         }
     };
     let required = |key: &'static str| (key, format!("missing required field: {key}"));
@@ -164,25 +157,15 @@ fn validate(f: &Fields) -> Result<Decision, Invalid> {
             .iter()
             .map(|t| match t {
                 Value::String(s) => Ok(s.clone()),
-                other => Err(("tags", format!("'tags' must contain only strings, got {}", describe(other)))),
+                other => {
+                    Err(("tags", format!("'tags' must contain only strings, got {}", frontmatter::describe(other))))
+                }
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(("tags", format!("'tags' must be a list, got {}", describe(other)))),
+        Some(other) => return Err(("tags", format!("'tags' must be a list, got {}", frontmatter::describe(other)))),
     };
     let superseded_by = integer("superseded_by")?;
     Ok(Decision { id, created, created_at, updated, kind, status, tags, superseded_by, content: String::new() })
-}
-
-/// Describes a YAML value for an error message.
-fn describe(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string '{s}'"),
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "a mapping".into(),
-    }
 }
 
 /// Returns a timestamp entry, single-quoted as PyYAML writes it.

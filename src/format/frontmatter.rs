@@ -142,6 +142,34 @@ fn simple_scalar(v: &str) -> Option<Value> {
     (word && crate::format::yaml11::is_plain_str(v)).then(|| Value::String(v.to_string()))
 }
 
+/// Splits and parses a knowledge file's frontmatter, as memories, decisions and sessions need
+/// it: a missing or unclosed block, or YAML that does not parse, is an error diagnostic with its
+/// file line (no path yet).
+pub fn split_and_parse(text: &str) -> Result<(Split<'_>, Fields), crate::error::Diagnostic> {
+    use crate::error::Diagnostic;
+    let split = split(text).map_err(|e| match e {
+        SplitError::Missing => Diagnostic::error(Some(1), "no frontmatter: the file must start with a '---' line"),
+        SplitError::Unclosed => {
+            Diagnostic::error(Some(1), "frontmatter is not closed: no '---' line after the opening one")
+        }
+    })?;
+    let fields =
+        parse(split.yaml).map_err(|e| Diagnostic::error(e.line.map(|l| l + split.yaml_line - 1), e.message))?;
+    Ok((split, fields))
+}
+
+/// Describes a YAML value for an error message: `the string 'x'`, `a list`...
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) => format!("the string '{s}'"),
+        Value::Array(_) => "a list".into(),
+        Value::Object(_) => "a mapping".into(),
+    }
+}
+
 /// Returns the first line of a serde-saphyr message without its "error: line N column M:" prefix
 /// and its advice about parser options, which mean nothing to a kb user.
 fn clean_yaml_message(raw: &str) -> String {

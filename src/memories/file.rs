@@ -7,7 +7,7 @@
 //! memory ([`visible`]).
 
 use crate::error::Diagnostic;
-use crate::format::frontmatter::{self, Fields, SplitError};
+use crate::format::frontmatter::{self, Fields};
 use crate::format::time::{self, Micros};
 use crate::format::yaml11;
 use serde_json::Value;
@@ -172,14 +172,7 @@ fn line_of(bytes: &[u8], pos: usize) -> usize {
 
 /// Parses and validates a memory file's text.
 pub fn parse(text: &str) -> Result<Memory, Diagnostic> {
-    let split = frontmatter::split(text).map_err(|e| match e {
-        SplitError::Missing => Diagnostic::error(Some(1), "no frontmatter: the file must start with a '---' line"),
-        SplitError::Unclosed => {
-            Diagnostic::error(Some(1), "frontmatter is not closed: no '---' line after the opening one")
-        }
-    })?;
-    let fields = frontmatter::parse(split.yaml)
-        .map_err(|e| Diagnostic::error(e.line.map(|l| l + split.yaml_line - 1), e.message))?;
+    let (split, fields) = frontmatter::split_and_parse(text)?;
     if fields.is_empty() {
         return Err(Diagnostic::error(Some(1), "empty frontmatter: missing required field: id"));
     }
@@ -322,7 +315,7 @@ fn validate<'p>(
             _ if n.as_i64().is_some() => return Err(("id", format!("'id' must be a non-negative integer, got {n}"))),
             _ => return Err(("id", format!("'id' must be an integer, got the number {n}"))),
         },
-        Some(other) => return Err(("id", format!("'id' must be an integer, got {}", describe(other)))),
+        Some(other) => return Err(("id", format!("'id' must be an integer, got {}", frontmatter::describe(other)))),
     };
     let timestamp = |key: &'static str| -> Result<Option<(String, Micros)>, (&'static str, String)> {
         let text = match f.get(key) {
@@ -330,9 +323,11 @@ fn validate<'p>(
             Some(Value::String(s)) => s.clone(),
             Some(other @ (Value::Number(_) | Value::Bool(_))) => match plain().field(key) {
                 Some(t) => t.to_string(),
-                None => return Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
+                None => return Err((key, format!("'{key}' must be a string, got {}", frontmatter::describe(other)))),
             },
-            Some(other) => return Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
+            Some(other) => {
+                return Err((key, format!("'{key}' must be a string, got {}", frontmatter::describe(other))));
+            }
         };
         let at = time::parse_co_cli(&text).map_err(|e| (key, format!("'{key}': {e}")))?;
         Ok(Some((text, time::micros(at))))
@@ -350,13 +345,16 @@ fn validate<'p>(
                 Value::String(s) => Ok(s.clone()),
                 Value::Number(_) | Value::Bool(_) => {
                     let written = plain().tags.as_ref().and_then(|ts| ts.get(i)).map(String::as_str);
-                    yaml11_string(written)
-                        .ok_or_else(|| ("tags", format!("'tags' must contain only strings, got {}", describe(t))))
+                    yaml11_string(written).ok_or_else(|| {
+                        ("tags", format!("'tags' must contain only strings, got {}", frontmatter::describe(t)))
+                    })
                 }
-                other => Err(("tags", format!("'tags' must contain only strings, got {}", describe(other)))),
+                other => {
+                    Err(("tags", format!("'tags' must contain only strings, got {}", frontmatter::describe(other))))
+                }
             })
             .collect::<Result<_, _>>()?,
-        Some(other) => return Err(("tags", format!("'tags' must be a list, got {}", describe(other)))),
+        Some(other) => return Err(("tags", format!("'tags' must be a list, got {}", frontmatter::describe(other)))),
     };
     let optional_string = |key: &'static str| -> Result<Option<String>, (&'static str, String)> {
         match f.get(key) {
@@ -364,8 +362,8 @@ fn validate<'p>(
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(other @ (Value::Number(_) | Value::Bool(_))) => yaml11_string(plain().field(key))
                 .map(Some)
-                .ok_or_else(|| (key, format!("'{key}' must be a string, got {}", describe(other)))),
-            Some(other) => Err((key, format!("'{key}' must be a string, got {}", describe(other)))),
+                .ok_or_else(|| (key, format!("'{key}' must be a string, got {}", frontmatter::describe(other)))),
+            Some(other) => Err((key, format!("'{key}' must be a string, got {}", frontmatter::describe(other)))),
         }
     };
     let source = optional_string("source")?;
@@ -377,7 +375,7 @@ fn validate<'p>(
         Some(other) => {
             return Err((
                 "decay_protected",
-                format!("'decay_protected' must be true or false, got {}", describe(other)),
+                format!("'decay_protected' must be true or false, got {}", frontmatter::describe(other)),
             ));
         }
     };
@@ -389,8 +387,8 @@ fn validate<'p>(
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(other @ (Value::Number(_) | Value::Bool(_))) => yaml11_string(plain().field(key))
                 .map(Some)
-                .ok_or_else(|| (key, format!("'{key}' must be {expected}, got {}", describe(other)))),
-            Some(other) => Err((key, format!("'{key}' must be {expected}, got {}", describe(other)))),
+                .ok_or_else(|| (key, format!("'{key}' must be {expected}, got {}", frontmatter::describe(other)))),
+            Some(other) => Err((key, format!("'{key}' must be {expected}, got {}", frontmatter::describe(other)))),
         }
     };
     let memory_type = layer_text("type", "core_context, learning, pattern or update")?
@@ -417,18 +415,6 @@ fn validate<'p>(
         agent,
         content: String::new(),
     })
-}
-
-/// Describes a YAML value for an error message.
-fn describe(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string '{s}'"),
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "a mapping".into(),
-    }
 }
 
 /// Returns the file name co-cli gives a memory: `{id:03}-{slug}.md`, the slug from the first 50

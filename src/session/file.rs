@@ -5,7 +5,7 @@
 //! with the line at fault. Keys kb does not know are kept when kb rewrites the file.
 
 use crate::error::Diagnostic;
-use crate::format::frontmatter::{self, Fields, SplitError};
+use crate::format::frontmatter::{self, Fields};
 use crate::format::time;
 use crate::memories::file::slugify;
 use chrono::{DateTime, FixedOffset, Utc};
@@ -43,15 +43,11 @@ pub fn parse(text: &str) -> Result<Session, Diagnostic> {
              again, and remove the <<<<<<<, ======= and >>>>>>> lines",
         ));
     }
-    let split = frontmatter::split(text).map_err(|e| match e {
-        SplitError::Missing => Diagnostic::error(Some(1), "no frontmatter: the file must start with a '---' line"),
-        SplitError::Unclosed => {
-            Diagnostic::error(Some(1), "frontmatter is not closed: no '---' line after the opening one")
-        }
+    let (split, fields) = frontmatter::split_and_parse(text).map_err(|mut d| {
+        d.line = d.line.or(Some(1));
+        d
     })?;
     let yaml_line = split.yaml_line;
-    let fields = frontmatter::parse(split.yaml)
-        .map_err(|e| Diagnostic::error(e.line.map(|l| l + yaml_line - 1).or(Some(1)), e.message))?;
     let yaml = split.yaml.replace("\r\n", "\n");
     let line_of = |key: &str| -> Option<usize> {
         frontmatter::raw_entries(&yaml, &fields)
@@ -65,7 +61,7 @@ pub fn parse(text: &str) -> Result<Session, Diagnostic> {
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(other) => Err(Diagnostic::error(
                 line_of(key),
-                format!("'{key}' must be a string, got {} (quote it)", describe(other)),
+                format!("'{key}' must be a string, got {} (quote it)", frontmatter::describe(other)),
             )),
         }
     };
@@ -88,18 +84,6 @@ pub fn parse(text: &str) -> Result<Session, Diagnostic> {
     let body = frontmatter::py_strip(split.body);
     let summary = if body.contains('\r') { body.replace("\r\n", "\n").replace('\r', "\n") } else { body.to_string() };
     Ok(Session { focus, started, started_at, updated, ended, summary, fields, yaml })
-}
-
-/// Describes a YAML value for an error message.
-fn describe(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("the boolean {b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string '{s}'"),
-        Value::Array(_) => "a list".into(),
-        Value::Object(_) => "a mapping".into(),
-    }
 }
 
 /// Returns a frontmatter entry; timestamps are single-quoted as PyYAML writes them.
