@@ -114,6 +114,31 @@ pub enum Command {
         after_help = "Examples:\n  kb board\n  kb board add build-recipe --description \"How CI builds the workspace\" \"cargo nextest run --workspace\"\n  kb board get build-recipe\n  kb board remove build-recipe\n  kb board --branch main"
     )]
     Board(BoardArgs),
+    /// Merge near-duplicate memories, drop stale downvoted Copilot records, prune the board
+    #[command(
+        after_help = "Examples:\n  kb consolidate --dry-run\n  kb consolidate\n  kb consolidate --summarizer 'llm -s \"Merge these notes into one\"'\n  kb undo"
+    )]
+    Consolidate(ConsolidateArgs),
+    /// Undo the last forget, consolidating save, decay, consolidate, import or decision supersede
+    #[command(after_help = "Examples:\n  kb undo\n  kb undo --list\n  kb --json undo --list")]
+    Undo(UndoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConsolidateArgs {
+    /// Print the plan and write nothing (no summarizer runs)
+    #[arg(long)]
+    pub dry_run: bool,
+    /// A shell command that writes each merge group's body: JSON {"memories":[{"id","content","tags"}]} on stdin, the text on stdout (60 s limit)
+    #[arg(long, value_name = "CMD")]
+    pub summarizer: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// List the journal's entries, newest first, instead of undoing one
+    #[arg(long)]
+    pub list: bool,
 }
 
 #[derive(Debug, Args)]

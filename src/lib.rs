@@ -17,6 +17,7 @@ pub(crate) mod format;
 pub(crate) mod fsio;
 pub(crate) mod heat;
 pub(crate) mod instructions;
+pub(crate) mod journal;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;
 pub(crate) mod memories;

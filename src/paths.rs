@@ -86,6 +86,11 @@ impl Layout {
         ensure_ignored_dir(&self.cache())
     }
 
+    /// `<root>/.co-cli/state/journal`: the undo journal (SPEC §12.4), local state.
+    pub fn journal(&self) -> PathBuf {
+        self.co_cli().join("state").join("journal")
+    }
+
     /// `<root>/.co-cli/cache/lock`
     pub fn lock(&self) -> PathBuf {
         self.cache().join("lock")

@@ -160,8 +160,7 @@ impl Edit<'_> {
         self.repo.guard(dir)?;
         crate::paths::ensure_ignored_dir(&self.repo.layout.co_cli().join("state")).map_err(io_at(dir))?;
         std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-        let mut text = serde_json::to_string_pretty(&board.items).map_err(|e| KbError::Invalid(e.to_string()))?;
-        text.push('\n');
+        let text = file_text(&board.items)?;
         crate::fsio::write_atomic(&board.path, text.as_bytes()).map_err(io_at(&board.path))
     }
 
@@ -283,6 +282,13 @@ impl Edit<'_> {
         }
         self.save(&board)
     }
+}
+
+/// Returns a board file's text: the items as a pretty JSON array and a line feed.
+pub fn file_text(items: &[Item]) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(items).map_err(|e| KbError::Invalid(e.to_string()))?;
+    text.push('\n');
+    Ok(text)
 }
 
 /// Returns the index of item `name` (of `src`, when given); two items of that name without a

@@ -52,6 +52,8 @@ fn writes(command: &Command) -> bool {
         | Command::Compile
         | Command::Promote(_)
         | Command::Watch(_) => true,
+        Command::Consolidate(a) => !a.dry_run,
+        Command::Undo(a) => !a.list,
         Command::Session(a) => !matches!(a.action, crate::cli::SessionAction::Show),
         Command::Check(a) => a.fix,
         Command::Board(a) => a.action.is_some(),
@@ -325,6 +327,12 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         }
         Command::Heat(a) => ctx.emit(&ops::heat::heat(&ctx.repo()?, a.all)?),
         Command::Promote(a) => ctx.emit(&ops::heat::promote(&ctx.repo()?, &a.id, &a.apply_to, a.name.as_deref())?),
+        Command::Consolidate(a) => {
+            let req = ops::consolidate::Request { dry_run: a.dry_run, summarizer: a.summarizer };
+            ctx.emit(&ops::consolidate::consolidate(&ctx.repo()?, &req)?)
+        }
+        Command::Undo(a) if a.list => ctx.emit(&ops::undo::list(&ctx.repo()?)?),
+        Command::Undo(_) => ctx.emit(&ops::undo::undo(&ctx.repo()?)?),
         Command::Mcp => mcp::run(ctx),
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();

@@ -117,7 +117,6 @@ impl JsonlFile {
 
     /// Returns the file's new bytes after `edits`, and the 1-based line numbers the appended
     /// lines get, in order. Untouched lines keep their bytes; every line ends with `\n`.
-    #[cfg(test)]
     pub fn render(&self, edits: &[Edit]) -> (Vec<u8>, Vec<usize>) {
         let mut out = Vec::with_capacity(self.data.len() + 1);
         let numbers = self.render_to(edits, &mut out).unwrap_or_default();

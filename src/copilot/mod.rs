@@ -662,6 +662,19 @@ impl RecordStore<'_> {
         Ok(file.appended_lines(edits))
     }
 
+    /// Rewrites the file with `edits` through `txn` (the undo journal records its prior bytes
+    /// first). The new content is built in memory. Nothing is written when there is no edit.
+    pub fn write_in(&self, txn: &mut crate::journal::Txn, file: &JsonlFile, edits: &[Edit]) -> Result<()> {
+        if edits.is_empty() {
+            return Ok(());
+        }
+        let path = &file.path;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|source| KbError::Io { path: dir.to_path_buf(), source })?;
+        self.repo.guard(dir)?;
+        txn.write(path, &file.render(edits).0)
+    }
+
     /// Stores a record: dedup within its subject, consolidate into the match or append.
     pub fn save(&self, req: RecordRequest) -> Result<RecordSaveOutcome> {
         let now = self.repo.now;
@@ -798,11 +811,14 @@ impl RecordStore<'_> {
 
     /// Deletes the record with this id (its line goes; every other line stays as it was).
     pub fn forget(&self, id: &str) -> Result<ForgetOutcome> {
-        let _lock = self.repo.lock()?;
+        let lock = self.repo.lock()?;
         let file = self.read()?;
         let all = Records::parse(&file);
         let rec = all.one(id)?;
-        self.write(&file, &[Edit::Delete(rec.index)])?;
+        let mut txn =
+            crate::journal::Txn::begin(self.repo, &lock, "forget", format!("forgot Copilot memory {}", rec.id));
+        self.write_in(&mut txn, &file, &[Edit::Delete(rec.index)])?;
+        txn.finish()?;
         Ok(ForgetOutcome {
             id: rec.id.to_string(),
             path: file.path.clone(),

@@ -11,7 +11,6 @@ use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter;
 use crate::format::merge;
 use crate::format::similarity::Prepared;
-use crate::fsio;
 use crate::repo::{self, Repo};
 use crate::secrets;
 use file::{Decision, Kind, Status};
@@ -241,7 +240,7 @@ impl Store<'_> {
     /// old one's); the old one gets `status: superseded`, `superseded_by` and `updated`.
     pub fn supersede(&self, old: u64, new: NewDecision) -> Result<Outcome> {
         let (content, tags, redacted) = screen(&new)?;
-        let _lock = self.repo.lock()?;
+        let lock = self.repo.lock()?;
         let scan = self.scan()?;
         let (old_path, old_d) = scan.by_id(old)?;
         if old_d.status != Status::Active {
@@ -255,15 +254,18 @@ impl Store<'_> {
         let tags = if tags.is_empty() { old_d.tags.clone() } else { tags };
         editable(&old_path)?;
         // The new decision first: a crash in between leaves two active decisions, never a
-        // superseded one pointing nowhere.
-        let (id, path) = self.create(&scan, kind, Status::Active, &tags, &content)?;
+        // superseded one pointing nowhere. Both writes are one journal entry (SPEC §12.4).
+        let mut txn =
+            crate::journal::Txn::begin(self.repo, &lock, "decision supersede", format!("superseded decision {old}"));
+        let (id, path) = self.create_in(&mut txn, &scan, kind, Status::Active, &tags, &content)?;
         let changes = [
             ("status", frontmatter::entry("status", &Value::from(Status::Superseded.as_str()))),
             ("superseded_by", frontmatter::entry("superseded_by", &Value::from(id))),
             ("updated", file::timestamp_entry("updated", self.repo.now)),
         ];
         self.repo.guard(&old_path)?;
-        rewrite(&old_path, &changes)?;
+        rewrite_in(&mut txn, &old_path, &changes)?;
+        txn.finish()?;
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: Some(old), redacted })
     }
 
@@ -323,6 +325,19 @@ impl Store<'_> {
         tags: &[String],
         content: &str,
     ) -> Result<(u64, PathBuf)> {
+        self.create_in(&mut crate::journal::Txn::direct(), scan, kind, status, tags, content)
+    }
+
+    /// Writes a new decision with the next id through `txn`. The caller holds the lock.
+    fn create_in(
+        &self,
+        txn: &mut crate::journal::Txn,
+        scan: &Scan,
+        kind: Kind,
+        status: Status,
+        tags: &[String],
+        content: &str,
+    ) -> Result<(u64, PathBuf)> {
         let id = match scan.max_id() {
             None => 1,
             Some(m) => m.checked_add(1).ok_or_else(|| KbError::Invalid(format!("no decision id left after {m}")))?,
@@ -332,7 +347,7 @@ impl Store<'_> {
         let path = free_path(&scan.dir, &file::file_name(id, content));
         self.repo.guard(&path)?;
         let text = file::new_file(id, kind, status, tags, content, self.repo.now);
-        fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
+        txn.write(&path, text.as_bytes())?;
         Ok((id, path))
     }
 }
@@ -405,6 +420,11 @@ fn editable(path: &Path) -> Result<()> {
 /// other entry keeps its text, comments and place, and the body its bytes. The caller holds the
 /// lock.
 fn rewrite(path: &Path, changes: &[(&str, String)]) -> Result<()> {
+    rewrite_in(&mut crate::journal::Txn::direct(), path, changes)
+}
+
+/// Rewrites a decision file as [`rewrite`] does, through `txn`.
+fn rewrite_in(txn: &mut crate::journal::Txn, path: &Path, changes: &[(&str, String)]) -> Result<()> {
     let text = read_text(path)?;
     file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     editable(path)?;
@@ -418,8 +438,7 @@ fn rewrite(path: &Path, changes: &[(&str, String)]) -> Result<()> {
     let start = split.yaml.as_ptr() as usize - text.as_ptr() as usize;
     let end = start + split.yaml.len();
     let out = format!("{}{}{}", &text[..start], yaml, &text[end..]);
-    fsio::write_atomic(path, out.as_bytes()).map_err(io_at(path))?;
-    Ok(())
+    txn.write(path, out.as_bytes())
 }
 
 fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {

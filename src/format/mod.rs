@@ -1,12 +1,13 @@
 //! Text formats and the pure functions over them: YAML frontmatter and kb's YAML writer
 //! (`frontmatter`), PyYAML's YAML 1.1 resolver (`yaml11`), timestamps as co-cli writes them
-//! (`time`), RapidFuzz's similarity (`similarity`), surgical JSON edits (`jsonedit`) and what a
-//! git merge leaves in a file (`merge`).
+//! (`time`), RapidFuzz's similarity (`similarity`) and near-duplicate groups by it (`neardup`),
+//! surgical JSON edits (`jsonedit`) and what a git merge leaves in a file (`merge`).
 //! Nothing here touches the file system.
 
 pub mod frontmatter;
 pub mod jsonedit;
 pub mod merge;
+pub mod neardup;
 pub mod similarity;
 pub mod time;
 pub mod tokens;

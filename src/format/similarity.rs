@@ -55,6 +55,16 @@ impl Prepared {
     pub fn similarity(&self, other: &Prepared) -> f64 {
         fuzz::ratio(self.sorted.chars(), other.sorted.chars()) * 100.0
     }
+
+    /// Returns the text as it is compared: lower-cased, stripped, its tokens sorted.
+    pub fn sorted(&self) -> &str {
+        &self.sorted
+    }
+
+    /// Returns the length of [`Prepared::sorted`] in characters.
+    pub fn chars(&self) -> usize {
+        self.chars
+    }
 }
 
 /// Returns co-cli's preprocessing of a text before scoring: Python `.lower().strip()`.

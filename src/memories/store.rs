@@ -9,6 +9,7 @@ use crate::format::frontmatter;
 use crate::format::similarity::Prepared;
 use crate::format::time::{self, Micros};
 use crate::fsio;
+use crate::journal::Txn;
 use crate::memories::file::{self, Importance, MemoryType, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::repo::Repo;
@@ -160,9 +161,12 @@ impl Store<'_> {
         });
         if let Some((best, score)) = duplicate {
             let path = index.dir.join(best.file_name);
-            if !req.dry_run {
+            if let Some(held) = &lock {
                 self.repo.guard(&path)?;
-                consolidate(&path, &content, &tags, req.importance, now)?;
+                // A consolidation replaces a text: `kb undo` brings it back (SPEC §5, §12.4).
+                let mut txn = Txn::begin(self.repo, held, "save", format!("consolidated into memory {}", best.id));
+                consolidate(&mut txn, &path, &content, &tags, req.importance, now)?;
+                txn.finish()?;
             }
             return Ok(SaveOutcome {
                 consolidated: true,
@@ -181,14 +185,23 @@ impl Store<'_> {
         let path = free_path(&index.dir, &file::file_name(id, &content));
         let to_decay = decay_victims(&index, &self.repo.settings);
         let strategy = self.repo.settings.memory_decay_strategy.value;
-        if !req.dry_run {
+        if let Some(held) = &lock {
             self.repo.guard(&index.dir)?;
             std::fs::create_dir_all(&index.dir).map_err(io_at(&index.dir))?;
             let text = new_memory_file_with(id, &tags, None, &content, &layer_keys(&req, agent.as_deref()), now);
-            fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
+            // A save that decays is journaled whole (the new memory too), so `kb undo` takes it
+            // back as one step; a plain save is not an entry (SPEC §12.4).
+            let mut txn = if to_decay.is_empty() {
+                Txn::direct()
+            } else {
+                let what = format!("saved memory {id}, decayed {} ({})", to_decay.len(), strategy.as_str());
+                Txn::begin(self.repo, held, "save", what)
+            };
+            txn.write(&path, text.as_bytes())?;
             if !to_decay.is_empty() {
-                decay(&index, &to_decay, strategy, id, now)?;
+                decay(&mut txn, &index, &to_decay, strategy, id, now)?;
             }
+            txn.finish()?;
         }
         Ok(SaveOutcome {
             consolidated: false,
@@ -210,7 +223,9 @@ impl Store<'_> {
         let index = self.scan_locked(&lock)?;
         let path = one_by_id(&index, id)?;
         self.repo.guard(&path)?;
-        std::fs::remove_file(&path).map_err(io_at(&path))?;
+        let mut txn = Txn::begin(self.repo, &lock, "forget", format!("forgot memory {id}"));
+        txn.remove(&path)?;
+        txn.finish()?;
         Ok(path)
     }
 
@@ -458,6 +473,7 @@ fn decay_victims<'a>(index: &'a Index, settings: &Settings) -> Vec<MemoryRef<'a>
 /// Summarizes or cuts the decayed memories. The summary is written before the originals are
 /// deleted, so a crash in between duplicates knowledge instead of losing it.
 fn decay(
+    txn: &mut Txn,
     index: &Index,
     victims: &[MemoryRef<'_>],
     strategy: DecayStrategy,
@@ -478,17 +494,12 @@ fn decay(
                 last_id = id;
                 let path = free_path(&index.dir, &file::file_name(id, &text));
                 let file = new_memory_file_with(id, &tags, Some("auto_decay"), &text, &extra, now);
-                fsio::write_atomic(&path, file.as_bytes()).map_err(io_at(&path))?;
+                txn.write(&path, file.as_bytes())?;
             }
         }
     }
     for m in victims {
-        let path = index.dir.join(m.file_name);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(io_at(&path)(e)),
-        }
+        txn.remove(&index.dir.join(m.file_name))?;
     }
     Ok(())
 }
@@ -577,6 +588,7 @@ pub fn new_memory_file_with(
 /// Writes a new memory file named as co-cli names it, with extra frontmatter keys. The caller
 /// holds the lock and chose a free id. Returns its path.
 pub fn create_memory(
+    txn: &mut Txn,
     dir: &Path,
     id: u64,
     tags: &[String],
@@ -587,7 +599,7 @@ pub fn create_memory(
     std::fs::create_dir_all(dir).map_err(io_at(dir))?;
     let path = free_path(dir, &file::file_name(id, content));
     let text = new_memory_file_with(id, tags, None, content, extra, now);
-    fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
+    txn.write(&path, text.as_bytes())?;
     Ok(path)
 }
 
@@ -595,15 +607,34 @@ pub fn create_memory(
 /// `updated`, and replaces the body when `body` is given (then in co-cli's layout, as a
 /// consolidation does, dropping `consolidation_reason`). Every other key keeps its text, and
 /// without a new body the body keeps its bytes. The caller holds the lock.
-pub fn update_memory(path: &Path, body: Option<&str>, set: &[(String, Value)], now: DateTime<Utc>) -> Result<()> {
+pub fn update_memory(
+    txn: &mut Txn,
+    path: &Path,
+    body: Option<&str>,
+    set: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> Result<()> {
+    if let Some(text) = updated_text(path, body, set, now)? {
+        txn.write(path, text.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Returns the text [`update_memory`] would write (`None`: nothing would change), without
+/// writing it.
+fn updated_text(
+    path: &Path,
+    body: Option<&str>,
+    set: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> Result<Option<String>> {
     let mut changes: Vec<(String, Option<Value>)> =
         set.iter().map(|(k, v)| (k.clone(), (!v.is_null()).then(|| v.clone()))).collect();
     changes.push(("updated".into(), Some(Value::from(time::py_isoformat(now)))));
     if body.is_some() {
         changes.push(("consolidation_reason".into(), None));
     }
-    rewrite_memory(path, &changes, body)?;
-    Ok(())
+    rewritten(path, &changes, body)
 }
 
 /// Returns a frontmatter entry; timestamps are single-quoted as PyYAML writes them.
@@ -623,15 +654,32 @@ fn entry_text(key: &str, value: &Value) -> String {
 /// never lowers it and never writes a value the file already means. `type` and `agent` are left
 /// as written: dedup only matched a memory whose effective ones are the same.
 fn consolidate(
+    txn: &mut Txn,
     path: &Path,
     content: &str,
     new_tags: &[String],
     importance: Option<Importance>,
     now: DateTime<Utc>,
 ) -> Result<()> {
+    let out = consolidated_text(path, content, new_tags, importance, false, now)?;
+    txn.write(path, out.as_bytes())
+}
+
+/// Returns the text a consolidation into the memory at `path` writes (see [`consolidate`]),
+/// without writing it; with `protect`, the memory also gets `decay_protected: true` (`kb
+/// consolidate` merging a protected memory into it keeps the protection).
+pub fn consolidated_text(
+    path: &Path,
+    content: &str,
+    new_tags: &[String],
+    importance: Option<Importance>,
+    protect: bool,
+    now: DateTime<Utc>,
+) -> Result<String> {
     let text = read_text(path)?;
     let m = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let raised = importance.filter(|&i| i > m.effective_importance());
+    let protect = protect && !m.decay_protected;
     let mut tags = m.tags;
     for t in new_tags {
         if !tags.contains(t) {
@@ -648,12 +696,15 @@ fn consolidate(
     if let Some(i) = raised {
         changes.push(("importance".to_string(), Some(Value::from(i.as_str()))));
     }
-    rewrite_memory(path, &changes, Some(content))?;
-    Ok(())
+    if protect {
+        changes.push(("decay_protected".to_string(), Some(Value::Bool(true))));
+    }
+    // With a body, the text is always rewritten.
+    Ok(rewritten(path, &changes, Some(content))?.unwrap_or(text))
 }
 
 /// Returns whether kb can rewrite this memory's frontmatter exactly (see `rewrite_memory`).
-fn can_edit(path: &Path) -> bool {
+pub fn can_edit(path: &Path) -> bool {
     let Ok(text) = read_text(path) else { return false };
     let Ok(split) = frontmatter::split(&text) else { return false };
     frontmatter::parse(split.yaml).is_ok_and(|fields| frontmatter::raw_entries(split.yaml, &fields).is_some())
@@ -664,13 +715,24 @@ fn can_edit(path: &Path) -> bool {
 /// layout with that body; without, only the YAML between the fences changes and the body keeps its
 /// bytes. Returns whether anything changed (nothing is written otherwise).
 fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<bool> {
+    match rewritten(path, changes, body)? {
+        Some(out) => {
+            fsio::write_atomic(path, out.as_bytes()).map_err(io_at(path))?;
+            Ok(true)
+        }
+        None => Ok(false),
+    }
+}
+
+/// Returns the text [`rewrite_memory`] would write, `None` when nothing would change.
+fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<Option<String>> {
     let text = read_text(path)?;
     file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
     let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
     let unchanged = changes.iter().all(|(k, v)| fields.get(k) == v.as_ref());
     if unchanged && body.is_none() {
-        return Ok(false);
+        return Ok(None);
     }
     let raw = frontmatter::raw_entries(split.yaml, &fields).ok_or_else(|| {
         let why = "its frontmatter uses YAML that kb cannot edit without changing other values \
@@ -690,8 +752,7 @@ fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option
             format!("{}{}{}", &text[..start], yaml, &text[end..])
         }
     };
-    fsio::write_atomic(path, out.as_bytes()).map_err(io_at(path))?;
-    Ok(true)
+    Ok(Some(out))
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -781,11 +842,13 @@ mod tests {
         assert!(rewrite_memory(&path, &[("decay_protected".into(), Some(Value::Bool(true)))], None).unwrap());
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("decay_protected").count(), 1, "{text}");
-        update_memory(&path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now).unwrap();
+        update_memory(&mut Txn::direct(), &path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now)
+            .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("citations").count(), 1, "{text}");
         assert!(text.contains("citations:\n- a\n- b\n") && text.contains("updated: '2026-11-22T12:00:00+00:00'\n"));
-        update_memory(&path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now).unwrap();
+        update_memory(&mut Txn::direct(), &path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now)
+            .unwrap();
         let m = file::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!((m.content.as_str(), m.decay_protected), ("new body", true));
     }

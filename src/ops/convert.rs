@@ -376,7 +376,7 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
 /// Imports every Copilot record into the markdown store.
 fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     let (md, records, now) = (repo.memories(), repo.records(), repo.now);
-    let _lock = if dry_run { None } else { Some(repo.lock()?) };
+    let lock = if dry_run { None } else { Some(repo.lock()?) };
     let file = records.read()?;
     let parsed = Records::parse(&file);
     let (memories, max_id) = memory_entries(&md, false)?;
@@ -408,7 +408,9 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
         items.push(item);
     }
     let dir = repo.layout.memories();
-    if !dry_run {
+    if let Some(held) = &lock {
+        // One journal entry for the whole import: `kb undo` takes it back (SPEC §12.4).
+        let mut txn = crate::journal::Txn::begin(repo, held, "import", "imported Copilot memories");
         for t in &conv.targets {
             let e = &t.entry;
             match &t.origin {
@@ -418,7 +420,8 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
                     } else {
                         Vec::new()
                     };
-                    crate::memories::store::update_memory(path, t.text_changed.then_some(e.text.as_str()), &set, now)?;
+                    let body = t.text_changed.then_some(e.text.as_str());
+                    crate::memories::store::update_memory(&mut txn, path, body, &set, now)?;
                 }
                 None => {
                     let id: u64 = e.id.parse().map_err(|_| KbError::Invalid(format!("bad new id {}", e.id)))?;
@@ -427,11 +430,12 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
                     if let Some(r) = &e.reason {
                         extra.push(("reason".to_string(), Value::from(r.clone())));
                     }
-                    crate::memories::store::create_memory(&dir, id, &tags, &e.text, &extra, now)?;
+                    crate::memories::store::create_memory(&mut txn, &dir, id, &tags, &e.text, &extra, now)?;
                 }
                 _ => {}
             }
         }
+        txn.finish()?;
     }
     let mut warnings = Vec::new();
     let total = conv.targets.len() as u64;

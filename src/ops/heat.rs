@@ -239,6 +239,7 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) ->
     let rel = super::rel(&repo.layout.root, &file).into_owned();
     let memory_file = index.dir.join(m.file_name);
     crate::memories::store::update_memory(
+        &mut crate::journal::Txn::direct(),
         &memory_file,
         None,
         &[("promoted_to".into(), Value::from(rel.as_str()))],

@@ -10,6 +10,7 @@ pub mod board;
 pub mod check;
 pub mod compile;
 pub mod config;
+pub mod consolidate;
 pub mod context;
 pub mod convert;
 pub mod decision;
@@ -22,6 +23,7 @@ pub mod protect;
 pub mod read;
 pub mod save;
 pub mod session;
+pub mod undo;
 pub mod vote;
 
 use crate::error::Diagnostic;

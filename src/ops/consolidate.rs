@@ -1,0 +1,466 @@
+//! `kb consolidate` (SPEC §12.3): the offline pass over the whole store, under the lock.
+//!
+//! 1. Near-duplicate markdown memories of the same type and agent, at any age (the dedup scorer
+//!    and `memory_dedup_threshold`; `format::neardup` finds them without scoring most pairs), are
+//!    merged into the oldest of each group: tags united (the oldest's first, then each newer
+//!    one's in age order), the body from the newest (the one changed last: `updated`, else
+//!    `created`), or from `--summarizer`; `updated` set; `decay_protected` kept when any member
+//!    had it, the highest `importance` kept; the others removed. A group whose oldest memory has
+//!    frontmatter kb cannot edit exactly is left alone, with a warning.
+//! 2. Copilot records with more down than up votes whose `last_vote.at` (else `created`) is more
+//!    than 28 days old are removed.
+//! 3. On the current branch's context board (SPEC §12.2), `agent` items are removed, least read
+//!    then oldest first, until the board holds at most 18 items or no agent item is left; `user`
+//!    items count toward the 18 but are never removed. A board file that does not read as a
+//!    board is reported and left alone.
+//!
+//! Decisions are never touched. Every change of a run is one journal entry, recorded before any
+//! file changes, so `kb undo` takes the whole run back, even after a crash part way.
+
+use super::read::{read_records, skipped_lines};
+use super::{Report, View, abs, plural};
+use crate::copilot::Records;
+use crate::copilot::jsonl::Edit;
+use crate::error::Diagnostic;
+use crate::format::neardup;
+use crate::format::time::{self, Micros};
+use crate::journal::{Change, Txn};
+use crate::memories::file::MemoryType;
+use crate::memories::index::MemoryRef;
+use crate::memories::store;
+use crate::repo::Repo;
+use anyhow::Result;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Downvoted records are removed once their last vote (else their creation) is this old.
+const RECORD_AGE_DAYS: i64 = 28;
+
+/// How long a summarizer may take for one group.
+const SUMMARIZER_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What `kb consolidate` was asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Report the plan, write nothing (and run no summarizer).
+    pub dry_run: bool,
+    /// `sh -c` command that writes each group's merged body.
+    pub summarizer: Option<String>,
+}
+
+/// One merge: JSON `{"into":ID, "removed":[ID...], "similarity":F}`; `similarity` is the lowest
+/// score of a removed memory against the one it merges into.
+#[derive(Debug, Clone, Serialize)]
+pub struct Merge {
+    pub into: u64,
+    pub removed: Vec<u64>,
+    pub similarity: f64,
+}
+
+/// A group left alone: JSON `{"into":ID, "removed":[ID...], "reason":S}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub into: u64,
+    pub removed: Vec<u64>,
+    pub reason: String,
+}
+
+/// A Copilot record to remove, with why.
+#[derive(Debug, Clone)]
+struct Removal {
+    id: String,
+    index: usize,
+    up: u64,
+    down: u64,
+    /// The last vote's time, else the creation's, as written.
+    when: String,
+    /// Whether `when` is the last vote's.
+    voted: bool,
+}
+
+/// What `kb consolidate` did, or with `--dry-run` would do. JSON: `{"dry_run":B,
+/// "merged":[{"into":ID, "removed":[ID...], "similarity":F}...], "records_removed":[ID...],
+/// "board_pruned":[NAME...], "journal":PATH|null, "skipped":[{"into", "removed", "reason"}...]}`.
+#[derive(Serialize)]
+pub struct ConsolidateReport {
+    dry_run: bool,
+    merged: Vec<Merge>,
+    records_removed: Vec<String>,
+    board_pruned: Vec<String>,
+    /// The branch whose board was looked at.
+    branch: String,
+    journal: Option<String>,
+    skipped: Vec<Skipped>,
+    #[serde(skip)]
+    removals: Vec<Removal>,
+    #[serde(skip)]
+    journal_path: Option<PathBuf>,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// A merge being planned: the memories of a group, oldest first, and the scores.
+struct Planned<'a> {
+    members: Vec<MemoryRef<'a>>,
+    similarity: f64,
+}
+
+impl Planned<'_> {
+    fn merge(&self) -> Merge {
+        Merge {
+            into: self.members[0].id,
+            removed: self.members[1..].iter().map(|m| m.id).collect(),
+            similarity: self.similarity,
+        }
+    }
+
+    /// Returns the memory whose body the merge keeps: the one changed last.
+    fn newest(&self) -> &MemoryRef<'_> {
+        let changed = |m: &&MemoryRef<'_>| (m.updated_at.unwrap_or(m.created_at).max(m.created_at), m.id);
+        self.members.iter().max_by_key(changed).unwrap_or(&self.members[0])
+    }
+}
+
+/// Runs the pass (see the module comment).
+pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
+    let lock = if req.dry_run { None } else { Some(repo.lock()?) };
+    let index = repo.memories().scan()?;
+    let mut diagnostics = index.problems();
+    let threshold = repo.settings.memory_dedup_threshold.value;
+    let mut planned = plan_merges(&index, threshold);
+    let mut skipped = Vec::new();
+    planned.retain(|p| {
+        let editable = store::can_edit(&index.dir.join(p.members[0].file_name));
+        if !editable {
+            let reason = format!(
+                "memory {}'s frontmatter uses YAML that kb cannot edit without changing other values",
+                p.members[0].id
+            );
+            skipped.push(Skipped { reason, ..skip(p) });
+        }
+        editable
+    });
+    let file = read_records(repo)?;
+    let records = Records::parse(&file);
+    diagnostics.extend(skipped_lines(&records));
+    let removals = stale_records(&file, &records, repo.now);
+    let branch = crate::board::current_branch(&repo.layout.root);
+    let (board, problem) = crate::board::read(&repo.layout, &branch);
+    diagnostics.extend(problem.clone());
+    let pruned = if problem.is_some() { Vec::new() } else { board_prunes(&board) };
+
+    let mut bodies: Vec<Option<String>> = planned.iter().map(|p| Some(p.newest().content.to_string())).collect();
+    if let (Some(cmd), false) = (&req.summarizer, req.dry_run) {
+        let timeout = summarizer_timeout();
+        for (p, body) in planned.iter().zip(bodies.iter_mut()) {
+            match summarize(cmd, &p.members, timeout, &repo.layout.root) {
+                Ok(text) => *body = Some(text),
+                Err(why) => {
+                    skipped.push(Skipped { reason: format!("the summarizer {why}"), ..skip(p) });
+                    *body = None;
+                }
+            }
+        }
+    }
+    let kept: Vec<(&Planned<'_>, String)> =
+        planned.iter().zip(bodies).filter_map(|(p, body)| body.map(|b| (p, b))).collect();
+
+    let mut journal_path = None;
+    if let Some(held) = &lock
+        && (!kept.is_empty() || !removals.is_empty() || !pruned.is_empty())
+    {
+        let parts = [
+            (kept.len(), "merged", "group"),
+            (removals.len(), "removed", "Copilot record"),
+            (pruned.len(), "pruned", "board item"),
+        ];
+        let what: Vec<String> = parts
+            .iter()
+            .filter(|(n, ..)| *n > 0)
+            .map(|(n, verb, noun)| format!("{verb} {}", plural(*n, noun)))
+            .collect();
+        let what = what.join(", ");
+        let mut txn = Txn::begin(repo, held, "consolidate", what);
+        let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+        let mut removes: Vec<PathBuf> = Vec::new();
+        for (p, body) in &kept {
+            let into = index.dir.join(p.members[0].file_name);
+            repo.guard(&into)?;
+            let tags: Vec<String> = p.members[1..].iter().flat_map(|m| m.tags.iter().map(|t| t.to_string())).collect();
+            let protect = p.members.iter().any(|m| m.decay_protected);
+            let importance = p.members.iter().map(|m| m.effective_importance()).max();
+            let text = store::consolidated_text(&into, body, &tags, importance, protect, repo.now)?;
+            writes.push((into, text.into_bytes()));
+            for m in &p.members[1..] {
+                let path = index.dir.join(m.file_name);
+                repo.guard(&path)?;
+                removes.push(path);
+            }
+        }
+        if !removals.is_empty() {
+            let edits: Vec<Edit> = removals.iter().map(|r| Edit::Delete(r.index)).collect();
+            repo.guard(&file.path)?;
+            writes.push((file.path.clone(), file.render(&edits).0));
+        }
+        if !pruned.is_empty() {
+            let items: Vec<crate::board::Item> = board
+                .items
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !pruned.contains(i))
+                .map(|(_, item)| item.clone())
+                .collect();
+            repo.guard(&board.path)?;
+            writes.push((board.path.clone(), crate::board::file_text(&items)?.into_bytes()));
+        }
+        // Merged memories are written before the others are removed: a crash in between leaves
+        // duplicates, never a lost text (and the journal undoes either).
+        let mut changes: Vec<Change<'_>> = writes.iter().map(|(p, b)| Change::Write(p, b)).collect();
+        changes.extend(removes.iter().map(|p| Change::Remove(p)));
+        txn.apply(&changes)?;
+        journal_path = txn.finish()?;
+    }
+    diagnostics.extend(skipped.iter().map(|s| {
+        let ids: Vec<String> = s.removed.iter().map(u64::to_string).collect();
+        Diagnostic::warning(None, format!("not merged: memories {} into {}: {}", ids.join(", "), s.into, s.reason))
+    }));
+    Ok(ConsolidateReport {
+        dry_run: req.dry_run,
+        merged: kept.iter().map(|(p, _)| p.merge()).collect(),
+        records_removed: removals.iter().map(|r| r.id.clone()).collect(),
+        board_pruned: pruned.iter().map(|&i| board.items[i].name.clone()).collect(),
+        branch,
+        journal: journal_path.as_deref().map(abs),
+        skipped,
+        removals,
+        journal_path,
+        diagnostics,
+    })
+}
+
+/// Returns the positions of the board items to prune: `agent` items, least read then oldest
+/// first, until at most 18 items are left (SPEC §12.3); in board order.
+fn board_prunes(board: &crate::board::Board) -> Vec<usize> {
+    let excess = board.items.len().saturating_sub(crate::board::PRUNE_TO);
+    let created = |i: usize| time::parse(&board.items[i].created).map(time::micros).unwrap_or(Micros::MIN);
+    let mut agents: Vec<usize> =
+        (0..board.items.len()).filter(|&i| board.items[i].src == crate::board::Src::Agent).collect();
+    agents.sort_by_key(|&i| (board.items[i].read_count, created(i), i));
+    agents.truncate(excess);
+    agents.sort_unstable();
+    agents
+}
+
+/// Returns a skipped group without its reason.
+fn skip(p: &Planned<'_>) -> Skipped {
+    let m = p.merge();
+    Skipped { into: m.into, removed: m.removed, reason: String::new() }
+}
+
+/// Returns the merge groups of the store: near-duplicates within each (type, agent), oldest
+/// first (by `created`, then id), in the order of their oldest memory.
+fn plan_merges(index: &crate::memories::index::Index, threshold: f64) -> Vec<Planned<'_>> {
+    let mut all: Vec<MemoryRef<'_>> = index.memories().collect();
+    all.sort_by_key(|m| (m.created_at, m.id));
+    let mut scopes: HashMap<(MemoryType, Option<&str>), Vec<MemoryRef<'_>>> = HashMap::new();
+    for m in all {
+        scopes.entry((m.effective_type(), m.agent)).or_default().push(m);
+    }
+    let mut out = Vec::new();
+    for members in scopes.into_values() {
+        let texts: Vec<&str> = members.iter().map(|m| m.content).collect();
+        for g in neardup::groups(&texts, threshold) {
+            let mut group = vec![members[g.first].clone()];
+            group.extend(g.others.iter().map(|&(i, _)| members[i].clone()));
+            let similarity = g.others.iter().map(|&(_, s)| s).fold(f64::INFINITY, f64::min);
+            out.push(Planned { members: group, similarity });
+        }
+    }
+    out.sort_by_key(|p| (p.members[0].created_at, p.members[0].id));
+    out
+}
+
+/// Returns the records to remove: more down than up votes, last voted (else created) more than
+/// 28 days before `now`. A record with neither time readable stays.
+fn stale_records(
+    file: &crate::copilot::JsonlFile,
+    records: &Records<'_>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Vec<Removal> {
+    let cutoff: Micros = (now - chrono::Duration::days(RECORD_AGE_DAYS)).timestamp_micros();
+    let mut out = Vec::new();
+    for r in records.iter().filter(|r| r.votes_ok && r.downvoted()) {
+        let last_vote = serde_json::from_slice::<serde_json::Value>(file.raw(r.index))
+            .ok()
+            .and_then(|v| v.get("last_vote")?.get("at")?.as_str().map(str::to_string));
+        let (when, at, voted) = match last_vote.as_deref().map(|s| (s, time::parse(s))) {
+            Some((s, Ok(t))) => (s.to_string(), Some(time::micros(t)), true),
+            _ => (r.created.unwrap_or_default().to_string(), r.created_at, false),
+        };
+        if at.is_some_and(|t| t < cutoff) {
+            out.push(Removal { id: r.id.to_string(), index: r.index, up: r.votes.up, down: r.votes.down, when, voted });
+        }
+    }
+    out
+}
+
+/// Returns the summarizer's time limit: 60 s, or `KB_SUMMARIZER_TIMEOUT_MS` (for tests).
+fn summarizer_timeout() -> Duration {
+    crate::repo::env("KB_SUMMARIZER_TIMEOUT_MS")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(SUMMARIZER_TIMEOUT, Duration::from_millis)
+}
+
+/// Runs `sh -c cmd` in the root with `{"memories":[{"id","content","tags"}...]}` (oldest first)
+/// on stdin, in a process group of its own; returns its stdout, stripped. Fails (with why, for a
+/// warning) when it exits unsuccessfully, runs past `timeout` (the whole group is killed), answers
+/// nothing, more than a memory holds, text that is not UTF-8, or a secret.
+fn summarize(
+    cmd: &str,
+    members: &[MemoryRef<'_>],
+    timeout: Duration,
+    root: &std::path::Path,
+) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    #[derive(Serialize)]
+    struct Input<'a> {
+        memories: Vec<Item<'a>>,
+    }
+    #[derive(Serialize)]
+    struct Item<'a> {
+        id: u64,
+        content: &'a str,
+        tags: &'a [&'a str],
+    }
+    let input =
+        Input { memories: members.iter().map(|m| Item { id: m.id, content: m.content, tags: &m.tags }).collect() };
+    let input = serde_json::to_vec(&input).map_err(|e| format!("input could not be built: {e}"))?;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("could not start: {e}"))?;
+    let mut stdin = child.stdin.take();
+    // Writing and reading on threads: a summarizer that answers before reading all of its input,
+    // or never reads it, must not block kb.
+    std::thread::spawn(move || {
+        if let Some(s) = stdin.as_mut() {
+            let _ = s.write_all(&input);
+        }
+    });
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(mut out) = child.stdout.take() {
+        std::thread::spawn(move || {
+            let limit = store::MAX_TEXT_BYTES as u64 + 1;
+            let mut buf = Vec::new();
+            let read = (&mut out).take(limit).read_to_end(&mut buf);
+            // Drain the rest so the summarizer never blocks on a full pipe.
+            let _ = io::copy(&mut out, &mut io::sink());
+            let _ = tx.send(read.map(|_| buf));
+        });
+    }
+    let deadline = Instant::now() + timeout;
+    // Waited for without reaping it, so that its process group id cannot be reused before the
+    // group is killed.
+    let pid = rustix::process::Pid::from_child(&child);
+    let exited = loop {
+        use rustix::process::{WaitId, WaitIdOptions, waitid};
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
+        match waitid(WaitId::Pid(pid), options) {
+            Ok(Some(_)) => break true,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => break false,
+        }
+    };
+    // Its stdout closes when every process of its group has closed it.
+    let output = if exited { rx.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok() } else { None };
+    // Whatever it left running in its group goes too.
+    let status = kill_group(&mut child);
+    let (Some(status), Some(output)) = (status.filter(|_| exited), output) else {
+        return Err(format!("took longer than {} ms and was stopped", timeout.as_millis()));
+    };
+    if !status.success() {
+        return Err(match status.code() {
+            Some(code) => format!("failed (exit status {code})"),
+            None => "was killed by a signal".to_string(),
+        });
+    }
+    let bytes = output.map_err(|e| format!("output could not be read: {e}"))?;
+    if bytes.len() > store::MAX_TEXT_BYTES {
+        return Err(format!("answered more than {} bytes", store::MAX_TEXT_BYTES));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "answered text that is not UTF-8".to_string())?;
+    let text = crate::format::frontmatter::py_strip(&text);
+    if text.is_empty() {
+        return Err("gave an empty answer".to_string());
+    }
+    if text.contains('\0') {
+        return Err("answered a NUL byte".to_string());
+    }
+    if let Some(found) = crate::secrets::scan(text).first() {
+        return Err(format!("answered text that matches the {} secret rule", found.rule));
+    }
+    Ok(text.to_string())
+}
+
+/// Kills the summarizer's process group (the summarizer is not reaped yet, so the group id is
+/// still its own), then reaps the summarizer. Returns its exit status.
+fn kill_group(child: &mut std::process::Child) -> Option<std::process::ExitStatus> {
+    let pid = rustix::process::Pid::from_child(child);
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    child.wait().ok()
+}
+
+impl Report for ConsolidateReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let mark = v.style.ok("✓");
+        if self.merged.is_empty() && self.removals.is_empty() && self.board_pruned.is_empty() {
+            return writeln!(w, "Nothing to consolidate.");
+        }
+        for m in &self.merged {
+            let ids: Vec<String> = m.removed.iter().map(u64::to_string).collect();
+            let noun = if ids.len() == 1 { "memory" } else { "memories" };
+            if self.dry_run {
+                write!(w, "Would merge {noun} {} into memory {}", ids.join(", "), m.into)?;
+            } else {
+                write!(w, "{mark} Merged {noun} {} into memory {}", ids.join(", "), m.into)?;
+            }
+            writeln!(w, " (similarity {:.1})", m.similarity)?;
+        }
+        for r in &self.removals {
+            let verb = if self.dry_run { "Would remove".to_string() } else { format!("{mark} Removed") };
+            let when = format!("{} {}", if r.voted { "last vote" } else { "created" }, short_date(&r.when));
+            writeln!(w, "{verb} Copilot memory {} ({} up, {} down, {when})", v.clean(&r.id), r.up, r.down)?;
+        }
+        for name in &self.board_pruned {
+            let verb = if self.dry_run { "Would prune".to_string() } else { format!("{mark} Pruned") };
+            writeln!(w, "{verb} board item {} (agent, branch {})", v.clean(name), v.clean(&self.branch))?;
+        }
+        match &self.journal_path {
+            Some(p) => writeln!(w, "Undo with `kb undo` (journal entry {}).", v.rel(p)),
+            None if self.dry_run => writeln!(w, "Dry run: nothing written."),
+            None => Ok(()),
+        }
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+/// Returns the date of a timestamp (`2026-10-01`), or the text as written.
+fn short_date(at: &str) -> String {
+    match time::parse(at) {
+        Ok(t) => t.with_timezone(&chrono::Utc).format("%Y-%m-%d").to_string(),
+        Err(_) => at.to_string(),
+    }
+}
