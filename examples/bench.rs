@@ -21,7 +21,21 @@
 //! `kb list | head -1` and `kb --json list | head -1` exit cleanly (status 0, nothing on stderr)
 //! when the pipe closes while kb is still writing.
 //!
-//! Run: `cargo build --release && cargo run --release --example bench -- [N...]`
+//! With `--layered` (the first argument), the bench times the layered context of SPEC §11 instead,
+//! on the same repository with the layers added (a mode of its own, so that the default tables
+//! stay comparable with earlier runs): of the N memories, 1 % get `type: core_context` (for the
+//! agents reviewer, coder, tester or every agent) and 5 % `importance: high` (learnings and
+//! patterns), and the repository gets 200 decisions of every type and status (mostly active), 50
+//! `.github/instructions/` files with varied `applyTo` globs (7 apply to `src/api/routes.rs`, 3 of
+//! them always on) and an open session. It times the plain `kb context`,
+//! `kb context --agent reviewer --for src/api/routes.rs --max-tokens 8000` and its `--json` form,
+//! first runs and warm as above, interleaved (each round runs the three back to back, every
+//! other round in reverse order, so that they see the same load); prints the ratio of each
+//! layered median to the plain one and the paired ratio (the median of the ratios round by
+//! round); and checks (exit status 1 otherwise) that the layered block holds the decisions, the
+//! scoped instructions, the core context, the learnings and the session, within 8000 tokens.
+//!
+//! Run: `cargo build --release && cargo run --release --example bench -- [--layered] [N...]`
 //! (default N: 200 2000 10000 100000). Environment:
 //!
 //! - `KB`: the binary to time (default `target/release/kb`).
@@ -30,10 +44,11 @@
 //!   which goes first), and the tables have a row per command with a column per binary, the
 //!   ratio of the medians and the median of the per-pair ratios, for wall and CPU time.
 //! - `RUNS`: runs per command and kind of run (default 9, 5 at N ≥ 100,000).
+//! - `KEEP`: when set, each repository stays on disk (its path goes to stderr) for profiling.
 //!
 //! CPU time and peak RSS come from `wait4`'s resource usage (Linux; the peak RSS is the number
-//! GNU time reports as `%M`). The process exits with status 1 when a closed-pipe check or a
-//! cache check fails.
+//! GNU time reports as `%M`). The process exits with status 1 when a closed-pipe check, a cache
+//! check or the layered block's check fails.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -405,6 +420,30 @@ impl Bench {
         [first, warm]
     }
 
+    /// Times each of `argvs` `reps` times with each binary, all interleaved: each round runs every
+    /// command with every binary, back to back, every other round in reverse order; each turn is
+    /// a first run (`.co-cli/cache/` deleted just before) then a warm one. So the commands of one
+    /// round see the same load, and their ratios can be taken round by round. Returns, per
+    /// command, the first and the warm runs per binary.
+    fn measure_interleaved(&self, reps: usize, argvs: &[&[&str]]) -> Vec<[Vec<Vec<Sample>>; 2]> {
+        let empty = || -> Vec<Vec<Sample>> { self.kbs.iter().map(|_| Vec::with_capacity(reps)).collect() };
+        let mut out: Vec<[Vec<Vec<Sample>>; 2]> = argvs.iter().map(|_| [empty(), empty()]).collect();
+        for rep in 0..reps {
+            let mut order: Vec<(usize, usize)> =
+                (0..argvs.len()).flat_map(|c| (0..self.kbs.len()).map(move |b| (c, b))).collect();
+            if rep % 2 == 1 {
+                order.reverse();
+            }
+            for (c, b) in order {
+                let kb = &self.kbs[b];
+                self.drop_cache();
+                out[c][0][b].push(self.run(kb, argvs[c]));
+                out[c][1][b].push(self.run(kb, argvs[c]));
+            }
+        }
+        out
+    }
+
     /// The size of the context block and its warnings, from `kb --json context`.
     fn context_size(&self, kb: &Path) -> String {
         let out = self.command(kb, &["--json", "context"]).stdout(Stdio::piped()).output().expect("run kb");
@@ -535,14 +574,301 @@ fn check_runs(first: &[Sample], warm: &[Sample]) -> (String, bool) {
     (text, ok)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The layered context (SPEC §11, `--layered`).
+
+/// The agent, the file and the budget of the layered `kb context`.
+const LAYERED: [&str; 7] = ["context", "--agent", "reviewer", "--for", "src/api/routes.rs", "--max-tokens", "8000"];
+/// The token budget of `LAYERED`.
+const LAYERED_BUDGET: u64 = 8000;
+/// The headings a layered block must hold (nothing may be left out to fit the budget).
+const LAYERED_HEADINGS: [&str; 5] = [
+    "## Boundaries and Decisions",
+    "## Scoped Instructions",
+    "### Core Context",
+    "### Learnings",
+    "## Current Session",
+];
+
+/// Returns the memory file `file` with the frontmatter entries `keys` added (an entry already
+/// there is kept as it is), all entries sorted by key as kb writes them. An entry is a `key:`
+/// line and the `- item` lines of its block list.
+fn with_keys(file: &str, keys: &[(&str, &str)]) -> String {
+    let rest = file.strip_prefix("---\n").expect("frontmatter");
+    let (yaml, body) = rest.split_once("\n---\n").expect("closed frontmatter");
+    let mut entries: Vec<String> = Vec::new();
+    for line in yaml.lines() {
+        match entries.last_mut() {
+            Some(entry) if line.starts_with("- ") || line.starts_with("  ") => {
+                entry.push('\n');
+                entry.push_str(line);
+            }
+            _ => entries.push(line.to_string()),
+        }
+    }
+    let key_of = |e: &str| e.split_once(':').map_or(e.to_string(), |(k, _)| k.to_string());
+    for (key, value) in keys {
+        if !entries.iter().any(|e| key_of(e) == *key) {
+            entries.push(format!("{key}: {value}"));
+        }
+    }
+    entries.sort_by_key(|e| key_of(e));
+    format!("---\n{}\n---\n{body}", entries.join("\n"))
+}
+
+/// Returns a co-cli timestamp (`+00:00`, whole seconds) `age` before `now`, single-quoted.
+fn timestamp(now: chrono::DateTime<chrono::Utc>, age: chrono::Duration) -> String {
+    format!("'{}'", (now - age).format("%Y-%m-%dT%H:%M:%S+00:00"))
+}
+
+/// The `applyTo` of the instruction files, and whether it applies to `src/api/routes.rs`: the
+/// first 7 (3 always on, 4 specific) once each, the others in turn for the remaining 43 files.
+const APPLY_TO: &[(&str, bool)] = &[
+    ("**", true),
+    ("**", true),
+    ("**/*", true),
+    ("src/api/**/*.rs", true),
+    ("src/**/*.rs", true),
+    ("src/{api,db}/*.rs", true),
+    ("src/api/*.rs,src/api/**/mod.rs", true),
+    ("src/db/**/*.rs", false),
+    ("src/cli/*.rs", false),
+    ("src/worker/**/*.rs", false),
+    ("src/queue/*.rs", false),
+    ("src/api/**/*.sql", false),
+    ("migrations/**/*.sql", false),
+    ("web/*.ts", false),
+    ("web/**/*.tsx", false),
+    ("web/components/**/*.{ts,tsx}", false),
+    ("web/**/*.css,web/**/*.scss", false),
+    ("tests/**/*.rs", false),
+    ("benches/*.rs", false),
+    ("docs/**/*.md", false),
+    ("*.md", false),
+    (".github/workflows/*.yml", false),
+    ("scripts/*.sh", false),
+    ("Cargo.toml,**/Cargo.toml", false),
+    ("deploy/**/*.yaml", false),
+    ("docker/Dockerfile*", false),
+    ("proto/**/*.proto", false),
+    ("src/api/v1/**/*.rs", false),
+    ("python/**/*.py", false),
+    ("python/tests/test_*.py", false),
+];
+
+/// Adds the layers of SPEC §11 to the repository `generate` wrote: of the N memories, 1 % become
+/// `type: core_context` (for the agents `reviewer`, `coder`, `tester` or none) and 5 %
+/// `importance: high` learnings or patterns; 200 decisions of every type and status (mostly
+/// active); 50 scoped instruction files; an open session. The memories keep their text, so the
+/// memories folder has the same files as the plain bench's but for the added keys.
+fn add_layers(root: &Path, n: usize) -> String {
+    let mut rng = Rng(0x51_7cc1_b727_220a ^ n as u64);
+    let now = chrono::Utc::now();
+    let knowledge = root.join(".co-cli/knowledge");
+    let (mut core, mut high) = (0, 0);
+    for entry in std::fs::read_dir(knowledge.join("memories")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let id: u64 = name.split('-').next().and_then(|s| s.parse().ok()).expect("a memory file name");
+        let agents = ["reviewer", "coder", "tester", ""];
+        let keys: Vec<(&str, &str)> = if id % 100 == 50 {
+            // 1 %: core context, a quarter each for reviewer, coder, tester and every agent.
+            core += 1;
+            let agent = agents[(id / 100 % 4) as usize];
+            let mut keys = vec![("type", "core_context"), ("decay_protected", "true")];
+            if !agent.is_empty() {
+                keys.push(("agent", agent));
+            }
+            keys
+        } else if id % 20 == 7 {
+            // 5 %: high importance; a learning (`type` absent or written) or a pattern, a fifth of
+            // them for the coder alone.
+            high += 1;
+            let mut keys = vec![("importance", "high")];
+            match id / 20 % 3 {
+                0 => keys.push(("type", "pattern")),
+                1 => keys.push(("type", "learning")),
+                _ => {}
+            }
+            if id / 20 % 5 == 4 {
+                keys.push(("agent", "coder"));
+            }
+            keys
+        } else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, with_keys(&text, &keys)).unwrap();
+    }
+
+    // 200 decisions, created over the last 120 days in id order: 70 % active, 10 % proposed,
+    // 10 % superseded (by a later one), 5 % archived, 5 % rejected; types 30 % architectural,
+    // 20 % scope, 25 % process, 25 % technical.
+    let decisions = knowledge.join("decisions");
+    std::fs::create_dir_all(&decisions).unwrap();
+    let count = 200u64;
+    for id in 1..=count {
+        let roll = rng.below(100);
+        let kind = match roll {
+            0..30 => "architectural",
+            30..50 => "scope",
+            50..75 => "process",
+            _ => "technical",
+        };
+        let roll = rng.below(100);
+        let status = match roll {
+            _ if id == count => "active",
+            0..70 => "active",
+            70..80 => "proposed",
+            80..90 => "superseded",
+            90..95 => "archived",
+            _ => "rejected",
+        };
+        let created = timestamp(now, chrono::Duration::hours(((count - id) * 14 + 2) as i64));
+        let mut tags: Vec<&str> = Vec::new();
+        for _ in 0..rng.below(3) {
+            let t = TAGS[rng.below(TAGS.len() as u64) as usize];
+            if !tags.contains(&t) {
+                tags.push(t);
+            }
+        }
+        tags.sort_unstable();
+        let mut text = words(&mut rng, &format!("Decision {id}:"), 40, 81);
+        text.push('.');
+        if rng.below(100) < 30 {
+            text.push_str("\n\n");
+            text.push_str(&words(&mut rng, "Because", 60, 101));
+            text.push('.');
+        }
+        let mut yaml = format!("created: {created}\nid: {id}\nstatus: {status}\n");
+        if status == "superseded" {
+            yaml.push_str(&format!("superseded_by: {}\n", id + 1 + rng.below(count - id)));
+        }
+        if tags.is_empty() {
+            yaml.push_str("tags: []\n");
+        } else {
+            yaml.push_str("tags:\n");
+            for t in &tags {
+                yaml.push_str(&format!("- {t}\n"));
+            }
+        }
+        yaml.push_str(&format!("type: {kind}\n"));
+        if matches!(status, "superseded" | "archived" | "rejected") {
+            yaml.push_str(&format!("updated: {}\n", timestamp(now, chrono::Duration::hours(1))));
+        }
+        let file = format!("---\n{yaml}---\n\n{text}\n");
+        std::fs::write(decisions.join(kb::memory_file_name(id, &text)), file).unwrap();
+    }
+
+    // 50 instruction files, a few in subfolders, each with a description and 3–6 bullets.
+    let instructions = root.join(".github/instructions");
+    let mut applying = 0;
+    for i in 0..50 {
+        let (glob, applies) = if i < 7 { APPLY_TO[i] } else { APPLY_TO[7 + (i - 7) % (APPLY_TO.len() - 7)] };
+        applying += usize::from(applies);
+        let folder = match i % 7 {
+            3 => instructions.join("backend"),
+            5 => instructions.join("frontend"),
+            _ => instructions.clone(),
+        };
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut body = String::new();
+        for _ in 0..3 + rng.below(4) {
+            body.push_str(&words(&mut rng, "-", 50, 70));
+            body.push_str(".\n");
+        }
+        let file = format!(
+            "---\napplyTo: '{glob}'\ndescription: 'Conventions {i} for {}'\n---\n\n# Conventions {i}\n\n{body}",
+            glob.replace('\'', "''")
+        );
+        std::fs::write(folder.join(format!("rules-{i:02}-{}.instructions.md", rng.word())), file).unwrap();
+    }
+
+    // The open session.
+    let mut summary = String::new();
+    for lead in ["Done:", "Next:", "Open question:"] {
+        summary.push_str(&words(&mut rng, lead, 120, 100));
+        summary.push_str(".\n\n");
+    }
+    let session = format!(
+        "---\nfocus: Rate limits for the public API routes\nstarted: {}\nupdated: {}\n---\n\n{}",
+        timestamp(now, chrono::Duration::hours(26)),
+        timestamp(now, chrono::Duration::minutes(40)),
+        summary.trim_end()
+    );
+    std::fs::write(knowledge.join("session.md"), format!("{session}\n")).unwrap();
+    format!(
+        "{core} core-context memories, {high} high-importance ones, {count} decisions, 50 instruction files \
+         ({applying} apply to src/api/routes.rs), an open session"
+    )
+}
+
+impl Bench {
+    /// Checks the layered block of `kb`: `kb context` with `LAYERED` holds every heading of
+    /// `LAYERED_HEADINGS`, and so does the text of its `--json` form, whose `tokens` are within
+    /// the budget. Returns what the block holds, and whether it passed.
+    fn layered_check(&self, kb: &Path) -> (String, bool) {
+        let plain = self.command(kb, &LAYERED).stdout(Stdio::piped()).output().expect("run kb");
+        let text = String::from_utf8_lossy(&plain.stdout);
+        let mut json_args = vec!["--json"];
+        json_args.extend(LAYERED);
+        let out = self.command(kb, &json_args).stdout(Stdio::piped()).output().expect("run kb");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("kb --json context");
+        let json_text = json["text"].as_str().unwrap_or("");
+        let tokens = json["tokens"].as_u64();
+        let mut problems: Vec<String> = Vec::new();
+        if !plain.status.success() || !out.status.success() {
+            problems.push(format!("exit status {} / {}", plain.status, out.status));
+        }
+        for heading in LAYERED_HEADINGS {
+            let line = |t: &str| t.lines().any(|l| l == heading);
+            if !line(&text) {
+                problems.push(format!("no `{heading}` in the text"));
+            }
+            if !line(json_text) {
+                problems.push(format!("no `{heading}` in the JSON text"));
+            }
+        }
+        match tokens {
+            Some(t) if t <= LAYERED_BUDGET => {}
+            other => problems.push(format!("tokens {other:?}, budget {LAYERED_BUDGET}")),
+        }
+        let layers: Vec<String> = json["layers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|l| l["items"].as_u64().unwrap_or(0) + l["dropped_items"].as_u64().unwrap_or(0) > 0)
+            .map(|l| {
+                let dropped = l["dropped_items"].as_u64().unwrap_or(0);
+                let dropped = if dropped > 0 { format!(", {dropped} left out") } else { String::new() };
+                format!("{} {} items {} tokens{dropped}", l["name"].as_str().unwrap_or("?"), l["items"], l["tokens"])
+            })
+            .collect();
+        let ok = problems.is_empty();
+        let verdict = if ok { "ok".to_string() } else { format!("FAILS ({})", problems.join("; ")) };
+        let summary = format!(
+            "{verdict}: {} tokens of {LAYERED_BUDGET}, {} bytes ({}), warnings: {}",
+            tokens.map_or("?".into(), |t| t.to_string()),
+            json["bytes"],
+            layers.join(", "),
+            json["warnings"]
+        );
+        (summary, ok)
+    }
+}
+
 /// One command's measurement: its name and its first and warm runs per binary.
 type Rows = Vec<(&'static str, [Vec<Vec<Sample>>; 2])>;
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("--floor") {
         floor_child(Path::new(&args[1]));
         return;
+    }
+    let layered = args.first().map(String::as_str) == Some("--layered");
+    if layered {
+        args.remove(0);
     }
     let sizes: Vec<usize> = if args.is_empty() {
         vec![200, 2_000, 10_000, 100_000]
@@ -555,10 +881,17 @@ fn main() {
     let me = std::env::current_exe().unwrap();
     // The table lines of the first runs and of the warm runs, printed at the end.
     let mut tables: [Vec<String>; 2] = [Vec::new(), Vec::new()];
+    // With `--layered`: the ratio of the layered to the plain `kb context`, per N and binary.
+    let mut ratios: Vec<String> = Vec::new();
     let mut notes = Vec::new();
     let mut all_ok = true;
     for n in sizes {
-        let tmp = tempfile::tempdir().unwrap();
+        let mut tmp = tempfile::tempdir().unwrap();
+        if std::env::var_os("KEEP").is_some() {
+            // Left on disk for profiling by hand.
+            tmp.disable_cleanup(true);
+            eprintln!("N = {n}: the repository stays in {}", tmp.path().join("repo").display());
+        }
         let bench = Bench {
             kbs: kbs.clone(),
             root: tmp.path().join("repo"),
@@ -567,6 +900,10 @@ fn main() {
         };
         eprintln!("N = {n}: generating");
         generate(&bench.root, &bench.config, n);
+        if layered {
+            let what = add_layers(&bench.root, n);
+            notes.push(format!("N = {n}: layered repository: {what}"));
+        }
         let dir = bench.root.join(".co-cli/knowledge/memories");
         let reps = runs(n);
         // As in a real repository: `kb init` has run (it keeps the context.md written above).
@@ -578,27 +915,67 @@ fn main() {
             for argv in [&["list"][..], &["list"], &["context"]] {
                 bench.run(kb, argv);
             }
+            if layered {
+                bench.run(kb, &LAYERED);
+            }
         }
         notes.push(format!("N = {n}: context: {}", bench.context_size(&kbs[0])));
+        if layered {
+            for (kb, name) in kbs.iter().zip(names) {
+                let (text, ok) = bench.layered_check(kb);
+                all_ok &= ok;
+                let who = if paired { format!("{name}: ") } else { String::new() };
+                notes.push(format!("N = {n}: `kb {}`: {who}{text}", LAYERED.join(" ")));
+            }
+        }
         if paired && !bench.shares_cache() {
             eprintln!("warning: N = {n}: the two binaries rewrite each other's kb cache");
         }
         let floor = floor(&me, &dir, reps);
         eprintln!("N = {n}: timing, {reps} rounds per command");
         let mut rows: Rows = Vec::new();
-        rows.push(("list", bench.measure(reps, &["list"], &|_| {})));
-        rows.push(("recall", bench.measure(reps, &["recall", "postgres"], &|_| {})));
-        let unique_id = (n + 1).to_string();
-        let forget = |kb: &Path| bench.untimed(kb, &["forget", &unique_id]);
-        let unique = ["save", "Zebra quokka narwhal axolotl pangolin okapi capybara tapir wombat"];
-        rows.push(("save (unique)", bench.measure(reps, &unique, &forget)));
-        // A near-duplicate of a fresh memory: the consolidation path.
-        let base = "The deploy pipeline runs integration tests on every branch before release";
-        bench.untimed(&kbs[0], &["save", base]);
-        let near = ["save", "The deploy pipeline runs integration tests on every branch before a release"];
-        rows.push(("save (near-duplicate)", bench.measure(reps, &near, &|_| {})));
-        rows.push(("check", bench.measure(reps, &["check"], &|_| {})));
-        rows.push(("context", bench.measure(reps, &["context"], &|_| {})));
+        if layered {
+            let mut json = vec!["--json"];
+            json.extend(LAYERED);
+            let whats = ["context", "layered context", "layered context (--json)"];
+            let measured = bench.measure_interleaved(reps, &[&["context"], &LAYERED, &json]);
+            rows.extend(whats.into_iter().zip(measured));
+            for (k, kind) in ["first run", "warm"].iter().enumerate() {
+                for (i, name) in names.iter().enumerate() {
+                    let plain = &rows[0].1[k][i];
+                    let (pw, pc, _) = summary(plain);
+                    for (what, runs) in &rows[1..] {
+                        let layered = &runs[k][i];
+                        let (lw, lc, _) = summary(layered);
+                        let cpu = pc.zip(lc).map_or("n/a".into(), |(p, l)| format!("{:.2}", l / p));
+                        let pairs = layered.iter().zip(plain);
+                        let wall_pairs = median(pairs.clone().map(|(l, p)| l.wall / p.wall).collect());
+                        let cpu_pairs = pairs
+                            .map(|(l, p)| Some(l.cpu? / p.cpu?))
+                            .collect::<Option<Vec<f64>>>()
+                            .map_or("n/a".into(), |r| format!("{:.2}", median(r)));
+                        ratios.push(format!(
+                            "| {n} | {kind} | {name} | {what} | {:.2} | {wall_pairs:.2} | {cpu} | {cpu_pairs} |",
+                            lw / pw
+                        ));
+                    }
+                }
+            }
+        } else {
+            rows.push(("list", bench.measure(reps, &["list"], &|_| {})));
+            rows.push(("recall", bench.measure(reps, &["recall", "postgres"], &|_| {})));
+            let unique_id = (n + 1).to_string();
+            let forget = |kb: &Path| bench.untimed(kb, &["forget", &unique_id]);
+            let unique = ["save", "Zebra quokka narwhal axolotl pangolin okapi capybara tapir wombat"];
+            rows.push(("save (unique)", bench.measure(reps, &unique, &forget)));
+            // A near-duplicate of a fresh memory: the consolidation path.
+            let base = "The deploy pipeline runs integration tests on every branch before release";
+            bench.untimed(&kbs[0], &["save", base]);
+            let near = ["save", "The deploy pipeline runs integration tests on every branch before a release"];
+            rows.push(("save (near-duplicate)", bench.measure(reps, &near, &|_| {})));
+            rows.push(("check", bench.measure(reps, &["check"], &|_| {})));
+            rows.push(("context", bench.measure(reps, &["context"], &|_| {})));
+        }
 
         for (what, [first, warm]) in &rows {
             for (i, name) in names.iter().enumerate() {
@@ -678,6 +1055,19 @@ fn main() {
         for line in table {
             println!("{line}");
         }
+        println!();
+    }
+    if layered {
+        println!("Layered / plain: the median of the layered `kb context` over that of the plain one\n");
+        println!("| N | run | binary | command | wall ratio | paired wall ratio | CPU ratio | paired CPU ratio |");
+        println!("|---:|---|---|---|---:|---:|---:|---:|");
+        for line in &ratios {
+            println!("{line}");
+        }
+        println!("\nlayered context: kb {}", LAYERED.join(" "));
+        println!(
+            "paired ratio: the median of layered / plain over the rounds (each round runs the three commands back to back)"
+        );
         println!();
     }
     println!("whole processes; wall and CPU (user + system) time: medians; peak RSS: the largest of the runs");

@@ -83,7 +83,16 @@ pub fn guard(layout: &Layout, path: &Path) -> Result<(), KbError> {
 /// config folder for the global ones) is refused, so a committed symlink cannot leak a file such
 /// as `~/.aws/credentials` into a compiled context.
 pub fn read_input(path: &Path, within: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::{Error, ErrorKind, Read};
+    use std::io::Read;
+    let Some(mut file) = open_input(path, within)? else { return Ok(None) };
+    let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// Opens a knowledge file as [`read_input`] reads it, for a caller that reads part of it.
+pub fn open_input(path: &Path, within: &Path) -> std::io::Result<Option<std::fs::File>> {
+    use std::io::{Error, ErrorKind};
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == ErrorKind::NotFound => {
@@ -106,14 +115,12 @@ pub fn read_input(path: &Path, within: &Path) -> std::io::Result<Option<Vec<u8>>
             format!("a symlink leads outside {}, to {}: not read", within.display(), real.display()),
         ));
     }
-    let mut file = std::fs::File::open(path)?;
+    let file = std::fs::File::open(path)?;
     // The file may have been swapped for a FIFO since the check: look at what was opened.
     if !file.metadata()?.is_file() {
         return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
+    Ok(Some(file))
 }
 
 /// Returns the folder an input at `path` must stay inside: the config folder for a file in it,

@@ -7,6 +7,7 @@ use crate::decisions::{self, file::Kind as DecisionKind, file::Status};
 use crate::error::{Diagnostic, Severity};
 use crate::memories::file::{Importance, MemoryType};
 use crate::repo::Repo;
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 /// What to compile: `kb context`'s flags, or one target's options (SPEC §11.7).
@@ -210,10 +211,16 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
     let is_core = |m: &crate::memories::index::MemoryRef<'_>| m.effective_type() == MemoryType::CoreContext;
     let core: Vec<String> = visible.iter().filter(|m| is_core(m)).map(|m| layers::list_item(m.content)).collect();
     let mut hot_ids: Vec<u64> = Vec::new();
+    let mut hot: Vec<String> = Vec::new();
     if req.hot {
         let settings = &repo.settings;
-        let heats = crate::heat::read(&repo.layout, settings.heat_window_days.value);
+        let heats = crate::heat::read(&repo.layout, settings.heat_window_days.value, crate::heat::WARM);
         let limit = usize::try_from(settings.hot_limit.value).unwrap_or(usize::MAX);
+        // The first visible memory of each id that is not core context (those are shown anyway).
+        let mut candidates: FxHashMap<u64, &str> = FxHashMap::default();
+        for m in visible.iter().filter(|m| !is_core(m)) {
+            candidates.entry(m.id).or_insert(m.content);
+        }
         // `heats` is hottest first, ties broken by the latest access.
         for h in heats.heats.iter().filter(|h| h.access.store == crate::heat::Store::Md && h.heat >= crate::heat::WARM)
         {
@@ -221,16 +228,12 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
                 break;
             }
             let Ok(id) = h.access.id.parse::<u64>() else { continue };
-            if visible.iter().any(|m| m.id == id && !is_core(m)) && !hot_ids.contains(&id) {
+            if let Some(content) = candidates.remove(&id) {
                 hot_ids.push(id);
+                hot.push(layers::list_item(content));
             }
         }
     }
-    let hot: Vec<String> = hot_ids
-        .iter()
-        .filter_map(|id| visible.iter().find(|m| m.id == *id))
-        .map(|m| layers::list_item(m.content))
-        .collect();
     let limit = usize::try_from(repo.settings.learnings_limit.value).unwrap_or(usize::MAX);
     let learnings: Vec<String> = visible
         .iter()

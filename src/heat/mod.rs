@@ -8,10 +8,12 @@
 //! concurrent kb processes interleave whole lines and need no lock. Logging never fails a
 //! command: a problem is a warning.
 
+mod cache;
+mod log;
+
 use crate::error::Diagnostic;
 use crate::paths::Layout;
 use chrono::{DateTime, Utc};
-use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,7 @@ pub const HOT: u64 = 10;
 pub const PROMOTE_DAYS: usize = 5;
 
 /// Which store an accessed id belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Store {
     Md,
@@ -90,21 +92,6 @@ fn refuse_non_file(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// One line of the log. Owned strings: a record id may hold escapes, which cannot be borrowed.
-#[derive(Deserialize)]
-struct Line {
-    id: IdValue,
-    store: Store,
-    at: String,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum IdValue {
-    Number(u64),
-    Text(String),
-}
-
 /// The heat of one accessed memory or record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Heat {
@@ -154,88 +141,179 @@ impl Heats {
 
 /// Reads the log and computes every heat over the last `window_days` active days. A missing log
 /// is no access; a line that is not an access (a torn last line after a crash, junk) is reported
-/// and skipped. Nothing is written.
-pub fn read(layout: &Layout, window_days: u64) -> Heats {
+/// and skipped. The log is read from where the heat cache ends, and the cache is brought up to
+/// date (when `.co-cli/` exists); nothing else is written. Heats below `min_heat` are left out
+/// (most of a large log's ids are cold, and only `kb heat --all` lists them).
+pub fn read(layout: &Layout, window_days: u64, min_heat: u64) -> Heats {
     let path = log_path(layout);
     let mut heats = Heats { window_days, ..Heats::default() };
-    let bytes = match crate::repo::read_input(&path, &layout.root) {
-        Ok(Some(b)) => b,
-        Ok(None) => return heats,
-        Err(e) => {
-            heats.problems.push(Diagnostic::warning(None, format!("cannot read the access log: {e}")).in_file(&path));
+    let cache_path = cache_path(layout);
+    // The log, or why there is none to tally: no log (no problem), or one kb cannot read.
+    let read = |use_cache: bool| match read_log(&path, &layout.root, cache_path.as_deref().filter(|_| use_cache)) {
+        Ok(Some(log)) => Ok(log),
+        Ok(None) => Err(None),
+        Err(e) => Err(Some(Diagnostic::warning(None, format!("cannot read the access log: {e}")).in_file(&path))),
+    };
+    let first = match read(true) {
+        Ok(log) => log,
+        Err(problem) => {
+            heats.problems.extend(problem);
             return heats;
         }
     };
-    let text = String::from_utf8_lossy(&bytes);
-    // (date, access, at) of every readable line, in log order.
-    let mut lines: Vec<(String, Access, String)> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        match serde_json::from_str::<Line>(line) {
-            Ok(l) if l.at.len() >= 10 && l.at.is_char_boundary(10) => {
-                let id = match l.id {
-                    IdValue::Number(n) => n.to_string(),
-                    IdValue::Text(s) => s,
-                };
-                lines.push((l.at[..10].to_string(), Access { id, store: l.store }, l.at));
+    let whole;
+    let (log, first_line, mut tally) = match first.cached.as_ref().map(|(pos, body)| (pos, cache::decode(body))) {
+        Some((pos, Some(tally))) => (&first, pos.lines + 1, tally),
+        // A cache that verifies but does not decode is a kb bug; the log is then read whole.
+        Some((_, None)) => match read(false) {
+            Ok(log) => {
+                whole = log;
+                (&whole, 1, log::Tally::default())
             }
-            _ => heats.problems.push(
-                Diagnostic::error(Some(n + 1), "not an access line ({\"id\",\"store\",\"at\"}); skipped")
-                    .in_file(&path),
-            ),
-        }
+            Err(problem) => {
+                heats.problems.extend(problem);
+                return heats;
+            }
+        },
+        None => (&first, 1, log::Tally::default()),
+    };
+    // The complete lines are cached; a last line without its line break (a write in progress,
+    // or torn by a crash) is tallied or reported, but read again next time.
+    let new = &log.bytes[log.new_from..];
+    let complete = new.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let (complete_text, rest_text) =
+        (String::from_utf8_lossy(&new[..complete]), String::from_utf8_lossy(&new[complete..]));
+    let owned = tally.add_lines(&complete_text, first_line);
+    tally.add_owned(&owned);
+    let lines = first_line - 1 + bytecount_lines(&new[..complete]);
+    if let Some(cache_path) = cache_path.filter(|_| worth_caching(&log.meta) && (log.cached.is_none() || complete > 0))
+    {
+        let consumed = log.start + (log.new_from + complete) as u64;
+        let pos = cache::Position::new(&log.meta, consumed, lines, &log.bytes[..log.new_from + complete]);
+        // A failed write only costs time next run.
+        let _ = cache::save(&cache_path, &pos, &tally);
     }
-    let mut days: Vec<&str> = lines.iter().map(|l| l.0.as_str()).collect();
+    let rest_owned = tally.add_lines(&rest_text, lines + 1);
+    tally.add_owned(&rest_owned);
+    heats.problems = tally
+        .bad_lines
+        .iter()
+        .map(|&n| {
+            Diagnostic::error(
+                Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                "not an access line ({\"id\",\"store\",\"at\"}); skipped",
+            )
+            .in_file(&path)
+        })
+        .collect();
+    compute(heats, tally, min_heat)
+}
+
+/// Whether the log is read through the heat cache: from 64 KiB (about 1,000 lines) on; a
+/// shorter log is read whole in under a millisecond, and a small repository gets no cache file.
+/// Unit tests use the cache at every length.
+fn worth_caching(log: &std::fs::Metadata) -> bool {
+    cfg!(test) || log.len() >= 64 * 1024
+}
+
+/// The number of line breaks in `bytes`.
+fn bytecount_lines(bytes: &[u8]) -> u64 {
+    bytes.iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// The heat cache of the repository at `layout`, when kb may keep one: when `.co-cli/` is a folder
+/// and the cache folder stays inside the root (as for the memory index).
+fn cache_path(layout: &Layout) -> Option<PathBuf> {
+    let dir = layout.cache();
+    (layout.co_cli().is_dir() && crate::paths::check_inside(&layout.root, &dir).is_ok()).then(|| dir.join("heat.idx"))
+}
+
+/// What [`read_log`] read: the log's bytes from `start` on, of which those from `new_from` on
+/// are not in the cache.
+struct LogRead {
+    meta: std::fs::Metadata,
+    start: u64,
+    bytes: Vec<u8>,
+    new_from: usize,
+    /// The cache this read continues, with its position and body.
+    cached: Option<(cache::Position, Vec<u8>)>,
+}
+
+/// Reads the log: only from the heat cache's position on (and the few bytes before it that must
+/// match) when the cache fits the log, else the whole log.
+fn read_log(path: &Path, root: &Path, cache_path: Option<&Path>) -> std::io::Result<Option<LogRead>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Some(mut file) = crate::repo::open_input(path, root)? else { return Ok(None) };
+    let meta = file.metadata()?;
+    let cached =
+        cache_path.filter(|_| worth_caching(&meta)).and_then(cache::load).filter(|(pos, _)| pos.may_continue(&meta));
+    if let Some((pos, body)) = cached {
+        let start = pos.consumed - pos.check_len();
+        file.seek(SeekFrom::Start(start))?;
+        let mut bytes = Vec::with_capacity((meta.len() - start) as usize);
+        file.read_to_end(&mut bytes)?;
+        let check = pos.check_len() as usize;
+        if bytes.len() >= check && pos.matches(&bytes[..check]) {
+            return Ok(Some(LogRead { meta, start, bytes, new_from: check, cached: Some((pos, body)) }));
+        }
+        file.seek(SeekFrom::Start(0))?;
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(LogRead { meta, start: 0, bytes, new_from: 0, cached: None }))
+}
+
+/// Computes every heat of at least `min_heat` from the tally of the whole log.
+fn compute(mut heats: Heats, tally: log::Tally<'_>, min_heat: u64) -> Heats {
+    let window_days = heats.window_days;
+    let mut days: Vec<&str> = tally.days;
     days.sort_unstable();
     days.dedup();
     let window = &days[days.len().saturating_sub(usize::try_from(window_days).unwrap_or(usize::MAX))..];
     heats.active_days = window.iter().map(|d| d.to_string()).collect();
     let first_day = window.first().copied().unwrap_or("");
-    struct Tally<'a> {
-        heat: u64,
-        last: &'a str,
-        days: Vec<&'a str>,
-    }
-    let mut tally: FxHashMap<&Access, Tally<'_>> = FxHashMap::default();
-    for (day, access, at) in &lines {
-        let (day, at) = (day.as_str(), at.as_str());
-        let t = tally.entry(access).or_insert(Tally { heat: 0, last: at, days: Vec::new() });
-        if at > t.last {
-            t.last = at;
-        }
-        if day >= first_day {
-            t.heat += 1;
-        }
-        if t.days.last() != Some(&day) && !t.days.contains(&day) {
-            t.days.push(day);
-        }
-    }
     heats.heats = tally
+        .ids
         .into_iter()
-        .map(|(access, mut t)| {
-            t.days.sort_unstable();
-            Heat {
-                access: access.clone(),
-                heat: t.heat,
-                last_access: t.last.to_string(),
-                promote_candidate: consecutive_active_days(&days, &t.days) >= PROMOTE_DAYS,
+        .filter_map(|((store, id), mut t)| {
+            let heat = t.days.iter().filter(|(day, _)| *day >= first_day).map(|(_, count)| count).sum();
+            if heat < min_heat {
+                return None;
             }
+            let promote_candidate = t.days.len() >= PROMOTE_DAYS && {
+                t.days.sort_unstable();
+                consecutive_active_days(&days, t.days.iter().map(|(day, _)| *day)) >= PROMOTE_DAYS
+            };
+            Some(Heat {
+                access: Access { id: id.to_string(), store },
+                heat,
+                last_access: t.last.to_string(),
+                promote_candidate,
+            })
         })
         .collect();
-    heats.heats.sort_by(|a, b| b.heat.cmp(&a.heat).then_with(|| b.last_access.cmp(&a.last_access)));
+    // Hottest first, then the latest access; then by store and id, so that the memories one
+    // recall logged together (same time) always come in the same order.
+    fn tie_break(h: &Heat) -> (Store, usize, &str) {
+        (h.access.store, h.access.id.len(), &h.access.id)
+    }
+    heats.heats.sort_by(|a, b| {
+        b.heat
+            .cmp(&a.heat)
+            .then_with(|| b.last_access.cmp(&a.last_access))
+            .then_with(|| tie_break(a).cmp(&tie_break(b)))
+    });
     heats
 }
 
 /// Returns the longest run of consecutive active days (of `all`, sorted) found in `used`
 /// (sorted): days with no access by anyone do not break a run.
-fn consecutive_active_days(all: &[&str], used: &[&str]) -> usize {
-    let (mut best, mut run, mut next) = (0, 0, 0usize);
+fn consecutive_active_days<'a>(all: &[&str], used: impl IntoIterator<Item = &'a str>) -> usize {
+    let mut used = used.into_iter().peekable();
+    let (mut best, mut run) = (0, 0);
     for day in all {
-        if next < used.len() && used[next] == *day {
+        if used.next_if_eq(day).is_some() {
             run += 1;
-            next += 1;
             best = best.max(run);
         } else {
             run = 0;
@@ -271,7 +349,7 @@ mod tests {
         }
         record(&l, at(1, 10), &[md(2), md(2), md(2)]);
         record(&l, at(6, 11), &[Access { id: "mem-1\"x".into(), store: Store::Copilot }]);
-        let h = read(&l, 5);
+        let h = read(&l, 5, 0);
         assert_eq!(h.active_days, ["2026-11-02", "2026-11-03", "2026-11-04", "2026-11-05", "2026-11-06"]);
         assert_eq!(h.of_memory(1), 10);
         assert_eq!(h.of_memory(2), 0, "day 1 fell out of the window");
@@ -290,7 +368,7 @@ mod tests {
         record(&l, at(3, 9), &[md(4)]);
         let mut f = std::fs::OpenOptions::new().append(true).open(log_path(&l)).unwrap();
         f.write_all(b"junk\n{\"id\":4,\"store\":\"md\",\"at\":\"2026-11-03T1").unwrap();
-        let h = read(&l, 10);
+        let h = read(&l, 10, 0);
         assert_eq!(h.of_memory(4), 1);
         assert_eq!(h.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [Some(2), Some(3)]);
     }
@@ -306,7 +384,118 @@ mod tests {
     #[test]
     fn promotion_needs_consecutive_active_days() {
         let all = ["d1", "d2", "d3", "d4", "d5", "d6"];
-        assert_eq!(consecutive_active_days(&all, &["d1", "d2", "d4", "d5", "d6"]), 3);
-        assert_eq!(consecutive_active_days(&all, &["d2", "d3", "d4", "d5", "d6"]), 5);
+        assert_eq!(consecutive_active_days(&all, ["d1", "d2", "d4", "d5", "d6"]), 3);
+        assert_eq!(consecutive_active_days(&all, ["d2", "d3", "d4", "d5", "d6"]), 5);
+    }
+
+    /// What a read returns, comparable (the problems by line).
+    type Summary = (Vec<String>, Vec<(Access, u64, String, bool)>, Vec<Option<usize>>);
+
+    fn summary(h: &Heats) -> Summary {
+        let heats = h.heats.iter().map(|h| (h.access.clone(), h.heat, h.last_access.clone(), h.promote_candidate));
+        (h.active_days.clone(), heats.collect(), h.problems.iter().map(|p| p.line).collect())
+    }
+
+    /// Reads the log as if for the first time: the heat cache removed first.
+    fn read_fresh(l: &Layout, window: u64) -> Heats {
+        let _ = std::fs::remove_file(cache_path(l).unwrap());
+        read(l, window, 0)
+    }
+
+    #[test]
+    fn the_cache_gives_what_a_whole_read_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let log = log_path(&l);
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        // Appends in the shape kb writes and in others serde must read, junk, a torn line that a
+        // later append completes, CRLF, and a line without its line break.
+        let chunks: [&[u8]; 9] = [
+            b"{\"id\":1,\"store\":\"md\",\"at\":\"2026-11-01T09:00:00+00:00\"}\n",
+            b"{\"id\":1,\"store\":\"md\",\"at\":\"2026-11-02T09:00:00+00:00\"}\njunk\n",
+            b"{ \"at\": \"2026-11-02T10:00:00+00:00\", \"store\": \"copilot\", \"id\": \"mem-\\u0041\" }\r\n",
+            b"{\"id\":2,\"store\":\"md\",\"at\":\"2026-11-0",
+            b"3T09:00:00+00:00\"}\n{\"id\":2,\"store\":\"md\",\"at\":\"2026-11-03T09:30:00+00:00\"}\n",
+            b"{\"id\":007,\"store\":\"md\",\"at\":\"2026-11-04T09:00:00+00:00\"}\n\xff\xfe\n",
+            b"{\"id\":1,\"store\":\"md\",\"at\":\"2026-11-04T09:00:00+00:00\"}",
+            b"\n{\"id\":1,\"store\":\"md\",\"at\":\"2026-11-05T09:00:00+00:00\"}\n",
+            b"\n\n{\"id\":3,\"store\":\"md\",\"at\":\"2026-11-05T09:00:00+00:00\"}\n",
+        ];
+        for chunk in chunks {
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&log).unwrap();
+            f.write_all(chunk).unwrap();
+            for window in [1, 2, 10] {
+                let cached = read(&l, window, 0);
+                // The cache holds every complete line, so the next read starts from there.
+                let bytes = std::fs::read(&log).unwrap();
+                let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) as u64;
+                assert_eq!(cache::load(&cache_path(&l).unwrap()).unwrap().0.consumed, complete);
+                assert_eq!(
+                    summary(&cached),
+                    summary(&read_fresh(&l, window)),
+                    "after {:?}",
+                    String::from_utf8_lossy(chunk)
+                );
+            }
+        }
+        let h = read(&l, 10, 0);
+        // Junk, a leading zero (not JSON) and bytes that are not UTF-8.
+        assert_eq!(h.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [Some(3), Some(7), Some(8)]);
+        let rec = h.heats.iter().find(|h| h.access.store == Store::Copilot).unwrap();
+        assert_eq!(rec.access.id, "mem-A");
+        assert_eq!((h.of_memory(1), h.of_memory(2), h.of_memory(3)), (4, 2, 1));
+        // The cold ones are left out on request.
+        let warm = read(&l, 10, WARM);
+        assert_eq!(warm.heats.iter().map(|h| h.access.id.as_str()).collect::<Vec<_>>(), ["1"]);
+    }
+
+    #[test]
+    fn a_rewritten_log_is_read_whole_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        for day in 1..=4 {
+            record(&l, at(day, 9), &[md(1), md(2)]);
+        }
+        assert_eq!(read(&l, 10, 0).of_memory(1), 4);
+        let log = log_path(&l);
+        // Rewritten in place (same inode), shorter, then longer than the cached position, with
+        // different bytes before that position; then replaced by another file.
+        let line = |id: u64, day: u32| {
+            format!("{{\"id\":{id},\"store\":\"md\",\"at\":\"2026-11-{day:02}T09:00:00+00:00\"}}\n")
+        };
+        std::fs::write(&log, line(3, 1)).unwrap();
+        assert_eq!(summary(&read(&l, 10, 0)), summary(&read_fresh(&l, 10)));
+        assert_eq!(read(&l, 10, 0).of_memory(1), 0);
+        let longer: String = (1..=9).map(|d| line(5, d)).collect();
+        std::fs::write(&log, &longer).unwrap();
+        assert_eq!(read(&l, 10, 0).of_memory(5), 9);
+        let other = log.with_extension("new");
+        std::fs::write(&other, line(6, 2)).unwrap();
+        std::fs::rename(&other, &log).unwrap();
+        assert_eq!((read(&l, 10, 0).of_memory(6), read(&l, 10, 0).of_memory(5)), (1, 0));
+    }
+
+    #[test]
+    fn a_corrupt_or_foreign_cache_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        for day in 1..=3 {
+            record(&l, at(day, 9), &[md(1)]);
+        }
+        let want = summary(&read(&l, 10, 0));
+        let cache = cache_path(&l).unwrap();
+        let good = std::fs::read(&cache).unwrap();
+        for bad in [Vec::new(), b"junk".to_vec(), good[..good.len() / 2].to_vec(), {
+            let mut b = good.clone();
+            b[good.len() / 2] ^= 0x40;
+            b
+        }] {
+            std::fs::write(&cache, &bad).unwrap();
+            assert_eq!(summary(&read(&l, 10, 0)), want);
+        }
+        // A folder in its place: the heats are still right, and nothing is written there.
+        std::fs::remove_file(&cache).unwrap();
+        std::fs::create_dir(&cache).unwrap();
+        assert_eq!(summary(&read(&l, 10, 0)), want);
     }
 }

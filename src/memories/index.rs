@@ -9,6 +9,7 @@
 //! memories is a few allocations, not half a million.
 
 use crate::error::Diagnostic;
+use crate::format::binary::{Checksummed, Reader};
 use crate::format::time::Micros;
 use crate::memories::file::{self, Importance, MAX_FILE_BYTES, Memory, MemoryType};
 use std::collections::HashMap;
@@ -621,8 +622,7 @@ impl Index {
                 w.write_all(&t.len.to_le_bytes())?;
             }
             w.write_all(self.arena.as_bytes())?;
-            let Checksummed { inner, hasher } = w;
-            inner.write_all(&hasher.digest().to_le_bytes())
+            w.finish().map(drop)
         })
     }
 }
@@ -818,56 +818,30 @@ fn encode(r: &Record) -> [u8; RECORD] {
     b
 }
 
-/// A little-endian reader over a byte slice that fails instead of panicking.
-struct Reader<'a> {
-    b: &'a [u8],
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        if self.b.len() < n {
-            return None;
-        }
-        let (head, rest) = self.b.split_at(n);
-        self.b = rest;
-        Some(head)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        self.take(1).map(|b| b[0])
-    }
-    fn u32(&mut self) -> Option<u32> {
-        self.take(4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        self.take(8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes)
-    }
-    fn i64(&mut self) -> Option<i64> {
-        self.u64().map(|v| v as i64)
-    }
-    fn span(&mut self) -> Option<Span> {
-        Some(Span { start: self.u32()?, len: self.u32()? })
-    }
+/// Reads a span (start and length in the arena).
+fn span_of(r: &mut Reader<'_>) -> Option<Span> {
+    Some(Span { start: r.u32()?, len: r.u32()? })
 }
 
 fn decode(b: &[u8]) -> Option<Record> {
     let mut r = Reader { b };
     Some(Record {
-        name: r.span()?,
+        name: span_of(&mut r)?,
         stamp: Stamp { size: r.u64()?, mtime_ns: r.i64()?, ctime_ns: r.i64()?, ino: r.u64()? },
         valid: r.u8()? == 1,
         id: r.u64()?,
-        created: r.span()?,
+        created: span_of(&mut r)?,
         created_at: r.i64()?,
-        updated: r.span()?,
+        updated: span_of(&mut r)?,
         updated_at: r.i64()?,
-        source: r.span()?,
+        source: span_of(&mut r)?,
         protected: r.u8()? == 1,
         kind: r.u8().filter(|&c| type_of(c).is_some())?,
         importance: r.u8().filter(|&c| importance_of(c).is_some())?,
-        agent: r.span()?,
+        agent: span_of(&mut r)?,
         tags_start: r.u32()?,
         tags_len: r.u32()?,
-        content: r.span()?,
+        content: span_of(&mut r)?,
         line: r.u32()?,
     })
 }
@@ -924,7 +898,7 @@ impl Cached {
             let mut b = [0u8; 8];
             f.read_exact(&mut b)?;
             h.update(&b);
-            tags.push(Reader { b: &b }.span().ok_or_else(|| bad("bad tag"))?);
+            tags.push(span_of(&mut Reader { b: &b }).ok_or_else(|| bad("bad tag"))?);
         }
         let mut arena = vec![0u8; arena_len as usize];
         f.read_exact(&mut arena)?;
@@ -959,29 +933,6 @@ impl Cached {
                         .checked_add(r.tags_len as usize)
                         .is_some_and(|end| end <= self.tags.len())
             })
-    }
-}
-
-/// A writer that checksums what passes through it.
-struct Checksummed<W: Write> {
-    inner: W,
-    hasher: Xxh3,
-}
-
-impl<W: Write> Checksummed<W> {
-    fn new(inner: W) -> Self {
-        Checksummed { inner, hasher: Xxh3::new() }
-    }
-}
-
-impl<W: Write> Write for Checksummed<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
     }
 }
 

@@ -96,7 +96,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     }
 
     // The access log is local state, but a torn or foreign line in it is worth knowing about.
-    problems.extend(crate::heat::read(layout, settings.heat_window_days.value).problems);
+    problems.extend(crate::heat::read(layout, settings.heat_window_days.value, u64::MAX).problems);
     let repo = Repo { layout: layout.clone(), settings, now };
     let index = repo.memories().scan()?;
     files += index.files();

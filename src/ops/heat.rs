@@ -7,6 +7,7 @@ use crate::heat::{self, Store};
 use crate::output::summary;
 use crate::repo::Repo;
 use anyhow::Result;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::{self, Write};
@@ -43,21 +44,25 @@ pub struct HeatReport {
 /// Computes the heat of every memory and record that still exists: the warm and hot ones, or with
 /// `all` every one (never-accessed ones last, by store and id).
 pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
-    let heats = heat::read(&repo.layout, repo.settings.heat_window_days.value);
+    let min_heat = if all { 0 } else { heat::WARM };
+    let heats = heat::read(&repo.layout, repo.settings.heat_window_days.value, min_heat);
     let mut diagnostics = heats.problems.clone();
     let index = repo.memories().scan()?;
     diagnostics.extend(index.problems());
     let file = super::read::read_records(repo).ok();
     let records = file.as_ref().map(crate::copilot::Records::parse);
-    let md_summary = |id: &str| -> Option<String> {
-        let id: u64 = id.parse().ok()?;
-        index.by_id(id).first().map(|m| summary(m.content))
-    };
-    let record_summary = |id: &str| -> Option<String> {
-        let all = records.as_ref()?;
-        let r = all.iter().find(|r| r.id == id)?;
-        Some(summary(&format!("{}: {}", r.subject, r.fact)))
-    };
+    // Summaries by id (the first memory of an id, as `kb show` picks), looked up once per heat.
+    let mut md_contents: FxHashMap<u64, &str> = FxHashMap::default();
+    for m in index.memories() {
+        md_contents.entry(m.id).or_insert(m.content);
+    }
+    let mut record_texts: FxHashMap<&str, (&str, &str)> = FxHashMap::default();
+    for r in records.iter().flat_map(|a| a.iter()) {
+        record_texts.entry(r.id).or_insert((r.subject, r.fact));
+    }
+    let md_summary = |id: &str| -> Option<String> { md_contents.get(&id.parse::<u64>().ok()?).map(|c| summary(c)) };
+    let record_summary =
+        |id: &str| -> Option<String> { record_texts.get(id).map(|(s, f)| summary(&format!("{s}: {f}"))) };
     let hot_limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
     let mut hot_seen = 0;
     let mut rows = Vec::new();
@@ -85,20 +90,23 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
         });
     }
     if all {
-        let seen = |store: &str, id: &str| rows.iter().any(|r: &HeatRow| r.store == store && id_text(&r.id) == id);
+        // Every memory and record the log has no line for, by store and id.
+        let mut seen: FxHashSet<(&str, String)> = rows.iter().map(|r| (r.store, id_text(&r.id))).collect();
         let mut cold = Vec::new();
-        let mut ids: Vec<u64> = index.memories().map(|m| m.id).collect();
+        let mut ids: Vec<u64> = md_contents.keys().copied().collect();
         ids.sort_unstable();
-        ids.dedup();
         for id in ids {
-            if !seen("md", &id.to_string()) {
-                cold.push(cold_row(Value::from(id), Store::Md, md_summary(&id.to_string()).unwrap_or_default()));
+            if seen.insert(("md", id.to_string())) {
+                cold.push(cold_row(Value::from(id), Store::Md, summary(md_contents[&id])));
             }
         }
         for r in records.iter().flat_map(|a| a.iter()) {
-            if !seen("copilot", r.id) {
-                let text = summary(&format!("{}: {}", r.subject, r.fact));
-                cold.push(cold_row(Value::from(r.id.to_string()), Store::Copilot, text));
+            if seen.insert(("copilot", r.id.to_string())) {
+                cold.push(cold_row(
+                    Value::from(r.id.to_string()),
+                    Store::Copilot,
+                    record_summary(r.id).unwrap_or_default(),
+                ));
             }
         }
         rows.extend(cold);

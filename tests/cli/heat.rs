@@ -215,3 +215,45 @@ fn promote_writes_an_instruction_file_vs_code_reads() {
     t.kb(&["promote", "2", "--apply-to", "src/**", "--name", "parser"]).ok();
     assert!(t.root().join(".github/instructions/parser.instructions.md").exists());
 }
+
+#[test]
+fn a_large_log_is_read_through_the_heat_cache_with_the_same_results() {
+    // 3,000 lines (over the 64 KiB from which kb keeps a heat cache): memory 2 on 12 days,
+    // memory 3 on the last 5, junk on one line.
+    let t = env();
+    let mut log = String::new();
+    for i in 0..3000u32 {
+        let (id, day) = if i % 3 == 0 { (3, 8 + i % 5) } else { (2, 1 + i % 12) };
+        log.push_str(&format!("{{\"id\":{id},\"store\":\"md\",\"at\":\"2026-11-{day:02}T09:00:00.000001+00:00\"}}\n"));
+        if i == 1500 {
+            log.push_str("junk\n");
+        }
+    }
+    let path = t.root().join(LOG);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, &log).unwrap();
+    let cache = t.root().join(".co-cli/cache/heat.idx");
+    let heat = |t: &TestEnv| {
+        let r = on(t, 13, &["--json", "heat", "--all"]).ok();
+        (r.json(), r.stderr)
+    };
+    let first = heat(&t);
+    assert!(cache.is_file(), "no heat cache after reading a large log");
+    assert!(first.1.contains("access.jsonl:1502"), "{}", first.1);
+    assert_eq!(first.0["memories"][0]["id"], 2);
+    // New accesses are appended after the cached position; the cached read and a whole read agree.
+    for _ in 0..4 {
+        on(&t, 13, &["show", "1"]).ok();
+    }
+    let cached = heat(&t);
+    std::fs::remove_file(&cache).unwrap();
+    let whole = heat(&t);
+    assert_eq!(cached, whole);
+    let rows = whole.0["memories"].as_array().unwrap();
+    let row = |id: u64| rows.iter().find(|r| r["id"] == id).unwrap();
+    assert_eq!((row(1)["heat"].as_u64(), row(1)["last_access"].as_str()), (Some(4), Some("2026-11-13T10:00:00+00:00")));
+    assert_eq!(whole.0["active_days"].as_array().unwrap().len(), 10);
+    // And Hot Memories follow it: memory 2, the hottest, comes first.
+    let out = on(&t, 13, &["context"]).ok().stdout;
+    assert!(out.contains("### Hot Memories\n\n- The parser lives in src/parse.rs\n"), "{out}");
+}

@@ -1,0 +1,201 @@
+//! Reading the access log: a line in the shape kb writes is parsed in place, without serde (a
+//! 100,000-line log is read by every `kb context`); anything else goes through serde_json. Lines
+//! are tallied per store and id as they are read.
+
+use super::Store;
+use rustc_hash::FxHashMap;
+use serde::Deserialize;
+use std::borrow::Cow;
+
+/// One line of the log, as serde reads it when the fast path cannot. Owned strings: a record id
+/// may hold escapes, which cannot be borrowed.
+#[derive(Deserialize)]
+struct Line {
+    id: IdValue,
+    store: Store,
+    at: String,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum IdValue {
+    Number(u64),
+    Text(String),
+}
+
+/// One readable line: its store, id (a memory's as decimal text) and time.
+pub(super) struct Parsed<'a> {
+    pub store: Store,
+    pub id: Cow<'a, str>,
+    pub at: Cow<'a, str>,
+}
+
+/// Parses one line of the log: the exact shape `record` writes, borrowed and without serde (a
+/// 100,000-line log is read on every `kb context`), else any JSON object with the three keys.
+pub(super) fn parse_line(line: &str) -> Option<Parsed<'_>> {
+    let parsed = parse_written(line).or_else(|| {
+        let l: Line = serde_json::from_str(line).ok()?;
+        let id = match l.id {
+            IdValue::Number(n) => n.to_string(),
+            IdValue::Text(s) => s,
+        };
+        Some(Parsed { store: l.store, id: Cow::Owned(id), at: Cow::Owned(l.at) })
+    })?;
+    (parsed.at.len() >= 10 && parsed.at.is_char_boundary(10)).then_some(parsed)
+}
+
+/// Parses `{"id":N|"S","store":"md"|"copilot","at":"TS"}` with no spaces and no escapes, the
+/// form `record` writes; anything else is `None` (and goes to serde).
+fn parse_written(line: &str) -> Option<Parsed<'_>> {
+    // A JSON string with no escape: no quote, no backslash, no control character.
+    let plain = |s: &str| !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+    let rest = line.strip_prefix("{\"id\":")?;
+    let (id, rest) = match rest.strip_prefix('"') {
+        Some(quoted) => {
+            let (id, rest) = quoted.split_once('"')?;
+            (id, rest)
+        }
+        None => {
+            let end = rest.find(',')?;
+            let digits = &rest[..end];
+            // serde_json's u64: no sign, no leading zero, at most 20 digits (checked below).
+            let canonical = digits == "0" || (!digits.starts_with('0') && !digits.is_empty());
+            if !canonical || !digits.bytes().all(|b| b.is_ascii_digit()) || digits.parse::<u64>().is_err() {
+                return None;
+            }
+            (digits, &rest[end..])
+        }
+    };
+    if !plain(id) {
+        return None;
+    }
+    let (store, rest) = if let Some(r) = rest.strip_prefix(",\"store\":\"md\",\"at\":\"") {
+        (Store::Md, r)
+    } else {
+        (Store::Copilot, rest.strip_prefix(",\"store\":\"copilot\",\"at\":\"")?)
+    };
+    let at = rest.strip_suffix("\"}")?;
+    plain(at).then_some(Parsed { store, id: Cow::Borrowed(id), at: Cow::Borrowed(at) })
+}
+
+/// The log's accesses, per store and id, as it is read.
+#[derive(Default)]
+pub(super) struct Tally<'a> {
+    pub ids: FxHashMap<(Store, &'a str), IdTally<'a>>,
+    /// The dates of the log, with runs of one date collapsed (the log is in time order but for
+    /// clock skew between processes, so little is left to sort).
+    pub days: Vec<&'a str>,
+    /// The lines that are not accesses (1-based).
+    pub bad_lines: Vec<u64>,
+}
+
+pub(super) struct IdTally<'a> {
+    /// The latest access.
+    pub last: &'a str,
+    /// Accesses per date, in the order first seen.
+    pub days: Vec<(&'a str, u64)>,
+}
+
+impl<'a> Tally<'a> {
+    /// Counts one access at `at` (at least 10 bytes, the date first).
+    pub fn add(&mut self, store: Store, id: &'a str, at: &'a str) {
+        let day = &at[..10];
+        if self.days.last() != Some(&day) {
+            self.days.push(day);
+        }
+        let t = self.ids.entry((store, id)).or_insert(IdTally { last: at, days: Vec::new() });
+        if at > t.last {
+            t.last = at;
+        }
+        match t.days.iter_mut().rev().find(|(d, _)| *d == day) {
+            Some((_, count)) => *count += 1,
+            None => t.days.push((day, 1)),
+        }
+    }
+
+    /// Tallies the lines of `text`, the first being line `first_line` (1-based) of the log.
+    /// Returns the lines serde had to read, owned, for the caller to add once it holds them
+    /// (a borrow of them must outlive this tally).
+    pub fn add_lines(&mut self, text: &'a str, first_line: u64) -> Vec<(Store, String, String)> {
+        let mut owned = Vec::new();
+        for (n, line) in (first_line..).zip(text.lines()) {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match parse_line(line) {
+                Some(Parsed { store, id: Cow::Borrowed(id), at: Cow::Borrowed(at) }) => self.add(store, id, at),
+                Some(p) => owned.push((p.store, p.id.into_owned(), p.at.into_owned())),
+                None => self.bad_lines.push(n),
+            }
+        }
+        owned
+    }
+
+    /// Adds what [`Tally::add_lines`] left owned.
+    pub fn add_owned(&mut self, owned: &'a [(Store, String, String)]) {
+        for (store, id, at) in owned {
+            self.add(*store, id, at);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// What serde alone reads from a line.
+    fn by_serde(line: &str) -> Option<(Store, String, String)> {
+        let l: Line = serde_json::from_str(line).ok()?;
+        let id = match l.id {
+            IdValue::Number(n) => n.to_string(),
+            IdValue::Text(s) => s,
+        };
+        Some((l.store, id, l.at))
+    }
+
+    fn fast(line: &str) -> Option<(Store, String, String)> {
+        parse_written(line).map(|p| (p.store, p.id.into_owned(), p.at.into_owned()))
+    }
+
+    #[test]
+    fn the_fast_path_reads_what_kb_writes_and_leaves_the_rest_to_serde() {
+        let md = r#"{"id":42,"store":"md","at":"2026-11-24T10:00:00.123456+00:00"}"#;
+        assert_eq!(fast(md), by_serde(md));
+        assert!(fast(md).is_some());
+        let rec = r#"{"id":"mem-0000beef","store":"copilot","at":"2026-11-24T10:00:00+00:00"}"#;
+        assert_eq!(fast(rec), by_serde(rec));
+        assert!(fast(rec).is_some());
+        for other in [
+            r#"{"id":"mem-\"x","store":"copilot","at":"2026-11-24T10:00:00+00:00"}"#,
+            r#"{"id":007,"store":"md","at":"2026-11-24T10:00:00+00:00"}"#,
+            r#"{"id":-1,"store":"md","at":"2026-11-24T10:00:00+00:00"}"#,
+            r#"{"id":99999999999999999999,"store":"md","at":"2026-11-24T10:00:00+00:00"}"#,
+            r#"{"id":1,"store":"md","at":"2026-11-24\u0041"}"#,
+            r#"{"id": 1, "store": "md", "at": "2026-11-24T10:00:00+00:00"}"#,
+            r#"{"id":1,"store":"other","at":"2026-11-24T10:00:00+00:00"}"#,
+        ] {
+            assert_eq!(fast(other), None, "{other}");
+        }
+    }
+
+    proptest! {
+        /// Whatever the fast path reads, serde reads the same.
+        #[test]
+        fn the_fast_path_agrees_with_serde(
+            id in prop_oneof![
+                "[0-9]{1,21}",
+                "-?[0-9]{1,3}",
+                "\"[ -~\\t\u{e9}\u{1F600}]{0,12}\"",
+            ],
+            store in prop_oneof![Just("md".to_string()), Just("copilot".to_string()), "[a-zA-Z]{0,8}"],
+            at in "[ -~\\t\u{e9}]{0,40}",
+            tail in prop_oneof![Just(""), Just(" "), Just("}"), Just(",\"x\":1"), Just("\"")],
+        ) {
+            let line = format!("{{\"id\":{id},\"store\":\"{store}\",\"at\":\"{at}\"}}{tail}");
+            if let Some(fast) = fast(&line) {
+                prop_assert_eq!(Some(fast), by_serde(&line), "{}", line);
+            }
+        }
+    }
+}
