@@ -35,7 +35,15 @@
 //! round); and checks (exit status 1 otherwise) that the layered block holds the decisions, the
 //! scoped instructions, the core context, the learnings and the session, within 8000 tokens.
 //!
-//! Run: `cargo build --release && cargo run --release --example bench -- [--layered] [N...]`
+//! With `--heat`, the bench times access heat (SPEC §12.1) instead: the repository gets an access
+//! log of 100,000 lines over 30 active days (half the accesses to 20 memories, 30 % to 1 % of
+//! them), and the bench times `kb context --no-hot`, `kb context` (with Hot Memories), `kb heat`,
+//! and `kb recall postgres` logging its accesses and not logging them (the log moved aside and a
+//! folder put in its place: kb checks the path, warns and writes nothing), interleaved as above,
+//! with the ratios of the Hot Memories context and of `kb heat` to `context --no-hot`, and of the
+//! logging recall to the other.
+//!
+//! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--heat] [N...]`
 //! (default N: 200 2000 10000 100000). Environment:
 //!
 //! - `KB`: the binary to time (default `target/release/kb`).
@@ -420,25 +428,29 @@ impl Bench {
         [first, warm]
     }
 
-    /// Times each of `argvs` `reps` times with each binary, all interleaved: each round runs every
+    /// Times each of `cmds` `reps` times with each binary, all interleaved: each round runs every
     /// command with every binary, back to back, every other round in reverse order; each turn is
-    /// a first run (`.co-cli/cache/` deleted just before) then a warm one. So the commands of one
+    /// a first run (`.co-cli/cache/` deleted just before) then a warm one, inside the command's
+    /// hook (called with `true` before the turn and `false` after it). So the commands of one
     /// round see the same load, and their ratios can be taken round by round. Returns, per
     /// command, the first and the warm runs per binary.
-    fn measure_interleaved(&self, reps: usize, argvs: &[&[&str]]) -> Vec<[Vec<Vec<Sample>>; 2]> {
+    fn measure_interleaved(&self, reps: usize, cmds: &[Cmd<'_>]) -> Vec<[Vec<Vec<Sample>>; 2]> {
         let empty = || -> Vec<Vec<Sample>> { self.kbs.iter().map(|_| Vec::with_capacity(reps)).collect() };
-        let mut out: Vec<[Vec<Vec<Sample>>; 2]> = argvs.iter().map(|_| [empty(), empty()]).collect();
+        let mut out: Vec<[Vec<Vec<Sample>>; 2]> = cmds.iter().map(|_| [empty(), empty()]).collect();
         for rep in 0..reps {
             let mut order: Vec<(usize, usize)> =
-                (0..argvs.len()).flat_map(|c| (0..self.kbs.len()).map(move |b| (c, b))).collect();
+                (0..cmds.len()).flat_map(|c| (0..self.kbs.len()).map(move |b| (c, b))).collect();
             if rep % 2 == 1 {
                 order.reverse();
             }
             for (c, b) in order {
                 let kb = &self.kbs[b];
+                let hook = cmds[c].hook.unwrap_or(&|_| {});
+                hook(true);
                 self.drop_cache();
-                out[c][0][b].push(self.run(kb, argvs[c]));
-                out[c][1][b].push(self.run(kb, argvs[c]));
+                out[c][0][b].push(self.run(kb, cmds[c].argv));
+                out[c][1][b].push(self.run(kb, cmds[c].argv));
+                hook(false);
             }
         }
         out
@@ -572,6 +584,124 @@ fn check_runs(first: &[Sample], warm: &[Sample]) -> (String, bool) {
         if unscanned > 0 { format!(" ({unscanned} reported no scan)") } else { String::new() }
     );
     (text, ok)
+}
+
+/// A command of an interleaved measurement, with a hook around each of its turns.
+struct Cmd<'a> {
+    argv: &'a [&'a str],
+    hook: Option<&'a dyn Fn(bool)>,
+}
+
+impl<'a> Cmd<'a> {
+    fn plain(argv: &'a [&'a str]) -> Cmd<'a> {
+        Cmd { argv, hook: None }
+    }
+}
+
+/// The ratio table's lines: each of `rows` (name, first and warm runs per binary) over the
+/// baseline `base`, as the ratio of the medians and the median of the ratios round by round.
+fn ratio_lines(n: usize, names: &[&str], base: &[Vec<Vec<Sample>>; 2], rows: &[(&str, &[Vec<Vec<Sample>>; 2])]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (k, kind) in ["first run", "warm"].iter().enumerate() {
+        for (i, name) in names.iter().enumerate() {
+            let plain = &base[k][i];
+            let (pw, pc, _) = summary(plain);
+            for (what, runs) in rows {
+                let other = &runs[k][i];
+                let (lw, lc, _) = summary(other);
+                let cpu = pc.zip(lc).map_or("n/a".into(), |(p, l)| format!("{:.2}", l / p));
+                let pairs = other.iter().zip(plain);
+                let wall_pairs = median(pairs.clone().map(|(l, p)| l.wall / p.wall).collect());
+                let cpu_pairs = pairs
+                    .map(|(l, p)| Some(l.cpu? / p.cpu?))
+                    .collect::<Option<Vec<f64>>>()
+                    .map_or("n/a".into(), |r| format!("{:.2}", median(r)));
+                lines.push(format!("| {n} | {kind} | {name} | {what} | {:.2} | {wall_pairs:.2} | {cpu} | {cpu_pairs} |", lw / pw));
+            }
+        }
+    }
+    lines
+}
+
+/// Prints a ratio table.
+fn print_ratios(title: &str, lines: &[String], notes: &[String]) {
+    println!("{title}\n");
+    println!("| N | run | binary | command | wall ratio | paired wall ratio | CPU ratio | paired CPU ratio |");
+    println!("|---:|---|---|---|---:|---:|---:|---:|");
+    for line in lines {
+        println!("{line}");
+    }
+    println!();
+    for note in notes {
+        println!("{note}");
+    }
+    println!();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Access heat (SPEC §12.1, `--heat`).
+
+/// Lines of the generated access log.
+const ACCESS_LINES: usize = 100_000;
+/// Active days the log spans (over 40 calendar days).
+const ACCESS_DAYS: u64 = 30;
+
+/// Writes `.co-cli/state/access.jsonl` of `ACCESS_LINES` lines, as `kb recall` and `kb show`
+/// append them, over `ACCESS_DAYS` active days ending today, in time order: half the accesses go
+/// to 20 memories, 30 % to 1 % of them, 18 % to any, 2 % to the Copilot records. Returns what it
+/// wrote.
+fn add_access_log(root: &Path, n: usize) -> String {
+    let mut rng = Rng(0x0acc_e55e_d0c0_ffee ^ n as u64);
+    let today = chrono::Utc::now().date_naive();
+    // 30 of the last 40 calendar days, oldest first.
+    let mut days: Vec<chrono::NaiveDate> = (0..40).map(|d| today - chrono::Duration::days(d)).collect();
+    while days.len() as u64 > ACCESS_DAYS {
+        let skip = 1 + rng.below(days.len() as u64 - 1) as usize;
+        days.remove(skip);
+    }
+    days.reverse();
+    let hot: Vec<u64> = (0..20).map(|_| 1 + rng.below(n as u64)).collect();
+    let warm: Vec<u64> = (0..(n / 100).max(1)).map(|_| 1 + rng.below(n as u64)).collect();
+    let per_day = ACCESS_LINES / days.len();
+    let mut log = String::with_capacity(ACCESS_LINES * 70);
+    let mut lines = 0;
+    for (d, day) in days.iter().enumerate() {
+        let count = if d + 1 == days.len() { ACCESS_LINES - lines } else { per_day };
+        let mut seconds: Vec<u64> = (0..count).map(|_| rng.below(86_400 * 1_000_000)).collect();
+        seconds.sort_unstable();
+        for micros in seconds {
+            let at = day.and_hms_opt(0, 0, 0).unwrap().and_utc() + chrono::Duration::microseconds(micros as i64);
+            let at = at.format("%Y-%m-%dT%H:%M:%S%.6f+00:00");
+            let roll = rng.below(100);
+            let line = match roll {
+                0..2 => format!("{{\"id\":\"mem-{:08x}\",\"store\":\"copilot\",\"at\":\"{at}\"}}", rng.below(24)),
+                2..52 => format!("{{\"id\":{},\"store\":\"md\",\"at\":\"{at}\"}}", hot[rng.below(20) as usize]),
+                52..82 => format!("{{\"id\":{},\"store\":\"md\",\"at\":\"{at}\"}}", warm[rng.below(warm.len() as u64) as usize]),
+                _ => format!("{{\"id\":{},\"store\":\"md\",\"at\":\"{at}\"}}", 1 + rng.below(n as u64)),
+            };
+            log.push_str(&line);
+            log.push('\n');
+        }
+        lines += count;
+    }
+    let state = root.join(".co-cli/state");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("access.jsonl"), &log).unwrap();
+    format!("an access log of {lines} lines ({} KiB) over {} active days", log.len() / 1024, days.len())
+}
+
+/// Moves the access log aside and puts a folder in its place (`true`), so that kb cannot log
+/// (it checks the path, warns, and writes nothing), or puts it back (`false`).
+fn log_disabled(root: &Path, disabled: bool) {
+    let log = root.join(".co-cli/state/access.jsonl");
+    let aside = root.join(".co-cli/state/access.jsonl.aside");
+    if disabled {
+        std::fs::rename(&log, &aside).unwrap();
+        std::fs::create_dir(&log).unwrap();
+    } else {
+        std::fs::remove_dir(&log).unwrap();
+        std::fs::rename(&aside, &log).unwrap();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -866,10 +996,13 @@ fn main() {
         floor_child(Path::new(&args[1]));
         return;
     }
-    let layered = args.first().map(String::as_str) == Some("--layered");
-    if layered {
+    let mode = args.first().map(String::as_str).filter(|a| a.starts_with("--")).map(str::to_string);
+    if mode.is_some() {
         args.remove(0);
     }
+    let layered = mode.as_deref() == Some("--layered");
+    let heat = mode.as_deref() == Some("--heat");
+    assert!(mode.is_none() || layered || heat, "unknown mode {mode:?}: --layered or --heat");
     let sizes: Vec<usize> = if args.is_empty() {
         vec![200, 2_000, 10_000, 100_000]
     } else {
@@ -881,7 +1014,7 @@ fn main() {
     let me = std::env::current_exe().unwrap();
     // The table lines of the first runs and of the warm runs, printed at the end.
     let mut tables: [Vec<String>; 2] = [Vec::new(), Vec::new()];
-    // With `--layered`: the ratio of the layered to the plain `kb context`, per N and binary.
+    // With `--layered` or `--heat`: the ratios to the baseline command, per N and binary.
     let mut ratios: Vec<String> = Vec::new();
     let mut notes = Vec::new();
     let mut all_ok = true;
@@ -903,6 +1036,10 @@ fn main() {
         if layered {
             let what = add_layers(&bench.root, n);
             notes.push(format!("N = {n}: layered repository: {what}"));
+        }
+        if heat {
+            let what = add_access_log(&bench.root, n);
+            notes.push(format!("N = {n}: {what}"));
         }
         let dir = bench.root.join(".co-cli/knowledge/memories");
         let reps = runs(n);
@@ -938,29 +1075,25 @@ fn main() {
             let mut json = vec!["--json"];
             json.extend(LAYERED);
             let whats = ["context", "layered context", "layered context (--json)"];
-            let measured = bench.measure_interleaved(reps, &[&["context"], &LAYERED, &json]);
-            rows.extend(whats.into_iter().zip(measured));
-            for (k, kind) in ["first run", "warm"].iter().enumerate() {
-                for (i, name) in names.iter().enumerate() {
-                    let plain = &rows[0].1[k][i];
-                    let (pw, pc, _) = summary(plain);
-                    for (what, runs) in &rows[1..] {
-                        let layered = &runs[k][i];
-                        let (lw, lc, _) = summary(layered);
-                        let cpu = pc.zip(lc).map_or("n/a".into(), |(p, l)| format!("{:.2}", l / p));
-                        let pairs = layered.iter().zip(plain);
-                        let wall_pairs = median(pairs.clone().map(|(l, p)| l.wall / p.wall).collect());
-                        let cpu_pairs = pairs
-                            .map(|(l, p)| Some(l.cpu? / p.cpu?))
-                            .collect::<Option<Vec<f64>>>()
-                            .map_or("n/a".into(), |r| format!("{:.2}", median(r)));
-                        ratios.push(format!(
-                            "| {n} | {kind} | {name} | {what} | {:.2} | {wall_pairs:.2} | {cpu} | {cpu_pairs} |",
-                            lw / pw
-                        ));
-                    }
-                }
-            }
+            let cmds = [Cmd::plain(&["context"]), Cmd::plain(&LAYERED), Cmd::plain(&json)];
+            rows.extend(whats.into_iter().zip(bench.measure_interleaved(reps, &cmds)));
+            let others: Vec<_> = rows[1..].iter().map(|(w, r)| (*w, r)).collect();
+            ratios.extend(ratio_lines(n, names, &rows[0].1, &others));
+        } else if heat {
+            let root = bench.root.clone();
+            let disable = move |on: bool| log_disabled(&root, on);
+            let recall = ["recall", "postgres"];
+            let cmds = [
+                Cmd::plain(&["context", "--no-hot"]),
+                Cmd::plain(&["context"]),
+                Cmd::plain(&["heat"]),
+                Cmd::plain(&recall),
+                Cmd { argv: &recall, hook: Some(&disable) },
+            ];
+            let whats = ["context --no-hot", "context (Hot Memories)", "heat", "recall (logging)", "recall (no log)"];
+            rows.extend(whats.into_iter().zip(bench.measure_interleaved(reps, &cmds)));
+            ratios.extend(ratio_lines(n, names, &rows[0].1, &[(rows[1].0, &rows[1].1), (rows[2].0, &rows[2].1)]));
+            ratios.extend(ratio_lines(n, names, &rows[4].1, &[(rows[3].0, &rows[3].1)]));
         } else {
             rows.push(("list", bench.measure(reps, &["list"], &|_| {})));
             rows.push(("recall", bench.measure(reps, &["recall", "postgres"], &|_| {})));
@@ -1058,17 +1191,21 @@ fn main() {
         println!();
     }
     if layered {
-        println!("Layered / plain: the median of the layered `kb context` over that of the plain one\n");
-        println!("| N | run | binary | command | wall ratio | paired wall ratio | CPU ratio | paired CPU ratio |");
-        println!("|---:|---|---|---|---:|---:|---:|---:|");
-        for line in &ratios {
-            println!("{line}");
-        }
-        println!("\nlayered context: kb {}", LAYERED.join(" "));
-        println!(
-            "paired ratio: the median of layered / plain over the rounds (each round runs the three commands back to back)"
+        print_ratios(
+            "Layered / plain: the median of the layered `kb context` over that of the plain one",
+            &ratios,
+            &[
+                format!("layered context: kb {}", LAYERED.join(" ")),
+                "paired ratio: the median of layered / plain over the rounds (each round runs the three commands back to back)".into(),
+            ],
         );
-        println!();
+    }
+    if heat {
+        print_ratios(
+            "Heat: `kb context` with Hot Memories and `kb heat` over `kb context --no-hot`; `kb recall` logging over not logging",
+            &ratios,
+            &["paired ratio: the median of the ratios over the rounds (each round runs the five commands back to back)".into()],
+        );
     }
     println!("whole processes; wall and CPU (user + system) time: medians; peak RSS: the largest of the runs");
     if paired {
