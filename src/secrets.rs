@@ -627,6 +627,40 @@ fn base64url_decode(input: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The secret filter over the fields of one write (SPEC §6): a field holding a secret is refused
+/// (naming the field and the rule) or, when the person asked for `--redact` (and always over
+/// MCP), stored with each secret replaced; the rules that fired are reported.
+pub struct Screen {
+    redact: bool,
+    fired: Vec<&'static str>,
+}
+
+impl Screen {
+    pub fn new(redact: bool) -> Screen {
+        Screen { redact, fired: Vec::new() }
+    }
+
+    /// Returns `text` as it may be stored in `field`, or the refusal.
+    pub fn field(&mut self, field: &str, text: String) -> Result<String, crate::error::KbError> {
+        let found = scan(&text);
+        match found.first() {
+            None => Ok(text),
+            Some(f) if !self.redact => Err(crate::error::KbError::Secret { field: field.to_string(), rule: f.rule }),
+            Some(_) => {
+                self.fired.extend(found.iter().map(|f| f.rule));
+                Ok(redact(&text))
+            }
+        }
+    }
+
+    /// The rules whose matches were redacted, sorted, each once.
+    pub fn redacted(mut self) -> Vec<&'static str> {
+        self.fired.sort_unstable();
+        self.fired.dedup();
+        self.fired
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

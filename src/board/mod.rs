@@ -180,22 +180,10 @@ impl Edit<'_> {
         if content.is_empty() {
             return Err(KbError::Invalid("nothing to add: the content is empty".into()));
         }
-        let mut redacted = Vec::new();
-        let mut screen = |field: &str, text: &str| -> Result<String> {
-            let found = secrets::scan(text);
-            match found.first() {
-                None => Ok(text.to_string()),
-                Some(f) if !redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
-                Some(_) => {
-                    redacted.extend(found.iter().map(|f| f.rule));
-                    Ok(secrets::redact(text))
-                }
-            }
-        };
-        let description = screen("description", description)?;
-        let content = screen("content", content)?;
-        redacted.sort_unstable();
-        redacted.dedup();
+        let mut screen = secrets::Screen::new(redact);
+        let description = screen.field("description", description.to_string())?;
+        let content = screen.field("content", content.to_string())?;
+        let redacted = screen.redacted();
         let _lock = self.repo.lock()?;
         let (mut board, set_aside) = self.load()?;
         let now = crate::format::time::py_isoformat(self.repo.now);

@@ -757,18 +757,9 @@ impl RecordStore<'_> {
         if reason.is_empty() {
             return Err(KbError::Invalid("a vote needs a reason: the reason is empty".into()));
         }
-        let found = secrets::scan(reason);
-        let mut redacted: Vec<&'static str> = Vec::new();
-        let reason: Cow<'_, str> = match found.first() {
-            None => Cow::Borrowed(reason),
-            Some(f) if !redact => return Err(KbError::Secret { field: "reason".into(), rule: f.rule }),
-            Some(_) => {
-                redacted.extend(found.iter().map(|f| f.rule));
-                redacted.sort_unstable();
-                redacted.dedup();
-                Cow::Owned(secrets::redact(reason))
-            }
-        };
+        let mut screen = secrets::Screen::new(redact);
+        let reason = screen.field("reason", reason.to_string())?;
+        let redacted = screen.redacted();
         let reason: &str = &reason;
         let _lock = self.repo.lock()?;
         let file = self.read()?;
@@ -849,19 +840,10 @@ fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> 
         }
     }
     req.citations = citations;
-    let mut redacted = Vec::new();
-    let redact = req.redact;
+    let mut screen = secrets::Screen::new(req.redact);
     let mut check = |field: &str, text: &mut String| -> Result<()> {
-        let found = secrets::scan(text);
-        match found.first() {
-            None => Ok(()),
-            Some(f) if !redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
-            Some(_) => {
-                redacted.extend(found.iter().map(|f| f.rule));
-                *text = secrets::redact(text);
-                Ok(())
-            }
-        }
+        *text = screen.field(field, std::mem::take(text))?;
+        Ok(())
     };
     check("subject", &mut req.subject)?;
     check("fact", &mut req.fact)?;
@@ -872,8 +854,7 @@ fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> 
     if let Some(c) = &mut req.category {
         check("category", c)?;
     }
-    redacted.sort_unstable();
-    redacted.dedup();
+    let redacted = screen.redacted();
     Ok((req, redacted))
 }
 

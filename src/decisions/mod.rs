@@ -355,45 +355,12 @@ impl Store<'_> {
 /// Applies the text rules and the secret filter (SPEC §6); returns the text and tags to store
 /// and the rules redacted.
 fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)> {
-    let content = frontmatter::py_strip(&new.content).to_string();
-    if content.is_empty() {
-        return Err(KbError::Invalid("nothing to record: the decision text is empty".into()));
-    }
-    if content.contains('\0') || new.tags.iter().any(|t| t.contains('\0')) {
-        return Err(KbError::Invalid("the text contains a NUL byte: decisions are text files".into()));
-    }
-    if content.len() > crate::memories::store::MAX_TEXT_BYTES {
-        return Err(KbError::Invalid(format!(
-            "the text is {} bytes; a decision holds at most {} bytes",
-            content.len(),
-            crate::memories::store::MAX_TEXT_BYTES
-        )));
-    }
-    let mut tags: Vec<String> = Vec::new();
-    for t in &new.tags {
-        if t.trim().is_empty() {
-            return Err(KbError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
-        }
-        if !tags.contains(t) {
-            tags.push(t.clone());
-        }
-    }
-    let mut redacted = Vec::new();
-    let mut check = |field: &str, text: String| -> Result<String> {
-        let found = secrets::scan(&text);
-        match found.first() {
-            None => Ok(text),
-            Some(f) if !new.redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
-            Some(_) => {
-                redacted.extend(found.iter().map(|f| f.rule));
-                Ok(secrets::redact(&text))
-            }
-        }
-    };
-    let content = check("text", content)?;
-    let tags = tags.into_iter().map(|t| check("tag", t)).collect::<Result<Vec<_>>>()?;
-    redacted.sort_unstable();
-    redacted.dedup();
+    let empty = "nothing to record: the decision text is empty";
+    let (content, tags) = crate::memories::store::checked_text(&new.content, &new.tags, "decision", empty)?;
+    let mut screen = secrets::Screen::new(new.redact);
+    let content = screen.field("text", content)?;
+    let tags = tags.into_iter().map(|t| screen.field("tag", t)).collect::<Result<Vec<_>>>()?;
+    let redacted = screen.redacted();
     Ok((content, tags, redacted))
 }
 

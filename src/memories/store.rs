@@ -307,6 +307,36 @@ fn layer_keys(req: &SaveRequest, agent: Option<&str>) -> Vec<(String, Value)> {
     keys
 }
 
+/// Checks a text to store and its tags, as memories and decisions share the rules: the text
+/// stripped as co-cli strips it, not empty (`empty` is the message), without NUL bytes, at most
+/// `MAX_TEXT_BYTES`; no blank tag, each tag once, kept exactly as given (as co-cli does). `noun`
+/// names what holds the text ("memory", "decision").
+pub fn checked_text(raw: &str, tags: &[String], noun: &str, empty: &str) -> Result<(String, Vec<String>)> {
+    let content = frontmatter::py_strip(raw).to_string();
+    if content.is_empty() {
+        return Err(KbError::Invalid(empty.into()));
+    }
+    if content.contains('\0') || tags.iter().any(|t| t.contains('\0')) {
+        return Err(KbError::Invalid(format!("the text contains a NUL byte: {noun}s are text files")));
+    }
+    if content.len() > MAX_TEXT_BYTES {
+        return Err(KbError::Invalid(format!(
+            "the text is {} bytes; a {noun} holds at most {MAX_TEXT_BYTES} bytes",
+            content.len()
+        )));
+    }
+    let mut kept: Vec<String> = Vec::new();
+    for t in tags {
+        if t.trim().is_empty() {
+            return Err(KbError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
+        }
+        if !kept.contains(t) {
+            kept.push(t.clone());
+        }
+    }
+    Ok((content, kept))
+}
+
 /// What a save stores, once checked and screened for secrets.
 struct Screened {
     content: String,
@@ -319,49 +349,15 @@ struct Screened {
 /// Checks the request and applies the secret filter; returns what to store and the rules
 /// redacted.
 fn screen(req: &SaveRequest) -> Result<Screened> {
-    let content = frontmatter::py_strip(&req.content).to_string();
-    if content.is_empty() {
-        return Err(KbError::Invalid("nothing to save: the text is empty".into()));
-    }
-    if content.contains('\0') || req.tags.iter().any(|t| t.contains('\0')) {
-        return Err(KbError::Invalid("the text contains a NUL byte: memories are text files".into()));
-    }
-    if content.len() > MAX_TEXT_BYTES {
-        return Err(KbError::Invalid(format!(
-            "the text is {} bytes; a memory holds at most {MAX_TEXT_BYTES} bytes",
-            content.len()
-        )));
-    }
+    let (content, tags) = checked_text(&req.content, &req.tags, "memory", "nothing to save: the text is empty")?;
     if let Some(agent) = &req.agent {
         file::check_agent(agent).map_err(KbError::Invalid)?;
     }
-    let mut tags: Vec<String> = Vec::new();
-    // Tags are kept exactly as given (co-cli does too); only blank ones are refused.
-    for t in &req.tags {
-        if t.trim().is_empty() {
-            return Err(KbError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
-        }
-        if !tags.contains(t) {
-            tags.push(t.clone());
-        }
-    }
-    let mut redacted = Vec::new();
-    let mut check = |field: &str, text: String| -> Result<String> {
-        let found = secrets::scan(&text);
-        match found.first() {
-            None => Ok(text),
-            Some(f) if !req.redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
-            Some(_) => {
-                redacted.extend(found.iter().map(|f| f.rule));
-                Ok(secrets::redact(&text))
-            }
-        }
-    };
-    let content = check("text", content)?;
-    let tags = tags.into_iter().map(|t| check("tag", t)).collect::<Result<Vec<_>>>()?;
-    let agent = req.agent.clone().map(|a| check("agent name", a)).transpose()?;
-    redacted.sort_unstable();
-    redacted.dedup();
+    let mut screen = secrets::Screen::new(req.redact);
+    let content = screen.field("text", content)?;
+    let tags = tags.into_iter().map(|t| screen.field("tag", t)).collect::<Result<Vec<_>>>()?;
+    let agent = req.agent.clone().map(|a| screen.field("agent name", a)).transpose()?;
+    let redacted = screen.redacted();
     Ok(Screened { content, tags, agent, redacted })
 }
 

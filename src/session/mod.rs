@@ -77,7 +77,7 @@ fn none_open() -> KbError {
 
 /// Returns a text to store: stripped, one that is not empty, without NUL bytes, within the size
 /// limit, and screened for secrets (refused, or redacted with `redact`).
-fn screen(field: &str, raw: &str, redact: bool, redacted: &mut Vec<&'static str>) -> Result<String> {
+fn screen(field: &str, raw: &str, filter: &mut secrets::Screen) -> Result<String> {
     let text = frontmatter::py_strip(raw);
     let text = if text.contains('\r') { text.replace("\r\n", "\n").replace('\r', "\n") } else { text.to_string() };
     if text.is_empty() {
@@ -92,23 +92,14 @@ fn screen(field: &str, raw: &str, redact: bool, redacted: &mut Vec<&'static str>
             text.len()
         )));
     }
-    let found = secrets::scan(&text);
-    match found.first() {
-        None => Ok(text),
-        Some(f) if !redact => Err(KbError::Secret { field: field.to_string(), rule: f.rule }),
-        Some(_) => {
-            redacted.extend(found.iter().map(|f| f.rule));
-            redacted.sort_unstable();
-            redacted.dedup();
-            Ok(secrets::redact(&text))
-        }
-    }
+    filter.field(field, text)
 }
 
 /// Opens a session with `focus` (one line). Fails when one is open, naming its focus and start.
 pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<Outcome> {
-    let mut redacted = Vec::new();
-    let focus = screen("focus", focus, redact, &mut redacted)?;
+    let mut filter = secrets::Screen::new(redact);
+    let focus = screen("focus", focus, &mut filter)?;
+    let redacted = filter.redacted();
     if focus.contains('\n') {
         return Err(KbError::Invalid("the focus is one line: put the details in the summary".into()));
     }
@@ -135,8 +126,9 @@ pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<Outcome> {
 
 /// Replaces the running summary with `text`, or appends it as a paragraph; sets `updated`.
 pub fn update(repo: &Repo, text: &str, append: bool, redact: bool) -> Result<Outcome> {
-    let mut redacted = Vec::new();
-    let text = screen("summary", text, redact, &mut redacted)?;
+    let mut filter = secrets::Screen::new(redact);
+    let text = screen("summary", text, &mut filter)?;
+    let redacted = filter.redacted();
     let _held = repo.lock()?;
     let open = open_session(&repo.layout)?.ok_or_else(none_open)?;
     let summary = if append { file::append(&open.session.summary, &text) } else { text };
@@ -158,8 +150,9 @@ pub fn update(repo: &Repo, text: &str, append: bool, redact: bool) -> Result<Out
 /// the file moves to `sessions/<started>-<slug of focus>.md` (`-2`, `-3`... when that name is
 /// taken). The new file is written before `session.md` is removed.
 pub fn end(repo: &Repo, summary: Option<&str>, redact: bool) -> Result<Outcome> {
-    let mut redacted = Vec::new();
-    let summary = summary.map(|s| screen("summary", s, redact, &mut redacted)).transpose()?;
+    let mut filter = secrets::Screen::new(redact);
+    let summary = summary.map(|s| screen("summary", s, &mut filter)).transpose()?;
+    let redacted = filter.redacted();
     let layout = &repo.layout;
     let _held = repo.lock()?;
     let open = open_session(layout)?.ok_or_else(none_open)?;
