@@ -600,7 +600,12 @@ impl<'a> Cmd<'a> {
 
 /// The ratio table's lines: each of `rows` (name, first and warm runs per binary) over the
 /// baseline `base`, as the ratio of the medians and the median of the ratios round by round.
-fn ratio_lines(n: usize, names: &[&str], base: &[Vec<Vec<Sample>>; 2], rows: &[(&str, &[Vec<Vec<Sample>>; 2])]) -> Vec<String> {
+fn ratio_lines(
+    n: usize,
+    names: &[&str],
+    base: &[Vec<Vec<Sample>>; 2],
+    rows: &[(&str, &[Vec<Vec<Sample>>; 2])],
+) -> Vec<String> {
     let mut lines = Vec::new();
     for (k, kind) in ["first run", "warm"].iter().enumerate() {
         for (i, name) in names.iter().enumerate() {
@@ -616,7 +621,10 @@ fn ratio_lines(n: usize, names: &[&str], base: &[Vec<Vec<Sample>>; 2], rows: &[(
                     .map(|(l, p)| Some(l.cpu? / p.cpu?))
                     .collect::<Option<Vec<f64>>>()
                     .map_or("n/a".into(), |r| format!("{:.2}", median(r)));
-                lines.push(format!("| {n} | {kind} | {name} | {what} | {:.2} | {wall_pairs:.2} | {cpu} | {cpu_pairs} |", lw / pw));
+                lines.push(format!(
+                    "| {n} | {kind} | {name} | {what} | {:.2} | {wall_pairs:.2} | {cpu} | {cpu_pairs} |",
+                    lw / pw
+                ));
             }
         }
     }
@@ -676,7 +684,10 @@ fn add_access_log(root: &Path, n: usize) -> String {
             let line = match roll {
                 0..2 => format!("{{\"id\":\"mem-{:08x}\",\"store\":\"copilot\",\"at\":\"{at}\"}}", rng.below(24)),
                 2..52 => format!("{{\"id\":{},\"store\":\"md\",\"at\":\"{at}\"}}", hot[rng.below(20) as usize]),
-                52..82 => format!("{{\"id\":{},\"store\":\"md\",\"at\":\"{at}\"}}", warm[rng.below(warm.len() as u64) as usize]),
+                52..82 => format!(
+                    "{{\"id\":{},\"store\":\"md\",\"at\":\"{at}\"}}",
+                    warm[rng.below(warm.len() as u64) as usize]
+                ),
                 _ => format!("{{\"id\":{},\"store\":\"md\",\"at\":\"{at}\"}}", 1 + rng.below(n as u64)),
             };
             log.push_str(&line);
