@@ -1,7 +1,7 @@
 //! The context board (SPEC §12.2): one file per branch, the CLI commands, capacity, counts, the
 //! rendering in `kb context --board`.
 
-use crate::common::TestEnv;
+use crate::common::{TestEnv, assert_same_tree};
 
 fn env() -> TestEnv {
     let t = TestEnv::new();
@@ -149,4 +149,224 @@ fn a_corrupt_board_is_reported_read_as_empty_and_kept_aside_by_a_write() {
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains(".corrupt-"))
         .count();
     assert_eq!(kept, 1);
+}
+
+/// A board item as the board file stores it.
+fn stored(src: &str, name: &str, content: &str) -> serde_json::Value {
+    serde_json::json!({"src": src, "name": name, "description": format!("the {src} {name}"), "content": content,
+        "read_count": 0, "count": 0, "created": "2026-11-01T00:00:00+00:00", "updated": "2026-11-01T00:00:00+00:00"})
+}
+
+/// Writes a board file by hand.
+fn write_board(t: &TestEnv, branch: &str, items: &[serde_json::Value]) -> std::path::PathBuf {
+    let file = board_file(t, branch);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, serde_json::to_string_pretty(items).unwrap()).unwrap();
+    file
+}
+
+#[test]
+fn the_branch_flag_works_for_every_board_command() {
+    let t = env();
+    t.kb(&["board", "--branch", "release/1.0", "add", "notes", "--description", "d", "release notes"]).ok();
+    assert_eq!(items(&t, "release/1.0").len(), 1);
+    assert!(!board_file(&t, "feature/board").exists(), "the checked-out branch's board is not touched");
+    let list = t.kb(&["--json", "board", "--branch", "release/1.0"]).ok().json();
+    assert_eq!((list["branch"].as_str(), list["items"][0]["name"].as_str()), (Some("release/1.0"), Some("notes")));
+    assert_eq!(t.kb(&["--json", "board"]).ok().json()["items"], serde_json::json!([]));
+    assert_eq!(t.kb(&["board", "--branch", "release/1.0", "get", "notes"]).ok().stdout, "release notes\n");
+    assert_eq!(items(&t, "release/1.0")[0]["read_count"], 1);
+    t.kb(&["board", "get", "notes"]).err();
+    t.kb(&["board", "remove", "notes"]).err();
+    t.kb(&["board", "--branch", "release/1.0", "remove", "notes"]).ok();
+    assert!(items(&t, "release/1.0").is_empty());
+}
+
+#[test]
+fn src_tells_a_user_item_from_an_agent_item_of_the_same_name() {
+    let t = env();
+    write_board(&t, "feature/board", &[stored("agent", "notes", "the agent's text")]);
+    // The CLI is a person: its add makes a user item and leaves the agent's alone.
+    let r = t.kb(&["--json", "board", "add", "notes", "--description", "mine", "my text"]).ok().json();
+    assert_eq!((r["action"].as_str(), r["src"].as_str()), (Some("added"), Some("user")));
+    let now = items(&t, "feature/board");
+    assert_eq!(now.len(), 2);
+    assert_eq!(now[0], stored("agent", "notes", "the agent's text"));
+    assert_eq!((now[1]["src"].as_str(), now[1]["content"].as_str()), (Some("user"), Some("my text")));
+    // Two items of one name: --src chooses, and only that item's read is counted.
+    let r = t.kb(&["board", "get", "notes"]).err();
+    assert!(r.stderr.contains("--src"), "{r:?}");
+    assert_eq!(t.kb(&["board", "get", "notes", "--src", "agent"]).ok().stdout, "the agent's text\n");
+    assert_eq!(t.kb(&["board", "get", "notes", "--src", "user"]).ok().stdout, "my text\n");
+    assert_eq!(t.kb(&["board", "get", "notes", "--src", "user"]).ok().stdout, "my text\n");
+    let now = items(&t, "feature/board");
+    assert_eq!((now[0]["read_count"].as_u64(), now[1]["read_count"].as_u64()), (Some(1), Some(2)));
+    // A person removes any item, an agent's too.
+    let r = t.kb(&["--json", "board", "remove", "notes", "--src", "agent"]).ok().json();
+    assert_eq!(r, serde_json::json!({"removed": "notes", "src": "agent"}));
+    let now = items(&t, "feature/board");
+    assert_eq!((now.len(), now[0]["src"].as_str()), (1, Some("user")));
+}
+
+#[test]
+fn add_takes_the_content_from_stdin_with_a_dash() {
+    let t = env();
+    t.kb_stdin(&["board", "add", "recipe", "--description", "d", "-"], Some("cargo build\ncargo nextest run\n")).ok();
+    assert_eq!(t.kb(&["board", "get", "recipe"]).ok().stdout, "cargo build\ncargo nextest run\n");
+}
+
+#[test]
+fn names_and_descriptions_at_their_limits_are_accepted() {
+    let t = env();
+    let name = format!("{}-{}", "a".repeat(40), "b".repeat(23));
+    assert_eq!(name.len(), 64);
+    t.kb(&["board", "add", &name, "--description", &"d".repeat(200), "c"]).ok();
+    // Characters, not bytes.
+    t.kb(&["board", "add", "accents", "--description", &"é".repeat(200), "c"]).ok();
+    t.kb(&["board", "add", "more-accents", "--description", &"é".repeat(201), "c"]).err();
+    t.kb(&["board", "add", "x", "--description", "d", "c"]).ok();
+    for bad in ["a--b", "a-", "a_b", "a b", "Ab", "a/b", ""] {
+        t.kb(&["board", "add", bad, "--description", "d", "c"]).err();
+    }
+    let names: Vec<String> =
+        items(&t, "feature/board").iter().map(|i| i["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, [name.as_str(), "accents", "x"]);
+}
+
+#[test]
+fn a_secret_in_the_description_is_refused_or_redacted() {
+    let t = env();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let r = t.kb(&["board", "add", "a", "--description", &format!("token {token}"), "c"]).err();
+    assert!(r.stderr.contains("description") && r.stderr.contains("github"), "{r:?}");
+    assert!(!board_file(&t, "feature/board").exists());
+    let r = t.kb(&["--json", "board", "add", "a", "--description", &format!("token {token}"), "--redact", "c"]).ok();
+    assert_eq!(r.json()["redacted"], serde_json::json!(["github-pat"]));
+    let item = &items(&t, "feature/board")[0];
+    assert_eq!(item["description"], "token [REDACTED:github-pat]");
+}
+
+#[test]
+#[ignore = "product bug: the secret filter does not look at a board item's name"]
+fn a_secret_in_the_name_is_refused() {
+    // SPEC §12.2: the secret filter applies to every field. A Slack bot token is kebab-case.
+    let t = env();
+    let token = "xoxb-123456789012-123456789012-abcdefghijklmnopqrstuvwx";
+    // `kb save` refuses the same text.
+    t.kb(&["save", token]).err();
+    let r = t.kb(&["board", "add", token, "--description", "d", "c"]).err();
+    assert!(r.stderr.contains("slack"), "{r:?}");
+    assert!(!board_file(&t, "feature/board").exists());
+}
+
+#[test]
+fn every_add_from_23_items_on_warns_and_the_26th_changes_nothing() {
+    let t = env();
+    let base: Vec<serde_json::Value> = (0..22).map(|i| stored("user", &format!("item-{i}"), "c")).collect();
+    let file = write_board(&t, "feature/board", &base);
+    for (i, n) in (22..25).zip(23..=25) {
+        let r = t.kb(&["board", "add", &format!("item-{i}"), "--description", "d", "c"]).ok();
+        assert!(r.stderr.contains(&format!("the board holds {n} of 25 items: prune it to 18 or fewer")), "{r:?}");
+    }
+    let full = std::fs::read(&file).unwrap();
+    let r = t.kb(&["--json", "board", "add", "item-25", "--description", "d", "c"]).err();
+    assert!(r.stderr.contains("prune first"), "{r:?}");
+    assert_eq!(std::fs::read(&file).unwrap(), full);
+}
+
+#[test]
+fn a_session_start_counts_a_view_of_every_item() {
+    let t = env();
+    write_board(
+        &t,
+        "feature/board",
+        &[stored("user", "one", "c"), stored("agent", "two", "c"), stored("agent", "three", "c")],
+    );
+    t.kb(&["session", "start", "First"]).ok();
+    let counts =
+        |t: &TestEnv| -> Vec<u64> { items(t, "feature/board").iter().map(|i| i["count"].as_u64().unwrap()).collect() };
+    assert_eq!(counts(&t), [1, 1, 1]);
+    t.kb(&["session", "end"]).ok();
+    assert_eq!(counts(&t), [1, 1, 1], "only a start counts");
+    t.kb(&["session", "start", "Second"]).ok();
+    assert_eq!(counts(&t), [2, 2, 2]);
+    // Reading items counts reads, not views.
+    t.kb(&["board", "get", "one"]).ok();
+    assert_eq!(counts(&t), [2, 2, 2]);
+}
+
+#[test]
+fn reads_never_write_a_board_file() {
+    let t = env();
+    write_board(&t, "feature/board", &[stored("user", "one", "c"), stored("agent", "two", "c")]);
+    let before = t.snapshot();
+    t.kb(&["board"]).ok();
+    t.kb(&["--json", "board"]).ok();
+    t.kb(&["board", "--branch", "elsewhere"]).ok();
+    assert!(t.kb(&["context", "--board"]).ok().stdout.contains("| agent | two |"));
+    t.kb(&["--json", "context", "--board"]).ok();
+    t.kb(&["consolidate", "--dry-run"]).ok();
+    assert_same_tree(&before, &t.snapshot());
+}
+
+#[test]
+fn a_write_replaces_the_board_file_whole() {
+    // Atomic (SPEC §6): a new file renamed over the old one, never the old one edited in place,
+    // and no temporary file left next to it.
+    use std::os::unix::fs::MetadataExt;
+    let t = env();
+    let file = write_board(&t, "feature/board", &[stored("user", "one", "c")]);
+    let ino = std::fs::metadata(&file).unwrap().ino();
+    t.kb(&["board", "add", "two", "--description", "d", "c"]).ok();
+    assert_ne!(std::fs::metadata(&file).unwrap().ino(), ino);
+    let ino = std::fs::metadata(&file).unwrap().ino();
+    t.kb(&["board", "get", "one"]).ok();
+    assert_ne!(std::fs::metadata(&file).unwrap().ino(), ino);
+    let names: Vec<String> = std::fs::read_dir(file.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["feature%2Fboard.json"]);
+}
+
+#[test]
+fn eight_concurrent_adds_to_an_empty_board_all_land() {
+    let t = env();
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut cmd = t.command(&["board", "add", &format!("item-{i}"), "--description", "d", &format!("c{i}")]);
+            cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let mut names: Vec<String> = items(&t, "feature/board")
+        .iter()
+        .map(|i| format!("{}={}", i["name"].as_str().unwrap(), i["content"].as_str().unwrap()))
+        .collect();
+    names.sort();
+    assert_eq!(names, (0..8).map(|i| format!("item-{i}=c{i}")).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_list_shows_src_name_description_reads_and_views() {
+    let t = env();
+    let mut agent = stored("agent", "two", "secret-free content");
+    agent["read_count"] = 4.into();
+    agent["count"] = 2.into();
+    write_board(&t, "feature/board", &[stored("user", "one", "c"), agent]);
+    let text = t.kb(&["board"]).ok().stdout;
+    assert_eq!(
+        text,
+        "Context board of branch feature/board (2/25 items):\n\nuser  one (read 0, seen 0): the user one\nagent two (read 4, seen 2): the agent two\n"
+    );
+    assert!(!text.contains("content"), "the list shows no content");
+    let v = t.kb(&["--json", "board"]).ok().json();
+    let mut keys: Vec<&String> = v["items"][1].as_object().unwrap().keys().collect();
+    keys.sort();
+    assert_eq!(keys, ["count", "created", "description", "name", "read_count", "src", "updated"]);
+    assert_eq!((v["items"][1]["read_count"].as_u64(), v["items"][1]["count"].as_u64()), (Some(4), Some(2)));
+    assert_eq!(t.kb(&["board", "--branch", "empty"]).ok().stdout, "The context board of branch empty is empty.\n");
 }

@@ -465,3 +465,74 @@ fn consolidate_needs_a_repository_but_a_dry_run_does_not() {
     t.kb(&["consolidate", "--dry-run"]).ok();
     assert!(!t.root().join(".co-cli").exists());
 }
+
+#[test]
+fn the_dedup_threshold_setting_decides_what_merges() {
+    let t = TestEnv::pinned();
+    mem(&t, 1, "The api service listens on port 8080", &days_ago(30.0), "", &[]);
+    mem(&t, 2, "The api service listens on port 8080.", &days_ago(20.0), "", &[]);
+    let run = |threshold: &str| {
+        let mut cmd = t.command(&["--json", "consolidate"]);
+        cmd.env("CO_CLI_MEMORY_DEDUP_THRESHOLD", threshold);
+        run_command(cmd, None).ok().json()
+    };
+    // The pair scores 98.6: above 99 nothing merges, at 98 it does.
+    assert_eq!(run("99")["merged"], serde_json::json!([]));
+    assert_eq!(t.ids(), [1, 2]);
+    let v = run("98");
+    assert_eq!(v["merged"][0]["removed"], serde_json::json!([2]));
+    assert!((v["merged"][0]["similarity"].as_f64().unwrap() - 98.6).abs() < 0.05, "{v}");
+    assert_eq!(t.ids(), [1]);
+}
+
+#[test]
+fn the_run_holds_the_lock_from_start_to_end() {
+    // The summarizer of the one group waits for a file: while it waits, the lock is held. (A
+    // command line of several shell commands: it runs with `sh -c`.)
+    let t = TestEnv::pinned();
+    mem(&t, 1, "The api service listens on port 8080", &days_ago(3.0), "", &[]);
+    mem(&t, 2, "The api service listens on port 8080!", &days_ago(2.0), "", &[]);
+    let cmd = "cat > /dev/null; touch started; while [ ! -e go ]; do sleep 0.02; done; echo 'Merged while locked'";
+    let mut child = t
+        .command(&["consolidate", "--summarizer", cmd])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !t.root().join("started").exists() {
+        assert!(child.try_wait().unwrap().is_none(), "consolidate ended before its summarizer ran");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let lock_path = t.root().join(".co-cli/cache/lock");
+    let lock = std::fs::OpenOptions::new().write(true).open(&lock_path).unwrap();
+    assert!(
+        matches!(lock.try_lock(), Err(std::fs::TryLockError::WouldBlock)),
+        "the lock is free while consolidate runs"
+    );
+    std::fs::write(t.root().join("go"), "").unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(t.show(1)["content"], "Merged while locked");
+    lock.try_lock().expect("the lock is released at the end");
+}
+
+#[test]
+fn only_the_current_branch_board_is_pruned_and_a_dry_run_plans_it() {
+    let t = TestEnv::pinned();
+    std::fs::write(t.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let agents: Vec<serde_json::Value> = (0..20)
+        .map(|i| item("agent", &format!("agent-{i}"), 0, &format!("2026-11-{:02}T00:00:00+00:00", i + 1)))
+        .collect();
+    let text = serde_json::to_string_pretty(&agents).unwrap();
+    let here = t.write(".co-cli/state/board/main.json", &text);
+    let other = t.write(".co-cli/state/board/feature%2Fx.json", &text);
+    let before = t.snapshot();
+    let v = consolidate(&t, &["--dry-run"]);
+    assert_eq!(v["board_pruned"], serde_json::json!(["agent-0", "agent-1"]));
+    let run = t.kb(&["consolidate", "--dry-run"]).ok();
+    assert!(run.stdout.contains("agent-0") && run.stdout.contains("agent-1"), "{run:?}");
+    assert_same_tree(&before, &t.snapshot());
+    let v = consolidate(&t, &[]);
+    assert_eq!(v["board_pruned"], serde_json::json!(["agent-0", "agent-1"]));
+    assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&t.read(&here)).unwrap().len(), 18);
+    assert_eq!(t.read(&other), text, "another branch's board is left alone");
+}

@@ -442,3 +442,28 @@ fn a_match_kb_cannot_edit_exactly_is_left_alone_and_the_text_saved_new() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), flow, "the match is left as it was");
     assert_eq!(t.ids(), [1, 2]);
 }
+
+#[test]
+#[ignore = "product bug: --no-dedup is ignored with --store copilot, and the record is consolidated"]
+fn no_dedup_never_consolidates_a_copilot_record() {
+    // SPEC §5: --no-dedup always creates a new memory; a different fact must never vanish
+    // unseen. Refusing the combination would do too; replacing the fact does not.
+    let t = TestEnv::pinned();
+    let record = |extra: &[&str], fact: &str| {
+        let mut args = vec!["--json", "save", "--store", "copilot", "--subject", "ports", "--reason", "r"];
+        args.extend_from_slice(extra);
+        args.push(fact);
+        t.kb(&args)
+    };
+    record(&[], "The api service listens on port 8080").ok();
+    let path = t.root().join(".github/copilot-memories.jsonl");
+    let before = t.read(&path);
+    let run = record(&["--no-dedup"], "The api service listens on port 8081");
+    if run.code == 0 {
+        assert_eq!(run.json()["action"], "saved", "{run:?}");
+        assert!(t.read(&path).starts_with(&before), "the first record is kept as it was");
+        assert_eq!(t.read(&path).lines().count(), 2);
+    } else {
+        assert_eq!(t.read(&path), before, "{run:?}");
+    }
+}

@@ -566,3 +566,88 @@ fn markers_are_found_in_every_knowledge_file_and_a_heading_underline_is_not_one(
     std::fs::remove_file(&global_settings).unwrap();
     assert_eq!(t.ids(), [1]);
 }
+
+#[test]
+fn the_board_follows_the_branch_git_has_checked_out() {
+    let Some(t) = repo() else { return };
+    commit(&t, "base");
+    let board = |t: &TestEnv| -> Value { t.kb(&["--json", "board"]).ok().json() };
+    let names = |v: &Value| -> Vec<String> {
+        v["items"].as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap().to_string()).collect()
+    };
+    let dir = t.root().join(".co-cli/state/board");
+    t.kb(&["board", "add", "on-main", "--description", "d", "c"]).ok();
+    assert!(dir.join("main.json").is_file());
+    git_ok(&t, &["checkout", "-q", "-b", "feature/board"]);
+    assert_eq!((board(&t)["branch"].as_str(), names(&board(&t)).len()), (Some("feature/board"), 0));
+    t.kb(&["board", "add", "on-feature", "--description", "d", "c"]).ok();
+    assert!(dir.join("feature%2Fboard.json").is_file());
+    git_ok(&t, &["checkout", "-q", "main"]);
+    assert_eq!(names(&board(&t)), ["on-main"]);
+    git_ok(&t, &["checkout", "-q", "--detach"]);
+    assert_eq!(board(&t)["branch"], "detached");
+    // The board is local state: git sees none of it.
+    assert_eq!(git_ok(&t, &["status", "--porcelain", "--ignored=no"]), "");
+    // A worktree's `.git` is a file naming its git folder; its board is its branch's.
+    let wt = t.base.join("wt");
+    git_ok(&t, &["worktree", "add", "-q", "-b", "wt-branch", wt.to_str().unwrap(), "main"]);
+    let root = wt.to_str().unwrap();
+    let v = t.kb(&["--root", root, "--json", "board"]).ok().json();
+    assert_eq!(v["branch"], "wt-branch");
+    t.kb(&["--root", root, "board", "add", "in-worktree", "--description", "d", "c"]).ok();
+    assert!(wt.join(".co-cli/state/board/wt-branch.json").is_file());
+}
+
+#[test]
+fn concurrent_fixes_repair_a_duplicate_id_once() {
+    // `kb check --fix` works under the lock: of eight at once, one repairs, the others find
+    // nothing left to repair.
+    let t = TestEnv::pinned();
+    t.memory(1, "The base memory", &days_ago(5.0), &[]);
+    t.memory(2, "Older memory of one branch", &days_ago(4.0), &[]);
+    t.memory(2, "Newer memory of the other branch", &days_ago(3.0), &[]);
+    t.memory(3, "A third memory", &days_ago(2.0), &[]);
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            let mut cmd = t.command(&["--json", "check", "--fix"]);
+            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::null());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    let mut repairs = 0;
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        repairs += v["fixed"].as_array().unwrap().len();
+    }
+    assert_eq!(repairs, 1);
+    assert_eq!(
+        names_in(&t.memories()),
+        [
+            "001-the-base-memory.md",
+            "002-older-memory-of-one-branch.md",
+            "003-a-third-memory.md",
+            "004-newer-memory-of-the-other-bran.md"
+        ]
+    );
+    assert_eq!(t.ids(), [1, 2, 3, 4]);
+}
+
+#[test]
+fn save_never_reuses_the_id_of_an_invalid_file() {
+    // Files a merge or a hand left invalid still hold their ids: a time that does not parse,
+    // YAML that does not parse (the id line still reads), a decision of an unknown type.
+    let t = TestEnv::pinned();
+    t.memory(1, "A valid memory", &days_ago(2.0), &[]);
+    t.mem_file("009-broken.md", "---\ncreated: 'not a time'\nid: 9\ntags: []\n---\n\nbroken\n");
+    t.mem_file("012-bad.md", "---\ncreated: '2026-01-01T00:00:00+00:00'\nid: 12\ntags: [unclosed\n---\n\nbad\n");
+    t.write(
+        ".co-cli/knowledge/decisions/004-odd.md",
+        "---\ncreated: '2026-11-01T10:00:00+00:00'\nid: 4\nstatus: active\ntags: []\ntype: whim\n---\n\nOdd\n",
+    );
+    assert_eq!(t.ids(), [1]);
+    assert_eq!(t.kb(&["--json", "save", "A fresh memory"]).ok().json()["memory_id"], 13);
+    let added = t.kb(&["--json", "decision", "add", "A fresh decision", "--type", "scope"]).ok().json();
+    assert_eq!(added["decision_id"], 5);
+}

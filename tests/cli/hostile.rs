@@ -343,3 +343,18 @@ fn a_fifo_cache_index_is_ignored_not_opened() {
     let run = kb_within(&t, &["list"], LIMIT);
     assert!(run.code == 0 && run.stdout.contains("one"), "{run:?}");
 }
+
+#[test]
+fn a_fifo_access_log_never_blocks_or_fails_a_read() {
+    let t = TestEnv::pinned();
+    t.memory(1, "Use nextest in CI", &days_ago(1.0), &[]);
+    mkfifo(&t.root().join(".co-cli/state/access.jsonl"));
+    for args in [&["recall", "nextest"][..], &["show", "1"], &["heat"]] {
+        let run = kb_within(&t, args, LIMIT);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        assert!(run.stderr.contains("access.jsonl"), "{args:?}: {run:?}");
+    }
+    // The compiled block reads the log for its Hot Memories.
+    assert_eq!(kb_within(&t, &["context"], LIMIT).code, 0);
+    assert!(kb_within(&t, &["recall", "nextest"], LIMIT).stdout.contains("Use nextest in CI"));
+}

@@ -1176,6 +1176,104 @@ mod with_mcp {
         assert!(rest.contains(r#"{"jsonrpc":"2.0","id":1,"result":{"#), "{rest}");
         assert!(!rest.contains(HINT), "the hint comes once: {rest}");
     }
+
+    /// Returns the access log's lines, parsed.
+    fn access_lines(env: &TestEnv) -> Vec<Value> {
+        std::fs::read_to_string(env.root().join(".co-cli/state/access.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// recall_memory is an access per result (SPEC §12.1), as `kb recall` is; list_memories and
+    /// get_context are not.
+    #[tokio::test(flavor = "current_thread")]
+    async fn recall_memory_results_are_accesses_and_list_and_context_are_not() {
+        let env = env();
+        env.memory(1, "Use nextest in CI", &days_ago(2.0), &[]);
+        env.memory(2, "Nextest profiles live in .config/nextest.toml", &days_ago(1.0), &[]);
+        env.memory(3, "Deploys go through staging", &days_ago(1.0), &[]);
+        env.write(
+            ".github/copilot-memories.jsonl",
+            "{\"id\":\"mem-1\",\"subject\":\"ci\",\"fact\":\"nextest runs every test\"}\n",
+        );
+        let client = connect(&env, legacy()).await;
+        ok(call(&client, "list_memories", json!({})).await);
+        ok(call(&client, "get_context", json!({})).await);
+        assert_eq!(access_lines(&env), Vec::<Value>::new());
+        let (_, json) = ok(call(&client, "recall_memory", json!({"query": "nextest"})).await);
+        assert_eq!(json["count"], 3);
+        let mut lines = access_lines(&env);
+        // By id as JSON text: the record's quoted id first.
+        lines.sort_by_key(|l| l["id"].to_string());
+        assert_eq!(
+            lines,
+            [
+                json!({"id": "mem-1", "store": "copilot", "at": NOW}),
+                json!({"id": 1, "store": "md", "at": NOW}),
+                json!({"id": 2, "store": "md", "at": NOW}),
+            ]
+        );
+        ok(call(&client, "recall_memory", json!({"query": "nextest", "max_results": 1})).await);
+        assert_eq!(access_lines(&env).len(), 4, "one line per result returned");
+        client.cancel().await.unwrap();
+        let heat = env.kb(&["--json", "heat", "--all"]).ok().json();
+        assert_eq!(heat["memories"].as_array().unwrap().iter().map(|r| r["heat"].as_u64().unwrap()).sum::<u64>(), 4);
+    }
+
+    /// forget_memory and a consolidating save_memory are journaled like the CLI's, so a person
+    /// can `kb undo` what an agent did (SPEC §12.4).
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_agents_forget_and_consolidating_save_are_undone() {
+        use crate::undo::{assert_same_files, files};
+        let env = env();
+        env.memory(1, "The api service listens on port 8080", &days_ago(1.0), &[]);
+        env.memory(2, "Deploys go out on Tuesdays", &days_ago(1.0), &[]);
+        let before = files(&env);
+        let client = connect(&env, legacy()).await;
+        let (_, json) =
+            ok(call(&client, "save_memory", json!({"content": "The web service listens on port 8081"})).await);
+        assert_eq!(json["action"], "consolidated");
+        assert_eq!(json["replaced"], "The api service listens on port 8080");
+        ok(call(&client, "forget_memory", json!({"id": 2})).await);
+        client.cancel().await.unwrap();
+        let list = env.kb(&["--json", "undo", "--list"]).ok().json();
+        let ops: Vec<&str> = list["entries"].as_array().unwrap().iter().map(|e| e["op"].as_str().unwrap()).collect();
+        assert_eq!(ops, ["forget", "save"]);
+        env.kb(&["undo"]).ok();
+        env.kb(&["undo"]).ok();
+        assert_same_files(&before, &files(&env));
+    }
+
+    /// Each `kb mcp` process counts one view of every item at its first board request; `add`
+    /// overwrites the agent's own item of that name.
+    #[tokio::test(flavor = "current_thread")]
+    async fn each_process_counts_one_view_and_add_overwrites_the_agents_item() {
+        let env = env();
+        std::fs::write(env.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        env.kb(&["board", "add", "release-checklist", "--description", "Steps to release", "1. bump"]).ok();
+        for views in 1..=2 {
+            let client = connect(&env, legacy()).await;
+            for _ in 0..2 {
+                let (_, json) = ok(call(&client, "context_board", json!({"command": "get_board"})).await);
+                assert_eq!(json["items"][0]["count"], views, "process {views}");
+            }
+            client.cancel().await.unwrap();
+        }
+        let client = connect(&env, legacy()).await;
+        let add = |context: &str| json!({"command": "add", "name": "build-recipe", "description": "How CI builds", "context": context});
+        let (_, json) = ok(call(&client, "context_board", add("make ci")).await);
+        assert_eq!(json["action"], "added");
+        let (_, json) = ok(call(&client, "context_board", add("cargo nextest run")).await);
+        assert_eq!((json["action"].as_str(), json["src"].as_str()), (Some("updated"), Some("agent")));
+        let (text, _) =
+            ok(call(&client, "context_board", json!({"command": "get", "src": "agent", "name": "build-recipe"})).await);
+        assert_eq!(text, "cargo nextest run");
+        let (_, json) = ok(call(&client, "context_board", json!({"command": "get_board"})).await);
+        assert_eq!(json["count"], 2);
+        client.cancel().await.unwrap();
+    }
 }
 
 #[cfg(not(feature = "mcp"))]

@@ -345,3 +345,50 @@ fn undo_writes_need_a_repository() {
     assert!(run.stderr.contains("no repository"), "{run:?}");
     t.kb(&["undo", "--list"]).ok();
 }
+
+#[test]
+fn an_entry_of_many_files_is_refused_whole_when_one_of_them_changed() {
+    let t = TestEnv::pinned();
+    for (id, text) in [(1, "alpha beta gamma delta"), (3, "one two three four five"), (5, "red green blue yellow")] {
+        t.memory(id, text, &days_ago(10.0 - id as f64), &["x"]);
+        t.memory(id + 1, &format!("{text}!"), &days_ago(9.0 - id as f64), &["y"]);
+    }
+    let before = files(&t);
+    let v = t.kb(&["--json", "consolidate"]).ok().json();
+    assert_eq!(v["merged"].as_array().unwrap().len(), 3);
+    let list = t.kb(&["--json", "undo", "--list"]).ok().json();
+    assert_eq!(list["entries"][0]["files"].as_array().unwrap().len(), 6);
+    // The last group's merged memory is edited by hand; the five other files could go back.
+    let edited = t.file_of(5);
+    let text = t.read(&edited).replace("red green blue yellow!", "red green blue yellow, and purple");
+    std::fs::write(&edited, &text).unwrap();
+    let snapshot = t.snapshot();
+    let run = t.kb(&["undo"]).err();
+    let name = edited.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(run.stderr.contains(&format!("{name} changed since")), "{run:?}");
+    assert!(run.stderr.contains("nothing restored"), "{run:?}");
+    assert_same_tree(&snapshot, &t.snapshot());
+    // Once the edit is taken back, the undo takes back the whole run.
+    std::fs::write(&edited, text.replace("red green blue yellow, and purple", "red green blue yellow!")).unwrap();
+    t.kb(&["undo"]).ok();
+    assert_same_files(&before, &files(&t));
+}
+
+#[test]
+fn a_second_undo_never_touches_a_file_changed_since_its_entry() {
+    let t = TestEnv::pinned();
+    t.memory(1, "Alpha fact", &days_ago(2.0), &[]);
+    t.memory(2, "Beta detail", &days_ago(1.0), &[]);
+    let one = t.file_of(1);
+    t.kb(&["forget", "1"]).ok();
+    t.kb(&["forget", "2"]).ok();
+    t.kb(&["undo"]).ok();
+    assert_eq!(t.ids(), [2]);
+    // Memory 1's file is made again by hand before the second undo.
+    std::fs::write(&one, "---\ncreated: '2026-11-20T00:00:00+00:00'\nid: 7\ntags: []\n---\n\nHand made\n").unwrap();
+    let snapshot = t.snapshot();
+    let run = t.kb(&["undo"]).err();
+    assert!(run.stderr.contains("changed since"), "{run:?}");
+    assert_same_tree(&snapshot, &t.snapshot());
+    assert_eq!(t.kb(&["--json", "undo", "--list"]).ok().json()["count"], 1, "the entry stays");
+}
