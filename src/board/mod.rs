@@ -180,6 +180,9 @@ impl Edit<'_> {
         if content.is_empty() {
             return Err(KbError::Invalid("nothing to add: the content is empty".into()));
         }
+        // A name is the item's key: one with a secret is refused even with `redact` (a redacted
+        // name would no longer be kebab-case).
+        secrets::Screen::new(false).field("name", name.to_string())?;
         let mut screen = secrets::Screen::new(redact);
         let description = screen.field("description", description.to_string())?;
         let content = screen.field("content", content.to_string())?;

@@ -25,6 +25,7 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
             category: args.category,
             dry_run: args.dry_run,
             redact: args.redact,
+            no_dedup: args.no_dedup,
         };
         return ctx.emit(&ops::save::save_record(&repo, req)?);
     }

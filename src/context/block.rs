@@ -215,6 +215,8 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
     if req.hot {
         let settings = &repo.settings;
         let heats = crate::heat::read(&repo.layout, settings.heat_window_days.value, crate::heat::WARM);
+        // An unreadable log, or lines that are not accesses, as for the memory files above.
+        warnings.extend(heats.problems.iter().cloned());
         let limit = usize::try_from(settings.hot_limit.value).unwrap_or(usize::MAX);
         // The first visible memory of each id that is not core context (those are shown anyway).
         let mut candidates: FxHashMap<u64, &str> = FxHashMap::default();

@@ -492,6 +492,8 @@ pub struct RecordRequest {
     pub category: Option<String>,
     pub dry_run: bool,
     pub redact: bool,
+    /// Appends a new record whatever the file holds (SPEC §5's `--no-dedup`).
+    pub no_dedup: bool,
 }
 
 /// What a save did (or, with `dry_run`, would do).
@@ -675,7 +677,8 @@ impl RecordStore<'_> {
         txn.write(path, &file.render(edits).0)
     }
 
-    /// Stores a record: dedup within its subject, consolidate into the match or append.
+    /// Stores a record: dedup within its subject, consolidate into the match or append (always
+    /// append with `no_dedup`, under an id of its own).
     pub fn save(&self, req: RecordRequest) -> Result<RecordSaveOutcome> {
         let now = self.repo.now;
         let (req, redacted) = screen(req)?;
@@ -683,7 +686,8 @@ impl RecordStore<'_> {
         let file = self.read()?;
         let all = Records::parse(&file);
         let threshold = self.repo.settings.memory_dedup_threshold.value;
-        if let Some((rec, score)) = all.find_duplicate(&req.subject, &req.fact, threshold) {
+        let duplicate = if req.no_dedup { None } else { all.find_duplicate(&req.subject, &req.fact, threshold) };
+        if let Some((rec, score)) = duplicate {
             let fields = all.fields(&rec);
             let (citations, cites_changed) = merge_citations(&fields.citations, fields.citations_form, &req.citations);
             let mut changes = vec![("fact", json_str(&req.fact))];

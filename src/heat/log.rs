@@ -31,17 +31,47 @@ pub(super) struct Parsed<'a> {
 }
 
 /// Parses one line of the log: the exact shape `record` writes, borrowed and without serde (a
-/// 100,000-line log is read on every `kb context`), else any JSON object with the three keys.
+/// 100,000-line log is read on every `kb context`), else any JSON object with the three keys
+/// whose `at` is a timestamp with an offset, which is then rewritten in UTC as kb writes it (so
+/// its first 10 bytes are its UTC date, and times compare as text).
 pub(super) fn parse_line(line: &str) -> Option<Parsed<'_>> {
-    let parsed = parse_written(line).or_else(|| {
+    parse_written(line).or_else(|| {
         let l: Line = serde_json::from_str(line).ok()?;
         let id = match l.id {
             IdValue::Number(n) => n.to_string(),
             IdValue::Text(s) => s,
         };
-        Some(Parsed { store: l.store, id: Cow::Owned(id), at: Cow::Owned(l.at) })
-    })?;
-    (parsed.at.len() >= 10 && parsed.at.is_char_boundary(10)).then_some(parsed)
+        let at = crate::format::time::parse(&l.at).ok()?.with_timezone(&chrono::Utc);
+        Some(Parsed { store: l.store, id: Cow::Owned(id), at: Cow::Owned(crate::format::time::py_isoformat(at)) })
+    })
+}
+
+/// Whether `at` is a time exactly as kb writes it (Python's `isoformat` of a UTC time):
+/// `YYYY-MM-DDTHH:MM:SS[.ffffff]+00:00`, a real date and time.
+fn is_written_utc(at: &str) -> bool {
+    let b = at.as_bytes();
+    let Some(rest) = at.strip_suffix("+00:00") else { return false };
+    let shape = b"dddd-dd-ddTdd:dd:dd";
+    if rest.len() < shape.len()
+        || !shape.iter().zip(b).all(|(s, c)| if *s == b'd' { c.is_ascii_digit() } else { s == c })
+    {
+        return false;
+    }
+    let fraction = &rest[shape.len()..];
+    let fraction_ok = fraction.is_empty()
+        || (fraction.len() == 7
+            && fraction.starts_with('.')
+            && fraction[1..].bytes().all(|c| c.is_ascii_digit())
+            && &fraction[1..] != "000000");
+    let num = |range: std::ops::Range<usize>| at[range].parse::<u32>().ok();
+    let (Some(year), Some(month), Some(day)) = (num(0..4), num(5..7), num(8..10)) else { return false };
+    let (Some(h), Some(m), Some(sec)) = (num(11..13), num(14..16), num(17..19)) else { return false };
+    fraction_ok
+        && year >= 1
+        && h < 24
+        && m < 60
+        && sec < 60
+        && chrono::NaiveDate::from_ymd_opt(year as i32, month, day).is_some()
 }
 
 /// Parses `{"id":N|"S","store":"md"|"copilot","at":"TS"}` with no spaces and no escapes, the
@@ -75,7 +105,7 @@ fn parse_written(line: &str) -> Option<Parsed<'_>> {
         (Store::Copilot, rest.strip_prefix(",\"store\":\"copilot\",\"at\":\"")?)
     };
     let at = rest.strip_suffix("\"}")?;
-    plain(at).then_some(Parsed { store, id: Cow::Borrowed(id), at: Cow::Borrowed(at) })
+    (plain(at) && is_written_utc(at)).then_some(Parsed { store, id: Cow::Borrowed(id), at: Cow::Borrowed(at) })
 }
 
 /// The log's accesses, per store and id, as it is read.
@@ -144,14 +174,15 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// What serde alone reads from a line.
+    /// What the serde path reads from a line.
     fn by_serde(line: &str) -> Option<(Store, String, String)> {
         let l: Line = serde_json::from_str(line).ok()?;
         let id = match l.id {
             IdValue::Number(n) => n.to_string(),
             IdValue::Text(s) => s,
         };
-        Some((l.store, id, l.at))
+        let at = crate::format::time::parse(&l.at).ok()?.with_timezone(&chrono::Utc);
+        Some((l.store, id, crate::format::time::py_isoformat(at)))
     }
 
     fn fast(line: &str) -> Option<(Store, String, String)> {
@@ -174,8 +205,26 @@ mod tests {
             r#"{"id":1,"store":"md","at":"2026-11-24\u0041"}"#,
             r#"{"id": 1, "store": "md", "at": "2026-11-24T10:00:00+00:00"}"#,
             r#"{"id":1,"store":"other","at":"2026-11-24T10:00:00+00:00"}"#,
+            r#"{"id":1,"store":"md","at":"2026-11-24T10:00:00Z"}"#,
+            r#"{"id":1,"store":"md","at":"2026-11-24T10:00:00.5+00:00"}"#,
+            r#"{"id":1,"store":"md","at":"2026-11-24T10:00:00.000000+00:00"}"#,
+            r#"{"id":1,"store":"md","at":"2026-02-30T10:00:00+00:00"}"#,
+            r#"{"id":1,"store":"md","at":"2026-11-24T24:00:00+00:00"}"#,
+            r#"{"id":1,"store":"md","at":"2026-11-24T10:00:00-05:00"}"#,
         ] {
             assert_eq!(fast(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn other_times_are_read_in_utc_and_a_text_that_is_no_time_is_no_access() {
+        let at = |line: &str| parse_line(line).map(|p| p.at.into_owned());
+        let offset = r#"{"id":1,"store":"md","at":"2026-11-05T23:30:00-05:00"}"#;
+        assert_eq!(at(offset).as_deref(), Some("2026-11-06T04:30:00+00:00"));
+        let zulu = r#"{"id":1,"store":"md","at":"2026-11-05T23:30:00.5Z"}"#;
+        assert_eq!(at(zulu).as_deref(), Some("2026-11-05T23:30:00.500000+00:00"));
+        for bad in ["yesterday at noon", "2026-11-05", "2026-11-05T23:30:00", "2026-02-30T10:00:00+00:00", ""] {
+            assert_eq!(at(&format!(r#"{{"id":1,"store":"md","at":"{bad}"}}"#)), None, "{bad}");
         }
     }
 
@@ -189,7 +238,10 @@ mod tests {
                 "\"[ -~\\t\u{e9}\u{1F600}]{0,12}\"",
             ],
             store in prop_oneof![Just("md".to_string()), Just("copilot".to_string()), "[a-zA-Z]{0,8}"],
-            at in "[ -~\\t\u{e9}]{0,40}",
+            at in prop_oneof![
+                "[ -~\\t\u{e9}]{0,40}",
+                "20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-6][0-9]:[0-6][0-9](\\.[0-9]{1,7}|\\.0{6})?(\\+00:00|Z|-05:00)",
+            ],
             tail in prop_oneof![Just(""), Just(" "), Just("}"), Just(",\"x\":1"), Just("\"")],
         ) {
             let line = format!("{{\"id\":{id},\"store\":\"{store}\",\"at\":\"{at}\"}}{tail}");

@@ -154,7 +154,16 @@ impl Server {
 
     /// `store_memory`.
     pub fn store(&self, subject: String, fact: String, citations: Vec<String>, reason: String) -> Result<Reply> {
-        let req = RecordRequest { subject, fact, citations, reason, category: None, dry_run: false, redact: true };
+        let req = RecordRequest {
+            subject,
+            fact,
+            citations,
+            reason,
+            category: None,
+            dry_run: false,
+            redact: true,
+            no_dedup: false,
+        };
         self.reply(&ops::save::save_record(&self.repo_to_write()?, req)?)
     }
 

@@ -247,7 +247,6 @@ fn a_secret_in_the_description_is_refused_or_redacted() {
 }
 
 #[test]
-#[ignore = "product bug: the secret filter does not look at a board item's name"]
 fn a_secret_in_the_name_is_refused() {
     // SPEC §12.2: the secret filter applies to every field. A Slack bot token is kebab-case.
     let t = env();

@@ -444,7 +444,6 @@ fn a_match_kb_cannot_edit_exactly_is_left_alone_and_the_text_saved_new() {
 }
 
 #[test]
-#[ignore = "product bug: --no-dedup is ignored with --store copilot, and the record is consolidated"]
 fn no_dedup_never_consolidates_a_copilot_record() {
     // SPEC §5: --no-dedup always creates a new memory; a different fact must never vanish
     // unseen. Refusing the combination would do too; replacing the fact does not.

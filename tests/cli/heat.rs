@@ -537,7 +537,6 @@ fn a_promoted_memory_is_an_instructions_file_that_vs_code_reads() {
 }
 
 #[test]
-#[ignore = "product bug: a log line's date is its first 10 characters, not its UTC date"]
 fn a_logged_time_with_an_offset_counts_on_its_utc_date() {
     // SPEC §12.1: active days are the distinct UTC dates in the log. 23:30 at UTC-5 on the 5th
     // is the 6th in UTC.
@@ -548,7 +547,6 @@ fn a_logged_time_with_an_offset_counts_on_its_utc_date() {
 }
 
 #[test]
-#[ignore = "product bug: a log line whose `at` is not a time is counted, its first 10 characters an active day"]
 fn a_log_line_whose_time_does_not_parse_is_reported_and_skipped() {
     // SPEC §12.1: active days are dates; a line that is not an access is reported and skipped
     // (as a torn line is). Today "yesterday " becomes the latest active day and pushes a real

@@ -354,7 +354,9 @@ fn a_fifo_access_log_never_blocks_or_fails_a_read() {
         assert_eq!(run.code, 0, "{args:?}: {run:?}");
         assert!(run.stderr.contains("access.jsonl"), "{args:?}: {run:?}");
     }
-    // The compiled block reads the log for its Hot Memories.
-    assert_eq!(kb_within(&t, &["context"], LIMIT).code, 0);
+    // The compiled block reads the log for its Hot Memories, and says it could not.
+    let context = kb_within(&t, &["context"], LIMIT);
+    assert_eq!(context.code, 0, "{context:?}");
+    assert!(context.stderr.contains("access.jsonl") && context.stderr.contains("not a regular file"), "{context:?}");
     assert!(kb_within(&t, &["recall", "nextest"], LIMIT).stdout.contains("Use nextest in CI"));
 }
