@@ -922,3 +922,52 @@ fn a_memory_appears_once_core_then_hot_then_learnings() {
     let items: Vec<u64> = j["layers"].as_array().unwrap().iter().map(|l| l["items"].as_u64().unwrap()).collect();
     assert_eq!(items, [0, 0, 0, 0, 0, 1, 1, 1, 0, 0]);
 }
+
+/// Copies `from` into `to`, leaving out kb's derived and local state.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "cache" || name == "state" {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_readme_example_shows_every_layer_of_the_example_repository() {
+    // The README's first command: `kb --root example-knowledge context --agent reviewer --for
+    // src/api/routes.rs`, on a copy (the source tree is never written).
+    let t = TestEnv::new();
+    copy_tree(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("example-knowledge"), &t.root());
+    assert!(t.kb(&["check"]).ok().stdout.contains("no problems"));
+    let out = t.kb(&["context", "--agent", "reviewer", "--for", "src/api/routes.rs"]).ok().stdout;
+    let headings: Vec<&str> = out.lines().filter(|l| l.starts_with("## ") || l.starts_with("### ")).collect();
+    for want in [
+        "## Boundaries and Decisions",
+        "## Internal Knowledge",
+        "### Project Context",
+        "### Repository Memories",
+        "## Scoped Instructions",
+        "### api.instructions.md",
+        "## Memory",
+        "### Core Context",
+        "### Learnings",
+        "## Current Session",
+    ] {
+        assert!(headings.contains(&want), "no {want} in {headings:?}\n{out}");
+    }
+    // Only the instructions that apply to that file.
+    assert!(!out.contains("### tests.instructions.md"), "{out}");
+    // The per-agent target of its settings compiles the same layers.
+    t.kb(&["compile"]).ok();
+    let review = t.read(&t.root().join("REVIEW.md"));
+    assert!(review.contains("### api.instructions.md") && review.contains("### Core Context"), "{review}");
+}
