@@ -182,7 +182,12 @@ impl Edit<'_> {
         }
         // A name is the item's key: one with a secret is refused even with `redact` (a redacted
         // name would no longer be kebab-case).
-        secrets::Screen::new(false).field("name", name.to_string())?;
+        if let Some(found) = secrets::scan(name).first() {
+            return Err(KbError::Invalid(format!(
+                "the name matches the {} secret rule: a board item's name cannot hold a secret, even redacted",
+                found.rule
+            )));
+        }
         let mut screen = secrets::Screen::new(redact);
         let description = screen.field("description", description.to_string())?;
         let content = screen.field("content", content.to_string())?;

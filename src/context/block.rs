@@ -210,8 +210,7 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
     visible.sort_by_key(|m| (m.created_at, m.id));
     let is_core = |m: &crate::memories::index::MemoryRef<'_>| m.effective_type() == MemoryType::CoreContext;
     let core: Vec<String> = visible.iter().filter(|m| is_core(m)).map(|m| layers::list_item(m.content)).collect();
-    let mut hot_ids: Vec<u64> = Vec::new();
-    let mut hot: Vec<String> = Vec::new();
+    let (mut hot_ids, mut hot): (Vec<u64>, Vec<String>) = (Vec::new(), Vec::new());
     if req.hot {
         let settings = &repo.settings;
         let heats = crate::heat::read(&repo.layout, settings.heat_window_days.value, crate::heat::WARM);
@@ -223,18 +222,8 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
         for m in visible.iter().filter(|m| !is_core(m)) {
             candidates.entry(m.id).or_insert(m.content);
         }
-        // `heats` is hottest first, ties broken by the latest access.
-        for h in heats.heats.iter().filter(|h| h.access.store == crate::heat::Store::Md && h.heat >= crate::heat::WARM)
-        {
-            if hot_ids.len() == limit {
-                break;
-            }
-            let Ok(id) = h.access.id.parse::<u64>() else { continue };
-            if let Some(content) = candidates.remove(&id) {
-                hot_ids.push(id);
-                hot.push(layers::list_item(content));
-            }
-        }
+        hot_ids = crate::heat::hot_ids(&heats, limit, |id| candidates.contains_key(&id));
+        hot = hot_ids.iter().filter_map(|id| candidates.get(id)).map(|content| layers::list_item(content)).collect();
     }
     let limit = usize::try_from(repo.settings.learnings_limit.value).unwrap_or(usize::MAX);
     let learnings: Vec<String> = visible

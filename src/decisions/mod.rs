@@ -356,7 +356,8 @@ impl Store<'_> {
 /// and the rules redacted.
 fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)> {
     let empty = "nothing to record: the decision text is empty";
-    let (content, tags) = crate::memories::store::checked_text(&new.content, &new.tags, "decision", empty)?;
+    let content = crate::memories::store::checked_text(&new.content, &new.tags, ("decision", "decisions"), empty)?;
+    let tags = crate::memories::store::checked_tags(&new.tags)?;
     let mut screen = secrets::Screen::new(new.redact);
     let content = screen.field("text", content)?;
     let tags = tags.into_iter().map(|t| screen.field("tag", t)).collect::<Result<Vec<_>>>()?;

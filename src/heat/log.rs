@@ -42,6 +42,10 @@ pub(super) fn parse_line(line: &str) -> Option<Parsed<'_>> {
             IdValue::Text(s) => s,
         };
         let at = crate::format::time::parse(&l.at).ok()?.with_timezone(&chrono::Utc);
+        // In UTC it must still be a date Python can write (years 1 to 9999).
+        if !(1..=9999).contains(&chrono::Datelike::year(&at)) {
+            return None;
+        }
         Some(Parsed { store: l.store, id: Cow::Owned(id), at: Cow::Owned(crate::format::time::py_isoformat(at)) })
     })
 }
@@ -182,6 +186,10 @@ mod tests {
             IdValue::Text(s) => s,
         };
         let at = crate::format::time::parse(&l.at).ok()?.with_timezone(&chrono::Utc);
+        // In UTC it must still be a date Python can write (years 1 to 9999).
+        if !(1..=9999).contains(&chrono::Datelike::year(&at)) {
+            return None;
+        }
         Some((l.store, id, crate::format::time::py_isoformat(at)))
     }
 
@@ -223,7 +231,15 @@ mod tests {
         assert_eq!(at(offset).as_deref(), Some("2026-11-06T04:30:00+00:00"));
         let zulu = r#"{"id":1,"store":"md","at":"2026-11-05T23:30:00.5Z"}"#;
         assert_eq!(at(zulu).as_deref(), Some("2026-11-05T23:30:00.500000+00:00"));
-        for bad in ["yesterday at noon", "2026-11-05", "2026-11-05T23:30:00", "2026-02-30T10:00:00+00:00", ""] {
+        for bad in [
+            "yesterday at noon",
+            "2026-11-05",
+            "2026-11-05T23:30:00",
+            "2026-02-30T10:00:00+00:00",
+            "",
+            "9999-12-31T23:00:00-05:00",
+            "0001-01-01T00:30:00+01:00",
+        ] {
             assert_eq!(at(&format!(r#"{{"id":1,"store":"md","at":"{bad}"}}"#)), None, "{bad}");
         }
     }

@@ -139,6 +139,20 @@ impl Heats {
     }
 }
 
+/// Returns the memories of Hot Memories (SPEC §12.1): of `heats` (hottest first), the markdown
+/// memories of heat ≥ `WARM` that `is_candidate` accepts, at most `limit`. `kb context` and
+/// `kb heat` (its `hot`) both take them from here.
+pub fn hot_ids(heats: &Heats, limit: usize, mut is_candidate: impl FnMut(u64) -> bool) -> Vec<u64> {
+    heats
+        .heats
+        .iter()
+        .filter(|h| h.access.store == Store::Md && h.heat >= WARM)
+        .filter_map(|h| h.access.id.parse::<u64>().ok())
+        .filter(|id| is_candidate(*id))
+        .take(limit)
+        .collect()
+}
+
 /// Reads the log and computes every heat over the last `window_days` active days. A missing log
 /// is no access; a line that is not an access (a torn last line after a crash, junk) is reported
 /// and skipped. The log is read from where the heat cache ends, and the cache is brought up to
@@ -186,10 +200,10 @@ pub fn read(layout: &Layout, window_days: u64, min_heat: u64) -> Heats {
     let owned = tally.add_lines(&complete_text, first_line);
     tally.add_owned(&owned);
     let lines = first_line - 1 + bytecount_lines(&new[..complete]);
-    if let Some(cache_path) = cache_path.filter(|_| worth_caching(&log.meta) && (log.cached.is_none() || complete > 0))
-    {
-        let consumed = log.start + (log.new_from + complete) as u64;
-        let pos = cache::Position::new(&log.meta, consumed, lines, &log.bytes[..log.new_from + complete]);
+    // Written when it grew, from a read of the whole log (its new prefix is hashed).
+    let grew = log.cached.is_none() || complete > 0;
+    if let Some(cache_path) = cache_path.filter(|_| worth_caching(&log.meta) && grew && log.start == 0) {
+        let pos = cache::Position::new(&log.meta, &log.bytes[..log.new_from + complete], lines);
         // A failed write only costs time next run.
         let _ = cache::save(&cache_path, &pos, &tally);
     }
@@ -239,28 +253,30 @@ struct LogRead {
     cached: Option<(cache::Position, Vec<u8>)>,
 }
 
-/// Reads the log: only from the heat cache's position on (and the few bytes before it that must
-/// match) when the cache fits the log, else the whole log.
+/// Reads the log: only what follows the heat cache's position when the log is untouched since
+/// the cache was written; else the whole log, continuing the cache when the log still begins with
+/// the bytes it tallied (an append: hashing is far cheaper than parsing).
 fn read_log(path: &Path, root: &Path, cache_path: Option<&Path>) -> std::io::Result<Option<LogRead>> {
     use std::io::{Read, Seek, SeekFrom};
     let Some(mut file) = crate::repo::open_input(path, root)? else { return Ok(None) };
     let meta = file.metadata()?;
-    let cached =
-        cache_path.filter(|_| worth_caching(&meta)).and_then(cache::load).filter(|(pos, _)| pos.may_continue(&meta));
-    if let Some((pos, body)) = cached {
-        let start = pos.consumed - pos.check_len();
-        file.seek(SeekFrom::Start(start))?;
-        let mut bytes = Vec::with_capacity((meta.len() - start) as usize);
+    let cached = cache_path
+        .filter(|_| worth_caching(&meta))
+        .and_then(|c| cache::load(c, meta.len()))
+        .filter(|(pos, _)| pos.may_continue(&meta));
+    if let Some((pos, body)) = cached.as_ref().filter(|(pos, _)| pos.unchanged(&meta)) {
+        file.seek(SeekFrom::Start(pos.consumed))?;
+        let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        let check = pos.check_len() as usize;
-        if bytes.len() >= check && pos.matches(&bytes[..check]) {
-            return Ok(Some(LogRead { meta, start, bytes, new_from: check, cached: Some((pos, body)) }));
-        }
-        file.seek(SeekFrom::Start(0))?;
+        let (pos, body) = (*pos, body.clone());
+        return Ok(Some(LogRead { meta, start: pos.consumed, bytes, new_from: 0, cached: Some((pos, body)) }));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.read_to_end(&mut bytes)?;
-    Ok(Some(LogRead { meta, start: 0, bytes, new_from: 0, cached: None }))
+    let cached = cached
+        .filter(|(pos, _)| usize::try_from(pos.consumed).is_ok_and(|n| n <= bytes.len() && pos.matches(&bytes[..n])));
+    let new_from = cached.as_ref().map_or(0, |(pos, _)| pos.consumed as usize);
+    Ok(Some(LogRead { meta, start: 0, bytes, new_from, cached }))
 }
 
 /// Computes every heat of at least `min_heat` from the tally of the whole log.
@@ -429,7 +445,7 @@ mod tests {
                 // The cache holds every complete line, so the next read starts from there.
                 let bytes = std::fs::read(&log).unwrap();
                 let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) as u64;
-                assert_eq!(cache::load(&cache_path(&l).unwrap()).unwrap().0.consumed, complete);
+                assert_eq!(cache::load(&cache_path(&l).unwrap(), u64::MAX).unwrap().0.consumed, complete);
                 assert_eq!(
                     summary(&cached),
                     summary(&read_fresh(&l, window)),
@@ -497,5 +513,41 @@ mod tests {
         std::fs::remove_file(&cache).unwrap();
         std::fs::create_dir(&cache).unwrap();
         assert_eq!(summary(&read(&l, 10, 0)), want);
+    }
+
+    /// Sets the log's mtime an hour back, as if it was last written long before the cache.
+    fn age(path: &Path) {
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options().write(true).open(path).unwrap().set_modified(old).unwrap();
+    }
+
+    #[test]
+    fn an_untouched_log_is_read_after_the_cache_and_an_edit_of_the_same_length_is_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let log = log_path(&l);
+        std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+        let line = |id: u64, day: u32| {
+            format!("{{\"id\":{id},\"store\":\"md\",\"at\":\"2026-11-{day:02}T09:00:00+00:00\"}}\n")
+        };
+        // 13 KB: the edit below is far before the end.
+        let text: String = (1..=5).map(|d| line(1, d)).chain((0..200).map(|_| line(3, 6))).collect();
+        std::fs::write(&log, text + "torn").unwrap();
+        age(&log);
+        let first = summary(&read(&l, 10, 0));
+        let cache = cache_path(&l).unwrap();
+        let (pos, _) = cache::load(&cache, u64::MAX).unwrap();
+        assert!(pos.unchanged(&std::fs::metadata(&log).unwrap()), "an old log is trusted by its stamp");
+        // Read again through the stamp: only the torn tail is read, and the result is the same.
+        assert_eq!(summary(&read(&l, 10, 0)), first);
+        assert_eq!(first.2, [Some(206)]);
+        // Edited in place to the same length (memory 1 becomes memory 2 on day 1), and aged: the
+        // ctime changed, so the prefix is hashed, found different, and the log read whole.
+        let edited = std::fs::read_to_string(&log).unwrap().replacen("\"id\":1,", "\"id\":2,", 1);
+        std::fs::write(&log, &edited).unwrap();
+        age(&log);
+        let h = read(&l, 10, 0);
+        assert_eq!((h.of_memory(1), h.of_memory(2)), (4, 1));
+        assert_eq!(summary(&h), summary(&read_fresh(&l, 10)));
     }
 }

@@ -307,24 +307,31 @@ fn layer_keys(req: &SaveRequest, agent: Option<&str>) -> Vec<(String, Value)> {
     keys
 }
 
-/// Checks a text to store and its tags, as memories and decisions share the rules: the text
-/// stripped as co-cli strips it, not empty (`empty` is the message), without NUL bytes, at most
-/// `MAX_TEXT_BYTES`; no blank tag, each tag once, kept exactly as given (as co-cli does). `noun`
-/// names what holds the text ("memory", "decision").
-pub fn checked_text(raw: &str, tags: &[String], noun: &str, empty: &str) -> Result<(String, Vec<String>)> {
+/// Checks a text to store, as memories and decisions share the rules: stripped as co-cli strips
+/// it, not empty (`empty` is the message), no NUL byte in it or its tags, at most
+/// `MAX_TEXT_BYTES`. `what` names what holds the text, singular and plural ("memory",
+/// "memories").
+pub fn checked_text(raw: &str, tags: &[String], what: (&str, &str), empty: &str) -> Result<String> {
+    let (one, many) = what;
     let content = frontmatter::py_strip(raw).to_string();
     if content.is_empty() {
         return Err(KbError::Invalid(empty.into()));
     }
     if content.contains('\0') || tags.iter().any(|t| t.contains('\0')) {
-        return Err(KbError::Invalid(format!("the text contains a NUL byte: {noun}s are text files")));
+        return Err(KbError::Invalid(format!("the text contains a NUL byte: {many} are text files")));
     }
     if content.len() > MAX_TEXT_BYTES {
         return Err(KbError::Invalid(format!(
-            "the text is {} bytes; a {noun} holds at most {MAX_TEXT_BYTES} bytes",
+            "the text is {} bytes; a {one} holds at most {MAX_TEXT_BYTES} bytes",
             content.len()
         )));
     }
+    Ok(content)
+}
+
+/// Returns the tags to store: each once, kept exactly as given (co-cli does too); a blank one is
+/// refused.
+pub fn checked_tags(tags: &[String]) -> Result<Vec<String>> {
     let mut kept: Vec<String> = Vec::new();
     for t in tags {
         if t.trim().is_empty() {
@@ -334,7 +341,7 @@ pub fn checked_text(raw: &str, tags: &[String], noun: &str, empty: &str) -> Resu
             kept.push(t.clone());
         }
     }
-    Ok((content, kept))
+    Ok(kept)
 }
 
 /// What a save stores, once checked and screened for secrets.
@@ -349,10 +356,11 @@ struct Screened {
 /// Checks the request and applies the secret filter; returns what to store and the rules
 /// redacted.
 fn screen(req: &SaveRequest) -> Result<Screened> {
-    let (content, tags) = checked_text(&req.content, &req.tags, "memory", "nothing to save: the text is empty")?;
+    let content = checked_text(&req.content, &req.tags, ("memory", "memories"), "nothing to save: the text is empty")?;
     if let Some(agent) = &req.agent {
         file::check_agent(agent).map_err(KbError::Invalid)?;
     }
+    let tags = checked_tags(&req.tags)?;
     let mut screen = secrets::Screen::new(req.redact);
     let content = screen.field("text", content)?;
     let tags = tags.into_iter().map(|t| screen.field("tag", t)).collect::<Result<Vec<_>>>()?;

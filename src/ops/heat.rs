@@ -63,8 +63,15 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
     let md_summary = |id: &str| -> Option<String> { md_contents.get(&id.parse::<u64>().ok()?).map(|c| summary(c)) };
     let record_summary =
         |id: &str| -> Option<String> { record_texts.get(id).map(|(s, f)| summary(&format!("{s}: {f}"))) };
+    // In Hot Memories: as `kb context` (no agent) chooses them, among the memories it shows that
+    // are not core context (those are shown anyway).
     let hot_limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
-    let mut hot_seen = 0;
+    let candidates: FxHashSet<u64> = index
+        .memories()
+        .filter(|m| m.visible_to(None) && m.effective_type() != crate::memories::file::MemoryType::CoreContext)
+        .map(|m| m.id)
+        .collect();
+    let hot_ids: FxHashSet<u64> = heat::hot_ids(&heats, hot_limit, |id| candidates.contains(&id)).into_iter().collect();
     let mut rows = Vec::new();
     for h in &heats.heats {
         let found = match h.access.store {
@@ -73,8 +80,7 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
         };
         // A forgotten memory keeps its lines in the log; it is not shown.
         let Some(summary) = found else { continue };
-        let hot = h.access.store == Store::Md && h.heat >= heat::WARM && hot_seen < hot_limit;
-        hot_seen += usize::from(hot);
+        let hot = h.access.store == Store::Md && h.access.id.parse().is_ok_and(|id: u64| hot_ids.contains(&id));
         if !all && h.heat < heat::WARM {
             continue;
         }

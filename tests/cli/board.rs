@@ -256,6 +256,10 @@ fn a_secret_in_the_name_is_refused() {
     let r = t.kb(&["board", "add", token, "--description", "d", "c"]).err();
     assert!(r.stderr.contains("slack"), "{r:?}");
     assert!(!board_file(&t, "feature/board").exists());
+    // A redacted name would no longer be a name: refused with --redact too, without advice to use it.
+    let r = t.kb(&["board", "add", token, "--description", "d", "--redact", "c"]).err();
+    assert!(r.stderr.contains("slack") && !r.stderr.contains("use --redact"), "{r:?}");
+    assert!(!board_file(&t, "feature/board").exists());
 }
 
 #[test]

@@ -562,3 +562,30 @@ fn a_log_line_whose_time_does_not_parse_is_reported_and_skipped() {
     assert_eq!(j["active_days"], serde_json::json!(["2026-11-01"]));
     assert_eq!(row(&j, 2)["heat"], 0);
 }
+
+#[test]
+fn kb_heat_marks_hot_what_kb_context_lists_under_hot_memories() {
+    // A core-context memory is shown in its own layer, never under Hot Memories, so it does not
+    // take a place of `hot_limit` in `kb heat` either.
+    let t = env();
+    t.mem_file(
+        "004-core.md",
+        "---\ncreated: '2026-11-04T00:00:00+00:00'\nid: 4\ntags: []\ntype: core_context\n---\n\nThe API lives under /v2/\n",
+    );
+    for _ in 0..5 {
+        on(&t, 5, &["show", "4"]).ok();
+    }
+    for _ in 0..4 {
+        on(&t, 5, &["show", "2"]).ok();
+    }
+    let with_limit = |args: &[&str]| {
+        let mut cmd = t.command(args);
+        cmd.env("KB_NOW", "2026-11-05T10:00:00+00:00").env("KB_HOT_LIMIT", "1");
+        crate::common::run_command(cmd, None)
+    };
+    let out = with_limit(&["context"]).ok().stdout;
+    assert!(out.contains("### Hot Memories\n\n- The parser lives in src/parse.rs\n"), "{out}");
+    let rows = with_limit(&["--json", "heat"]).ok().json()["memories"].as_array().unwrap().clone();
+    let hot: Vec<(u64, bool)> = rows.iter().map(|r| (r["id"].as_u64().unwrap(), r["hot"].as_bool().unwrap())).collect();
+    assert_eq!(hot, [(4, false), (2, true)]);
+}

@@ -349,6 +349,7 @@ fn text_with_a_nul_byte_is_refused_or_stored_readably() {
         let check = t.kb(&["check"]);
         assert_eq!(check.code, 0, "kb wrote a memory it cannot read: {check:?}");
     } else {
+        assert!(run.stderr.contains("the text contains a NUL byte: memories are text files"), "{run:?}");
         assert!(t.memory_files().is_empty());
     }
 }
