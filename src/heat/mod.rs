@@ -264,13 +264,15 @@ fn read_log(path: &Path, root: &Path, cache_path: Option<&Path>) -> std::io::Res
         .filter(|_| worth_caching(&meta))
         .and_then(|c| cache::load(c, meta.len()))
         .filter(|(pos, _)| pos.may_continue(&meta));
-    if let Some((pos, body)) = cached.as_ref().filter(|(pos, _)| pos.unchanged(&meta)) {
-        file.seek(SeekFrom::Start(pos.consumed))?;
-        let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
-        let (pos, body) = (*pos, body.clone());
-        return Ok(Some(LogRead { meta, start: pos.consumed, bytes, new_from: 0, cached: Some((pos, body)) }));
-    }
+    let cached = match cached {
+        Some((pos, body)) if pos.unchanged(&meta) => {
+            file.seek(SeekFrom::Start(pos.consumed))?;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            return Ok(Some(LogRead { meta, start: pos.consumed, bytes, new_from: 0, cached: Some((pos, body)) }));
+        }
+        other => other,
+    };
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.read_to_end(&mut bytes)?;
     let cached = cached
