@@ -35,19 +35,22 @@ pub(super) struct Parsed<'a> {
 /// whose `at` is a timestamp with an offset, which is then rewritten in UTC as kb writes it (so
 /// its first 10 bytes are its UTC date, and times compare as text).
 pub(super) fn parse_line(line: &str) -> Option<Parsed<'_>> {
-    parse_written(line).or_else(|| {
-        let l: Line = serde_json::from_str(line).ok()?;
-        let id = match l.id {
-            IdValue::Number(n) => n.to_string(),
-            IdValue::Text(s) => s,
-        };
-        let at = crate::format::time::parse(&l.at).ok()?.with_timezone(&chrono::Utc);
-        // In UTC it must still be a date Python can write (years 1 to 9999).
-        if !(1..=9999).contains(&chrono::Datelike::year(&at)) {
-            return None;
-        }
-        Some(Parsed { store: l.store, id: Cow::Owned(id), at: Cow::Owned(crate::format::time::py_isoformat(at)) })
-    })
+    parse_written(line).or_else(|| parse_with_serde(line))
+}
+
+/// Parses a line with serde, its time read and rewritten in UTC.
+fn parse_with_serde(line: &str) -> Option<Parsed<'static>> {
+    let l: Line = serde_json::from_str(line).ok()?;
+    let id = match l.id {
+        IdValue::Number(n) => n.to_string(),
+        IdValue::Text(s) => s,
+    };
+    let at = crate::format::time::parse(&l.at).ok()?.with_timezone(&chrono::Utc);
+    // In UTC it must still be a date Python can write (years 1 to 9999).
+    if !(1..=9999).contains(&chrono::Datelike::year(&at)) {
+        return None;
+    }
+    Some(Parsed { store: l.store, id: Cow::Owned(id), at: Cow::Owned(crate::format::time::py_isoformat(at)) })
 }
 
 /// Whether `at` is a time exactly as kb writes it (Python's `isoformat` of a UTC time):
@@ -180,17 +183,7 @@ mod tests {
 
     /// What the serde path reads from a line.
     fn by_serde(line: &str) -> Option<(Store, String, String)> {
-        let l: Line = serde_json::from_str(line).ok()?;
-        let id = match l.id {
-            IdValue::Number(n) => n.to_string(),
-            IdValue::Text(s) => s,
-        };
-        let at = crate::format::time::parse(&l.at).ok()?.with_timezone(&chrono::Utc);
-        // In UTC it must still be a date Python can write (years 1 to 9999).
-        if !(1..=9999).contains(&chrono::Datelike::year(&at)) {
-            return None;
-        }
-        Some((l.store, id, crate::format::time::py_isoformat(at)))
+        parse_with_serde(line).map(|p| (p.store, p.id.into_owned(), p.at.into_owned()))
     }
 
     fn fast(line: &str) -> Option<(Store, String, String)> {
