@@ -239,6 +239,17 @@ fn find_root(start: &Path) -> Option<PathBuf> {
     start.ancestors().find(|d| d.join(".co-cli").is_dir() || d.join(".git").exists()).map(Path::to_path_buf)
 }
 
+/// Returns `dir/name`, or `dir/<stem>-N.md` for the first N ≥ 2 that is free, so that a new file
+/// never replaces a hand-made one that already has its name.
+pub fn free_path(dir: &Path, name: &str) -> PathBuf {
+    let first = dir.join(name);
+    if std::fs::symlink_metadata(&first).is_err() {
+        return first;
+    }
+    let stem = name.strip_suffix(".md").unwrap_or(name);
+    (2..).map(|n| dir.join(format!("{stem}-{n}.md"))).find(|p| std::fs::symlink_metadata(p).is_err()).unwrap_or(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter;
 use crate::format::merge;
 use crate::format::similarity::Prepared;
+use crate::memories::store::{bad_file, read_text};
 use crate::repo::{self, Repo};
 use crate::secrets;
 use file::{Decision, Kind, Status};
@@ -344,7 +345,7 @@ impl Store<'_> {
         };
         self.repo.guard(&scan.dir)?;
         std::fs::create_dir_all(&scan.dir).map_err(io_at(&scan.dir))?;
-        let path = free_path(&scan.dir, &file::file_name(id, content));
+        let path = crate::paths::free_path(&scan.dir, &file::file_name(id, content));
         self.repo.guard(&path)?;
         let text = file::new_file(id, kind, status, tags, content, self.repo.now);
         txn.write(&path, text.as_bytes())?;
@@ -363,11 +364,6 @@ fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)>
     let tags = tags.into_iter().map(|t| screen.field("tag", t)).collect::<Result<Vec<_>>>()?;
     let redacted = screen.redacted();
     Ok((content, tags, redacted))
-}
-
-fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(io_at(path))?;
-    crate::memories::file::decode(&bytes).map(str::to_string).map_err(|d| KbError::BadFile(d.in_file(path)))
 }
 
 /// Fails unless kb can rewrite this file's frontmatter keeping every other entry's text.
@@ -402,23 +398,5 @@ fn rewrite_in(txn: &mut crate::journal::Txn, path: &Path, changes: &[(&str, Stri
         .ok_or_else(|| bad_file(path, Some(split.yaml_line), "frontmatter kb cannot edit"))?;
     let edits: Vec<(String, Option<String>)> = changes.iter().map(|(k, v)| (k.to_string(), Some(v.clone()))).collect();
     let yaml = frontmatter::edit_entries(raw, &edits);
-    let yaml = if split.yaml.contains("\r\n") { yaml.replace('\n', "\r\n") } else { yaml };
-    let start = split.yaml.as_ptr() as usize - text.as_ptr() as usize;
-    let end = start + split.yaml.len();
-    let out = format!("{}{}{}", &text[..start], yaml, &text[end..]);
-    txn.write(path, out.as_bytes())
-}
-
-fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
-    KbError::BadFile(Diagnostic::error(line, message).in_file(path))
-}
-
-/// Returns `dir/name`, or `dir/stem-2.md`... when a hand-made file already has that name.
-fn free_path(dir: &Path, name: &str) -> PathBuf {
-    let first = dir.join(name);
-    if std::fs::symlink_metadata(&first).is_err() {
-        return first;
-    }
-    let stem = name.strip_suffix(".md").unwrap_or(name);
-    (2..).map(|n| dir.join(format!("{stem}-{n}.md"))).find(|p| std::fs::symlink_metadata(p).is_err()).unwrap_or(first)
+    txn.write(path, frontmatter::replace_yaml(&text, split.yaml, &yaml).as_bytes())
 }

@@ -314,6 +314,16 @@ pub fn assemble(mut entries: Vec<(String, String)>) -> String {
     entries.into_iter().map(|(_, t)| t).collect()
 }
 
+/// Returns `text` with `old`, its YAML between the fences (a slice of `text`, as [`split`] gives
+/// it), replaced by `yaml`: the fences and the body keep their exact bytes, and a CRLF file stays
+/// CRLF.
+pub fn replace_yaml(text: &str, old: &str, yaml: &str) -> String {
+    let yaml = if old.contains("\r\n") { yaml.replace('\n', "\r\n") } else { yaml.to_string() };
+    let start = old.as_ptr() as usize - text.as_ptr() as usize;
+    let end = start + old.len();
+    format!("{}{}{}", &text[..start], yaml, &text[end..])
+}
+
 /// Returns a whole markdown file in co-cli's layout: fences, YAML, blank line, stripped body.
 pub fn compose(yaml: &str, body: &str) -> String {
     format!("---\n{yaml}---\n\n{}\n", py_strip(body))

@@ -182,7 +182,7 @@ impl Store<'_> {
             });
         }
         let id = next_id(index.max_id())?;
-        let path = free_path(&index.dir, &file::file_name(id, &content));
+        let path = crate::paths::free_path(&index.dir, &file::file_name(id, &content));
         let to_decay = decay_victims(&index, &self.repo.settings);
         let strategy = self.repo.settings.memory_decay_strategy.value;
         if let Some(held) = &lock {
@@ -265,7 +265,7 @@ pub fn renumber(repo: &Repo, _held: &fsio::Lock, path: &Path, id: u64) -> Result
         Some(rest) => format!("{id:03}-{rest}"),
         None => file::file_name(id, &memory.content),
     };
-    let target = if name == old_name { path.to_path_buf() } else { free_path(dir, &name) };
+    let target = if name == old_name { path.to_path_buf() } else { crate::paths::free_path(dir, &name) };
     repo.guard(path)?;
     repo.guard(&target)?;
     if target != path {
@@ -496,7 +496,7 @@ fn decay(
                 let text = summary_text(group);
                 let id = next_id(Some(last_id))?;
                 last_id = id;
-                let path = free_path(&index.dir, &file::file_name(id, &text));
+                let path = crate::paths::free_path(&index.dir, &file::file_name(id, &text));
                 let file = new_memory_file_with(id, &tags, Some("auto_decay"), &text, &extra, now);
                 txn.write(&path, file.as_bytes())?;
             }
@@ -601,7 +601,7 @@ pub fn create_memory(
     now: DateTime<Utc>,
 ) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-    let path = free_path(dir, &file::file_name(id, content));
+    let path = crate::paths::free_path(dir, &file::file_name(id, content));
     let text = new_memory_file_with(id, tags, None, content, extra, now);
     txn.write(&path, text.as_bytes())?;
     Ok(path)
@@ -748,23 +748,19 @@ fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str
     let yaml = frontmatter::edit_entries(raw, &edits);
     let out = match body {
         Some(content) => frontmatter::compose(&yaml, content),
-        None => {
-            let yaml = if split.yaml.contains("\r\n") { yaml.replace('\n', "\r\n") } else { yaml };
-            // Splice the new YAML between the original fences so the body keeps its exact bytes.
-            let start = split.yaml.as_ptr() as usize - text.as_ptr() as usize;
-            let end = start + split.yaml.len();
-            format!("{}{}{}", &text[..start], yaml, &text[end..])
-        }
+        None => frontmatter::replace_yaml(&text, split.yaml, &yaml),
     };
     Ok(Some(out))
 }
 
-fn read_text(path: &Path) -> Result<String> {
+/// Reads a knowledge file as text: UTF-8, a BOM dropped (a file that is not text is a bad file).
+pub(crate) fn read_text(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(io_at(path))?;
     file::decode(&bytes).map(str::to_string).map_err(|d| KbError::BadFile(d.in_file(path)))
 }
 
-fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
+/// A problem with a file kb was asked to change, at `line`.
+pub(crate) fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
     KbError::BadFile(Diagnostic::error(line, message).in_file(path))
 }
 
@@ -776,16 +772,6 @@ fn one_by_id(index: &Index, id: u64) -> Result<PathBuf> {
         [one] => Ok(index.dir.join(one.file_name)),
         many => Err(KbError::DuplicateId { id, files: many.iter().map(|m| m.file_name.to_string()).collect() }),
     }
-}
-
-/// Returns `dir/name`, or `dir/stem-2.md`... when a hand-made file already has that name.
-fn free_path(dir: &Path, name: &str) -> PathBuf {
-    let first = dir.join(name);
-    if std::fs::symlink_metadata(&first).is_err() {
-        return first;
-    }
-    let stem = name.strip_suffix(".md").unwrap_or(name);
-    (2..).map(|n| dir.join(format!("{stem}-{n}.md"))).find(|p| std::fs::symlink_metadata(p).is_err()).unwrap_or(first)
 }
 
 /// Recall: memories whose text or a tag contains `query` (case-insensitive), newest first.

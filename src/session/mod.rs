@@ -163,25 +163,13 @@ pub fn end(repo: &Repo, summary: Option<&str>, redact: bool) -> Result<Outcome> 
     let dir = layout.sessions();
     repo.guard(&dir)?;
     std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-    let target = free_path(&dir, &file::archive_name(s.started_at, &s.focus));
+    let target = crate::paths::free_path(&dir, &file::archive_name(s.started_at, &s.focus));
     repo.guard(&target)?;
     fsio::write_atomic(&target, text.as_bytes()).map_err(io_at(&target))?;
     repo.guard(&open.path)?;
     std::fs::remove_file(&open.path).map_err(io_at(&open.path))?;
     let session = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(&target)))?;
     Ok(Outcome { located: Located { path: target, session }, redacted })
-}
-
-/// Returns `dir/name`, or `dir/<stem>-N.md` for the first N ≥ 2 that is free.
-fn free_path(dir: &Path, name: &str) -> PathBuf {
-    let stem = name.strip_suffix(".md").unwrap_or(name);
-    let mut path = dir.join(name);
-    let mut n = 2;
-    while std::fs::symlink_metadata(&path).is_ok() {
-        path = dir.join(format!("{stem}-{n}.md"));
-        n += 1;
-    }
-    path
 }
 
 /// Returns the ended session files (`sessions/*.md`), sorted.
