@@ -8,6 +8,7 @@ use crate::error::{Diagnostic, Severity};
 use crate::memories::file::{Importance, MemoryType};
 use crate::repo::Repo;
 use rustc_hash::FxHashMap;
+use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 /// What to compile: `kb context`'s flags, or one target's options (SPEC §11.7).
@@ -84,38 +85,120 @@ pub struct Inputs {
 
 /// Builds the block for `req` from the repository's files.
 pub fn build(repo: &Repo, req: &Request) -> Block {
-    let budget = req.max_tokens.or(repo.settings.context_max_tokens.value);
-    assemble(gather(repo, req), budget, req.wrap, req.count_tokens)
+    build_from(&Knowledge::new(repo), req)
 }
 
-/// Reads every layer the request asks for. Unreadable files are warnings; nothing is written
-/// but the memories' cache.
-pub fn gather(repo: &Repo, req: &Request) -> Inputs {
+/// Builds the block for `req` from files already read (or read now, once, for every request).
+pub fn build_from(knowledge: &Knowledge<'_>, req: &Request) -> Block {
+    let budget = req.max_tokens.or(knowledge.repo.settings.context_max_tokens.value);
+    assemble(gather(knowledge, req), budget, req.wrap, req.count_tokens)
+}
+
+/// The repository's files a block is built from, each read at most once and only when a request
+/// needs it: `kb compile` builds every target's block from one reading (one memory scan, one
+/// decisions scan, one heat read), and `kb context` reads what its one block needs.
+pub struct Knowledge<'r> {
+    repo: &'r Repo,
+    /// The active architectural and scope decisions, oldest first, and the problems.
+    decisions: OnceCell<(Vec<String>, Vec<Diagnostic>)>,
+    sources: OnceCell<Sources>,
+    instructions: OnceCell<crate::instructions::Instructions>,
+    index: OnceCell<Result<crate::memories::index::Index, String>>,
+    session: OnceCell<(Option<crate::session::Located>, Vec<Diagnostic>)>,
+    heats: OnceCell<crate::heat::Heats>,
+    board: OnceCell<(crate::board::Board, Option<Diagnostic>)>,
+}
+
+impl<'r> Knowledge<'r> {
+    pub fn new(repo: &'r Repo) -> Knowledge<'r> {
+        Knowledge {
+            repo,
+            decisions: OnceCell::new(),
+            sources: OnceCell::new(),
+            instructions: OnceCell::new(),
+            index: OnceCell::new(),
+            session: OnceCell::new(),
+            heats: OnceCell::new(),
+            board: OnceCell::new(),
+        }
+    }
+
+    fn decisions(&self) -> &(Vec<String>, Vec<Diagnostic>) {
+        self.decisions.get_or_init(|| match (decisions::Store { repo: self.repo }).scan() {
+            Ok(scan) => {
+                let mut active: Vec<_> = scan
+                    .decisions
+                    .into_iter()
+                    .map(|(_, d)| d)
+                    .filter(|d| {
+                        d.status == Status::Active
+                            && matches!(d.kind, DecisionKind::Architectural | DecisionKind::Scope)
+                    })
+                    .collect();
+                active.sort_by_key(|d| d.age_key());
+                (active.iter().map(|d| layers::list_item(&d.content)).collect(), scan.problems)
+            }
+            Err(e) => (Vec::new(), vec![Diagnostic::warning(None, format!("decisions left out: {e}"))]),
+        })
+    }
+
+    fn sources(&self) -> &Sources {
+        self.sources.get_or_init(|| super::load(&self.repo.layout))
+    }
+
+    fn instructions(&self) -> &crate::instructions::Instructions {
+        self.instructions.get_or_init(|| crate::instructions::load(&self.repo.layout))
+    }
+
+    fn index(&self) -> &Result<crate::memories::index::Index, String> {
+        self.index.get_or_init(|| (crate::memories::store::Store { repo: self.repo }).scan().map_err(|e| e.to_string()))
+    }
+
+    fn session(&self) -> &(Option<crate::session::Located>, Vec<Diagnostic>) {
+        self.session.get_or_init(|| crate::session::current(&self.repo.layout))
+    }
+
+    fn heats(&self) -> &crate::heat::Heats {
+        let settings = &self.repo.settings;
+        self.heats
+            .get_or_init(|| crate::heat::read(&self.repo.layout, settings.heat_window_days.value, crate::heat::WARM))
+    }
+
+    fn board(&self) -> &(crate::board::Board, Option<Diagnostic>) {
+        let layout = &self.repo.layout;
+        self.board.get_or_init(|| crate::board::read(layout, &crate::board::current_branch(&layout.root)))
+    }
+}
+
+/// Takes every layer the request asks for from `knowledge`. Unreadable files are warnings;
+/// nothing is written but the caches.
+pub fn gather(knowledge: &Knowledge<'_>, req: &Request) -> Inputs {
     let mut inputs = Inputs::default();
-    inputs.layers.push(decisions_layer(repo, &mut inputs.warnings));
+    let (decisions, problems) = knowledge.decisions();
+    inputs.warnings.extend(problems.iter().cloned());
+    inputs.layers.push(Layer::last_first(LayerKind::Decisions, decisions.clone()));
     if req.decisions_only {
         return inputs;
     }
-    let layout = &repo.layout;
-    let Sources { sections, records, warnings } = super::load(layout);
-    inputs.warnings.extend(warnings);
+    let Sources { sections, records, warnings } = knowledge.sources();
+    inputs.warnings.extend(warnings.iter().cloned());
     for s in sections {
         let kind = match s.kind {
             SectionKind::Global => LayerKind::Global,
             SectionKind::Project => LayerKind::Project,
             SectionKind::RepositoryMemories => continue,
         };
-        inputs.files.push((s.kind, s.path));
-        inputs.layers.push(Layer::last_first(kind, vec![s.body]));
+        inputs.files.push((s.kind, s.path.clone()));
+        inputs.layers.push(Layer::last_first(kind, vec![s.body.clone()]));
     }
     if let Some((path, records)) = records {
-        inputs.files.push((SectionKind::RepositoryMemories, path));
-        inputs.layers.push(records_layer(&records));
+        inputs.files.push((SectionKind::RepositoryMemories, path.clone()));
+        inputs.layers.push(records_layer(records));
     }
-    inputs.layers.push(instructions_layer(layout, &req.for_paths, &mut inputs.warnings));
-    inputs.layers.extend(memory_layers(repo, req, &mut inputs.warnings));
-    let (session, problems) = crate::session::current(layout);
-    inputs.warnings.extend(problems);
+    inputs.layers.push(instructions_layer(knowledge.instructions(), &req.for_paths, &mut inputs.warnings));
+    inputs.layers.extend(memory_layers(knowledge, req, &mut inputs.warnings));
+    let (session, problems) = knowledge.session();
+    inputs.warnings.extend(problems.iter().cloned());
     if let Some(s) = session {
         let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
         let summary = super::normalize(&s.session.summary);
@@ -126,34 +209,11 @@ pub fn gather(repo: &Repo, req: &Request) -> Inputs {
     }
     // The board last: the layers are in priority order, which the left-out marker follows.
     if req.board {
-        let branch = crate::board::current_branch(&layout.root);
-        let (board, problem) = crate::board::read(layout, &branch);
-        inputs.warnings.extend(problem);
-        inputs.layers.push(Layer::last_first(LayerKind::Board, crate::board::render(&board).into_iter().collect()));
+        let (board, problem) = knowledge.board();
+        inputs.warnings.extend(problem.iter().cloned());
+        inputs.layers.push(Layer::last_first(LayerKind::Board, crate::board::render(board).into_iter().collect()));
     }
     inputs
-}
-
-/// The active architectural and scope decisions, oldest first (created, then id).
-fn decisions_layer(repo: &Repo, warnings: &mut Vec<Diagnostic>) -> Layer {
-    let mut items = Vec::new();
-    match (decisions::Store { repo }).scan() {
-        Ok(scan) => {
-            warnings.extend(scan.problems);
-            let mut active: Vec<_> = scan
-                .decisions
-                .into_iter()
-                .map(|(_, d)| d)
-                .filter(|d| {
-                    d.status == Status::Active && matches!(d.kind, DecisionKind::Architectural | DecisionKind::Scope)
-                })
-                .collect();
-            active.sort_by_key(|d| d.age_key());
-            items = active.iter().map(|d| layers::list_item(&d.content)).collect();
-        }
-        Err(e) => warnings.push(Diagnostic::warning(None, format!("decisions left out: {e}"))),
-    }
-    Layer::last_first(LayerKind::Decisions, items)
 }
 
 /// The Copilot-style records as `subject: fact` lines in file order; over a budget the lowest
@@ -168,9 +228,12 @@ fn records_layer(records: &[super::RepoMemory]) -> Layer {
 
 /// The instruction files that apply to `for_paths` (or always), in path order: `### <file name>`
 /// and the body.
-fn instructions_layer(layout: &crate::paths::Layout, for_paths: &[String], warnings: &mut Vec<Diagnostic>) -> Layer {
-    let found = crate::instructions::load(layout);
-    warnings.extend(found.problems);
+fn instructions_layer(
+    found: &crate::instructions::Instructions,
+    for_paths: &[String],
+    warnings: &mut Vec<Diagnostic>,
+) -> Layer {
+    warnings.extend(found.problems.iter().cloned());
     let items = found
         .files
         .iter()
@@ -189,7 +252,8 @@ fn file_name(path: &Path) -> String {
 /// `hot_limit`; the coldest goes first) and Learnings (the `learnings_limit` newest visible
 /// high-importance learnings and patterns, newest first; the oldest goes first). A memory shows
 /// once, in the first of these it qualifies for.
-fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> [Layer; 3] {
+fn memory_layers(knowledge: &Knowledge<'_>, req: &Request, warnings: &mut Vec<Diagnostic>) -> [Layer; 3] {
+    let repo = knowledge.repo;
     let empty = || {
         [
             Layer::last_first(LayerKind::CoreContext, Vec::new()),
@@ -197,7 +261,7 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
             Layer::last_first(LayerKind::Learnings, Vec::new()),
         ]
     };
-    let index = match (crate::memories::store::Store { repo }).scan() {
+    let index = match knowledge.index() {
         Ok(index) => index,
         Err(e) => {
             warnings.push(Diagnostic::warning(None, format!("memories left out: {e}")));
@@ -212,17 +276,16 @@ fn memory_layers(repo: &Repo, req: &Request, warnings: &mut Vec<Diagnostic>) -> 
     let core: Vec<String> = visible.iter().filter(|m| is_core(m)).map(|m| layers::list_item(m.content)).collect();
     let (mut hot_ids, mut hot): (Vec<u64>, Vec<String>) = (Vec::new(), Vec::new());
     if req.hot {
-        let settings = &repo.settings;
-        let heats = crate::heat::read(&repo.layout, settings.heat_window_days.value, crate::heat::WARM);
+        let heats = knowledge.heats();
         // An unreadable log, or lines that are not accesses, as for the memory files above.
         warnings.extend(heats.problems.iter().cloned());
-        let limit = usize::try_from(settings.hot_limit.value).unwrap_or(usize::MAX);
+        let limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
         // The first visible memory of each id that is not core context (those are shown anyway).
         let mut candidates: FxHashMap<u64, &str> = FxHashMap::default();
         for m in visible.iter().filter(|m| !is_core(m)) {
             candidates.entry(m.id).or_insert(m.content);
         }
-        hot_ids = crate::heat::hot_ids(&heats, limit, |id| candidates.contains_key(&id));
+        hot_ids = crate::heat::hot_ids(heats, limit, |id| candidates.contains_key(&id));
         hot = hot_ids.iter().filter_map(|id| candidates.get(id)).map(|content| layers::list_item(content)).collect();
     }
     let limit = usize::try_from(repo.settings.learnings_limit.value).unwrap_or(usize::MAX);

@@ -73,10 +73,12 @@ pub fn request_of(repo: &Repo, spec: &TargetSpec) -> Request {
 /// the lock. The report's block is the first target's (the default block when there is none).
 fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant) -> CompileReport {
     let requests: Vec<Request> = targets.iter().map(|t| request_of(repo, t)).collect();
+    // One reading of the repository for every target's block.
+    let knowledge = context::Knowledge::new(repo);
     let mut built: Vec<(Request, Block)> = Vec::new();
     for req in requests.iter().chain(requests.is_empty().then(|| request_of(repo, &TargetSpec::default())).as_ref()) {
         if !built.iter().any(|(r, _)| r == req) {
-            built.push((req.clone(), context::build(repo, req)));
+            built.push((req.clone(), context::build_from(&knowledge, req)));
         }
     }
     let block_of = |req: &Request| built.iter().find(|(r, _)| r == req).map(|(_, b)| b);

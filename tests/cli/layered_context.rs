@@ -971,3 +971,18 @@ fn the_readme_example_shows_every_layer_of_the_example_repository() {
     let review = t.read(&t.root().join("REVIEW.md"));
     assert!(review.contains("### api.instructions.md") && review.contains("### Core Context"), "{review}");
 }
+
+#[test]
+fn compile_reads_the_memories_once_for_every_target() {
+    // Three targets with three different blocks: the repository is read once, not per target.
+    let t = layered().env("KB_DEBUG_STATS", "1");
+    t.write(
+        ".co-cli/settings.json",
+        r#"{"context_targets": ["AGENTS.md", {"path": "R.md", "agent": "reviewer", "hot": true}, {"path": "C.md", "agent": "coder", "for": ["src/api/x.rs"]}]}"#,
+    );
+    let run = t.kb(&["compile"]).ok();
+    assert_eq!(run.stderr.matches("kb-stats:").count(), 1, "{run:?}");
+    for file in ["AGENTS.md", "R.md", "C.md"] {
+        assert!(t.root().join(file).is_file(), "{file}");
+    }
+}
