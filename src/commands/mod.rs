@@ -178,6 +178,15 @@ fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// Returns the `--for` paths of subcommand `sub` relative to the root; one outside it is a usage
+/// error (exit 2).
+fn for_paths(ctx: &Ctx, sub: &str, paths: &[std::path::PathBuf]) -> std::result::Result<Vec<String>, ExitCode> {
+    ops::instructions::for_paths(&ctx.layout, paths).map_err(|msg| {
+        let msg = format!("--for {msg}: give a path inside the repository");
+        usage_error(sub, clap::error::ErrorKind::ValueValidation, &msg)
+    })
+}
+
 /// Returns the stores a `--store` flag covers.
 fn scope(store: Option<StoreKind>) -> Scope {
     match store {
@@ -268,15 +277,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             ctx.emit(&ops::convert::import_from_copilot(&ctx.repo()?, a.dry_run)?)
         }
         Command::Context(a) => {
-            let for_paths = match ops::instructions::for_paths(&ctx.layout, &a.for_paths) {
+            let for_paths = match for_paths(ctx, "context", &a.for_paths) {
                 Ok(p) => p,
-                Err(msg) => {
-                    return Ok(usage_error(
-                        "context",
-                        clap::error::ErrorKind::ValueValidation,
-                        &format!("--for {msg}: give a path inside the repository"),
-                    ));
-                }
+                Err(code) => return Ok(code),
             };
             let req = crate::context::Request {
                 agent: a.agent,
@@ -292,13 +295,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         }
         Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
         Command::Watch(a) => watch::run(ctx, a),
-        Command::Instructions(a) => match ops::instructions::for_paths(&ctx.layout, &a.for_paths) {
+        Command::Instructions(a) => match for_paths(ctx, "instructions", &a.for_paths) {
             Ok(paths) => ctx.emit(&ops::instructions::instructions(&ctx.layout, &paths)),
-            Err(msg) => Ok(usage_error(
-                "instructions",
-                clap::error::ErrorKind::ValueValidation,
-                &format!("--for {msg}: give a path inside the repository"),
-            )),
+            Err(code) => Ok(code),
         },
         Command::Session(a) => session::run(ctx, a),
         Command::Decision(a) => decision::run(ctx, a),
