@@ -233,7 +233,7 @@ impl Store<'_> {
                 redacted,
             });
         }
-        let (id, path) = self.create(&scan, kind, status, &tags, &content)?;
+        let (id, path) = self.create_in(&mut crate::journal::Txn::direct(), &scan, kind, status, &tags, &content)?;
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted })
     }
 
@@ -291,7 +291,7 @@ impl Store<'_> {
             ("updated", file::timestamp_entry("updated", self.repo.now)),
         ];
         self.repo.guard(path)?;
-        rewrite(path, &changes)?;
+        rewrite_in(&mut crate::journal::Txn::direct(), path, &changes)?;
         Ok(Outcome { id, path: path.clone(), similarity: None, exists: false, superseded: None, redacted: Vec::new() })
     }
 
@@ -315,18 +315,6 @@ impl Store<'_> {
             }
         }
         best.filter(|(_, s)| *s >= threshold)
-    }
-
-    /// Writes a new decision with the next id. The caller holds the lock.
-    fn create(
-        &self,
-        scan: &Scan,
-        kind: Kind,
-        status: Status,
-        tags: &[String],
-        content: &str,
-    ) -> Result<(u64, PathBuf)> {
-        self.create_in(&mut crate::journal::Txn::direct(), scan, kind, status, tags, content)
     }
 
     /// Writes a new decision with the next id through `txn`. The caller holds the lock.
@@ -380,14 +368,9 @@ fn editable(path: &Path) -> Result<()> {
     })
 }
 
-/// Sets keys of a decision file's frontmatter (each change is the key and its entry text); every
-/// other entry keeps its text, comments and place, and the body its bytes. The caller holds the
-/// lock.
-fn rewrite(path: &Path, changes: &[(&str, String)]) -> Result<()> {
-    rewrite_in(&mut crate::journal::Txn::direct(), path, changes)
-}
-
-/// Rewrites a decision file as [`rewrite`] does, through `txn`.
+/// Sets keys of a decision file's frontmatter through `txn` (each change is the key and its entry
+/// text); every other entry keeps its text, comments and place, and the body its bytes. The caller
+/// holds the lock.
 fn rewrite_in(txn: &mut crate::journal::Txn, path: &Path, changes: &[(&str, String)]) -> Result<()> {
     let text = read_text(path)?;
     file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
