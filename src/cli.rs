@@ -474,7 +474,7 @@ pub struct ContextArgs {
 
 /// Parses an agent name (no `/`, `\\`, newline or other control character; not blank).
 fn agent_name(raw: &str) -> Result<String, String> {
-    crate::memories::file::check_agent(raw).map(|()| raw.to_string())
+    crate::format::text::check_agent(raw).map(|()| raw.to_string())
 }
 
 #[derive(Debug, Args)]

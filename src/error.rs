@@ -29,6 +29,13 @@ pub enum KbError {
     BadFile(Diagnostic),
 }
 
+impl KbError {
+    /// A problem with a file kb was asked to read or change, at `line`.
+    pub fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
+        KbError::BadFile(Diagnostic::error(line, message).in_file(path))
+    }
+}
+
 /// Returns a closure that wraps an IO error with the path it happened on.
 pub(crate) fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> KbError + '_ {
     move |source| KbError::Io { path: path.to_path_buf(), source }

@@ -11,6 +11,7 @@
 //! start with a dot); the next write removes those older than [`STALE_TEMP_AGE`], and `kb check`
 //! reports them.
 
+use crate::error::{KbError, io_at};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -157,6 +158,60 @@ pub fn lock(path: &Path, timeout: Duration) -> io::Result<Lock> {
             Err(fs::TryLockError::Error(e)) => return Err(e),
         }
     }
+}
+
+/// Reads a knowledge file that people and other tools write (a context file, a settings file,
+/// the JSONL file): `Ok(None)` when it does not exist. Only a regular file is opened: a FIFO, a
+/// socket or a device would block kb or feed it endless bytes ("not a regular file"). And, as for
+/// memory files, a file whose symlinks lead out of `within` (the root for the project's files, the
+/// config folder for the global ones) is refused, so a committed symlink cannot leak a file such
+/// as `~/.aws/credentials` into a compiled context.
+pub fn read_input(path: &Path, within: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let Some(mut file) = open_input(path, within)? else { return Ok(None) };
+    let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
+    file.read_to_end(&mut bytes)?;
+    Ok(Some(bytes))
+}
+
+/// Opens a knowledge file as [`read_input`] reads it, for a caller that reads part of it.
+pub fn open_input(path: &Path, within: &Path) -> std::io::Result<Option<std::fs::File>> {
+    use std::io::{Error, ErrorKind};
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            // A dangling symlink is not a missing file.
+            return match std::fs::symlink_metadata(path) {
+                Ok(_) => Err(Error::new(ErrorKind::NotFound, "a symlink that leads nowhere")),
+                Err(_) => Ok(None),
+            };
+        }
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let real = std::fs::canonicalize(path)?;
+    let boundary = std::fs::canonicalize(within).unwrap_or_else(|_| within.to_path_buf());
+    if !real.starts_with(&boundary) {
+        return Err(Error::new(
+            ErrorKind::PermissionDenied,
+            format!("a symlink leads outside {}, to {}: not read", within.display(), real.display()),
+        ));
+    }
+    let file = std::fs::File::open(path)?;
+    // The file may have been swapped for a FIFO since the check: look at what was opened.
+    if !file.metadata()?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    Ok(Some(file))
+}
+
+/// Reads a knowledge file kb was asked to change, as text (a file that is not text is a bad
+/// file, named with the line at fault).
+pub fn read_text(path: &Path) -> Result<String, KbError> {
+    let bytes = std::fs::read(path).map_err(io_at(path))?;
+    crate::format::text::decode(&bytes).map(str::to_string).map_err(|d| KbError::BadFile(d.in_file(path)))
 }
 
 #[cfg(test)]

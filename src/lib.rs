@@ -41,10 +41,10 @@ pub fn build_context(layout: &Layout, wrap: bool) -> anyhow::Result<context::Blo
 pub use context::targets::write_all as write_targets;
 /// RapidFuzz's similarity, as dedup uses it (parity tests).
 pub use format::similarity;
+/// A memory file's name and text, as `kb save` writes them (benchmarks).
+pub use format::text::file_name as memory_file_name;
 /// `o200k_base` token count, as tiktoken counts (benchmarks).
 pub use format::tokens::count as count_tokens;
-/// A memory file's name and text, as `kb save` writes them (benchmarks).
-pub use memories::file::file_name as memory_file_name;
 pub use memories::store::new_memory_file;
 /// Where a repository's files are.
 pub use paths::Layout;

@@ -18,6 +18,15 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// Returns the folder an input at `path` must stay inside: the config folder for a file in it,
+    /// else the root.
+    pub fn boundary(&self, path: &Path) -> &Path {
+        match &self.config {
+            Some(config) if path.starts_with(config) => config,
+            _ => &self.root,
+        }
+    }
+
     /// Resolves the root (SPEC §1): `--root`, else `$KB_ROOT`, else the nearest ancestor of `cwd`
     /// (itself included) with a `.co-cli/` folder or a `.git` entry, whichever comes first on the
     /// way up, as git finds its repository: a stray `.co-cli/` above a repository never wins over

@@ -3,10 +3,8 @@
 //! lock and the one guard that keeps writes inside the root, and the parsing of ids as people
 //! type them.
 
-use crate::copilot::RecordStore;
 use crate::error::{KbError, io_at};
 use crate::fsio;
-use crate::memories::store::Store;
 use crate::paths::{self, Layout};
 use crate::settings::{Settings, SettingsError};
 use chrono::{DateTime, Utc};
@@ -25,18 +23,8 @@ impl Repo {
     /// Opens the repository at `layout`, loading its settings from the files and the process
     /// environment; an invalid value is an error naming where it came from.
     pub fn open(layout: Layout, now: DateTime<Utc>) -> Result<Repo, SettingsError> {
-        let settings = Settings::load(&layout, &env)?;
+        let settings = Settings::load(&layout, &crate::settings::env)?;
         Ok(Repo { layout, settings, now })
-    }
-
-    /// Returns the markdown memory store.
-    pub fn memories(&self) -> Store<'_> {
-        Store { repo: self }
-    }
-
-    /// Returns the Copilot record store.
-    pub fn records(&self) -> RecordStore<'_> {
-        RecordStore { repo: self }
     }
 
     /// Takes the repository's write lock (see [`lock`]).
@@ -74,67 +62,6 @@ pub fn lock(layout: &Layout) -> Result<fsio::Lock, KbError> {
 /// root: kb never follows a link out of the repository when it writes (SPEC §6).
 pub fn guard(layout: &Layout, path: &Path) -> Result<(), KbError> {
     paths::check_inside(&layout.root, path).map_err(io_at(path))
-}
-
-/// Reads a knowledge file that people and other tools write (a context file, a settings file,
-/// the JSONL file): `Ok(None)` when it does not exist. Only a regular file is opened: a FIFO, a
-/// socket or a device would block kb or feed it endless bytes ("not a regular file"). And, as for
-/// memory files, a file whose symlinks lead out of `within` (the root for the project's files, the
-/// config folder for the global ones) is refused, so a committed symlink cannot leak a file such
-/// as `~/.aws/credentials` into a compiled context.
-pub fn read_input(path: &Path, within: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let Some(mut file) = open_input(path, within)? else { return Ok(None) };
-    let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
-}
-
-/// Opens a knowledge file as [`read_input`] reads it, for a caller that reads part of it.
-pub fn open_input(path: &Path, within: &Path) -> std::io::Result<Option<std::fs::File>> {
-    use std::io::{Error, ErrorKind};
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            // A dangling symlink is not a missing file.
-            return match std::fs::symlink_metadata(path) {
-                Ok(_) => Err(Error::new(ErrorKind::NotFound, "a symlink that leads nowhere")),
-                Err(_) => Ok(None),
-            };
-        }
-        Err(e) => return Err(e),
-    };
-    if !meta.is_file() {
-        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
-    }
-    let real = std::fs::canonicalize(path)?;
-    let boundary = std::fs::canonicalize(within).unwrap_or_else(|_| within.to_path_buf());
-    if !real.starts_with(&boundary) {
-        return Err(Error::new(
-            ErrorKind::PermissionDenied,
-            format!("a symlink leads outside {}, to {}: not read", within.display(), real.display()),
-        ));
-    }
-    let file = std::fs::File::open(path)?;
-    // The file may have been swapped for a FIFO since the check: look at what was opened.
-    if !file.metadata()?.is_file() {
-        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
-    }
-    Ok(Some(file))
-}
-
-/// Returns the folder an input at `path` must stay inside: the config folder for a file in it,
-/// else the root.
-pub fn boundary<'a>(layout: &'a Layout, path: &Path) -> &'a Path {
-    match &layout.config {
-        Some(config) if path.starts_with(config) => config,
-        _ => &layout.root,
-    }
-}
-
-/// Reads an environment variable (settings treat an empty value as unset).
-pub fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
 }
 
 /// Parses a memory id the way people type it (` 7 `, `+7`, `007`).

@@ -137,7 +137,7 @@ impl TargetSpec {
                         }
                         "agent" => {
                             let name = v.as_str().ok_or("\"agent\" must be a string")?;
-                            crate::memories::file::check_agent(name)?;
+                            crate::format::text::check_agent(name)?;
                             t.agent = Some(name.to_string());
                         }
                         "for" => {
@@ -224,7 +224,7 @@ pub fn write_key(path: &Path, key: &str, value: &str) -> Result<bool, KbError> {
 /// refused, never opened.
 fn read_for_edit(path: &Path) -> Result<Option<String>, KbError> {
     let within = path.parent().unwrap_or(Path::new("/"));
-    match crate::repo::read_input(path, within).map_err(io_at(path))? {
+    match crate::fsio::read_input(path, within).map_err(io_at(path))? {
         None => Ok(None),
         Some(bytes) => {
             String::from_utf8(bytes).map(Some).map_err(|_| KbError::Invalid(format!("{}: not UTF-8", path.display())))
@@ -323,7 +323,7 @@ impl Settings {
         let mut errors = Vec::new();
         let files = [layout.global_settings(), Some(layout.project_settings())];
         for path in files.into_iter().flatten() {
-            match read_file(&path, crate::repo::boundary(layout, &path)) {
+            match read_file(&path, layout.boundary(&path)) {
                 Ok(Some(obj)) => {
                     for (key, _) in KEYS {
                         if let Some(v) = obj.get(key) {
@@ -473,7 +473,7 @@ impl Settings {
 
 /// Reads a settings file: `None` when it does not exist.
 fn read_file(path: &Path, within: &Path) -> Result<Option<serde_json::Map<String, Value>>, SettingsError> {
-    let text = match crate::repo::read_input(path, within) {
+    let text = match crate::fsio::read_input(path, within) {
         Ok(Some(bytes)) => String::from_utf8(bytes).map_err(|e| {
             file_error(path, None, format!("cannot read: not UTF-8 (at byte {})", e.utf8_error().valid_up_to()))
         })?,
@@ -526,6 +526,11 @@ fn as_num(v: &Value) -> Option<f64> {
         Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
         _ => None,
     }
+}
+
+/// Reads a variable of the process environment; an empty value is unset, for every caller.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]

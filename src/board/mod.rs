@@ -74,7 +74,7 @@ pub fn current_branch(root: &Path) -> String {
         Err(_) if dot_git.is_dir() => dot_git,
         Err(_) => return "default".into(),
     };
-    let head = match crate::repo::read_input(&git_dir.join("HEAD"), Path::new("/")) {
+    let head = match crate::fsio::read_input(&git_dir.join("HEAD"), Path::new("/")) {
         Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
         _ => return "default".into(),
     };
@@ -105,7 +105,7 @@ pub fn check_branch(branch: &str) -> std::result::Result<(), String> {
 pub fn read(layout: &Layout, branch: &str) -> (Board, Option<Diagnostic>) {
     let path = board_path(layout, branch);
     let mut board = Board { branch: branch.to_string(), path: path.clone(), items: Vec::new() };
-    let bytes = match crate::repo::read_input(&path, &layout.root) {
+    let bytes = match crate::fsio::read_input(&path, &layout.root) {
         Ok(Some(b)) => b,
         Ok(None) => return (board, None),
         Err(e) => return (board, Some(Diagnostic::error(None, format!("cannot read the board: {e}")).in_file(&path))),

@@ -24,7 +24,7 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         let _ = std::io::stderr().write_all(format!("{HINT}\n").as_bytes());
     }
     // A pinned clock (tests) stays pinned for the whole session; otherwise each call reads the time.
-    let pinned_now = crate::repo::env("KB_NOW").filter(|v| !v.is_empty()).map(|_| ctx.now);
+    let pinned_now = crate::settings::env("KB_NOW").map(|_| ctx.now);
     crate::mcp::serve(crate::mcp::Server {
         layout: ctx.layout.clone(),
         found: ctx.found,

@@ -18,7 +18,7 @@ use crate::ops::read::Scope;
 use crate::ops::{self, Report, View};
 use crate::output::{self, Style};
 use crate::paths::{Layout, NO_ROOT};
-use crate::repo::{self, Repo};
+use crate::repo::Repo;
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
 use clap::Parser;
@@ -114,7 +114,7 @@ pub fn main() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
-    let style = Style::detect(repo::env("NO_COLOR").is_some_and(|v| !v.is_empty()));
+    let style = Style::detect(crate::settings::env("NO_COLOR").is_some());
     match run(cli, style) {
         Ok(code) => code,
         Err(e) => {
@@ -132,12 +132,12 @@ pub fn main() -> ExitCode {
 
 fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (layout, found) = Layout::locate(cli.root.as_deref(), &repo::env, &cwd);
-    if (cli.root.is_some() || repo::env("KB_ROOT").is_some_and(|v| !v.is_empty())) && !layout.root.is_dir() {
+    let (layout, found) = Layout::locate(cli.root.as_deref(), &crate::settings::env, &cwd);
+    if (cli.root.is_some() || crate::settings::env("KB_ROOT").is_some()) && !layout.root.is_dir() {
         let from = if cli.root.is_some() { "--root" } else { "KB_ROOT" };
         anyhow::bail!("{from} {}: no such folder", layout.root.display());
     }
-    let now = match repo::env("KB_NOW").filter(|v| !v.is_empty()) {
+    let now = match crate::settings::env("KB_NOW") {
         Some(v) => {
             crate::format::time::parse(&v).map_err(|e| anyhow::anyhow!("invalid KB_NOW: {e}"))?.with_timezone(&Utc)
         }

@@ -151,7 +151,7 @@ impl<'r> Knowledge<'r> {
     }
 
     fn index(&self) -> &Result<crate::memories::index::Index, String> {
-        self.index.get_or_init(|| (crate::memories::store::Store { repo: self.repo }).scan().map_err(|e| e.to_string()))
+        self.index.get_or_init(|| crate::memories::store::MemoryStore::new(self.repo).scan().map_err(|e| e.to_string()))
     }
 
     fn session(&self) -> &(Option<crate::session::Located>, Vec<Diagnostic>) {

@@ -144,7 +144,7 @@ pub struct Sources {
 pub fn load(layout: &Layout) -> Sources {
     let mut src = Sources::default();
     if let Some(path) = layout.global_context() {
-        load_context_file(&path, crate::repo::boundary(layout, &path), SectionKind::Global, &mut src);
+        load_context_file(&path, layout.boundary(&path), SectionKind::Global, &mut src);
     }
     load_context_file(&layout.project_context(), &layout.root, SectionKind::Project, &mut src);
     load_repository_memories(&layout.copilot_memories(), &layout.root, &mut src);
@@ -153,7 +153,7 @@ pub fn load(layout: &Layout) -> Sources {
 
 /// Returns a file's text, or `None` (with a warning unless the file does not exist).
 fn read_text(path: &Path, within: &Path, warnings: &mut Vec<Diagnostic>) -> Option<String> {
-    let bytes = match crate::repo::read_input(path, within) {
+    let bytes = match crate::fsio::read_input(path, within) {
         Ok(Some(b)) => b,
         Ok(None) => return None,
         Err(e) => {
@@ -161,7 +161,7 @@ fn read_text(path: &Path, within: &Path, warnings: &mut Vec<Diagnostic>) -> Opti
             return None;
         }
     };
-    match crate::memories::file::decode(&bytes) {
+    match crate::format::text::decode(&bytes) {
         Ok(t) => Some(t.to_string()),
         Err(p) => {
             warnings.push(warn_at(path, p.line, format!("{}; left out", p.message)));

@@ -44,7 +44,7 @@ pub enum Edit {
 impl JsonlFile {
     /// Reads `path`; a missing file is an empty one. A file over `MAX_BYTES` is an error.
     ///
-    /// Only a regular file inside `root` is read (see `crate::repo::read_input`).
+    /// Only a regular file inside `root` is read (see `crate::fsio::read_input`).
     pub fn read(path: &Path, root: &Path) -> std::io::Result<JsonlFile> {
         let too_big = || {
             let msg = format!("larger than {} MiB; kb does not read a memory file that large", MAX_BYTES >> 20);
@@ -54,7 +54,7 @@ impl JsonlFile {
             Ok(m) if m.len() > MAX_BYTES as u64 => return Err(too_big()),
             _ => {}
         }
-        let (data, exists) = match crate::repo::read_input(path, root)? {
+        let (data, exists) = match crate::fsio::read_input(path, root)? {
             Some(d) if d.len() > MAX_BYTES => return Err(too_big()),
             Some(d) => (d, true),
             None => (Vec::new(), false),

@@ -423,7 +423,7 @@ pub struct Query {
 impl Query {
     /// Returns one query per word of `query` (a blank query is one empty word, matching all).
     pub fn words(query: &str) -> Vec<Query> {
-        crate::memories::store::query_words(query).iter().map(|w| Query::new(w)).collect()
+        crate::format::text::query_words(query).iter().map(|w| Query::new(w)).collect()
     }
 
     pub fn new(query: &str) -> Query {
@@ -437,7 +437,7 @@ impl Query {
     pub fn found_in(&self, text: &str) -> bool {
         match &self.ascii {
             Some(re) if text.is_ascii() => re.is_match(text.as_bytes()),
-            _ => crate::memories::store::contains_lower(text, &self.lower),
+            _ => crate::format::text::contains_lower(text, &self.lower),
         }
     }
 }
@@ -634,10 +634,15 @@ pub fn merge_citations(existing: &[Cow<'_, str>], form: CitationsForm, new: &[St
 /// The Copilot record store of one repository.
 #[derive(Debug, Clone, Copy)]
 pub struct RecordStore<'r> {
-    pub repo: &'r Repo,
+    repo: &'r Repo,
 }
 
-impl RecordStore<'_> {
+impl<'r> RecordStore<'r> {
+    /// Returns the Copilot record store of `repo`.
+    pub fn new(repo: &'r Repo) -> RecordStore<'r> {
+        RecordStore { repo }
+    }
+
     /// Returns the JSONL file's path.
     pub fn path(&self) -> PathBuf {
         self.repo.layout.copilot_memories()
@@ -937,7 +942,7 @@ mod tests {
         for (q, text, want) in cases {
             let query = Query::new(q);
             assert_eq!(query.found_in(text), want, "{q:?} in {text:?}");
-            assert_eq!(query.found_in(text), crate::memories::store::contains_lower(text, &q.to_lowercase()));
+            assert_eq!(query.found_in(text), crate::format::text::contains_lower(text, &q.to_lowercase()));
         }
     }
 
@@ -945,7 +950,7 @@ mod tests {
     fn save_appends_then_consolidates_in_place() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
-        let s = repo.records();
+        let s = RecordStore::new(&repo);
         let first = s.save(req("build", "Run cargo nextest before pushing", &["Makefile:14"])).unwrap();
         assert!(!first.consolidated);
         assert_eq!(first.line, 1);
@@ -970,7 +975,7 @@ mod tests {
     fn dry_run_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
-        let s = repo.records();
+        let s = RecordStore::new(&repo);
         let out = s.save(RecordRequest { dry_run: true, ..req("a", "b", &[]) }).unwrap();
         assert!(out.dry_run && !s.path().exists());
         assert!(!dir.path().join(".co-cli").exists(), "a dry run takes no lock");
@@ -980,7 +985,7 @@ mod tests {
     fn empty_fields_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
-        let s = repo.records();
+        let s = RecordStore::new(&repo);
         for r in [req(" ", "f", &[]), req("s", "\n", &[]), RecordRequest { reason: " ".into(), ..req("s", "f", &[]) }] {
             assert!(matches!(s.save(r), Err(KbError::Invalid(_))));
         }
@@ -990,7 +995,7 @@ mod tests {
     fn votes_keep_other_members() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
-        let s = repo.records();
+        let s = RecordStore::new(&repo);
         std::fs::create_dir_all(dir.path().join(".github")).unwrap();
         std::fs::write(
             s.path(),
@@ -1014,7 +1019,7 @@ mod tests {
     fn votes_by_exact_fact_and_with_a_redacted_reason() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
-        let s = repo.records();
+        let s = RecordStore::new(&repo);
         std::fs::create_dir_all(dir.path().join(".github")).unwrap();
         std::fs::write(
             s.path(),
@@ -1044,7 +1049,7 @@ mod tests {
     fn forget_removes_only_its_line() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
-        let s = repo.records();
+        let s = RecordStore::new(&repo);
         std::fs::create_dir_all(dir.path().join(".github")).unwrap();
         std::fs::write(s.path(), "not json\n{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"f\"}\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}").unwrap();
         let out = s.forget("a").unwrap();

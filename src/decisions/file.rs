@@ -187,7 +187,7 @@ pub fn new_file(id: u64, kind: Kind, status: Status, tags: &[String], content: &
 
 /// Returns the file name of a decision: `{id:03}-{slug}.md`, as memories are named.
 pub fn file_name(id: u64, content: &str) -> String {
-    crate::memories::file::file_name(id, content)
+    crate::format::text::file_name(id, content)
 }
 
 #[cfg(test)]

@@ -11,8 +11,7 @@ use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter;
 use crate::format::merge;
 use crate::format::similarity::Prepared;
-use crate::memories::store::{bad_file, read_text};
-use crate::repo::{self, Repo};
+use crate::repo::Repo;
 use crate::secrets;
 use file::{Decision, Kind, Status};
 use serde_json::Value;
@@ -179,7 +178,7 @@ impl Store<'_> {
         paths.sort();
         for path in paths {
             scan.files += 1;
-            let bytes = match repo::read_input(&path, &self.repo.layout.root) {
+            let bytes = match crate::fsio::read_input(&path, &self.repo.layout.root) {
                 Ok(Some(b)) => b,
                 Ok(None) => continue,
                 Err(e) => {
@@ -187,12 +186,12 @@ impl Store<'_> {
                     continue;
                 }
             };
-            if bytes.len() as u64 > crate::memories::file::MAX_FILE_BYTES {
+            if bytes.len() as u64 > crate::format::text::MAX_FILE_BYTES {
                 let msg = format!("{} bytes: larger than a decision file may be", bytes.len());
                 scan.problems.push(Diagnostic::error(None, msg).in_file(&path));
                 continue;
             }
-            match crate::memories::file::decode(&bytes).and_then(file::parse) {
+            match crate::format::text::decode(&bytes).and_then(file::parse) {
                 Ok(d) => scan.decisions.push((path, d)),
                 Err(d) => {
                     let written = merge::written_id(&String::from_utf8_lossy(&bytes));
@@ -345,8 +344,8 @@ impl Store<'_> {
 /// and the rules redacted.
 fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)> {
     let empty = "nothing to record: the decision text is empty";
-    let content = crate::memories::store::checked_text(&new.content, &new.tags, ("decision", "decisions"), empty)?;
-    let tags = crate::memories::store::checked_tags(&new.tags)?;
+    let content = crate::format::text::checked_text(&new.content, &new.tags, ("decision", "decisions"), empty)?;
+    let tags = crate::format::text::checked_tags(&new.tags)?;
     let mut screen = secrets::Screen::new(new.redact);
     let content = screen.field("text", content)?;
     let tags = tags.into_iter().map(|t| screen.field("tag", t)).collect::<Result<Vec<_>>>()?;
@@ -356,11 +355,11 @@ fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)>
 
 /// Fails unless kb can rewrite this file's frontmatter keeping every other entry's text.
 fn editable(path: &Path) -> Result<()> {
-    let text = read_text(path)?;
-    let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
-    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
+    let text = crate::fsio::read_text(path)?;
+    let split = frontmatter::split(&text).map_err(|_| KbError::bad_file(path, Some(1), "no frontmatter"))?;
+    let fields = frontmatter::parse(split.yaml).map_err(|e| KbError::bad_file(path, e.line, &e.message))?;
     frontmatter::raw_entries(split.yaml, &fields).map(|_| ()).ok_or_else(|| {
-        bad_file(
+        KbError::bad_file(
             path,
             Some(split.yaml_line),
             "its frontmatter uses YAML that kb cannot edit without changing other values; edit the file by hand",
@@ -372,13 +371,13 @@ fn editable(path: &Path) -> Result<()> {
 /// text); every other entry keeps its text, comments and place, and the body its bytes. The caller
 /// holds the lock.
 fn rewrite_in(txn: &mut crate::journal::Txn, path: &Path, changes: &[(&str, String)]) -> Result<()> {
-    let text = read_text(path)?;
+    let text = crate::fsio::read_text(path)?;
     file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     editable(path)?;
-    let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
-    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
+    let split = frontmatter::split(&text).map_err(|_| KbError::bad_file(path, Some(1), "no frontmatter"))?;
+    let fields = frontmatter::parse(split.yaml).map_err(|e| KbError::bad_file(path, e.line, &e.message))?;
     let raw = frontmatter::raw_entries(split.yaml, &fields)
-        .ok_or_else(|| bad_file(path, Some(split.yaml_line), "frontmatter kb cannot edit"))?;
+        .ok_or_else(|| KbError::bad_file(path, Some(split.yaml_line), "frontmatter kb cannot edit"))?;
     let edits: Vec<(String, Option<String>)> = changes.iter().map(|(k, v)| (k.to_string(), Some(v.clone()))).collect();
     let yaml = frontmatter::edit_entries(raw, &edits);
     txn.write(path, frontmatter::replace_yaml(&text, split.yaml, &yaml).as_bytes())

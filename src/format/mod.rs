@@ -11,6 +11,7 @@ pub mod jsonedit;
 pub mod merge;
 pub mod neardup;
 pub mod similarity;
+pub mod text;
 pub mod time;
 pub mod tokens;
 pub mod yaml11;

@@ -258,7 +258,7 @@ struct LogRead {
 /// the bytes it tallied (an append: hashing is far cheaper than parsing).
 fn read_log(path: &Path, root: &Path, cache_path: Option<&Path>) -> std::io::Result<Option<LogRead>> {
     use std::io::{Read, Seek, SeekFrom};
-    let Some(mut file) = crate::repo::open_input(path, root)? else { return Ok(None) };
+    let Some(mut file) = crate::fsio::open_input(path, root)? else { return Ok(None) };
     let meta = file.metadata()?;
     let cached = cache_path
         .filter(|_| worth_caching(&meta))

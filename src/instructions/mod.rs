@@ -5,14 +5,13 @@
 //! kb only reads these files; it never edits them. A file whose `applyTo` is missing, empty, not a
 //! string, or holds a glob that does not parse, and a file whose frontmatter is not valid YAML, is
 //! still listed but applies to nothing, with a warning. The walk reads every file through
-//! `repo::read_input` and follows a symlinked folder only when it stays inside the root and has
+//! `fsio::read_input` and follows a symlinked folder only when it stays inside the root and has
 //! not been read already, so a symlink loop ends.
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, SplitError};
-use crate::memories::file::decode;
+use crate::format::text::decode;
 use crate::paths::Layout;
-use crate::repo;
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -76,7 +75,7 @@ pub fn load(layout: &Layout) -> Instructions {
     walk(&root, &top, &mut seen, &mut paths, &mut found.problems);
     paths.sort();
     for path in paths {
-        match repo::read_input(&path, &layout.root) {
+        match crate::fsio::read_input(&path, &layout.root) {
             Ok(Some(bytes)) => match decode(&bytes) {
                 Ok(text) => {
                     let (instruction, problems) = parse(text, path.clone());

@@ -476,7 +476,7 @@ pub fn entries(repo: &Repo) -> Result<Vec<Entry>> {
 
 /// Reads one entry; `None` when it has no complete first line.
 fn read_entry(root: &Path, seq: u64, path: &Path) -> Result<Option<Entry>> {
-    let bytes = match crate::repo::read_input(path, root) {
+    let bytes = match crate::fsio::read_input(path, root) {
         Ok(Some(b)) => b,
         Ok(None) => return Ok(None),
         Err(e) => return Err(io_at(path)(e)),

@@ -179,7 +179,7 @@ impl Server {
     /// counted.
     pub fn get_context(&self, args: super::GetContextArgs) -> Result<Reply> {
         if let Some(agent) = &args.agent {
-            crate::memories::file::check_agent(agent).map_err(anyhow::Error::msg)?;
+            crate::format::text::check_agent(agent).map_err(anyhow::Error::msg)?;
         }
         if args.max_tokens.is_some_and(|n| n < 100) {
             anyhow::bail!("max_tokens must be at least 100");

@@ -8,16 +8,13 @@
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields};
+use crate::format::text;
 use crate::format::time::{self, Micros};
 use crate::format::yaml11;
 use serde_json::Value;
 
 /// Tags that mark how a memory was triggered, in co-cli's category priority order.
 pub const SIGNAL_TAGS: [&str; 5] = ["preference", "correction", "decision", "context", "pattern"];
-
-/// Memory files larger than this are reported and skipped: they are not notes, and reading them
-/// into every recall would hurt.
-pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 /// Returns `detected` when any tag is a signal tag, else `user-told`.
 pub fn detect_source<S: AsRef<str>>(tags: &[S]) -> &'static str {
@@ -97,24 +94,6 @@ impl Importance {
     }
 }
 
-/// Checks an agent name (the frontmatter `agent`, `--agent`, MCP `agent`): not empty or blank, no
-/// whitespace at either end, no `/` or `\`, no newline or other control character. The error
-/// names the value (escaped) and what is wrong with it.
-pub fn check_agent(name: &str) -> Result<(), String> {
-    let why = if name.trim().is_empty() {
-        "an agent name cannot be empty or blank"
-    } else if name.contains(['/', '\\']) {
-        "an agent name cannot contain '/' or '\\'"
-    } else if name.chars().any(char::is_control) {
-        "an agent name cannot contain a newline or another control character"
-    } else if name.trim() != name {
-        "an agent name cannot start or end with whitespace"
-    } else {
-        return Ok(());
-    };
-    Err(format!("invalid agent name '{}': {why}", name.escape_debug()))
-}
-
 /// Returns whether a memory that names `owner` (`None`: every agent's) with `tags` is visible to
 /// `agent` (SPEC §11.2): when it names no agent, names that agent, or is tagged `cross-team`.
 /// Without an agent, only memories that name none or are tagged `cross-team` are visible.
@@ -153,21 +132,6 @@ impl Memory {
     pub fn effective_importance(&self) -> Importance {
         self.importance.unwrap_or_default()
     }
-}
-
-/// Decodes file bytes as text, refusing binary content.
-pub fn decode(bytes: &[u8]) -> Result<&str, Diagnostic> {
-    if let Some(pos) = memchr::memchr(0, bytes) {
-        return Err(Diagnostic::error(Some(line_of(bytes, pos)), "contains NUL bytes: not a text file"));
-    }
-    std::str::from_utf8(bytes).map_err(|e| {
-        let at = e.valid_up_to();
-        Diagnostic::error(Some(line_of(bytes, at)), format!("invalid UTF-8 at byte {at}"))
-    })
-}
-
-fn line_of(bytes: &[u8], pos: usize) -> usize {
-    memchr::memchr_iter(b'\n', &bytes[..pos.min(bytes.len())]).count() + 1
 }
 
 /// Parses and validates a memory file's text.
@@ -399,7 +363,7 @@ fn validate<'p>(
         .transpose()?;
     let agent = layer_text("agent", "an agent's name (a string)")?;
     if let Some(a) = &agent {
-        check_agent(a).map_err(|e| ("agent", e))?;
+        text::check_agent(a).map_err(|e| ("agent", e))?;
     }
     Ok(Memory {
         id,
@@ -415,28 +379,6 @@ fn validate<'p>(
         agent,
         content: String::new(),
     })
-}
-
-/// Returns the file name co-cli gives a memory: `{id:03}-{slug}.md`, the slug from the first 50
-/// characters of the text (co-cli.md §2.1).
-pub fn file_name(id: u64, text: &str) -> String {
-    let head: String = text.chars().take(50).collect();
-    format!("{id:03}-{}.md", slugify(&head))
-}
-
-/// Lowercases and replaces every run of characters outside `[a-z0-9]` with one `-`, trimmed,
-/// at most 50 characters.
-pub fn slugify(text: &str) -> String {
-    let mut slug = String::new();
-    for c in text.to_lowercase().chars() {
-        if c.is_ascii_lowercase() || c.is_ascii_digit() {
-            slug.push(c);
-        } else if !slug.ends_with('-') {
-            slug.push('-');
-        }
-    }
-    let slug = slug.trim_matches('-');
-    slug.chars().take(50).collect::<String>().trim_end_matches('-').to_string()
 }
 
 #[cfg(test)]
@@ -551,9 +493,9 @@ mod tests {
     #[test]
     fn agent_names() {
         for ok in ["reviewer", "Code Reviewer", "agent-7", "日本語", "a.b_c@d", "x"] {
-            assert_eq!(check_agent(ok), Ok(()), "{ok:?}");
+            assert_eq!(text::check_agent(ok), Ok(()), "{ok:?}");
         }
-        let why = |name: &str| check_agent(name).unwrap_err();
+        let why = |name: &str| text::check_agent(name).unwrap_err();
         assert_eq!(why("a/b"), "invalid agent name 'a/b': an agent name cannot contain '/' or '\\'");
         assert!(why("a\\b").starts_with("invalid agent name 'a\\\\b': "), "{}", why("a\\b"));
         assert_eq!(
@@ -615,32 +557,11 @@ mod tests {
     }
 
     #[test]
-    fn decode_refuses_binary() {
-        assert!(decode(b"a\nb\0c").unwrap_err().message.contains("NUL"));
-        let p = decode(b"ok\n\xff\xfe").unwrap_err();
-        assert_eq!(p.line, Some(2));
-    }
-
-    #[test]
     fn source_and_category() {
         assert_eq!(detect_category(&["pattern", "preference"]), Some("preference"));
         assert_eq!(detect_category(&["python"]), None);
         assert_eq!(detect_source(&["decision"]), "detected");
         assert_eq!(detect_source::<&str>(&[]), "user-told");
         assert_eq!(detect_source(&["Preference"]), "user-told");
-    }
-
-    #[test]
-    fn slugs_like_co_cli() {
-        assert_eq!(slugify("User prefers async/await"), "user-prefers-async-await");
-        assert_eq!(slugify("Uses SQLAlchemy 2.0"), "uses-sqlalchemy-2-0");
-        assert_eq!(slugify("  Multiple   Spaces  "), "multiple-spaces");
-        assert_eq!(slugify(&"a".repeat(100)), "a".repeat(50));
-        assert_eq!(
-            file_name(3, "Naïve café — 日本語 rocks!!! and some more text to pad it"),
-            "003-na-ve-caf-rocks-and-some-more-text-to-pa.md"
-        );
-        assert_eq!(file_name(4, "日本語だけ"), "004-.md");
-        assert_eq!(file_name(1000, "x"), "1000-x.md");
     }
 }

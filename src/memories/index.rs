@@ -10,8 +10,9 @@
 
 use crate::error::Diagnostic;
 use crate::format::binary::{Checksummed, Reader};
+use crate::format::text::{self, MAX_FILE_BYTES};
 use crate::format::time::Micros;
-use crate::memories::file::{self, Importance, MAX_FILE_BYTES, Memory, MemoryType};
+use crate::memories::file::{self, Importance, Memory, MemoryType};
 use std::collections::HashMap;
 use std::fs;
 use std::io::{self, Read, Write};
@@ -758,7 +759,7 @@ fn read_memory(path: &Path, meta: &fs::Metadata) -> Parsed {
         .map_err(|e| (Diagnostic::error(None, format!("cannot read: {e}")), 0))?;
     // A file that does not parse still holds ids a new memory must not reuse.
     let written_id = || crate::format::merge::written_id(&String::from_utf8_lossy(&bytes)).unwrap_or(0);
-    match file::decode(&bytes).and_then(file::parse) {
+    match text::decode(&bytes).and_then(file::parse) {
         Ok(m) => Ok(m),
         Err(d) => Err((d, written_id())),
     }

@@ -4,9 +4,10 @@
 //! concurrent kb processes never lose an update or reuse an id. Files are replaced atomically.
 //! Keys kb does not change keep their original text (see `frontmatter::raw_entries`).
 
-use crate::error::{Diagnostic, KbError, io_at};
+use crate::error::{KbError, io_at};
 use crate::format::frontmatter;
 use crate::format::similarity::Prepared;
+use crate::format::text::{self, MAX_TEXT_BYTES, checked_tags, checked_text, contains_lower, query_words};
 use crate::format::time::{self, Micros};
 use crate::fsio;
 use crate::journal::Txn;
@@ -29,8 +30,8 @@ type Result<T> = std::result::Result<T, KbError>;
 
 /// The markdown memories of one repository.
 #[derive(Debug, Clone, Copy)]
-pub struct Store<'r> {
-    pub repo: &'r Repo,
+pub struct MemoryStore<'r> {
+    repo: &'r Repo,
 }
 
 /// What a save did (or, with `dry_run`, would do).
@@ -85,7 +86,12 @@ impl DedupScope<'_> {
     }
 }
 
-impl Store<'_> {
+impl<'r> MemoryStore<'r> {
+    /// Returns the markdown memory store of `repo`.
+    pub fn new(repo: &'r Repo) -> MemoryStore<'r> {
+        MemoryStore { repo }
+    }
+
     /// Returns the cache file for the memory index, `.co-cli/cache/memories.idx`, when kb may keep
     /// one: when `.co-cli/` is a folder (kb never creates `.co-cli/` itself to keep a cache) and
     /// the cache folder stays inside the root. The scan creates the cache folder, ignored, when it
@@ -102,7 +108,7 @@ impl Store<'_> {
     pub fn scan(&self) -> Result<Index> {
         let dir = self.repo.layout.memories();
         let index = Index::scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?;
-        if crate::repo::env("KB_DEBUG_STATS").is_some_and(|v| !v.is_empty()) {
+        if crate::settings::env("KB_DEBUG_STATS").is_some() {
             let s = index.stats;
             let written = if s.cache_written { "yes" } else { "no" };
             let line = format!(
@@ -182,7 +188,7 @@ impl Store<'_> {
             });
         }
         let id = next_id(index.max_id())?;
-        let path = crate::paths::free_path(&index.dir, &file::file_name(id, &content));
+        let path = crate::paths::free_path(&index.dir, &text::file_name(id, &content));
         let to_decay = decay_victims(&index, &self.repo.settings);
         let strategy = self.repo.settings.memory_decay_strategy.value;
         if let Some(held) = &lock {
@@ -251,9 +257,9 @@ pub fn renumber(repo: &Repo, _held: &fsio::Lock, path: &Path, id: u64) -> Result
     if !can_edit(path) {
         let why =
             "its frontmatter uses YAML that kb cannot edit without changing other values; give it a new id by hand";
-        return Err(bad_file(path, None, why));
+        return Err(KbError::bad_file(path, None, why));
     }
-    let text = read_text(path)?;
+    let text = fsio::read_text(path)?;
     let memory = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let old_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -263,7 +269,7 @@ pub fn renumber(repo: &Repo, _held: &fsio::Lock, path: &Path, id: u64) -> Result
         .map(|(_, rest)| rest.to_string());
     let name = match slug {
         Some(rest) => format!("{id:03}-{rest}"),
-        None => file::file_name(id, &memory.content),
+        None => text::file_name(id, &memory.content),
     };
     let target = if name == old_name { path.to_path_buf() } else { crate::paths::free_path(dir, &name) };
     repo.guard(path)?;
@@ -285,9 +291,6 @@ fn next_id(max: Option<u64>) -> Result<u64> {
     }
 }
 
-/// The longest text a memory may hold: what fits, with its frontmatter, in `MAX_FILE_BYTES`.
-pub const MAX_TEXT_BYTES: usize = file::MAX_FILE_BYTES as usize - 64 * 1024;
-
 /// The frontmatter keys of SPEC §11.2 a new memory gets: each one given, and
 /// `decay_protected: true` for a `core_context` memory.
 fn layer_keys(req: &SaveRequest, agent: Option<&str>) -> Vec<(String, Value)> {
@@ -307,43 +310,6 @@ fn layer_keys(req: &SaveRequest, agent: Option<&str>) -> Vec<(String, Value)> {
     keys
 }
 
-/// Checks a text to store, as memories and decisions share the rules: stripped as co-cli strips
-/// it, not empty (`empty` is the message), no NUL byte in it or its tags, at most
-/// `MAX_TEXT_BYTES`. `what` names what holds the text, singular and plural ("memory",
-/// "memories").
-pub fn checked_text(raw: &str, tags: &[String], what: (&str, &str), empty: &str) -> Result<String> {
-    let (one, many) = what;
-    let content = frontmatter::py_strip(raw).to_string();
-    if content.is_empty() {
-        return Err(KbError::Invalid(empty.into()));
-    }
-    if content.contains('\0') || tags.iter().any(|t| t.contains('\0')) {
-        return Err(KbError::Invalid(format!("the text contains a NUL byte: {many} are text files")));
-    }
-    if content.len() > MAX_TEXT_BYTES {
-        return Err(KbError::Invalid(format!(
-            "the text is {} bytes; a {one} holds at most {MAX_TEXT_BYTES} bytes",
-            content.len()
-        )));
-    }
-    Ok(content)
-}
-
-/// Returns the tags to store: each once, kept exactly as given (co-cli does too); a blank one is
-/// refused.
-pub fn checked_tags(tags: &[String]) -> Result<Vec<String>> {
-    let mut kept: Vec<String> = Vec::new();
-    for t in tags {
-        if t.trim().is_empty() {
-            return Err(KbError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
-        }
-        if !kept.contains(t) {
-            kept.push(t.clone());
-        }
-    }
-    Ok(kept)
-}
-
 /// What a save stores, once checked and screened for secrets.
 struct Screened {
     content: String,
@@ -358,7 +324,7 @@ struct Screened {
 fn screen(req: &SaveRequest) -> Result<Screened> {
     let content = checked_text(&req.content, &req.tags, ("memory", "memories"), "nothing to save: the text is empty")?;
     if let Some(agent) = &req.agent {
-        file::check_agent(agent).map_err(KbError::Invalid)?;
+        text::check_agent(agent).map_err(KbError::Invalid)?;
     }
     let tags = checked_tags(&req.tags)?;
     let mut screen = secrets::Screen::new(req.redact);
@@ -496,7 +462,7 @@ fn decay(
                 let text = summary_text(group);
                 let id = next_id(Some(last_id))?;
                 last_id = id;
-                let path = crate::paths::free_path(&index.dir, &file::file_name(id, &text));
+                let path = crate::paths::free_path(&index.dir, &text::file_name(id, &text));
                 let file = new_memory_file_with(id, &tags, Some("auto_decay"), &text, &extra, now);
                 txn.write(&path, file.as_bytes())?;
             }
@@ -601,7 +567,7 @@ pub fn create_memory(
     now: DateTime<Utc>,
 ) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-    let path = crate::paths::free_path(dir, &file::file_name(id, content));
+    let path = crate::paths::free_path(dir, &text::file_name(id, content));
     let text = new_memory_file_with(id, tags, None, content, extra, now);
     txn.write(&path, text.as_bytes())?;
     Ok(path)
@@ -680,7 +646,7 @@ pub fn consolidated_text(
     protect: bool,
     now: DateTime<Utc>,
 ) -> Result<String> {
-    let text = read_text(path)?;
+    let text = fsio::read_text(path)?;
     let m = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let raised = importance.filter(|&i| i > m.effective_importance());
     let protect = protect && !m.decay_protected;
@@ -709,7 +675,7 @@ pub fn consolidated_text(
 
 /// Returns whether kb can rewrite this memory's frontmatter exactly (see `rewrite_memory`).
 pub fn can_edit(path: &Path) -> bool {
-    let Ok(text) = read_text(path) else { return false };
+    let Ok(text) = fsio::read_text(path) else { return false };
     let Ok(split) = frontmatter::split(&text) else { return false };
     frontmatter::parse(split.yaml).is_ok_and(|fields| frontmatter::raw_entries(split.yaml, &fields).is_some())
 }
@@ -730,10 +696,10 @@ fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option
 
 /// Returns the text [`rewrite_memory`] would write, `None` when nothing would change.
 fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<Option<String>> {
-    let text = read_text(path)?;
+    let text = fsio::read_text(path)?;
     file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
-    let split = frontmatter::split(&text).map_err(|_| bad_file(path, Some(1), "no frontmatter"))?;
-    let fields = frontmatter::parse(split.yaml).map_err(|e| bad_file(path, e.line, &e.message))?;
+    let split = frontmatter::split(&text).map_err(|_| KbError::bad_file(path, Some(1), "no frontmatter"))?;
+    let fields = frontmatter::parse(split.yaml).map_err(|e| KbError::bad_file(path, e.line, &e.message))?;
     let unchanged = changes.iter().all(|(k, v)| fields.get(k) == v.as_ref());
     if unchanged && body.is_none() {
         return Ok(None);
@@ -741,7 +707,7 @@ fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str
     let raw = frontmatter::raw_entries(split.yaml, &fields).ok_or_else(|| {
         let why = "its frontmatter uses YAML that kb cannot edit without changing other values \
                    (complex or flow-style keys); edit the file by hand";
-        bad_file(path, Some(split.yaml_line), why)
+        KbError::bad_file(path, Some(split.yaml_line), why)
     })?;
     let edits: Vec<(String, Option<String>)> =
         changes.iter().map(|(k, v)| (k.clone(), v.as_ref().map(|v| entry_text(k, v)))).collect();
@@ -751,17 +717,6 @@ fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str
         None => frontmatter::replace_yaml(&text, split.yaml, &yaml),
     };
     Ok(Some(out))
-}
-
-/// Reads a knowledge file as text: UTF-8, a BOM dropped (a file that is not text is a bad file).
-pub(crate) fn read_text(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(io_at(path))?;
-    file::decode(&bytes).map(str::to_string).map_err(|d| KbError::BadFile(d.in_file(path)))
-}
-
-/// A problem with a file kb was asked to change, at `line`.
-pub(crate) fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
-    KbError::BadFile(Diagnostic::error(line, message).in_file(path))
 }
 
 /// Returns the path of the only valid memory with this id.
@@ -787,26 +742,6 @@ pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<
     hits.truncate(limit);
     hits.sort_by_key(newest_first);
     hits.into_iter().map(|p| index.at(p)).collect()
-}
-
-/// Returns the words of a recall query, lower-cased (SPEC §3: a memory matches when every word
-/// is in its content or one of its tags). A blank query is one empty word, which matches all.
-pub fn query_words(query: &str) -> Vec<String> {
-    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
-    if words.is_empty() { vec![String::new()] } else { words }
-}
-
-/// Returns whether `haystack.to_lowercase()` contains `needle_lower`, without allocating for
-/// ASCII text.
-pub fn contains_lower(haystack: &str, needle_lower: &str) -> bool {
-    if needle_lower.is_empty() {
-        return true;
-    }
-    if haystack.is_ascii() && needle_lower.is_ascii() {
-        let (h, n) = (haystack.as_bytes(), needle_lower.as_bytes());
-        return h.windows(n.len()).any(|w| w.iter().zip(n).all(|(a, b)| a.to_ascii_lowercase() == *b));
-    }
-    haystack.to_lowercase().contains(needle_lower)
 }
 
 #[cfg(test)]

@@ -10,9 +10,8 @@ use crate::copilot::jsonl::JsonlFile;
 use crate::error::{Diagnostic, Severity};
 use crate::format::merge::{self, Marker};
 use crate::fsio;
-use crate::memories::file;
 use crate::paths::Layout;
-use crate::repo::{self, Repo};
+use crate::repo::Repo;
 use crate::settings::{Settings, Source};
 use anyhow::Result;
 use serde::Serialize;
@@ -54,7 +53,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
 
     // Settings first: an invalid value is reported, and the defaults let the rest be checked.
     files += layout.global_settings().into_iter().chain([layout.project_settings()]).filter(|p| p.is_file()).count();
-    let (settings, settings_errors) = Settings::load_all(layout, &repo::env);
+    let (settings, settings_errors) = Settings::load_all(layout, &crate::settings::env);
     problems.extend(settings_errors.iter().map(|e| e.diagnostic()));
     // Files that do not parse as a whole: when they hold conflict markers, the markers say why.
     let mut unparsed: HashSet<PathBuf> = settings_errors.iter().filter_map(|e| e.path.clone()).collect();
@@ -63,11 +62,11 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     }
 
     for path in layout.global_context().into_iter().chain([layout.project_context()]) {
-        match repo::read_input(&path, repo::boundary(layout, &path)) {
+        match crate::fsio::read_input(&path, layout.boundary(&path)) {
             Ok(None) => {}
             Ok(Some(bytes)) => {
                 files += 1;
-                match file::decode(&bytes) {
+                match crate::format::text::decode(&bytes) {
                     Ok(text) => {
                         problems.extend(context::read(text).1.into_iter().map(|d| d.in_file(&path)));
                         problems.extend(markers_in(&path, text));
@@ -98,7 +97,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
     // The access log is local state, but a torn or foreign line in it is worth knowing about.
     problems.extend(crate::heat::read(layout, settings.heat_window_days.value, u64::MAX).problems);
     let repo = Repo { layout: layout.clone(), settings, now };
-    let index = repo.memories().scan()?;
+    let index = crate::memories::store::MemoryStore::new(&repo).scan()?;
     files += index.files();
     problems.extend(index.problems());
     // Markers in a file that does not parse, and in the body of a valid memory (found in the
@@ -189,7 +188,7 @@ fn markers_in(path: &Path, text: &str) -> Vec<Diagnostic> {
 /// Returns the conflict-marker problems of the file at `path` (nothing when it does not exist
 /// or is not a regular file inside the root: other checks report that).
 fn markers_in_file(layout: &Layout, path: &Path) -> Vec<Diagnostic> {
-    match repo::read_input(path, repo::boundary(layout, path)) {
+    match crate::fsio::read_input(path, layout.boundary(path)) {
         Ok(Some(bytes)) => markers_in(path, &String::from_utf8_lossy(&bytes)),
         _ => Vec::new(),
     }
@@ -197,7 +196,7 @@ fn markers_in_file(layout: &Layout, path: &Path) -> Vec<Diagnostic> {
 
 /// Returns the line of the `id` entry of the memory or decision file at `path`.
 fn id_line(layout: &Layout, path: &Path) -> Option<usize> {
-    let bytes = repo::read_input(path, &layout.root).ok()??;
+    let bytes = crate::fsio::read_input(path, &layout.root).ok()??;
     merge::id_line(&String::from_utf8_lossy(&bytes))
 }
 

@@ -23,7 +23,7 @@ pub struct ConfigReport {
 /// Returns the effective settings of the repository at `layout`. An invalid value does not stop
 /// the table: it is marked, and the command fails after printing it.
 pub fn config(layout: &Layout) -> ConfigReport {
-    let (settings, errors) = Settings::load_all(layout, &repo::env);
+    let (settings, errors) = Settings::load_all(layout, &crate::settings::env);
     let entries = settings.entries().into_iter().map(|(k, v, src)| (k, v, src.to_string())).collect();
     ConfigReport { entries, errors, layout: layout.clone() }
 }

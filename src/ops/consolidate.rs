@@ -127,7 +127,7 @@ impl Planned<'_> {
 /// Runs the pass (see the module comment).
 pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
     let lock = if req.dry_run { None } else { Some(repo.lock()?) };
-    let index = repo.memories().scan()?;
+    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     let mut diagnostics = index.problems();
     let threshold = repo.settings.memory_dedup_threshold.value;
     let mut planned = plan_merges(&index, threshold);
@@ -309,7 +309,7 @@ fn stale_records(
 
 /// Returns the summarizer's time limit: 60 s, or `KB_SUMMARIZER_TIMEOUT_MS` (for tests).
 fn summarizer_timeout() -> Duration {
-    crate::repo::env("KB_SUMMARIZER_TIMEOUT_MS")
+    crate::settings::env("KB_SUMMARIZER_TIMEOUT_MS")
         .and_then(|v| v.trim().parse::<u64>().ok())
         .map_or(SUMMARIZER_TIMEOUT, Duration::from_millis)
 }
@@ -360,7 +360,7 @@ fn summarize(
     let (tx, rx) = std::sync::mpsc::channel();
     if let Some(mut out) = child.stdout.take() {
         std::thread::spawn(move || {
-            let limit = store::MAX_TEXT_BYTES as u64 + 1;
+            let limit = crate::format::text::MAX_TEXT_BYTES as u64 + 1;
             let mut buf = Vec::new();
             let read = (&mut out).take(limit).read_to_end(&mut buf);
             // Drain the rest so the summarizer never blocks on a full pipe.
@@ -395,8 +395,8 @@ fn summarize(
         });
     }
     let bytes = output.map_err(|e| format!("output could not be read: {e}"))?;
-    if bytes.len() > store::MAX_TEXT_BYTES {
-        return Err(format!("answered more than {} bytes", store::MAX_TEXT_BYTES));
+    if bytes.len() > crate::format::text::MAX_TEXT_BYTES {
+        return Err(format!("answered more than {} bytes", crate::format::text::MAX_TEXT_BYTES));
     }
     let text = String::from_utf8(bytes).map_err(|_| "answered text that is not UTF-8".to_string())?;
     let text = crate::format::frontmatter::py_strip(&text);

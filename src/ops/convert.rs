@@ -23,7 +23,7 @@ use crate::format::similarity::{normalize, similarity};
 use crate::format::time;
 use crate::format::time::Micros;
 use crate::memories::file::{SIGNAL_TAGS, detect_category};
-use crate::memories::store::Store;
+use crate::memories::store::MemoryStore;
 use crate::repo::Repo;
 use crate::secrets;
 use serde::Serialize;
@@ -266,7 +266,7 @@ fn record_entry(all: &Records<'_>, r: &copilot::Record<'_>) -> Entry {
 /// `reason`. A file that no longer parses yields none.
 fn memory_extras(path: &Path) -> (Vec<String>, Option<String>) {
     let Ok(bytes) = std::fs::read(path) else { return (Vec::new(), None) };
-    let Ok(text) = crate::memories::file::decode(&bytes) else { return (Vec::new(), None) };
+    let Ok(text) = crate::format::text::decode(&bytes) else { return (Vec::new(), None) };
     let Ok(split) = frontmatter::split(text) else { return (Vec::new(), None) };
     let Ok(fields) = frontmatter::parse(split.yaml) else { return (Vec::new(), None) };
     let citations = match fields.get("citations") {
@@ -284,7 +284,7 @@ fn memory_extras(path: &Path) -> (Vec<String>, Option<String>) {
 type MemoryEntries = (Vec<(Entry, PathBuf)>, Option<u64>);
 
 /// Returns every valid markdown memory as an entry, by id, with its path.
-fn memory_entries(md: &Store, with_extras: bool) -> Result<MemoryEntries> {
+fn memory_entries(md: &MemoryStore, with_extras: bool) -> Result<MemoryEntries> {
     let index = md.scan()?;
     let mut all: Vec<_> = index.memories().collect();
     all.sort_by(|a, b| a.id.cmp(&b.id).then_with(|| a.file_name.cmp(b.file_name)));
@@ -313,7 +313,7 @@ fn memory_entries(md: &Store, with_extras: bool) -> Result<MemoryEntries> {
 
 /// Exports every markdown memory into the Copilot store.
 fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
-    let (md, records, now) = (repo.memories(), repo.records(), repo.now);
+    let (md, records, now) = (MemoryStore::new(repo), crate::copilot::RecordStore::new(repo), repo.now);
     let _lock = if dry_run { None } else { Some(repo.lock()?) };
     let (sources, _) = memory_entries(&md, true)?;
     let file: JsonlFile = records.read()?;
@@ -375,7 +375,7 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
 
 /// Imports every Copilot record into the markdown store.
 fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
-    let (md, records, now) = (repo.memories(), repo.records(), repo.now);
+    let (md, records, now) = (MemoryStore::new(repo), crate::copilot::RecordStore::new(repo), repo.now);
     let lock = if dry_run { None } else { Some(repo.lock()?) };
     let file = records.read()?;
     let parsed = Records::parse(&file);

@@ -14,7 +14,7 @@ use crate::error::Diagnostic;
 use crate::format::merge::id_line;
 use crate::memories::store;
 use crate::paths::Layout;
-use crate::repo::{self, Repo};
+use crate::repo::Repo;
 use crate::settings::Settings;
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
@@ -32,7 +32,7 @@ pub struct Fixed {
 /// Repairs the repository at `layout` under its lock.
 pub fn fix(layout: &Layout, now: DateTime<Utc>) -> Result<Fixed> {
     // Settings do not matter to a repair: an invalid value must not stop one (check reports it).
-    let (settings, _) = Settings::load_all(layout, &repo::env);
+    let (settings, _) = Settings::load_all(layout, &crate::settings::env);
     let repo = Repo { layout: layout.clone(), settings, now };
     let lock = repo.lock()?;
     let mut out = Fixed::default();
@@ -43,7 +43,7 @@ pub fn fix(layout: &Layout, now: DateTime<Utc>) -> Result<Fixed> {
 
 /// Gives each newer memory of a shared id the next free id.
 fn fix_memory_ids(repo: &Repo, lock: &crate::fsio::Lock, out: &mut Fixed) -> Result<()> {
-    let index = repo.memories().scan()?;
+    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     let duplicates = index.duplicate_ids();
     if duplicates.is_empty() {
         return Ok(());
@@ -83,7 +83,7 @@ fn fix_memory_ids(repo: &Repo, lock: &crate::fsio::Lock, out: &mut Fixed) -> Res
 
 /// Removes repeated record lines and merges records that share an id, in one atomic write.
 fn fix_records(repo: &Repo, out: &mut Fixed) -> Result<()> {
-    let store = repo.records();
+    let store = crate::copilot::RecordStore::new(repo);
     let file = store.read()?;
     if !file.exists {
         return Ok(());

@@ -36,7 +36,7 @@ pub enum ForgetReport {
 pub fn forget(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ForgetReport> {
     match Route::of(raw_id, scope)? {
         Route::Md(id) => {
-            let path = repo.memories().forget(id)?;
+            let path = crate::memories::store::MemoryStore::new(repo).forget(id)?;
             Ok(ForgetReport::Md { deleted: id, path: abs(&path), store: "md", file: path })
         }
         Route::Copilot => forget_record(repo, raw_id),
@@ -44,7 +44,7 @@ pub fn forget(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ForgetReport> {
 }
 
 fn forget_record(repo: &Repo, raw_id: &str) -> Result<ForgetReport> {
-    let out = repo.records().forget(raw_id.trim())?;
+    let out = crate::copilot::RecordStore::new(repo).forget(raw_id.trim())?;
     Ok(ForgetReport::Copilot {
         deleted: out.id,
         path: abs(&out.path),

@@ -47,7 +47,7 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
     let min_heat = if all { 0 } else { heat::WARM };
     let heats = heat::read(&repo.layout, repo.settings.heat_window_days.value, min_heat);
     let mut diagnostics = heats.problems.clone();
-    let index = repo.memories().scan()?;
+    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     diagnostics.extend(index.problems());
     let file = super::read::read_records(repo).ok();
     let records = file.as_ref().map(crate::copilot::Records::parse);
@@ -220,7 +220,7 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) ->
         }
     }
     let _lock = repo.lock()?;
-    let index = repo.memories().scan()?;
+    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     let found = index.by_id(id);
     let m = match found.as_slice() {
         [] => return Err(KbError::Invalid(format!("memory {id} not found")).into()),
@@ -231,7 +231,7 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) ->
             );
         }
     };
-    let name = name.map_or_else(|| crate::memories::file::slugify(m.content), str::to_string);
+    let name = name.map_or_else(|| crate::format::text::slugify(m.content), str::to_string);
     let name = if name.is_empty() { format!("memory-{id}") } else { name };
     let file = repo.layout.instructions().join(format!("{name}{}", crate::instructions::SUFFIX));
     repo.guard(&file)?;

@@ -21,7 +21,7 @@ pub struct ProtectReport {
 /// Protects (`protect`) or unprotects the memory `raw_id`.
 pub fn protect(repo: &Repo, raw_id: &str, protect: bool) -> Result<ProtectReport> {
     let id = parse_id(raw_id)?;
-    let (file, changed) = repo.memories().set_protected(id, protect)?;
+    let (file, changed) = crate::memories::store::MemoryStore::new(repo).set_protected(id, protect)?;
     Ok(ProtectReport { id, decay_protected: protect, path: abs(&file), changed, file })
 }
 

@@ -11,7 +11,7 @@ use crate::copilot::jsonl::JsonlFile;
 use crate::copilot::record::Votes;
 use crate::copilot::{self, Record, Records};
 use crate::error::{Diagnostic, KbError};
-use crate::memories::file::{self, Importance, MemoryType, detect_category, detect_source};
+use crate::memories::file::{Importance, MemoryType, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::memories::store;
 use crate::output::{chars_prefix, summary};
@@ -86,7 +86,7 @@ pub fn load(repo: &Repo, scope: Scope) -> Result<Loaded> {
     let index = match scope {
         Scope::Copilot => None,
         _ => {
-            let index = repo.memories().scan()?;
+            let index = crate::memories::store::MemoryStore::new(repo).scan()?;
             diagnostics.extend(index.problems());
             Some(index)
         }
@@ -366,7 +366,7 @@ impl ListFilter {
         agent: Option<String>,
     ) -> Result<ListFilter, KbError> {
         if let Some(a) = &agent {
-            file::check_agent(a).map_err(KbError::Invalid)?;
+            crate::format::text::check_agent(a).map_err(KbError::Invalid)?;
         }
         Ok(ListFilter { memory_type, importance, agent })
     }
@@ -641,7 +641,7 @@ pub fn show(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
         Route::Copilot => return show_record(repo, raw_id),
         Route::Md(id) => id,
     };
-    let index = repo.memories().scan()?;
+    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     let diagnostics = index.problems();
     let found = index.by_id(id);
     let m = match found.as_slice() {

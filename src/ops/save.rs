@@ -45,7 +45,7 @@ impl Serialize for SaveReport {
 
 /// Saves a memory: dedup, consolidation, decay (SPEC §3).
 pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
-    let out = repo.memories().save(req)?;
+    let out = crate::memories::store::MemoryStore::new(repo).save(req)?;
     let mut diagnostics: Vec<Diagnostic> = out.warnings.iter().map(|w| Diagnostic::warning(None, w.as_str())).collect();
     diagnostics.extend(redacted(&out.redacted));
     let json = SaveJson {
@@ -127,7 +127,7 @@ impl Serialize for RecordSaveReport {
 
 /// Stores a Copilot record: the secret filter, dedup within its subject, consolidation (SPEC §9).
 pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> {
-    let out = repo.records().save(req)?;
+    let out = crate::copilot::RecordStore::new(repo).save(req)?;
     let json = SaveJson {
         action: save_action(out.consolidated, out.dry_run),
         memory_id: out.id.clone(),

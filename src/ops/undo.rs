@@ -163,14 +163,14 @@ fn check_ids(repo: &Repo, plan: &journal::Plan) -> Result<()> {
         .iter()
         .filter(|f| f.path.parent() == Some(dir.as_path()) && !f.path.exists())
         .filter_map(|f| {
-            let text = file::decode(f.prior_bytes()?).ok()?;
+            let text = crate::format::text::decode(f.prior_bytes()?).ok()?;
             Some((file::parse(text).ok()?.id, &f.path))
         })
         .collect();
     if back.is_empty() {
         return Ok(());
     }
-    let index = repo.memories().scan()?;
+    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     let in_entry = |name: &str| plan.entry.files.iter().any(|f| f.path == index.dir.join(name));
     for (id, path) in back {
         if let Some(other) = index.by_id(id).into_iter().find(|m| !in_entry(m.file_name)) {

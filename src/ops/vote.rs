@@ -53,7 +53,7 @@ pub fn vote_on(
         VoteTarget::Id(id) => VoteTarget::Id(id.trim()),
         fact => fact,
     };
-    let out = match (repo.records().vote(target, direction, reason, redact), target) {
+    let out = match (crate::copilot::RecordStore::new(repo).vote(target, direction, reason, redact), target) {
         (Err(KbError::NotFound(_)), VoteTarget::Id(id)) if markdown_has(repo, id) => anyhow::bail!(
             "memory {id} is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)"
         ),
@@ -73,7 +73,7 @@ pub fn vote_on(
 /// Returns whether a markdown memory has this integer id.
 fn markdown_has(repo: &Repo, id: &str) -> bool {
     let Ok(n) = parse_id(id) else { return false };
-    repo.memories().scan().is_ok_and(|index| !index.by_id(n).is_empty())
+    crate::memories::store::MemoryStore::new(repo).scan().is_ok_and(|index| !index.by_id(n).is_empty())
 }
 
 impl Report for VoteReport {

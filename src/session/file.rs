@@ -6,8 +6,8 @@
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields};
+use crate::format::text::slugify;
 use crate::format::time;
-use crate::memories::file::slugify;
 use chrono::{DateTime, FixedOffset, Utc};
 use serde_json::Value;
 

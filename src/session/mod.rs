@@ -8,11 +8,11 @@
 pub mod file;
 
 use crate::error::{Diagnostic, KbError, io_at};
+use crate::format::text::{MAX_FILE_BYTES, decode};
 use crate::format::{frontmatter, time};
 use crate::fsio;
-use crate::memories::file::{MAX_FILE_BYTES, decode};
 use crate::paths::Layout;
-use crate::repo::{self, Repo};
+use crate::repo::Repo;
 use crate::secrets;
 use file::Session;
 use std::path::{Path, PathBuf};
@@ -39,7 +39,7 @@ pub struct Outcome {
 /// Reads the session file at `path`: `Ok(None)` when there is none, else the session or the
 /// problem (placed in the file).
 pub fn read_file(layout: &Layout, path: &Path) -> std::result::Result<Option<Located>, Diagnostic> {
-    let bytes = match repo::read_input(path, &layout.root) {
+    let bytes = match crate::fsio::read_input(path, &layout.root) {
         Ok(None) => return Ok(None),
         Ok(Some(b)) => b,
         Err(e) => return Err(Diagnostic::error(None, format!("cannot read: {e}")).in_file(path)),
