@@ -308,15 +308,7 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// A memory store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StoreKind {
-    /// Markdown memories in .co-cli/knowledge/memories/
-    #[value(alias = "markdown")]
-    Md,
-    /// Copilot-style records in .github/copilot-memories.jsonl
-    Copilot,
-}
+pub use crate::repo::StoreKind;
 
 /// A memory's type (SPEC §11.2; the frontmatter `type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -194,11 +194,11 @@ pub fn ensure_ignored_dir(dir: &Path) -> std::io::Result<PathBuf> {
 /// Returns `p` made absolute against `cwd`, with `.` and `..` resolved lexically (symlinks are
 /// kept as written), so paths in output are clean absolute paths.
 fn absolute(cwd: &Path, p: &Path) -> PathBuf {
-    normalize(&if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) })
+    resolve_dots(&if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) })
 }
 
 /// Returns `p` with `.` and `..` resolved lexically (without touching the file system).
-pub fn normalize(p: &Path) -> PathBuf {
+pub fn resolve_dots(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {
         match c {

@@ -40,7 +40,7 @@ pub struct Finding {
 /// regex has one, else the whole match; a match whose secret fails the check
 /// is dropped and the search resumes inside it (see [`scan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum Check {
     /// Each match is a finding.
     Plain,
     /// An AWS access key id, unless it ends in `EXAMPLE` as AWS's documented
@@ -65,16 +65,16 @@ enum Kind {
     Generic,
 }
 
-impl Kind {
+impl Check {
     /// Whether a match whose secret is `value` is a finding.
     fn accepts(self, value: &str) -> bool {
         match self {
-            Kind::Plain | Kind::KeyHeader | Kind::PuttyHeader => true,
-            Kind::AwsAccessKey => !value.ends_with("EXAMPLE"),
-            Kind::Jwt => is_plausible_jwt(value),
-            Kind::UrlCredentials => is_url_password(value),
-            Kind::Bearer => plausible_bearer_token(value),
-            Kind::Generic => plausible_generic_secret(value),
+            Check::Plain | Check::KeyHeader | Check::PuttyHeader => true,
+            Check::AwsAccessKey => !value.ends_with("EXAMPLE"),
+            Check::Jwt => is_plausible_jwt(value),
+            Check::UrlCredentials => is_url_password(value),
+            Check::Bearer => plausible_bearer_token(value),
+            Check::Generic => plausible_generic_secret(value),
         }
     }
 
@@ -83,7 +83,7 @@ impl Kind {
     /// token in `GITHUB_TOKEN=…`, a URL or a `Bearer` header is reported as
     /// `github-pat`.
     fn is_fallback(self) -> bool {
-        matches!(self, Kind::UrlCredentials | Kind::Bearer | Kind::Generic)
+        matches!(self, Check::UrlCredentials | Check::Bearer | Check::Generic)
     }
 }
 
@@ -95,7 +95,7 @@ struct Rule {
     /// for the regex to run at all.
     keywords: &'static [&'static str],
     /// How matches become findings.
-    kind: Kind,
+    kind: Check,
     /// The compiled regex, built on first use.
     regex: LazyLock<Regex>,
 }
@@ -114,79 +114,79 @@ macro_rules! rule {
 }
 
 /// Every rule, specific ones first, then the fallback ones (see
-/// [`Kind::is_fallback`]); on a tie the earlier rule wins.
+/// [`Check::is_fallback`]); on a tie the earlier rule wins.
 ///
 /// Notes on the adaptation from gitleaks: `\b` is written `(?-u:\b)` (an
 /// ASCII word boundary, so a token glued to CJK text is still found and the
 /// fast DFA engine can be used), `\d` is `[0-9]` and `\w` is `[0-9A-Za-z_]`.
 static RULES: [Rule; 25] = [
-    rule!("github-pat", Kind::Plain, &["ghp_"], r"ghp_[0-9a-zA-Z]{36}"),
-    rule!("github-oauth", Kind::Plain, &["gho_"], r"gho_[0-9a-zA-Z]{36}"),
-    rule!("github-app-token", Kind::Plain, &["ghu_", "ghs_"], r"(?:ghu|ghs)_[0-9a-zA-Z]{36}"),
-    rule!("github-refresh-token", Kind::Plain, &["ghr_"], r"ghr_[0-9a-zA-Z]{36}"),
-    rule!("github-fine-grained-pat", Kind::Plain, &["github_pat_"], r"github_pat_[0-9A-Za-z_]{82}"),
+    rule!("github-pat", Check::Plain, &["ghp_"], r"ghp_[0-9a-zA-Z]{36}"),
+    rule!("github-oauth", Check::Plain, &["gho_"], r"gho_[0-9a-zA-Z]{36}"),
+    rule!("github-app-token", Check::Plain, &["ghu_", "ghs_"], r"(?:ghu|ghs)_[0-9a-zA-Z]{36}"),
+    rule!("github-refresh-token", Check::Plain, &["ghr_"], r"ghr_[0-9a-zA-Z]{36}"),
+    rule!("github-fine-grained-pat", Check::Plain, &["github_pat_"], r"github_pat_[0-9A-Za-z_]{82}"),
     rule!(
         "aws-access-token",
-        Kind::AwsAccessKey,
+        Check::AwsAccessKey,
         &["a3t", "akia", "asia", "abia", "acca"],
         r"(?-u:\b)((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?-u:\b)"
     ),
     rule!(
         "private-key",
-        Kind::Plain,
+        Check::Plain,
         &["-----begin"],
         r"(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----"
     ),
     rule!(
         "private-key",
-        Kind::KeyHeader,
+        Check::KeyHeader,
         &["-----begin"],
         r"(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----"
     ),
-    rule!("private-key", Kind::PuttyHeader, &["putty-user-key-file-"], r"PuTTY-User-Key-File-[0-9]+"),
-    rule!("slack-bot-token", Kind::Plain, &["xoxb-"], r"xoxb-[0-9]{10,13}-[0-9]{10,13}[a-zA-Z0-9-]*"),
-    rule!("slack-user-token", Kind::Plain, &["xoxp-", "xoxe-"], r"xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}"),
-    rule!("slack-app-token", Kind::Plain, &["xapp-"], r"(?i)xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+"),
-    rule!("slack-legacy-token", Kind::Plain, &["xoxo-", "xoxs-"], r"xox[os]-[0-9]+-[0-9]+-[0-9]+-[a-fA-F0-9]+"),
+    rule!("private-key", Check::PuttyHeader, &["putty-user-key-file-"], r"PuTTY-User-Key-File-[0-9]+"),
+    rule!("slack-bot-token", Check::Plain, &["xoxb-"], r"xoxb-[0-9]{10,13}-[0-9]{10,13}[a-zA-Z0-9-]*"),
+    rule!("slack-user-token", Check::Plain, &["xoxp-", "xoxe-"], r"xox[pe](?:-[0-9]{10,13}){3}-[a-zA-Z0-9-]{28,34}"),
+    rule!("slack-app-token", Check::Plain, &["xapp-"], r"(?i)xapp-[0-9]-[A-Z0-9]+-[0-9]+-[a-z0-9]+"),
+    rule!("slack-legacy-token", Check::Plain, &["xoxo-", "xoxs-"], r"xox[os]-[0-9]+-[0-9]+-[0-9]+-[a-fA-F0-9]+"),
     rule!(
         "slack-webhook-url",
-        Kind::Plain,
+        Check::Plain,
         &["hooks.slack.com"],
         r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}"
     ),
     rule!(
         "jwt",
-        Kind::Jwt,
+        Check::Jwt,
         &[".ey"],
         r"(?-u:\b)(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9/\\_-]{17,}\.(?:[a-zA-Z0-9/\\_-]{10,}={0,2})?)"
     ),
     rule!(
         "openai-api-key",
-        Kind::Plain,
+        Check::Plain,
         &["t3blbkfj"],
         r"(?-u:\b)(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})(?-u:\b)|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})"
     ),
-    rule!("anthropic-api-key", Kind::Plain, &["sk-ant-"], r"(?-u:\b)(sk-ant-(?:api03|admin01)-[a-zA-Z0-9_\-]{93}AA)"),
-    rule!("gitlab-pat", Kind::Plain, &["glpat-"], r"glpat-[0-9A-Za-z_-]{20}"),
-    rule!("npm-access-token", Kind::Plain, &["npm_"], r"(?i-u)\b(npm_[a-z0-9]{36})"),
-    rule!("gcp-api-key", Kind::Plain, &["aiza"], r"(?-u:\b)(AIza[0-9A-Za-z_-]{35})"),
+    rule!("anthropic-api-key", Check::Plain, &["sk-ant-"], r"(?-u:\b)(sk-ant-(?:api03|admin01)-[a-zA-Z0-9_\-]{93}AA)"),
+    rule!("gitlab-pat", Check::Plain, &["glpat-"], r"glpat-[0-9A-Za-z_-]{20}"),
+    rule!("npm-access-token", Check::Plain, &["npm_"], r"(?i-u)\b(npm_[a-z0-9]{36})"),
+    rule!("gcp-api-key", Check::Plain, &["aiza"], r"(?-u:\b)(AIza[0-9A-Za-z_-]{35})"),
     rule!(
         "stripe-access-token",
-        Kind::Plain,
+        Check::Plain,
         &["sk_test_", "sk_live_", "sk_prod_", "rk_test_", "rk_live_", "rk_prod_"],
         r"(?-u:\b)((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})"
     ),
-    rule!("huggingface-access-token", Kind::Plain, &["hf_"], r"(?-u:\b)(hf_[a-zA-Z]{34})"),
+    rule!("huggingface-access-token", Check::Plain, &["hf_"], r"(?-u:\b)(hf_[a-zA-Z]{34})"),
     // detect-secrets' "Basic Auth Credentials": `://`, a user without `:` `@`
     // or delimiters, `:`, then the password (group 1) up to the authority's
     // last `@`. The password may hold `:`, `@` and sub-delimiters (real ones
     // do); placeholders are dropped by `is_url_password`.
-    rule!("url-credentials", Kind::UrlCredentials, &["://"], r#"://[^\s:/?#\[\]@'"\x60]*:([^\s/?#\[\]'"\x60]+)@"#),
+    rule!("url-credentials", Check::UrlCredentials, &["://"], r#"://[^\s:/?#\[\]@'"\x60]*:([^\s/?#\[\]'"\x60]+)@"#),
     // RFC 6750's b64token after `Bearer`, 20 characters or more.
-    rule!("bearer-token", Kind::Bearer, &["bearer"], r"(?i-u)\bbearer[ \t]+([0-9A-Za-z._~+/-]{20,}=*)"),
+    rule!("bearer-token", Check::Bearer, &["bearer"], r"(?i-u)\bbearer[ \t]+([0-9A-Za-z._~+/-]{20,}=*)"),
     rule!(
         "generic-api-key",
-        Kind::Generic,
+        Check::Generic,
         &["access", "auth", "api", "cred", "key", "passw", "secret", "token"],
         r#"(?i-u)[0-9A-Za-z_.-]{0,50}?(?:access|auth|(?-i:[Aa]pi|API)|credential|creds|key|passw(?:or)?d|secret|token)(?:[ \t0-9A-Za-z_.-]{0,20})[\s'"]{0,3}(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)[\x60'"\s=]{0,5}([0-9A-Za-z_.=-]{10,150}|[a-z0-9][a-z0-9+/]{11,}={0,3})(?:[\x60'"\s;]|\\[nr]|$)"#
     ),
@@ -217,13 +217,13 @@ pub fn scan(text: &str) -> Vec<Finding> {
         let fallback = rule.kind.is_fallback();
         let mut push = |start: usize, end: usize| raw.push(Candidate { priority, rule: rule.id, fallback, start, end });
         match rule.kind {
-            Kind::KeyHeader => {
+            Check::KeyHeader => {
                 let ends: Vec<usize> = PRIVATE_KEY_END.find_iter(text).map(|m| m.end()).collect();
                 for m in rule.regex.find_iter(text) {
                     push(m.start(), block_end(&ends, m.end(), text.len()));
                 }
             }
-            Kind::PuttyHeader => {
+            Check::PuttyHeader => {
                 let ends: Vec<usize> = PUTTY_MAC_LINE.find_iter(text).map(|m| m.end()).collect();
                 for m in rule.regex.find_iter(text) {
                     push(m.start(), block_end(&ends, m.end(), text.len()));
@@ -239,7 +239,7 @@ pub fn scan(text: &str) -> Vec<Finding> {
 
 /// Calls `found` with the byte range of every secret of `rule` in `text`:
 /// capture group 1 of each match (the whole match if the regex has no group),
-/// when [`Kind::accepts`] it.
+/// when [`Check::accepts`] it.
 ///
 /// After an accepted match the search goes on at its end, as `captures_iter`
 /// would. After a rejected one it resumes where the rejected secret starts
@@ -323,7 +323,7 @@ struct Candidate {
     priority: usize,
     /// Rule id, as in [`Finding::rule`].
     rule: &'static str,
-    /// Whether the rule is a fallback one ([`Kind::is_fallback`]).
+    /// Whether the rule is a fallback one ([`Check::is_fallback`]).
     fallback: bool,
     /// Byte range of the secret, as in [`Finding`].
     start: usize,

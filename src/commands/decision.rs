@@ -4,7 +4,7 @@
 use super::Ctx;
 use crate::cli::{DecisionAction, DecisionArgs, DecisionType};
 use crate::decisions::Change;
-use crate::decisions::file::Kind;
+use crate::decisions::file::DecisionKind;
 use crate::ops::decision;
 use anyhow::Result;
 use std::process::ExitCode;
@@ -31,12 +31,12 @@ pub fn writes(args: &DecisionArgs) -> bool {
     !matches!(args.action, DecisionAction::List { .. } | DecisionAction::Show { .. })
 }
 
-fn to_kind(t: DecisionType) -> Kind {
+fn to_kind(t: DecisionType) -> DecisionKind {
     match t {
-        DecisionType::Architectural => Kind::Architectural,
-        DecisionType::Scope => Kind::Scope,
-        DecisionType::Process => Kind::Process,
-        DecisionType::Technical => Kind::Technical,
+        DecisionType::Architectural => DecisionKind::Architectural,
+        DecisionType::Scope => DecisionKind::Scope,
+        DecisionType::Process => DecisionKind::Process,
+        DecisionType::Technical => DecisionKind::Technical,
     }
 }
 

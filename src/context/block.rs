@@ -3,7 +3,7 @@
 
 use super::layers::{self, Dropped, Layer, LayerKind, Unit};
 use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind, Sources};
-use crate::decisions::{self, file::Kind as DecisionKind, file::Status};
+use crate::decisions::{self, file::DecisionKind, file::Status};
 use crate::error::{Diagnostic, Severity};
 use crate::memories::file::{Importance, MemoryType};
 use crate::repo::Repo;
@@ -124,7 +124,7 @@ impl<'r> Knowledge<'r> {
     }
 
     fn decisions(&self) -> &(Vec<String>, Vec<Diagnostic>) {
-        self.decisions.get_or_init(|| match (decisions::Store { repo: self.repo }).scan() {
+        self.decisions.get_or_init(|| match (decisions::DecisionStore::new(self.repo)).scan() {
             Ok(scan) => {
                 let mut active: Vec<_> = scan
                     .decisions
@@ -201,7 +201,7 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &Request) -> Inputs {
     inputs.warnings.extend(problems.iter().cloned());
     if let Some(s) = session {
         let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
-        let summary = super::normalize(&s.session.summary);
+        let summary = crate::format::text::clean_body(&s.session.summary);
         if !summary.is_empty() {
             items.push(summary);
         }
@@ -613,7 +613,7 @@ mod tests {
         let g = "g".repeat(2000);
         let p: String = (0..40).map(|i| format!("## P{i}\n\n{}\n\n", "p".repeat(300))).collect();
         let r: String = (0..400).map(|i| format!("s{i}: {}\n", "r".repeat(40))).collect();
-        let p = super::super::normalize(&p);
+        let p = crate::format::text::clean_body(&p);
         let b = assemble(
             inputs(&[(LayerKind::Global, &g), (LayerKind::Project, &p), (LayerKind::RepositoryMemories, &r)]),
             None,
@@ -634,7 +634,7 @@ mod tests {
         // Only the project section over the limit: the records go entirely, the project is cut at
         // a heading.
         let big: String = (0..100).map(|i| format!("## H{i}\n\n{}\n\n", "p".repeat(300))).collect();
-        let big = super::super::normalize(&big);
+        let big = crate::format::text::clean_body(&big);
         let b = assemble(
             inputs(&[(LayerKind::Project, &big), (LayerKind::RepositoryMemories, "a: b")]),
             None,

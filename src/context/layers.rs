@@ -507,7 +507,7 @@ mod tests {
         }
 
         fn body() -> impl Strategy<Value = String> {
-            prop::collection::vec(block(), 1..20).prop_map(|b| crate::context::normalize(&b.join("\n\n")))
+            prop::collection::vec(block(), 1..20).prop_map(|b| crate::format::text::clean_body(&b.join("\n\n")))
         }
 
         fn marker(_: &[Layer], d: &[Dropped]) -> String {

@@ -179,7 +179,7 @@ fn load_context_file(path: &Path, within: &Path, kind: SectionKind, src: &mut So
     }
     // `body` is a suffix of `text`: the file line of the body's first non-blank line, for messages.
     let first_line = text[..text.len() - body.len()].matches('\n').count() + 1 + leading_lines(body);
-    let mut body = normalize(body);
+    let mut body = crate::format::text::clean_body(body);
     if let Some(f) = markdown::open_fence(&body) {
         src.warnings.push(warn_at(
             path,
@@ -195,17 +195,10 @@ fn load_context_file(path: &Path, within: &Path, kind: SectionKind, src: &mut So
 }
 
 /// Returns how many lines of `text` hold only whitespace before its first other character:
-/// the lines `normalize` strips from the front of a body.
+/// the lines `format::text::clean_body` strips from the front of a body.
 fn leading_lines(text: &str) -> usize {
     let trimmed = text.trim_start_matches(frontmatter::py_isspace);
     text[..text.len() - trimmed.len()].matches('\n').count()
-}
-
-/// Returns a body with CRLF and lone CR turned into LF and surrounding whitespace removed (co-cli
-/// strips the body too).
-pub fn normalize(body: &str) -> String {
-    let lf = if body.contains('\r') { body.replace("\r\n", "\n").replace('\r', "\n") } else { body.to_string() };
-    frontmatter::py_strip(&lf).to_string()
 }
 
 /// One Copilot-style record, as the context needs it.

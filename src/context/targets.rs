@@ -21,7 +21,7 @@
 
 use crate::context::HEADER;
 use crate::context::markdown;
-use crate::paths::{Layout, normalize, real_path};
+use crate::paths::{Layout, real_path, resolve_dots};
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -36,19 +36,19 @@ pub const WELL_KNOWN: [&str; 5] = ["AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", 
 
 /// How a target holds the block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum TargetKind {
     /// The whole file is the block.
     Standalone,
     /// The block sits between the markers; the rest of the file is the user's.
     Managed,
 }
 
-impl Kind {
+impl TargetKind {
     /// Returns the name used in output: `standalone` or `managed_block`.
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Standalone => "standalone",
-            Kind::Managed => "managed_block",
+            TargetKind::Standalone => "standalone",
+            TargetKind::Managed => "managed_block",
         }
     }
 }
@@ -93,7 +93,7 @@ pub struct Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Written {
     pub target: Target,
-    pub kind: Kind,
+    pub kind: TargetKind,
     pub outcome: Outcome,
     /// The file's size after the write.
     pub bytes: usize,
@@ -106,12 +106,12 @@ pub fn resolve(layout: &Layout, raw: &str) -> Result<Target, TargetError> {
     // `~/...` is the user's home, as a shell would read it (for targets in the config folder).
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let path = match (raw.strip_prefix("~/"), home) {
-        (Some(rest), Some(home)) => normalize(&home.join(rest)),
-        _ => normalize(&layout.root.join(raw)),
+        (Some(rest), Some(home)) => resolve_dots(&home.join(rest)),
+        _ => resolve_dots(&layout.root.join(raw)),
     };
     let bases: Vec<&PathBuf> = std::iter::once(&layout.root).chain(layout.config.as_ref()).collect();
     let allowed = |p: &Path, bases: &[PathBuf]| bases.iter().any(|b| p.starts_with(b) && p != b);
-    let lexical: Vec<PathBuf> = bases.iter().map(|b| normalize(b)).collect();
+    let lexical: Vec<PathBuf> = bases.iter().map(|b| resolve_dots(b)).collect();
     if !allowed(&path, &lexical) {
         return Err(fail(format!("{} is outside {}: refused", path.display(), allowed_note(layout))));
     }
@@ -178,18 +178,18 @@ fn is_input(real: &Path, input: &Path) -> bool {
 }
 
 /// Returns the kind of a target from its name and current bytes (`None`: it does not exist).
-pub fn kind_of(path: &Path, existing: Option<&[u8]>) -> Kind {
+pub fn kind_of(path: &Path, existing: Option<&[u8]>) -> TargetKind {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
     if WELL_KNOWN.iter().any(|w| w.eq_ignore_ascii_case(name)) {
-        return Kind::Managed;
+        return TargetKind::Managed;
     }
     match existing {
-        None => Kind::Standalone,
-        Some(b"") => Kind::Standalone,
+        None => TargetKind::Standalone,
+        Some(b"") => TargetKind::Standalone,
         Some(b) => match std::str::from_utf8(b) {
-            Ok(t) if !matches!(find_markers(t), Ok(None)) => Kind::Managed,
-            Ok(t) if t.starts_with(HEADER) => Kind::Standalone,
-            _ => Kind::Managed,
+            Ok(t) if !matches!(find_markers(t), Ok(None)) => TargetKind::Managed,
+            Ok(t) if t.starts_with(HEADER) => TargetKind::Standalone,
+            _ => TargetKind::Managed,
         },
     }
 }
@@ -302,11 +302,11 @@ pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetEr
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(fail(format!("cannot read {}: {e}", t.real.display()))),
     };
-    let named_managed = kind_of(&t.path, None) == Kind::Managed;
-    let kind = if named_managed { Kind::Managed } else { kind_of(&t.real, existing.as_deref()) };
+    let named_managed = kind_of(&t.path, None) == TargetKind::Managed;
+    let kind = if named_managed { TargetKind::Managed } else { kind_of(&t.real, existing.as_deref()) };
     let new = match kind {
-        Kind::Standalone => standalone(block),
-        Kind::Managed => {
+        TargetKind::Standalone => standalone(block),
+        TargetKind::Managed => {
             let text = match &existing {
                 Some(b) => std::str::from_utf8(b)
                     .map_err(|e| fail(format!("{} is not UTF-8 text ({e}); not touched", t.real.display())))?,
@@ -412,18 +412,18 @@ mod tests {
     #[test]
     fn kinds() {
         let p = |s: &str| PathBuf::from(s);
-        assert_eq!(kind_of(&p("AGENTS.md"), None), Kind::Managed);
-        assert_eq!(kind_of(&p(".github/copilot-instructions.md"), None), Kind::Managed);
-        assert_eq!(kind_of(&p("claude.md"), None), Kind::Managed);
-        assert_eq!(kind_of(&p("out.md"), None), Kind::Standalone);
-        assert_eq!(kind_of(&p("out.md"), Some(b"")), Kind::Standalone);
-        assert_eq!(kind_of(&p("out.md"), Some(b"## Internal Knowledge\n\nx\n")), Kind::Standalone);
-        assert_eq!(kind_of(&p("out.md"), Some(b"# Mine\n")), Kind::Managed);
+        assert_eq!(kind_of(&p("AGENTS.md"), None), TargetKind::Managed);
+        assert_eq!(kind_of(&p(".github/copilot-instructions.md"), None), TargetKind::Managed);
+        assert_eq!(kind_of(&p("claude.md"), None), TargetKind::Managed);
+        assert_eq!(kind_of(&p("out.md"), None), TargetKind::Standalone);
+        assert_eq!(kind_of(&p("out.md"), Some(b"")), TargetKind::Standalone);
+        assert_eq!(kind_of(&p("out.md"), Some(b"## Internal Knowledge\n\nx\n")), TargetKind::Standalone);
+        assert_eq!(kind_of(&p("out.md"), Some(b"# Mine\n")), TargetKind::Managed);
         assert_eq!(
             kind_of(&p("out.md"), Some(format!("## Internal Knowledge\n{BEGIN}\n{END}\n").as_bytes())),
-            Kind::Managed
+            TargetKind::Managed
         );
-        assert_eq!(kind_of(&p("out.md"), Some(b"\xff")), Kind::Managed);
+        assert_eq!(kind_of(&p("out.md"), Some(b"\xff")), TargetKind::Managed);
     }
 
     #[test]
@@ -454,7 +454,7 @@ mod tests {
         let r = write_all(&l, &[("a/out.md", x), ("./a/out.md", x)]);
         assert_eq!(r.len(), 1);
         let w = r[0].as_ref().unwrap();
-        assert_eq!((w.kind, w.outcome), (Kind::Standalone, Outcome::Written));
+        assert_eq!((w.kind, w.outcome), (TargetKind::Standalone, Outcome::Written));
         assert_eq!(std::fs::read_to_string(dir.path().join("a/out.md")).unwrap(), "## Internal Knowledge\n\nx\n");
         let r = write_all(&l, &[("a/out.md", x)]);
         assert_eq!(r[0].as_ref().unwrap().outcome, Outcome::Unchanged);

@@ -18,7 +18,7 @@ pub mod record;
 
 use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
-use crate::format::similarity::{normalize, similarity};
+use crate::format::similarity::{lower_strip, similarity};
 use crate::format::time::{self, Micros};
 use crate::fsio;
 use crate::repo::Repo;
@@ -374,7 +374,7 @@ impl<'a> Records<'a> {
     /// score. Every record of the subject is a candidate (Copilot facts do not age out); a tie goes
     /// to the newer record.
     pub fn find_duplicate(&self, subject: &str, fact: &str, threshold: f64) -> Option<(Record<'_>, f64)> {
-        let subject = normalize(subject);
+        let subject = lower_strip(subject);
         let mut candidates: Vec<Record<'_>> = self.iter().filter(|r| same_subject(r.subject, &subject)).collect();
         candidates.sort_by_key(|r| std::cmp::Reverse(r.age_key()));
         let mut best: Option<(Record<'_>, f64)> = None;
@@ -449,7 +449,7 @@ pub fn same_subject(subject: &str, normalized: &str) -> bool {
     if t.is_ascii() && normalized.is_ascii() {
         return t.eq_ignore_ascii_case(normalized);
     }
-    normalize(subject) == normalized
+    lower_strip(subject) == normalized
 }
 
 /// Returns the id kb gives a record: `mem-` and 8 hex digits of an FNV-1a hash of subject and

@@ -10,27 +10,28 @@ use serde_json::Value;
 
 /// What a decision is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum DecisionKind {
     Architectural,
     Scope,
     Process,
     Technical,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 4] = [Kind::Architectural, Kind::Scope, Kind::Process, Kind::Technical];
+impl DecisionKind {
+    pub const ALL: [DecisionKind; 4] =
+        [DecisionKind::Architectural, DecisionKind::Scope, DecisionKind::Process, DecisionKind::Technical];
 
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Architectural => "architectural",
-            Kind::Scope => "scope",
-            Kind::Process => "process",
-            Kind::Technical => "technical",
+            DecisionKind::Architectural => "architectural",
+            DecisionKind::Scope => "scope",
+            DecisionKind::Process => "process",
+            DecisionKind::Technical => "technical",
         }
     }
 
-    pub fn parse(text: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.as_str() == text)
+    pub fn parse(text: &str) -> Option<DecisionKind> {
+        DecisionKind::ALL.into_iter().find(|k| k.as_str() == text)
     }
 }
 
@@ -75,7 +76,7 @@ pub struct Decision {
     pub created: String,
     pub created_at: Micros,
     pub updated: Option<String>,
-    pub kind: Kind,
+    pub kind: DecisionKind,
     pub status: Status,
     pub tags: Vec<String>,
     pub superseded_by: Option<u64>,
@@ -141,7 +142,7 @@ fn validate(f: &Fields) -> Result<Decision, Invalid> {
     let (created, created_at) = timestamp("created")?.ok_or_else(|| required("created"))?;
     let updated = timestamp("updated")?.map(|(t, _)| t);
     let kind_text = string("type")?.ok_or_else(|| required("type"))?;
-    let kind = Kind::parse(kind_text).ok_or_else(|| {
+    let kind = DecisionKind::parse(kind_text).ok_or_else(|| {
         ("type", format!("unknown type '{kind_text}': expected architectural, scope, process or technical"))
     })?;
     let status_text = string("status")?.ok_or_else(|| required("status"))?;
@@ -174,7 +175,14 @@ pub fn timestamp_entry(key: &str, at: DateTime<Utc>) -> String {
 }
 
 /// Returns a new decision file: sorted keys, co-cli quoting, the stripped body.
-pub fn new_file(id: u64, kind: Kind, status: Status, tags: &[String], content: &str, now: DateTime<Utc>) -> String {
+pub fn new_file(
+    id: u64,
+    kind: DecisionKind,
+    status: Status,
+    tags: &[String],
+    content: &str,
+    now: DateTime<Utc>,
+) -> String {
     let entries = vec![
         ("created".to_string(), timestamp_entry("created", now)),
         ("id".to_string(), frontmatter::entry("id", &Value::from(id))),
@@ -203,7 +211,7 @@ mod tests {
         let tags = vec!["db".to_string(), "yes".to_string()];
         let text = new_file(
             3,
-            Kind::Architectural,
+            DecisionKind::Architectural,
             Status::Active,
             &tags,
             "  Use PostgreSQL\n\nNot MySQL.  ",
@@ -214,11 +222,14 @@ mod tests {
             "---\ncreated: '2026-11-24T10:00:00+00:00'\nid: 3\nstatus: active\ntags:\n- db\n- 'yes'\ntype: architectural\n---\n\nUse PostgreSQL\n\nNot MySQL.\n"
         );
         let d = parse(&text).unwrap();
-        assert_eq!((d.id, d.kind, d.status, d.title()), (3, Kind::Architectural, Status::Active, "Use PostgreSQL"));
+        assert_eq!(
+            (d.id, d.kind, d.status, d.title()),
+            (3, DecisionKind::Architectural, Status::Active, "Use PostgreSQL")
+        );
         assert_eq!(d.tags, tags);
         assert_eq!((d.updated, d.superseded_by), (None, None));
         assert_eq!(d.content, "Use PostgreSQL\n\nNot MySQL.");
-        let empty = new_file(1, Kind::Scope, Status::Proposed, &[], "x", at("2026-11-24T10:00:00.5Z"));
+        let empty = new_file(1, DecisionKind::Scope, Status::Proposed, &[], "x", at("2026-11-24T10:00:00.5Z"));
         assert!(empty.contains("tags: []\n") && empty.contains("created: '2026-11-24T10:00:00.500000+00:00'"));
     }
 
@@ -266,8 +277,8 @@ mod tests {
 
     #[test]
     fn kinds_and_statuses() {
-        assert_eq!(Kind::parse("technical"), Some(Kind::Technical));
-        assert_eq!(Kind::parse("Technical"), None);
+        assert_eq!(DecisionKind::parse("technical"), Some(DecisionKind::Technical));
+        assert_eq!(DecisionKind::parse("Technical"), None);
         assert!(Status::Proposed.is_open() && Status::Active.is_open() && !Status::Archived.is_open());
         assert_eq!(file_name(3, "Use PostgreSQL for everything"), "003-use-postgresql-for-everything.md");
     }

@@ -13,7 +13,7 @@ use crate::format::merge;
 use crate::format::similarity::Prepared;
 use crate::repo::Repo;
 use crate::secrets;
-use file::{Decision, Kind, Status};
+use file::{Decision, DecisionKind, Status};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -21,8 +21,8 @@ type Result<T> = std::result::Result<T, KbError>;
 
 /// The decisions of one repository.
 #[derive(Debug, Clone, Copy)]
-pub struct Store<'r> {
-    pub repo: &'r Repo,
+pub struct DecisionStore<'r> {
+    repo: &'r Repo,
 }
 
 /// The decisions read from the folder, and the files skipped.
@@ -123,7 +123,7 @@ pub struct Outcome {
 pub struct NewDecision {
     pub content: String,
     /// `None` for supersede: the old decision's type.
-    pub kind: Option<Kind>,
+    pub kind: Option<DecisionKind>,
     pub tags: Vec<String>,
     pub redact: bool,
 }
@@ -155,7 +155,12 @@ impl Change {
     }
 }
 
-impl Store<'_> {
+impl<'r> DecisionStore<'r> {
+    /// Returns the decision store of `repo`.
+    pub fn new(repo: &'r Repo) -> DecisionStore<'r> {
+        DecisionStore { repo }
+    }
+
     /// Reads every decision file. A missing folder is an empty store; a malformed file is skipped
     /// with a diagnostic; nothing is written.
     pub fn scan(&self) -> Result<Scan> {
@@ -321,7 +326,7 @@ impl Store<'_> {
         &self,
         txn: &mut crate::journal::Txn,
         scan: &Scan,
-        kind: Kind,
+        kind: DecisionKind,
         status: Status,
         tags: &[String],
         content: &str,

@@ -34,7 +34,7 @@ pub struct Prepared {
 
 impl Prepared {
     pub fn new(text: &str) -> Prepared {
-        let sorted = sorted_tokens(&normalize(text));
+        let sorted = sorted_tokens(&lower_strip(text));
         let chars = sorted.chars().count();
         Prepared { sorted, chars }
     }
@@ -68,13 +68,13 @@ impl Prepared {
 }
 
 /// Returns co-cli's preprocessing of a text before scoring: Python `.lower().strip()`.
-pub fn normalize(s: &str) -> String {
+pub fn lower_strip(s: &str) -> String {
     s.to_lowercase().trim_matches(py_isspace).to_string()
 }
 
 /// Returns the similarity co-cli uses for dedup: token_sort_ratio of the normalized texts.
 pub fn similarity(new: &str, existing: &str) -> f64 {
-    token_sort_ratio(&normalize(new), &normalize(existing))
+    token_sort_ratio(&lower_strip(new), &lower_strip(existing))
 }
 
 #[cfg(test)]

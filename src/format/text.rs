@@ -124,6 +124,13 @@ pub fn contains_lower(haystack: &str, needle_lower: &str) -> bool {
     haystack.to_lowercase().contains(needle_lower)
 }
 
+/// Returns a body with CRLF and lone CR turned into LF and surrounding whitespace removed (co-cli
+/// strips the body too).
+pub fn clean_body(body: &str) -> String {
+    let lf = if body.contains('\r') { body.replace("\r\n", "\n").replace('\r', "\n") } else { body.to_string() };
+    frontmatter::py_strip(&lf).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

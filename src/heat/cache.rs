@@ -8,9 +8,9 @@
 //! bytes up to the cached position (their xxh3), so a log edited, truncated or replaced is read
 //! whole again. Deleting it only costs time.
 
-use super::Store;
 use super::log::{IdTally, Tally};
 use crate::format::binary::{Checksummed, Reader, verified};
+use crate::repo::StoreKind;
 use rustc_hash::FxHashMap;
 use std::fs::Metadata;
 use std::io::{self, Write};
@@ -139,8 +139,8 @@ pub fn decode(body: &[u8]) -> Option<Tally<'_>> {
     tally.ids = FxHashMap::with_capacity_and_hasher(ids.min(body.len() / 16), Default::default());
     for _ in 0..ids {
         let store = match r.u8()? {
-            0 => Store::Md,
-            1 => Store::Copilot,
+            0 => StoreKind::Md,
+            1 => StoreKind::Copilot,
             _ => return None,
         };
         let (id, last) = (r.str()?, r.str()?);
@@ -186,8 +186,8 @@ pub fn save(path: &Path, pos: &Position, tally: &Tally<'_>) -> io::Result<()> {
         w.write_all(&count(tally.ids.len())?.to_le_bytes())?;
         for ((store, id), t) in &tally.ids {
             w.write_all(&[match store {
-                Store::Md => 0,
-                Store::Copilot => 1,
+                StoreKind::Md => 0,
+                StoreKind::Copilot => 1,
             }])?;
             w.put_str(id)?;
             w.put_str(t.last)?;

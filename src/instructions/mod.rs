@@ -150,7 +150,7 @@ pub fn parse(text: &str, path: PathBuf) -> (Instruction, Vec<Diagnostic>) {
             return (instruction, problems);
         }
     };
-    instruction.body = crate::context::normalize(split.body);
+    instruction.body = crate::format::text::clean_body(split.body);
     let fields = match frontmatter::parse(split.yaml) {
         Ok(f) => f,
         Err(e) => {
@@ -271,8 +271,8 @@ pub fn split_globs(raw: &str) -> Vec<String> {
 /// its symlinks are resolved). `.` and `..` are resolved. Returns `Err` with the reason for a
 /// path outside the root.
 pub fn relative_path(root: &Path, given: &Path) -> Result<String, String> {
-    let root = crate::paths::normalize(root);
-    let joined = crate::paths::normalize(&root.join(given));
+    let root = crate::paths::resolve_dots(root);
+    let joined = crate::paths::resolve_dots(&root.join(given));
     let rel = match joined.strip_prefix(&root) {
         Ok(r) => r.to_path_buf(),
         Err(_) => {

@@ -281,13 +281,13 @@ pub enum DecisionType {
 }
 
 impl DecisionType {
-    fn kind(self) -> crate::decisions::file::Kind {
-        use crate::decisions::file::Kind;
+    fn kind(self) -> crate::decisions::file::DecisionKind {
+        use crate::decisions::file::DecisionKind;
         match self {
-            DecisionType::Architectural => Kind::Architectural,
-            DecisionType::Scope => Kind::Scope,
-            DecisionType::Process => Kind::Process,
-            DecisionType::Technical => Kind::Technical,
+            DecisionType::Architectural => DecisionKind::Architectural,
+            DecisionType::Scope => DecisionKind::Scope,
+            DecisionType::Process => DecisionKind::Process,
+            DecisionType::Technical => DecisionKind::Technical,
         }
     }
 }
@@ -870,7 +870,7 @@ mod tests {
         let a: UpdateSessionArgs = serde_json::from_str(r#"{"summary":"s","append":true}"#).unwrap();
         assert!(a.append);
         let a: ProposeDecisionArgs = serde_json::from_str(r#"{"text":"t","type":"scope"}"#).unwrap();
-        assert_eq!(a.kind.kind(), crate::decisions::file::Kind::Scope);
+        assert_eq!(a.kind.kind(), crate::decisions::file::DecisionKind::Scope);
         assert!(serde_json::from_str::<ProposeDecisionArgs>(r#"{"text":"t","type":"Scope"}"#).is_err());
         let a: ContextBoardArgs = serde_json::from_str(r#"{"command":"get_board"}"#).unwrap();
         assert_eq!(a.command, BoardCommand::GetBoard);

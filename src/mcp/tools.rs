@@ -19,7 +19,7 @@
 //! stderr, as the CLI's do.
 
 use crate::copilot::{Direction, RecordRequest, VoteTarget};
-use crate::decisions::file::Kind;
+use crate::decisions::file::DecisionKind;
 use crate::error::{Diagnostic, KbError};
 use crate::memories::file::{Importance, MemoryType};
 use crate::memories::store::SaveRequest;
@@ -169,7 +169,7 @@ impl Server {
 
     /// `propose_decision`: a new decision with `status: proposed`, or the open decision that
     /// already says it; never an active one (agents propose, people decide).
-    pub fn propose_decision(&self, text: String, kind: Kind) -> Result<Reply> {
+    pub fn propose_decision(&self, text: String, kind: DecisionKind) -> Result<Reply> {
         let report = ops::decision::propose(&self.repo_to_write()?, text, kind, Vec::new(), true)?;
         self.written(&report, report.redacted())
     }
@@ -428,7 +428,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let server = server(dir.path());
         let proposed =
-            server.propose_decision("We use PostgreSQL for every service".into(), Kind::Architectural).unwrap();
+            server.propose_decision("We use PostgreSQL for every service".into(), DecisionKind::Architectural).unwrap();
         assert_eq!(
             (proposed.json["action"].as_str(), proposed.json["decision_id"].as_u64()),
             (Some("proposed"), Some(1))
@@ -439,7 +439,8 @@ mod tests {
         let file =
             std::fs::read_to_string(server.layout.decisions().join("001-we-use-postgresql-for-every-service.md"));
         assert!(file.unwrap().contains("\nstatus: proposed\n"));
-        let again = server.propose_decision("We use PostgreSQL for every service!".into(), Kind::Technical).unwrap();
+        let again =
+            server.propose_decision("We use PostgreSQL for every service!".into(), DecisionKind::Technical).unwrap();
         assert_eq!((again.json["action"].as_str(), again.json["decision_id"].as_u64()), (Some("exists"), Some(1)));
         assert_eq!(std::fs::read_dir(server.layout.decisions()).unwrap().count(), 1);
     }
@@ -488,7 +489,7 @@ mod tests {
     fn secrets_are_redacted_and_named_never_refused() {
         let dir = tempfile::tempdir().unwrap();
         let server = server(dir.path());
-        let proposed = server.propose_decision(format!("Deploy with {}", github_pat()), Kind::Process).unwrap();
+        let proposed = server.propose_decision(format!("Deploy with {}", github_pat()), DecisionKind::Process).unwrap();
         assert_eq!(proposed.json["redacted"], serde_json::json!(["github-pat"]));
         let note = "\nSecret redacted (rule github-pat): kb keeps [REDACTED:github-pat] in place of the secret, never \
                     the secret itself.";

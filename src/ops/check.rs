@@ -147,7 +147,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
 /// Checks the decisions: files that do not parse (added to `unparsed`), duplicate ids, broken
 /// `superseded_by`, conflict markers. Returns how many files were checked.
 fn check_decisions(repo: &Repo, problems: &mut Vec<Diagnostic>, unparsed: &mut HashSet<PathBuf>) -> usize {
-    let scan = match (crate::decisions::Store { repo }).scan() {
+    let scan = match (crate::decisions::DecisionStore::new(repo)).scan() {
         Ok(scan) => scan,
         Err(e) => {
             let message = format!("cannot read the decisions folder: {e}");

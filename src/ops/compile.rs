@@ -2,7 +2,7 @@
 //! always-loaded block into every target in `context_targets`, under the repository lock.
 
 use super::{Report, View, abs};
-use crate::context::targets::{self, Kind, Outcome, TargetError, Written};
+use crate::context::targets::{self, Outcome, TargetError, TargetKind, Written};
 use crate::context::{self, Block, Request};
 use crate::error::Diagnostic;
 use crate::paths;
@@ -135,11 +135,11 @@ pub fn add_agents_md(repo: &Repo) -> Result<AgentsMd> {
     let start = Instant::now();
     let _lock = repo.lock()?;
     let root = &repo.layout.root;
-    let agents = paths::normalize(&root.join(AGENTS_MD));
+    let agents = paths::resolve_dots(&root.join(AGENTS_MD));
     let mut registered = None;
     let current = &repo.settings.context_targets.value;
     let agents_spec = TargetSpec { path: AGENTS_MD.to_string(), ..TargetSpec::default() };
-    if !current.iter().any(|t| paths::normalize(&root.join(&t.path)) == agents) {
+    if !current.iter().any(|t| paths::resolve_dots(&root.join(&t.path)) == agents) {
         let mut targets = current.clone();
         targets.push(agents_spec.clone());
         let path = repo.layout.project_settings();
@@ -149,7 +149,7 @@ pub fn add_agents_md(repo: &Repo) -> Result<AgentsMd> {
         registered = Some(path);
     }
     let existed = root.join(AGENTS_MD).exists();
-    let spec = current.iter().find(|t| paths::normalize(&root.join(&t.path)) == agents).unwrap_or(&agents_spec);
+    let spec = current.iter().find(|t| paths::resolve_dots(&root.join(&t.path)) == agents).unwrap_or(&agents_spec);
     let mut report = compile_locked(repo, std::slice::from_ref(spec), start);
     let written = report.results.pop().context("no result for AGENTS.md")??;
     Ok(AgentsMd { written, existed, registered, diagnostics: report.block.warnings })
@@ -213,8 +213,8 @@ impl Report for CompileReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         for t in self.results.iter().flatten() {
             let kind = match t.kind {
-                Kind::Standalone => "standalone",
-                Kind::Managed => "managed block",
+                TargetKind::Standalone => "standalone",
+                TargetKind::Managed => "managed block",
             };
             let mark = if t.outcome == Outcome::Written { v.style.ok("✓") } else { " ".to_string() };
             writeln!(w, "{mark} {} {} ({kind}, {} bytes)", t.outcome.as_str(), v.rel(&t.target.path), t.bytes)?;

@@ -19,7 +19,7 @@ use crate::copilot::jsonl::{self, JsonlFile};
 use crate::copilot::{self, Draft, Records};
 use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
-use crate::format::similarity::{normalize, similarity};
+use crate::format::similarity::{lower_strip, similarity};
 use crate::format::time;
 use crate::format::time::Micros;
 use crate::memories::file::{SIGNAL_TAGS, detect_category};
@@ -155,7 +155,7 @@ impl Converter {
     }
 
     fn push(&mut self, t: Target) {
-        self.by_subject.entry(normalize(&t.entry.subject)).or_default().push(self.targets.len());
+        self.by_subject.entry(lower_strip(&t.entry.subject)).or_default().push(self.targets.len());
         self.targets.push(t);
     }
 
@@ -188,7 +188,7 @@ impl Converter {
                 return item;
             }
         }
-        let mut order = self.candidates(&normalize(&src.subject));
+        let mut order = self.candidates(&lower_strip(&src.subject));
         order.sort_by_key(|&i| std::cmp::Reverse(self.targets[i].entry.age));
         let mut best: Option<(usize, f64)> = None;
         for i in order {
@@ -389,7 +389,7 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
         let src = record_entry(&parsed, &r);
         // A memory's citations live in its file, not in the index: read them for the subject's
         // memories before the first match, so a merge sees what is already there.
-        let subject = normalize(&src.subject);
+        let subject = lower_strip(&src.subject);
         if extras_loaded.insert(subject.clone()) {
             for i in conv.candidates(&subject) {
                 let t = &mut conv.targets[i];

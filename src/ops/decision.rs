@@ -2,8 +2,8 @@
 //! does the work; this module shapes the reports.
 
 use super::{Report, View, abs, file_name};
-use crate::decisions::file::{Decision, Kind};
-use crate::decisions::{Change, NewDecision, Outcome, Store};
+use crate::decisions::file::{Decision, DecisionKind};
+use crate::decisions::{Change, DecisionStore, NewDecision, Outcome};
 use crate::error::{Diagnostic, KbError};
 use crate::output::{chars_prefix, summary};
 use crate::repo::Repo;
@@ -42,8 +42,8 @@ impl ActionReport {
     }
 }
 
-fn store(repo: &Repo) -> Store<'_> {
-    Store { repo }
+fn store(repo: &Repo) -> DecisionStore<'_> {
+    DecisionStore::new(repo)
 }
 
 /// Parses a decision id as people type it (` 7 `, `+7`, `007`).
@@ -74,7 +74,7 @@ fn action_report(action: &'static str, out: Outcome) -> ActionReport {
 }
 
 /// Adds an active decision, or reports the open one that already says it.
-pub fn add(repo: &Repo, content: String, kind: Kind, tags: Vec<String>, redact: bool) -> Result<ActionReport> {
+pub fn add(repo: &Repo, content: String, kind: DecisionKind, tags: Vec<String>, redact: bool) -> Result<ActionReport> {
     let out = store(repo).add(NewDecision { content, kind: Some(kind), tags, redact })?;
     let action = if out.exists { "exists" } else { "added" };
     Ok(action_report(action, out))
@@ -83,7 +83,13 @@ pub fn add(repo: &Repo, content: String, kind: Kind, tags: Vec<String>, redact: 
 /// Proposes a decision (`status: proposed`, for a person to accept or reject), or reports the
 /// open one that already says it. Agents propose over MCP; they never add active decisions.
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-pub fn propose(repo: &Repo, content: String, kind: Kind, tags: Vec<String>, redact: bool) -> Result<ActionReport> {
+pub fn propose(
+    repo: &Repo,
+    content: String,
+    kind: DecisionKind,
+    tags: Vec<String>,
+    redact: bool,
+) -> Result<ActionReport> {
     let out = store(repo).propose(NewDecision { content, kind: Some(kind), tags, redact })?;
     let action = if out.exists { "exists" } else { "proposed" };
     Ok(action_report(action, out))
@@ -94,7 +100,7 @@ pub fn supersede(
     repo: &Repo,
     raw_id: &str,
     content: String,
-    kind: Option<Kind>,
+    kind: Option<DecisionKind>,
     tags: Vec<String>,
     redact: bool,
 ) -> Result<ActionReport> {
@@ -198,7 +204,7 @@ pub struct ListReport {
 }
 
 /// Lists the active and proposed decisions (every one with `all`), of one type when given.
-pub fn list(repo: &Repo, all: bool, kind: Option<Kind>) -> Result<ListReport> {
+pub fn list(repo: &Repo, all: bool, kind: Option<DecisionKind>) -> Result<ListReport> {
     let scan = store(repo).scan()?;
     let mut found: Vec<&(PathBuf, Decision)> = scan
         .decisions

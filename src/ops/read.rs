@@ -284,14 +284,15 @@ impl Serialize for RecallReport<'_> {
 impl RecallReport<'_> {
     /// Returns every result, as accesses for the heat log (SPEC §12.1).
     pub fn accesses(&self) -> Vec<crate::heat::Access> {
-        use crate::heat::{Access, Store};
+        use crate::heat::Access;
+        use crate::repo::StoreKind;
         self.hits
             .iter()
             .filter_map(|h| match h {
-                Hit::Md(m) => Some(Access { id: m.id.to_string(), store: Store::Md }),
+                Hit::Md(m) => Some(Access { id: m.id.to_string(), store: StoreKind::Md }),
                 Hit::Copilot { pos, .. } => {
                     let r = self.records.as_ref()?.get(*pos)?;
-                    Some(Access { id: r.id.to_string(), store: Store::Copilot })
+                    Some(Access { id: r.id.to_string(), store: StoreKind::Copilot })
                 }
             })
             .collect()
@@ -627,10 +628,11 @@ pub enum ShowReport {
 impl ShowReport {
     /// Returns the memory or record shown, as an access for the heat log (SPEC §12.1).
     pub fn access(&self) -> crate::heat::Access {
-        use crate::heat::{Access, Store};
+        use crate::heat::Access;
+        use crate::repo::StoreKind;
         match self {
-            ShowReport::Md { json, .. } => Access { id: json.id.to_string(), store: Store::Md },
-            ShowReport::Copilot { json, .. } => Access { id: json.id.clone(), store: Store::Copilot },
+            ShowReport::Md { json, .. } => Access { id: json.id.to_string(), store: StoreKind::Md },
+            ShowReport::Copilot { json, .. } => Access { id: json.id.clone(), store: StoreKind::Copilot },
         }
     }
 }
