@@ -18,6 +18,10 @@ pub enum KbError {
         "refusing to store a secret: the {field} matches the {rule} rule (use --redact to store it with the secret replaced)"
     )]
     Secret { field: String, rule: &'static str },
+    #[error("decision {id} is {status}: only {allowed} decision can be {action}")]
+    WrongStatus { id: u64, status: &'static str, allowed: String, action: String },
+    #[error("no open session: start one with `kb session start FOCUS`")]
+    NoOpenSession,
     #[error("{0}")]
     Invalid(String),
     #[error("cannot lock {}: {source}", path.display())]

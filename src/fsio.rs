@@ -46,6 +46,26 @@ pub fn write_atomic_streamed(
     durable: bool,
     fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
+    write_staged(path, durable, fill, || Ok(()))
+}
+
+/// Replaces `path` atomically and durably with what `fill` writes, calling `before_rename` once
+/// the new bytes are synced in the temporary file and before they replace the file (the undo
+/// journal records the change there). An error from it leaves the file as it was.
+pub fn write_atomic_streamed_then(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    before_rename: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
+    write_staged(path, true, fill, before_rename)
+}
+
+fn write_staged(
+    path: &Path,
+    durable: bool,
+    fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    before_rename: impl FnOnce() -> io::Result<()>,
+) -> io::Result<()> {
     let dir = parent_dir(path);
     let old_mode = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -70,6 +90,7 @@ pub fn write_atomic_streamed(
     if let Some(mode) = old_mode {
         tmp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
     }
+    before_rename()?;
     tmp.persist(path).map_err(|e| e.error)?;
     if durable {
         File::open(dir)?.sync_all()?;

@@ -34,7 +34,7 @@ pub use commands::main;
 /// Builds the default block of the repository at `layout` (benchmarks): no agent, no `--for`,
 /// the settings' budget.
 pub fn build_context(layout: &Layout, wrap: bool) -> anyhow::Result<context::Block> {
-    let repo = repo::Repo::open(layout.clone(), format::time::now())?;
+    let repo = repo::Repo::open(layout.clone(), format::time::now(), settings::Environment::from_process())?;
     Ok(context::build(&repo, &context::Request { wrap, hot: true, ..Default::default() }))
 }
 /// Writes the block into compile targets (benchmarks).

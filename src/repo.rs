@@ -6,7 +6,7 @@
 use crate::error::{KbError, io_at};
 use crate::fsio;
 use crate::paths::{self, Layout};
-use crate::settings::{Settings, SettingsError};
+use crate::settings::{Environment, Settings, SettingsError};
 use chrono::{DateTime, Utc};
 use std::path::Path;
 
@@ -17,14 +17,17 @@ pub struct Repo {
     pub settings: Settings,
     /// The clock: now, or `KB_NOW` when tests pin it.
     pub now: DateTime<Utc>,
+    /// What the process environment asks of kb beyond the settings, read once.
+    pub env: Environment,
 }
 
 impl Repo {
     /// Opens the repository at `layout`, loading its settings from the files and the process
-    /// environment; an invalid value is an error naming where it came from.
-    pub fn open(layout: Layout, now: DateTime<Utc>) -> Result<Repo, SettingsError> {
+    /// environment; an invalid value is an error naming where it came from. `env` is what the
+    /// caller read of the environment once, at start.
+    pub fn open(layout: Layout, now: DateTime<Utc>, env: Environment) -> Result<Repo, SettingsError> {
         let settings = Settings::load(&layout, &crate::settings::env)?;
-        Ok(Repo { layout, settings, now })
+        Ok(Repo { layout, settings, now, env })
     }
 
     /// Takes the repository's write lock (see [`lock`]).

@@ -528,6 +528,28 @@ fn as_num(v: &Value) -> Option<f64> {
     }
 }
 
+/// The process environment kb reads besides the settings' own variables, resolved once when a
+/// repository is opened and passed down with it.
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    /// `KB_DEBUG_STATS`: print what each memory scan did on stderr.
+    pub debug_stats: bool,
+    /// `KB_SUMMARIZER_TIMEOUT_MS`: the `kb consolidate --summarizer` time limit (for tests).
+    pub summarizer_timeout: Option<std::time::Duration>,
+}
+
+impl Environment {
+    /// Reads the variables from the process environment.
+    pub fn from_process() -> Environment {
+        Environment {
+            debug_stats: env("KB_DEBUG_STATS").is_some(),
+            summarizer_timeout: env("KB_SUMMARIZER_TIMEOUT_MS")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_millis),
+        }
+    }
+}
+
 /// Reads a variable of the process environment; an empty value is unset, for every caller.
 pub fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())

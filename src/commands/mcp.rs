@@ -31,6 +31,7 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         pinned_now,
         style: ctx.style,
         board_seen: Default::default(),
+        env: ctx.env.clone(),
     })?;
     Ok(ExitCode::SUCCESS)
 }

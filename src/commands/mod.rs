@@ -19,6 +19,7 @@ use crate::ops::{self, Report, View};
 use crate::output::{self, Style};
 use crate::paths::{Layout, NO_ROOT};
 use crate::repo::Repo;
+use crate::settings::Environment;
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
 use clap::Parser;
@@ -35,6 +36,8 @@ pub struct Ctx {
     /// writes without one.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub found: bool,
+    /// The process environment kb reads besides its settings, read once at start.
+    pub env: Environment,
 }
 
 /// Returns whether a command writes knowledge files (and so needs a real root). `kb init` is the
@@ -70,7 +73,7 @@ impl Ctx {
     /// Opens the repository with its settings; an invalid value is an error naming where it came
     /// from.
     pub fn repo(&self) -> Result<Repo> {
-        Ok(Repo::open(self.layout.clone(), self.now)?)
+        Ok(Repo::open(self.layout.clone(), self.now, self.env.clone())?)
     }
 
     /// Returns how reports are rendered on this terminal.
@@ -153,7 +156,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
             style.warn(&format!("{NO_ROOT}; reading {}", layout.root.display()));
         }
     }
-    let ctx = Ctx { layout, json: cli.json, style, now, found };
+    let ctx = Ctx { layout, json: cli.json, style, now, found, env: Environment::from_process() };
     dispatch(&ctx, cli.command)
 }
 
@@ -234,7 +237,7 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
 /// Runs one command.
 fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
     match command {
-        Command::Init(a) => ctx.emit(&ops::init::init(&ctx.layout, ctx.now, a.agents_md)?),
+        Command::Init(a) => ctx.emit(&ops::init::init(&ctx.layout, ctx.now, &ctx.env, a.agents_md)?),
         Command::Save(a) => save::run(ctx, a),
         Command::Recall(a) => {
             let repo = ctx.repo()?;
@@ -252,8 +255,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),
-        Command::Check(a) if a.fix => ctx.emit(&ops::check::check_and_fix(&ctx.layout, ctx.now)?),
-        Command::Check(_) => ctx.emit(&ops::check::check(&ctx.layout, ctx.now)?),
+        Command::Check(a) if a.fix => ctx.emit(&ops::check::check_and_fix(&ctx.layout, ctx.now, &ctx.env)?),
+        Command::Check(_) => ctx.emit(&ops::check::check(&ctx.layout, ctx.now, &ctx.env)?),
         Command::Config(a) => match a.action {
             None => ctx.emit(&ops::config::config(&ctx.layout)),
             Some(ConfigAction::Set { key, value, global }) => {

@@ -20,7 +20,7 @@ use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
 use crate::format::similarity::{lower_strip, similarity};
 use crate::format::time::{self, Micros};
-use crate::fsio;
+use crate::journal::Txn;
 use crate::repo::Repo;
 use crate::secrets;
 use chrono::{DateTime, Utc};
@@ -654,9 +654,10 @@ impl<'r> RecordStore<'r> {
         JsonlFile::read(&path, &self.repo.layout.root).map_err(|source| KbError::Io { path, source })
     }
 
-    /// Rewrites the file with `edits`, atomically. Returns the line numbers of appended lines.
-    /// Nothing is written when there is no edit.
-    pub fn write(&self, file: &JsonlFile, edits: &[Edit]) -> Result<Vec<usize>> {
+    /// Rewrites the file with `edits` through `txn`, streamed from the old bytes (the journal,
+    /// when the operation keeps one, records the prior bytes first). Returns the line numbers of
+    /// appended lines. Nothing is written when there is no edit. This is the store's one write.
+    pub fn write(&self, txn: &mut Txn, file: &JsonlFile, edits: &[Edit]) -> Result<Vec<usize>> {
         if edits.is_empty() {
             return Ok(Vec::new());
         }
@@ -664,30 +665,15 @@ impl<'r> RecordStore<'r> {
         let dir = path.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(|source| KbError::Io { path: dir.to_path_buf(), source })?;
         self.repo.guard(dir)?;
-        fsio::write_atomic_streamed(path, true, |w| file.render_to(edits, w).map(drop))
-            .map_err(|source| KbError::Io { path: path.clone(), source })?;
+        txn.write_streamed(path, |w| file.render_to(edits, w).map(drop))?;
         Ok(file.appended_lines(edits))
     }
 
-    /// Rewrites the file with `edits` through `txn` (the undo journal records its prior bytes
-    /// first). The new content is built in memory. Nothing is written when there is no edit.
-    pub fn write_in(&self, txn: &mut crate::journal::Txn, file: &JsonlFile, edits: &[Edit]) -> Result<()> {
-        if edits.is_empty() {
-            return Ok(());
-        }
-        let path = &file.path;
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|source| KbError::Io { path: dir.to_path_buf(), source })?;
-        self.repo.guard(dir)?;
-        txn.write(path, &file.render(edits).0)
-    }
-
-    /// Stores a record: dedup within its subject, consolidate into the match or append (always
-    /// append with `no_dedup`, under an id of its own).
-    pub fn save(&self, req: RecordRequest) -> Result<RecordSaveOutcome> {
+    /// Decides what storing a screened record does ([`screen`]): dedup within its subject, then
+    /// consolidate into the match or append (always append with `no_dedup`, under an id of its
+    /// own). The caller holds the lock unless it is a dry run; [`RecordSavePlan::write`] writes it.
+    pub fn plan_save(&self, req: RecordRequest, redacted: Vec<&'static str>) -> Result<RecordSavePlan> {
         let now = self.repo.now;
-        let (req, redacted) = screen(req)?;
-        let _lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
         let file = self.read()?;
         let all = Records::parse(&file);
         let threshold = self.repo.settings.memory_dedup_threshold.value;
@@ -707,10 +693,7 @@ impl<'r> RecordStore<'r> {
             }
             changes.push(("updated", json_str(&time::py_isoformat(now))));
             let line = edit_line(&file, &rec, changes)?;
-            if !req.dry_run {
-                self.write(&file, &[Edit::Replace(rec.index, line)])?;
-            }
-            return Ok(RecordSaveOutcome {
+            let outcome = RecordSaveOutcome {
                 consolidated: true,
                 dry_run: req.dry_run,
                 id: rec.id.to_string(),
@@ -719,10 +702,15 @@ impl<'r> RecordStore<'r> {
                 similarity: Some(score),
                 replaced: Some(rec.fact.to_string()),
                 redacted,
-            });
+            };
+            let edit = Edit::Replace(rec.index, line);
+            drop(all);
+            return Ok(RecordSavePlan { outcome, file, edit });
         }
         let taken = all.ids();
         let id = draw_id(&req.subject, &req.fact, |c| taken.contains(c));
+        drop(taken);
+        drop(all);
         let line = Draft {
             id: &id,
             subject: &req.subject,
@@ -733,44 +721,31 @@ impl<'r> RecordStore<'r> {
             tags: None,
         }
         .line(now);
-        let edits = [Edit::Append(line)];
-        let number = if req.dry_run {
-            file.len() + 1
-        } else {
-            self.write(&file, &edits)?.first().copied().unwrap_or(file.len() + 1)
-        };
-        Ok(RecordSaveOutcome {
+        let outcome = RecordSaveOutcome {
             consolidated: false,
             dry_run: req.dry_run,
             id,
             path: file.path.clone(),
-            line: number,
+            line: file.len() + 1,
             similarity: None,
             replaced: None,
             redacted,
-        })
+        };
+        Ok(RecordSavePlan { outcome, file, edit: Edit::Append(line) })
     }
 
     /// Counts a vote in the record's `votes` (other members of `votes` are kept) and notes it in
-    /// `last_vote` (direction, reason, time). A secret in the reason is refused, or with
-    /// `redact` replaced by `[REDACTED:<rule>]`.
+    /// `last_vote` (direction, reason, time), through `txn`. `reason` was checked by
+    /// [`vote_reason`]; `redacted` names the secret rules it redacted.
     pub fn vote(
         &self,
+        txn: &mut Txn,
         target: VoteTarget<'_>,
         direction: Direction,
         reason: &str,
-        redact: bool,
+        redacted: Vec<&'static str>,
     ) -> Result<VoteOutcome> {
         let now = self.repo.now;
-        let reason = frontmatter::py_strip(reason);
-        if reason.is_empty() {
-            return Err(KbError::Invalid("a vote needs a reason: the reason is empty".into()));
-        }
-        let mut screen = secrets::Screen::new(redact);
-        let reason = screen.field("reason", reason.to_string())?;
-        let redacted = screen.redacted();
-        let reason: &str = &reason;
-        let _lock = self.repo.lock()?;
         let file = self.read()?;
         let all = Records::parse(&file);
         let rec = match target {
@@ -805,20 +780,17 @@ impl<'r> RecordStore<'r> {
         let last = LastVote { direction: direction.as_str(), reason, at: time::py_isoformat(now) };
         let last = serde_json::to_string(&last).unwrap_or_default();
         let line = edit_line(&file, &rec, vec![("votes", votes_json), ("last_vote", last)])?;
-        self.write(&file, &[Edit::Replace(rec.index, line)])?;
+        self.write(txn, &file, &[Edit::Replace(rec.index, line)])?;
         Ok(VoteOutcome { id: rec.id.to_string(), path: file.path.clone(), line: rec.line(), votes, redacted })
     }
 
-    /// Deletes the record with this id (its line goes; every other line stays as it was).
-    pub fn forget(&self, id: &str) -> Result<ForgetOutcome> {
-        let lock = self.repo.lock()?;
+    /// Deletes the record with this id through `txn` (its line goes; every other line stays as
+    /// it was).
+    pub fn forget(&self, txn: &mut Txn, id: &str) -> Result<ForgetOutcome> {
         let file = self.read()?;
         let all = Records::parse(&file);
         let rec = all.one(id)?;
-        let mut txn =
-            crate::journal::Txn::begin(self.repo, &lock, "forget", format!("forgot Copilot memory {}", rec.id));
-        self.write_in(&mut txn, &file, &[Edit::Delete(rec.index)])?;
-        txn.finish()?;
+        self.write(txn, &file, &[Edit::Delete(rec.index)])?;
         Ok(ForgetOutcome {
             id: rec.id.to_string(),
             path: file.path.clone(),
@@ -828,9 +800,51 @@ impl<'r> RecordStore<'r> {
     }
 }
 
+/// Checks a vote's reason: stripped, not empty; a secret in it is refused, or with `redact`
+/// replaced by `[REDACTED:<rule>]`. Returns the reason and the rules redacted.
+pub fn vote_reason(reason: &str, redact: bool) -> Result<(String, Vec<&'static str>)> {
+    let reason = frontmatter::py_strip(reason);
+    if reason.is_empty() {
+        return Err(KbError::Invalid("a vote needs a reason: the reason is empty".into()));
+    }
+    let mut screen = secrets::Screen::new(redact);
+    let reason = screen.field("reason", reason.to_string())?;
+    Ok((reason, screen.redacted()))
+}
+
+/// What storing a record will do ([`RecordStore::plan_save`]).
+pub struct RecordSavePlan {
+    outcome: RecordSaveOutcome,
+    file: JsonlFile,
+    edit: Edit,
+}
+
+impl RecordSavePlan {
+    /// Returns what the save does (or, in a dry run, would do).
+    pub fn outcome(&self) -> &RecordSaveOutcome {
+        &self.outcome
+    }
+
+    /// Returns whether the save replaces a record's fact (a consolidation): its operation
+    /// journals it, so `kb undo` brings the old fact back.
+    pub fn replaces(&self) -> bool {
+        self.outcome.consolidated
+    }
+
+    /// Writes the save through `txn`.
+    pub fn write(self, store: &RecordStore<'_>, txn: &mut Txn) -> Result<RecordSaveOutcome> {
+        let RecordSavePlan { mut outcome, file, edit } = self;
+        let appended = store.write(txn, &file, std::slice::from_ref(&edit))?;
+        if let Some(&line) = appended.first() {
+            outcome.line = line;
+        }
+        Ok(outcome)
+    }
+}
+
 /// Validates and screens a request: every field stripped, subject, fact and reason non-empty,
 /// citations without blanks or repeats, the secret filter on every field.
-fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> {
+pub fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> {
     let strip = |s: &str| frontmatter::py_strip(s).to_string();
     req.subject = strip(&req.subject);
     req.fact = strip(&req.fact);
@@ -870,6 +884,35 @@ fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str>)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stores a record as `kb save --store copilot` does (screen, lock, plan, write).
+    fn save(s: &RecordStore<'_>, req: RecordRequest) -> Result<RecordSaveOutcome> {
+        let (req, redacted) = screen(req)?;
+        if req.dry_run {
+            return Ok(s.plan_save(req, redacted)?.outcome().clone());
+        }
+        let mut txn = Txn::unrecorded(s.repo.lock()?);
+        s.plan_save(req, redacted)?.write(s, &mut txn)
+    }
+
+    /// Votes as `kb vote` does.
+    fn vote(
+        s: &RecordStore<'_>,
+        target: VoteTarget<'_>,
+        d: Direction,
+        reason: &str,
+        redact: bool,
+    ) -> Result<VoteOutcome> {
+        let (reason, redacted) = vote_reason(reason, redact)?;
+        let mut txn = Txn::unrecorded(s.repo.lock()?);
+        s.vote(&mut txn, target, d, &reason, redacted)
+    }
+
+    /// Forgets as `kb forget` does, without a journal.
+    fn forget(s: &RecordStore<'_>, id: &str) -> Result<ForgetOutcome> {
+        let mut txn = Txn::unrecorded(s.repo.lock()?);
+        s.forget(&mut txn, id)
+    }
     use chrono::TimeZone;
 
     fn now() -> DateTime<Utc> {
@@ -878,7 +921,7 @@ mod tests {
 
     fn repo(dir: &Path) -> Repo {
         let layout = crate::paths::Layout { root: dir.to_path_buf(), config: None };
-        Repo { layout, settings: crate::settings::Settings::default(), now: now() }
+        Repo { layout, settings: crate::settings::Settings::default(), now: now(), env: Default::default() }
     }
 
     fn req(subject: &str, fact: &str, cites: &[&str]) -> RecordRequest {
@@ -951,11 +994,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
         let s = RecordStore::new(&repo);
-        let first = s.save(req("build", "Run cargo nextest before pushing", &["Makefile:14"])).unwrap();
+        let first = save(&s, req("build", "Run cargo nextest before pushing", &["Makefile:14"])).unwrap();
         assert!(!first.consolidated);
         assert_eq!(first.line, 1);
-        s.save(req("docs", "Docs live in docs/", &[])).unwrap();
-        let again = s.save(req("Build ", "run cargo nextest before pushing!", &["Makefile:14", ".ci/run:3"])).unwrap();
+        save(&s, req("docs", "Docs live in docs/", &[])).unwrap();
+        let again =
+            save(&s, req("Build ", "run cargo nextest before pushing!", &["Makefile:14", ".ci/run:3"])).unwrap();
         assert!(again.consolidated && again.similarity.unwrap() >= 85.0);
         assert_eq!((again.id.as_str(), again.line), (first.id.as_str(), 1));
         let text = std::fs::read_to_string(s.path()).unwrap();
@@ -967,7 +1011,7 @@ mod tests {
         assert_eq!(v["citations"], serde_json::json!(["Makefile:14", ".ci/run:3"]));
         assert_eq!(v["updated"], "2026-11-22T12:00:00+00:00");
         // Same fact under another subject is not a duplicate.
-        let other = s.save(req("ci", "Run cargo nextest before pushing", &[])).unwrap();
+        let other = save(&s, req("ci", "Run cargo nextest before pushing", &[])).unwrap();
         assert!(!other.consolidated);
     }
 
@@ -976,7 +1020,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
         let s = RecordStore::new(&repo);
-        let out = s.save(RecordRequest { dry_run: true, ..req("a", "b", &[]) }).unwrap();
+        let out = save(&s, RecordRequest { dry_run: true, ..req("a", "b", &[]) }).unwrap();
         assert!(out.dry_run && !s.path().exists());
         assert!(!dir.path().join(".co-cli").exists(), "a dry run takes no lock");
     }
@@ -987,7 +1031,7 @@ mod tests {
         let repo = repo(dir.path());
         let s = RecordStore::new(&repo);
         for r in [req(" ", "f", &[]), req("s", "\n", &[]), RecordRequest { reason: " ".into(), ..req("s", "f", &[]) }] {
-            assert!(matches!(s.save(r), Err(KbError::Invalid(_))));
+            assert!(matches!(save(&s, r), Err(KbError::Invalid(_))));
         }
     }
 
@@ -1002,13 +1046,13 @@ mod tests {
             "{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"votes\":{\"by\":[\"x\"],\"up\":1}}\r\n{\"subject\":\"t\",\"fact\":\"g\"}\n",
         )
         .unwrap();
-        let out = s.vote(VoteTarget::Id("m1"), Direction::Down, "stale", false).unwrap();
+        let out = vote(&s, VoteTarget::Id("m1"), Direction::Down, "stale", false).unwrap();
         assert_eq!(out.votes, Votes { up: 1, down: 1 });
         let text = std::fs::read_to_string(s.path()).unwrap();
         assert!(text.starts_with("{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"votes\":{\"by\":[\"x\"],\"up\":1,\"down\":1},\"last_vote\":{"), "{text}");
         assert!(text.ends_with("\n{\"subject\":\"t\",\"fact\":\"g\"}\n"));
         let derived = draw_id("t", "g", |_| false);
-        s.vote(VoteTarget::Id(&derived), Direction::Up, "ok", false).unwrap();
+        vote(&s, VoteTarget::Id(&derived), Direction::Up, "ok", false).unwrap();
         let text = std::fs::read_to_string(s.path()).unwrap();
         assert!(text.contains(&format!(
             "{{\"subject\":\"t\",\"fact\":\"g\",\"id\":\"{derived}\",\"votes\":{{\"up\":1,\"down\":0}}"
@@ -1026,7 +1070,7 @@ mod tests {
             "{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"Use tabs\"}\n{\"id\":\"b\",\"subject\":\"t\",\"fact\":\"Twice\"}\n{\"id\":\"c\",\"subject\":\"u\",\"fact\":\"Twice\"}\n",
         )
         .unwrap();
-        let out = s.vote(VoteTarget::Fact(" Use tabs\n"), Direction::Up, "right", false).unwrap();
+        let out = vote(&s, VoteTarget::Fact(" Use tabs\n"), Direction::Up, "right", false).unwrap();
         assert_eq!((out.id.as_str(), out.votes, out.redacted.len()), ("a", Votes { up: 1, down: 0 }, 0));
         for (fact, expect) in [
             ("use tabs", "no Copilot record has the fact \"use tabs\""),
@@ -1034,12 +1078,12 @@ mod tests {
             ("Twice", "2 Copilot records have the fact \"Twice\" (b, c)"),
             ("  ", "the fact is empty"),
         ] {
-            let e = s.vote(VoteTarget::Fact(fact), Direction::Down, "r", false).unwrap_err().to_string();
+            let e = vote(&s, VoteTarget::Fact(fact), Direction::Down, "r", false).unwrap_err().to_string();
             assert!(e.starts_with(expect), "{fact:?}: {e}");
         }
         let secret = format!("leaked ghp_{} here", "A1b2C3d4E5f6".repeat(3));
-        assert!(matches!(s.vote(VoteTarget::Id("b"), Direction::Down, &secret, false), Err(KbError::Secret { .. })));
-        let out = s.vote(VoteTarget::Id("b"), Direction::Down, &secret, true).unwrap();
+        assert!(matches!(vote(&s, VoteTarget::Id("b"), Direction::Down, &secret, false), Err(KbError::Secret { .. })));
+        let out = vote(&s, VoteTarget::Id("b"), Direction::Down, &secret, true).unwrap();
         assert_eq!(out.redacted, ["github-pat"]);
         let text = std::fs::read_to_string(s.path()).unwrap();
         assert!(text.contains("leaked [REDACTED:github-pat] here") && !text.contains("ghp_"), "{text}");
@@ -1052,13 +1096,13 @@ mod tests {
         let s = RecordStore::new(&repo);
         std::fs::create_dir_all(dir.path().join(".github")).unwrap();
         std::fs::write(s.path(), "not json\n{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"f\"}\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}").unwrap();
-        let out = s.forget("a").unwrap();
+        let out = forget(&s, "a").unwrap();
         assert_eq!(out.line, 2);
         assert_eq!(
             std::fs::read_to_string(s.path()).unwrap(),
             "not json\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}\n"
         );
-        assert!(matches!(s.forget("a"), Err(KbError::NotFound(_))));
+        assert!(matches!(forget(&s, "a"), Err(KbError::NotFound(_))));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter;
 use crate::format::merge;
 use crate::format::similarity::Prepared;
+use crate::journal::Txn;
 use crate::repo::Repo;
 use crate::secrets;
 use file::{Decision, DecisionKind, Status};
@@ -210,22 +211,21 @@ impl<'r> DecisionStore<'r> {
 
     /// Adds an active decision, unless an open one says nearly the same (then nothing is
     /// written and the outcome names the match).
-    pub fn add(&self, new: NewDecision) -> Result<Outcome> {
-        self.insert(new, Status::Active)
+    pub fn add(&self, txn: &mut Txn, new: Screened) -> Result<Outcome> {
+        self.insert(txn, new, Status::Active)
     }
 
     /// Adds a proposed decision (an agent's, over MCP: it applies only once a person accepts
     /// it), with the same dedup as `add`.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub fn propose(&self, new: NewDecision) -> Result<Outcome> {
-        self.insert(new, Status::Proposed)
+    pub fn propose(&self, txn: &mut Txn, new: Screened) -> Result<Outcome> {
+        self.insert(txn, new, Status::Proposed)
     }
 
     /// Adds a decision with `status` (active or proposed) unless an open one says nearly the same.
-    fn insert(&self, new: NewDecision, status: Status) -> Result<Outcome> {
-        let (content, tags, redacted) = screen(&new)?;
-        let kind = new.kind.ok_or_else(|| KbError::Invalid("a decision needs a type".into()))?;
-        let _lock = self.repo.lock()?;
+    fn insert(&self, txn: &mut Txn, new: Screened, status: Status) -> Result<Outcome> {
+        let Screened { content, tags, kind, redacted } = new;
+        let kind = kind.ok_or_else(|| KbError::Invalid("a decision needs a type".into()))?;
         let scan = self.scan()?;
         if let Some(((path, d), score)) = self.duplicate(&scan, &content) {
             return Ok(Outcome {
@@ -237,65 +237,62 @@ impl<'r> DecisionStore<'r> {
                 redacted,
             });
         }
-        let (id, path) = self.create_in(&mut crate::journal::Txn::direct(), &scan, kind, status, &tags, &content)?;
+        let (id, path) = self.create_in(txn, &scan, kind, status, &tags, &content)?;
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted })
     }
 
     /// Replaces the active decision `old` with a new active one (type and tags default to the
     /// old one's); the old one gets `status: superseded`, `superseded_by` and `updated`.
-    pub fn supersede(&self, old: u64, new: NewDecision) -> Result<Outcome> {
-        let (content, tags, redacted) = screen(&new)?;
-        let lock = self.repo.lock()?;
+    pub fn supersede(&self, txn: &mut Txn, old: u64, new: Screened) -> Result<Outcome> {
+        let Screened { content, tags, kind, redacted } = new;
         let scan = self.scan()?;
         let (old_path, old_d) = scan.by_id(old)?;
         if old_d.status != Status::Active {
-            return Err(KbError::Invalid(format!(
-                "decision {old} is {}: only an active decision can be superseded",
-                old_d.status.as_str()
-            )));
+            return Err(KbError::WrongStatus {
+                id: old,
+                status: old_d.status.as_str(),
+                allowed: "an active".into(),
+                action: "superseded".into(),
+            });
         }
         let old_path = old_path.clone();
-        let kind = new.kind.unwrap_or(old_d.kind);
+        let kind = kind.unwrap_or(old_d.kind);
         let tags = if tags.is_empty() { old_d.tags.clone() } else { tags };
         editable(&old_path)?;
         // The new decision first: a crash in between leaves two active decisions, never a
-        // superseded one pointing nowhere. Both writes are one journal entry (SPEC §12.4).
-        let mut txn =
-            crate::journal::Txn::begin(self.repo, &lock, "decision supersede", format!("superseded decision {old}"));
-        let (id, path) = self.create_in(&mut txn, &scan, kind, Status::Active, &tags, &content)?;
+        // superseded one pointing nowhere. Both writes go through one transaction.
+        let (id, path) = self.create_in(txn, &scan, kind, Status::Active, &tags, &content)?;
         let changes = [
             ("status", frontmatter::entry("status", &Value::from(Status::Superseded.as_str()))),
             ("superseded_by", frontmatter::entry("superseded_by", &Value::from(id))),
             ("updated", file::timestamp_entry("updated", self.repo.now)),
         ];
         self.repo.guard(&old_path)?;
-        rewrite_in(&mut txn, &old_path, &changes)?;
-        txn.finish()?;
+        rewrite_in(txn, &old_path, &changes)?;
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: Some(old), redacted })
     }
 
     /// Accepts, rejects or archives decision `id`, setting `status` and `updated`. A decision in
     /// another status is an error naming it.
-    pub fn change(&self, id: u64, change: Change) -> Result<Outcome> {
-        let _lock = self.repo.lock()?;
+    pub fn change(&self, txn: &mut Txn, id: u64, change: Change) -> Result<Outcome> {
         let scan = self.scan()?;
         let (path, d) = scan.by_id(id)?;
         let (from, to) = change.rule();
         if !from.contains(&d.status) {
             let allowed: Vec<&str> = from.iter().map(|s| s.as_str()).collect();
-            return Err(KbError::Invalid(format!(
-                "decision {id} is {}: only a {} decision can be {}ed",
-                d.status.as_str(),
-                allowed.join(" or "),
-                change.verb().trim_end_matches('e')
-            )));
+            return Err(KbError::WrongStatus {
+                id,
+                status: d.status.as_str(),
+                allowed: format!("a {}", allowed.join(" or ")),
+                action: format!("{}ed", change.verb().trim_end_matches('e')),
+            });
         }
         let changes = [
             ("status", frontmatter::entry("status", &Value::from(to.as_str()))),
             ("updated", file::timestamp_entry("updated", self.repo.now)),
         ];
         self.repo.guard(path)?;
-        rewrite_in(&mut crate::journal::Txn::direct(), path, &changes)?;
+        rewrite_in(txn, path, &changes)?;
         Ok(Outcome { id, path: path.clone(), similarity: None, exists: false, superseded: None, redacted: Vec::new() })
     }
 
@@ -324,7 +321,7 @@ impl<'r> DecisionStore<'r> {
     /// Writes a new decision with the next id through `txn`. The caller holds the lock.
     fn create_in(
         &self,
-        txn: &mut crate::journal::Txn,
+        txn: &mut Txn,
         scan: &Scan,
         kind: DecisionKind,
         status: Status,
@@ -345,9 +342,17 @@ impl<'r> DecisionStore<'r> {
     }
 }
 
-/// Applies the text rules and the secret filter (SPEC §6); returns the text and tags to store
-/// and the rules redacted.
-fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)> {
+/// A decision's text, tags and type once checked and screened ([`screen`]).
+pub struct Screened {
+    content: String,
+    tags: Vec<String>,
+    kind: Option<DecisionKind>,
+    redacted: Vec<&'static str>,
+}
+
+/// Applies the text rules and the secret filter, before the lock is taken; returns what to
+/// store and the rules redacted.
+pub fn screen(new: NewDecision) -> Result<Screened> {
     let empty = "nothing to record: the decision text is empty";
     let content = crate::format::text::checked_text(&new.content, &new.tags, ("decision", "decisions"), empty)?;
     let tags = crate::format::text::checked_tags(&new.tags)?;
@@ -355,7 +360,7 @@ fn screen(new: &NewDecision) -> Result<(String, Vec<String>, Vec<&'static str>)>
     let content = screen.field("text", content)?;
     let tags = tags.into_iter().map(|t| screen.field("tag", t)).collect::<Result<Vec<_>>>()?;
     let redacted = screen.redacted();
-    Ok((content, tags, redacted))
+    Ok(Screened { content, tags, kind: new.kind, redacted })
 }
 
 /// Fails unless kb can rewrite this file's frontmatter keeping every other entry's text.
@@ -375,7 +380,7 @@ fn editable(path: &Path) -> Result<()> {
 /// Sets keys of a decision file's frontmatter through `txn` (each change is the key and its entry
 /// text); every other entry keeps its text, comments and place, and the body its bytes. The caller
 /// holds the lock.
-fn rewrite_in(txn: &mut crate::journal::Txn, path: &Path, changes: &[(&str, String)]) -> Result<()> {
+fn rewrite_in(txn: &mut Txn, path: &Path, changes: &[(&str, String)]) -> Result<()> {
     let text = crate::fsio::read_text(path)?;
     file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     editable(path)?;

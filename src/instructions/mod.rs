@@ -8,10 +8,12 @@
 //! `fsio::read_input` and follows a symlinked folder only when it stays inside the root and has
 //! not been read already, so a symlink loop ends.
 
-use crate::error::Diagnostic;
+use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::frontmatter::{self, SplitError};
 use crate::format::text::decode;
+use crate::journal::Txn;
 use crate::paths::Layout;
+use crate::repo::Repo;
 use globset::{GlobBuilder, GlobMatcher};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -286,6 +288,35 @@ pub fn relative_path(root: &Path, given: &Path) -> Result<String, String> {
     };
     let parts: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
     Ok(parts.join("/"))
+}
+
+/// Creates the instruction file `NAME.instructions.md` in `.github/instructions/` with
+/// `applyTo`, `description` and `body`, through `txn` (`kb promote`). An existing file is never
+/// overwritten: it is an error naming it. Returns the new file's path.
+pub fn create(
+    repo: &Repo,
+    txn: &mut Txn,
+    name: &str,
+    apply_to: &str,
+    description: &str,
+    body: &str,
+) -> Result<PathBuf, KbError> {
+    let dir = repo.layout.instructions();
+    let file = dir.join(format!("{name}{SUFFIX}"));
+    repo.guard(&file)?;
+    if std::fs::symlink_metadata(&file).is_ok() {
+        return Err(KbError::Invalid(format!(
+            "{} exists: kb never overwrites an instruction file; pass --name",
+            file.display()
+        )));
+    }
+    let yaml = frontmatter::assemble(vec![
+        ("applyTo".into(), frontmatter::entry("applyTo", &serde_json::Value::from(apply_to))),
+        ("description".into(), frontmatter::entry("description", &serde_json::Value::from(description))),
+    ]);
+    std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
+    txn.write(&file, frontmatter::compose(&yaml, body).as_bytes())?;
+    Ok(file)
 }
 
 #[cfg(test)]

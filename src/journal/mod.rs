@@ -49,19 +49,16 @@ pub enum Change<'a> {
     Remove(&'a Path),
 }
 
-impl Change<'_> {
-    fn path(&self) -> &Path {
-        match self {
-            Change::Write(p, _) | Change::Remove(p) => p,
-        }
-    }
-}
-
-/// The writes of one operation: recorded in a journal entry before each is made
-/// ([`Txn::begin`]), or made straight away ([`Txn::direct`]) by operations that are not undone.
-/// The entry is created at the first change, so an operation that changes nothing leaves none.
+/// The writes of one operation, the only way kb writes knowledge: every store writes through the
+/// `Txn` its operation hands it. The operation decides, once, whether its changes are recorded
+/// in a journal entry before each is made ([`Txn::begin`]) or made straight away
+/// ([`Txn::unrecorded`], for operations that are not undone: a plain save, a vote, a new
+/// decision). Either way the `Txn` owns the repository lock, so holding one proves the lock is
+/// held. The entry is created at the first change, so an operation that changes nothing leaves
+/// none.
 pub struct Txn {
     journal: Option<Recorder>,
+    held: fsio::Lock,
 }
 
 /// A journal entry being written.
@@ -76,15 +73,10 @@ struct Recorder {
 }
 
 impl Txn {
-    /// Returns a transaction that writes without a journal.
-    pub fn direct() -> Txn {
-        Txn { journal: None }
-    }
-
     /// Starts journaling operation `op` (`forget`, `save`, `consolidate`...), described by
-    /// `what`, at the repository's clock. The caller holds the repository lock (`_held`) until
-    /// the operation ends.
-    pub fn begin(repo: &Repo, _held: &fsio::Lock, op: &str, what: impl Into<String>) -> Txn {
+    /// `what`, at the repository's clock, under the lock `held`, which the `Txn` keeps until the
+    /// operation ends.
+    pub fn begin(repo: &Repo, held: fsio::Lock, op: &str, what: impl Into<String>) -> Txn {
         let head = Head {
             journal: VERSION,
             op: op.to_string(),
@@ -98,12 +90,59 @@ impl Txn {
             open: None,
             seen: Default::default(),
         };
-        Txn { journal: Some(recorder) }
+        Txn { journal: Some(recorder), held }
+    }
+
+    /// Returns a transaction, under the lock `held`, whose changes are made without a journal
+    /// entry.
+    pub fn unrecorded(held: fsio::Lock) -> Txn {
+        Txn { journal: None, held }
+    }
+
+    /// Returns the repository lock this transaction holds.
+    pub fn lock(&self) -> &fsio::Lock {
+        &self.held
     }
 
     /// Replaces `path` with `data` atomically, recording it first.
     pub fn write(&mut self, path: &Path, data: &[u8]) -> Result<()> {
         self.apply(&[Change::Write(path, data)])
+    }
+
+    /// Replaces `path` atomically with what `fill` writes, without building the new content in
+    /// memory (a large JSONL file). The bytes are hashed as they are written to the temporary
+    /// file; the change is recorded (and synced) after that and before the rename, so the entry
+    /// still precedes the change.
+    pub fn write_streamed(&mut self, path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+        let Some(j) = &mut self.journal else {
+            return fsio::write_atomic_streamed(path, true, fill).map_err(io_at(path));
+        };
+        let hasher = std::cell::RefCell::new(xxhash_rust::xxh3::Xxh3::new());
+        let mut recorded: Option<Result<()>> = None;
+        let wrote = fsio::write_atomic_streamed_then(
+            path,
+            |w| fill(&mut Hashing { inner: w, hasher: &mut hasher.borrow_mut() }),
+            || {
+                let outcome = j.record_one(path, Some(format!("{:032x}", hasher.borrow().digest128())));
+                let failed = outcome.is_err();
+                recorded = Some(outcome);
+                if failed { Err(io::Error::other("the journal entry could not be written")) } else { Ok(()) }
+            },
+        );
+        if let Some(Err(e)) = recorded {
+            return Err(e);
+        }
+        wrote.map_err(io_at(path))
+    }
+
+    /// Renames the file `from` to `to` (in the same folder; `to` does not exist), recording it
+    /// first as the removal of `from` and the creation of `to` with the same bytes.
+    pub fn rename(&mut self, from: &Path, to: &Path) -> Result<()> {
+        if let Some(j) = &mut self.journal {
+            let bytes = fs::read(from).map_err(io_at(from))?;
+            j.record_hashed(&[(from, None), (to, Some(hash(&bytes)))])?;
+        }
+        fsio::rename_durable(from, to).map_err(io_at(from))
     }
 
     /// Removes `path`, recording it first. Returns false when it did not exist.
@@ -134,8 +173,8 @@ impl Txn {
         Ok(())
     }
 
-    /// Ends the operation: marks the entry complete. Returns its path (`None` when nothing was
-    /// changed, or without a journal).
+    /// Ends the operation: marks the entry complete and releases the lock. Returns the entry's
+    /// path (`None` when nothing was changed, or without a journal).
     pub fn finish(self) -> Result<Option<PathBuf>> {
         let Some(mut j) = self.journal else { return Ok(None) };
         let Some((file, path)) = j.open.take() else { return Ok(None) };
@@ -145,30 +184,61 @@ impl Txn {
     }
 }
 
+/// A writer that hashes what passes through it.
+struct Hashing<'w, 'h> {
+    inner: &'w mut dyn Write,
+    hasher: &'h mut xxhash_rust::xxh3::Xxh3,
+}
+
+impl Write for Hashing<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 impl Recorder {
     /// Appends a line per change (with the prior state on a path's first change) and syncs the
     /// entry; creates the entry first when this is the operation's first change.
     fn record(&mut self, changes: &[Change<'_>]) -> Result<()> {
+        let items: Vec<(&Path, Option<String>)> = changes
+            .iter()
+            .map(|c| match c {
+                Change::Write(path, data) => (*path, Some(hash(data))),
+                Change::Remove(path) => (*path, None),
+            })
+            .collect();
+        self.record_hashed(&items)
+    }
+
+    /// Records one change whose new bytes hash to `after` (`None`: a removal).
+    fn record_one(&mut self, path: &Path, after: Option<String>) -> Result<()> {
+        self.record_hashed(&[(path, after)])
+    }
+
+    /// Records changes given as (path, hash of the new bytes or `None` for a removal).
+    fn record_hashed(&mut self, changes: &[(&Path, Option<String>)]) -> Result<()> {
         let mut lines = String::new();
-        let mut recorded = Vec::new();
-        for c in changes {
-            let path = c.path();
+        let mut recorded: Vec<&Path> = Vec::new();
+        for (path, after) in changes {
+            let path = *path;
             let rel = relative(&self.root, path)?;
             let first = !self.seen.contains(path) && !recorded.contains(&path);
             let prior = if first {
                 match state_of(path).map_err(io_at(path))? {
                     // Removing what is not there changes nothing.
-                    State::Absent if matches!(c, Change::Remove(_)) => continue,
+                    State::Absent if after.is_none() => continue,
                     s => Some(Prior::of(&s, path)?),
                 }
             } else {
                 None
             };
-            let after = match c {
-                Change::Write(_, data) => Some(hash(data)),
-                Change::Remove(_) => None,
-            };
-            let line = ChangeLine { path: rel, prior, after };
+            let line = ChangeLine { path: rel, prior, after: after.clone() };
             lines.push_str(&serde_json::to_string(&line).map_err(|e| io_at(path)(io::Error::other(e)))?);
             lines.push('\n');
             recorded.push(path);
@@ -669,7 +739,7 @@ mod tests {
 
     fn repo(dir: &Path) -> Repo {
         let layout = Layout { root: dir.to_path_buf(), config: None };
-        Repo::open(layout, crate::format::time::now()).unwrap()
+        Repo::open(layout, crate::format::time::now(), Default::default()).unwrap()
     }
 
     #[test]
@@ -679,12 +749,12 @@ mod tests {
         let (a, b, c) = (dir.path().join("a.md"), dir.path().join("b.md"), dir.path().join("c.md"));
         fs::write(&a, b"old a").unwrap();
         fs::write(&b, [0xff, 0xfe, b'b']).unwrap();
-        let held = repo.lock().unwrap();
-        let mut txn = Txn::begin(&repo, &held, "test", "three changes");
+        let mut txn = Txn::begin(&repo, repo.lock().unwrap(), "test", "three changes");
         txn.apply(&[Change::Write(&a, b"new a"), Change::Remove(&b), Change::Write(&c, b"c")]).unwrap();
         txn.write(&a, b"newer a").unwrap();
         assert!(!txn.remove(&dir.path().join("missing")).unwrap());
         let path = txn.finish().unwrap().unwrap();
+        let held = repo.lock().unwrap();
         assert!(path.ends_with(".co-cli/state/journal/000001.jsonl"), "{}", path.display());
         assert_eq!(fs::read_to_string(repo.layout.journal().join(".gitignore")).unwrap(), "*\n");
         let all = entries(&repo).unwrap();
@@ -701,15 +771,51 @@ mod tests {
     }
 
     #[test]
+    fn a_streamed_write_is_recorded_before_it_replaces_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let a = dir.path().join("big.jsonl");
+        fs::write(&a, b"old\n").unwrap();
+        let mut txn = Txn::begin(&repo, repo.lock().unwrap(), "test", "streamed");
+        txn.write_streamed(&a, |w| w.write_all(b"new\n")).unwrap();
+        let entry = txn.finish().unwrap().unwrap();
+        let text = fs::read_to_string(&entry).unwrap();
+        assert!(text.contains(&hash(b"new\n")), "the after hash is the streamed bytes': {text}");
+        let held = repo.lock().unwrap();
+        restore(&repo, &plan_undo(&repo, &held).unwrap().unwrap()).unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"old\n");
+        // Unrecorded: the file is written, no entry.
+        let mut txn = Txn::unrecorded(held);
+        txn.write_streamed(&a, |w| w.write_all(b"x")).unwrap();
+        assert!(txn.finish().unwrap().is_none());
+        assert_eq!(fs::read(&a).unwrap(), b"x");
+    }
+
+    #[test]
+    fn a_rename_is_undone_to_the_old_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let (a, b) = (dir.path().join("001-a.md"), dir.path().join("002-a.md"));
+        fs::write(&a, b"body").unwrap();
+        let mut txn = Txn::begin(&repo, repo.lock().unwrap(), "test", "rename");
+        txn.rename(&a, &b).unwrap();
+        txn.finish().unwrap();
+        assert!(!a.exists() && fs::read(&b).unwrap() == b"body");
+        let held = repo.lock().unwrap();
+        restore(&repo, &plan_undo(&repo, &held).unwrap().unwrap()).unwrap();
+        assert!(!b.exists() && fs::read(&a).unwrap() == b"body");
+    }
+
+    #[test]
     fn refuses_a_file_changed_since_and_accepts_a_torn_tail() {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
         let a = dir.path().join("a.md");
         fs::write(&a, b"one").unwrap();
-        let held = repo.lock().unwrap();
-        let mut txn = Txn::begin(&repo, &held, "test", "x");
+        let mut txn = Txn::begin(&repo, repo.lock().unwrap(), "test", "x");
         txn.write(&a, b"two").unwrap();
         let entry = txn.finish().unwrap().unwrap();
+        let held = repo.lock().unwrap();
         fs::write(&a, b"three").unwrap();
         let err = plan_undo(&repo, &held).unwrap_err().to_string();
         assert!(err.contains("a.md changed since"), "{err}");
@@ -726,9 +832,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
         let a = dir.path().join("a.md");
-        let held = repo.lock().unwrap();
         for i in 0..KEEP + 3 {
-            let mut txn = Txn::begin(&repo, &held, "test", format!("{i}"));
+            let mut txn = Txn::begin(&repo, repo.lock().unwrap(), "test", format!("{i}"));
             txn.write(&a, i.to_string().as_bytes()).unwrap();
             txn.finish().unwrap();
         }

@@ -53,6 +53,8 @@ pub struct Server {
     /// Whether this process has shown the board yet: its first board request counts one more
     /// session that saw every item (SPEC §12.2).
     pub board_seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// The process environment, read once at start.
+    pub env: crate::settings::Environment,
 }
 
 impl Server {
@@ -65,7 +67,11 @@ impl Server {
     }
 
     fn repo(&self) -> Result<crate::repo::Repo> {
-        Ok(crate::repo::Repo::open(self.layout.clone(), self.pinned_now.unwrap_or_else(crate::format::time::now))?)
+        Ok(crate::repo::Repo::open(
+            self.layout.clone(),
+            self.pinned_now.unwrap_or_else(crate::format::time::now),
+            self.env.clone(),
+        )?)
     }
 
     /// Returns a report as a tool's reply: its text as the CLI prints it into a pipe (no colour,
@@ -266,7 +272,7 @@ impl Server {
     pub fn update_session(&self, summary: &str, append: bool) -> Result<Reply> {
         let repo = self.repo_to_write()?;
         let report = match ops::session::update(&repo, summary, append, true) {
-            Err(e) if is_error(&e, |k| matches!(k, KbError::Invalid(m) if m == crate::session::NONE_OPEN)) => {
+            Err(e) if is_error(&e, |k| matches!(k, KbError::NoOpenSession)) => {
                 anyhow::bail!("{NO_SESSION}")
             }
             other => other?,
@@ -367,6 +373,7 @@ mod tests {
             pinned_now: None,
             style: Style { color_out: false, color_err: false, sanitize: false },
             board_seen: Default::default(),
+            env: Default::default(),
         }
     }
 
@@ -452,7 +459,7 @@ mod tests {
         let message = crate::error::message(&server.update_session("Done", false).unwrap_err());
         assert_eq!(message, NO_SESSION);
         assert!(message.contains("person") && message.contains("kb session start FOCUS"), "{message}");
-        crate::session::start(&server.repo().unwrap(), "Fix the parser", false).unwrap();
+        crate::ops::session::start(&server.repo().unwrap(), "Fix the parser", false).unwrap();
         let summary = format!("Parser done; token {}", github_pat());
         let updated = server.update_session(&summary, false).unwrap();
         assert_eq!(updated.json["summary"], "Parser done; token [REDACTED:github-pat]");

@@ -2,6 +2,8 @@
 //! memory (`file`), the cached scanner (`index`), and the operations that change the folder
 //! (`store`: save with dedup, consolidation and decay; forget; protect).
 
+pub mod decay;
+pub mod dedup;
 pub mod file;
 pub mod index;
 pub mod store;

@@ -6,25 +6,20 @@
 
 use crate::error::{KbError, io_at};
 use crate::format::frontmatter;
-use crate::format::similarity::Prepared;
-use crate::format::text::{self, MAX_TEXT_BYTES, checked_tags, checked_text, contains_lower, query_words};
-use crate::format::time::{self, Micros};
+use crate::format::text::{self, checked_tags, checked_text, contains_lower, query_words};
+use crate::format::time;
 use crate::fsio;
 use crate::journal::Txn;
+use crate::memories::decay::{decay, decay_victims};
+use crate::memories::dedup::{DedupScope, PRESCORE_BYTES, Scored, find_duplicate_scored, score_candidates};
 use crate::memories::file::{self, Importance, MemoryType, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::repo::Repo;
 use crate::secrets;
-use crate::settings::{DecayStrategy, Settings};
+use crate::settings::DecayStrategy;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-/// Texts longer than this are scored against the dedup candidates before the lock is taken.
-const PRESCORE_BYTES: usize = 32 * 1024;
-
-/// Dedup compares a new text with at most this many recent memories (co-cli hard-codes 10).
-pub const DEDUP_CANDIDATES: usize = 10;
 
 type Result<T> = std::result::Result<T, KbError>;
 
@@ -71,21 +66,6 @@ pub struct SaveRequest {
     pub agent: Option<String>,
 }
 
-/// Which memories a save may consolidate into (SPEC §11.2): those of the same effective type
-/// and the same agent (or both naming none).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DedupScope<'s> {
-    pub memory_type: MemoryType,
-    pub agent: Option<&'s str>,
-}
-
-impl DedupScope<'_> {
-    /// Returns whether the memory at `pos` is in this scope.
-    fn holds(&self, index: &Index, pos: Pos) -> bool {
-        index.type_at(pos) == self.memory_type && index.agent_at(pos) == self.agent
-    }
-}
-
 impl<'r> MemoryStore<'r> {
     /// Returns the markdown memory store of `repo`.
     pub fn new(repo: &'r Repo) -> MemoryStore<'r> {
@@ -108,7 +88,7 @@ impl<'r> MemoryStore<'r> {
     pub fn scan(&self) -> Result<Index> {
         let dir = self.repo.layout.memories();
         let index = Index::scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?;
-        if crate::settings::env("KB_DEBUG_STATS").is_some() {
+        if self.repo.env.debug_stats {
             let s = index.stats;
             let written = if s.cache_written { "yes" } else { "no" };
             let line = format!(
@@ -123,7 +103,7 @@ impl<'r> MemoryStore<'r> {
 
     /// Scans under the repository lock (`_held` shows it is taken) and removes the stale
     /// temporary files killed writes left in the memories folder, found by the scan's own listing
-    /// (SPEC §6; `repo::lock` sweeps the other folders).
+    /// (`repo::lock` sweeps the other folders).
     fn scan_locked(&self, _held: &fsio::Lock) -> Result<Index> {
         let index = self.scan()?;
         let found = index.temp_files();
@@ -133,18 +113,31 @@ impl<'r> MemoryStore<'r> {
         Ok(index)
     }
 
-    /// Saves a memory: dedup against recent ones, consolidate or create, then decay.
-    pub fn save(&self, req: SaveRequest) -> Result<SaveOutcome> {
-        let now = self.repo.now;
-        let Screened { content, tags, agent, redacted } = screen(&req)?;
-        let scope = DedupScope { memory_type: req.memory_type.unwrap_or_default(), agent: agent.as_deref() };
-        // Scoring a large text is slow (quadratic in its length): do it before taking the lock, so
-        // that other writers do not wait, and reuse it under the lock when nothing changed.
-        let prescored = (!req.dry_run && !req.no_dedup && content.len() > PRESCORE_BYTES)
-            .then(|| self.scan().map(|index| score_candidates(&index, &content, scope, &self.repo.settings, now)))
+    /// Checks and screens a save request and, for a large text, scores it against the dedup
+    /// candidates: the work a save does before it takes the lock, so other writers do not wait.
+    pub fn prepare(&self, req: SaveRequest) -> Result<PreparedSave> {
+        let screened = screen(&req)?;
+        let scope = DedupScope { memory_type: req.memory_type.unwrap_or_default(), agent: screened.agent.as_deref() };
+        // Scoring a large text is slow (quadratic in its length): do it before taking the lock, and
+        // reuse it under the lock when nothing changed.
+        let prescored = (!req.dry_run && !req.no_dedup && screened.content.len() > PRESCORE_BYTES)
+            .then(|| {
+                self.scan()
+                    .map(|index| score_candidates(&index, &screened.content, scope, &self.repo.settings, self.repo.now))
+            })
             .transpose()?;
-        let lock = if req.dry_run { None } else { Some(self.repo.lock()?) };
-        let index = match &lock {
+        Ok(PreparedSave { req, screened, prescored })
+    }
+
+    /// Decides what a save does: dedup against recent memories, then consolidate into the match
+    /// or create a memory (and decay the oldest past the maximum). `held` is the repository lock
+    /// (`None` for a dry run, which only reports); the plan is written by [`SavePlan::write`].
+    pub fn plan(&self, prepared: PreparedSave, held: Option<&fsio::Lock>) -> Result<SavePlan> {
+        let PreparedSave { req, screened, prescored } = prepared;
+        let Screened { content, tags, agent, redacted } = screened;
+        let now = self.repo.now;
+        let scope = DedupScope { memory_type: req.memory_type.unwrap_or_default(), agent: agent.as_deref() };
+        let index = match held {
             Some(held) => self.scan_locked(held)?,
             None => self.scan()?,
         };
@@ -167,83 +160,142 @@ impl<'r> MemoryStore<'r> {
         });
         if let Some((best, score)) = duplicate {
             let path = index.dir.join(best.file_name);
-            if let Some(held) = &lock {
-                self.repo.guard(&path)?;
-                // A consolidation replaces a text: `kb undo` brings it back (SPEC §5, §12.4).
-                let mut txn = Txn::begin(self.repo, held, "save", format!("consolidated into memory {}", best.id));
-                consolidate(&mut txn, &path, &content, &tags, req.importance, now)?;
-                txn.finish()?;
-            }
-            return Ok(SaveOutcome {
+            let outcome = SaveOutcome {
                 consolidated: true,
                 dry_run: req.dry_run,
                 memory_id: best.id,
-                path,
+                path: path.clone(),
                 similarity: Some(score),
                 replaced: Some(best.content.to_string()),
                 decayed: 0,
                 decay_strategy: None,
                 redacted,
                 warnings,
-            });
+            };
+            let what = format!("consolidated into memory {}", best.id);
+            let action = Action::Consolidate { path, content, tags, importance: req.importance };
+            return Ok(SavePlan { outcome, what, action, index, now });
         }
         let id = next_id(index.max_id())?;
         let path = crate::paths::free_path(&index.dir, &text::file_name(id, &content));
-        let to_decay = decay_victims(&index, &self.repo.settings);
-        let strategy = self.repo.settings.memory_decay_strategy.value;
-        if let Some(held) = &lock {
-            self.repo.guard(&index.dir)?;
-            std::fs::create_dir_all(&index.dir).map_err(io_at(&index.dir))?;
-            let text = new_memory_file_with(id, &tags, None, &content, &layer_keys(&req, agent.as_deref()), now);
-            // A save that decays is journaled whole (the new memory too), so `kb undo` takes it
-            // back as one step; a plain save is not an entry (SPEC §12.4).
-            let mut txn = if to_decay.is_empty() {
-                Txn::direct()
-            } else {
-                let what = format!("saved memory {id}, decayed {} ({})", to_decay.len(), strategy.as_str());
-                Txn::begin(self.repo, held, "save", what)
-            };
-            txn.write(&path, text.as_bytes())?;
-            if !to_decay.is_empty() {
-                decay(&mut txn, &index, &to_decay, strategy, id, now)?;
-            }
-            txn.finish()?;
-        }
-        Ok(SaveOutcome {
+        let victims = decay_victims(&index, settings);
+        let strategy = settings.memory_decay_strategy.value;
+        let text = new_memory_file_with(id, &tags, None, &content, &layer_keys(&req, agent.as_deref()), now);
+        let outcome = SaveOutcome {
             consolidated: false,
             dry_run: req.dry_run,
             memory_id: id,
-            path,
+            path: path.clone(),
             similarity: None,
             replaced: None,
-            decayed: to_decay.len(),
-            decay_strategy: (!to_decay.is_empty()).then_some(strategy),
+            decayed: victims.len(),
+            decay_strategy: (!victims.is_empty()).then_some(strategy),
             redacted,
             warnings,
-        })
+        };
+        let what = format!("saved memory {id}, decayed {} ({})", victims.len(), strategy.as_str());
+        Ok(SavePlan { outcome, what, action: Action::Create { id, path, text, victims, strategy }, index, now })
     }
 
-    /// Deletes the memory with frontmatter id `id`. Returns its path.
-    pub fn forget(&self, id: u64) -> Result<PathBuf> {
-        let lock = self.repo.lock()?;
-        let index = self.scan_locked(&lock)?;
+    /// Deletes the memory with frontmatter id `id` through `txn`. Returns its path.
+    pub fn forget(&self, txn: &mut Txn, id: u64) -> Result<PathBuf> {
+        let index = self.scan_locked(txn.lock())?;
         let path = one_by_id(&index, id)?;
         self.repo.guard(&path)?;
-        let mut txn = Txn::begin(self.repo, &lock, "forget", format!("forgot memory {id}"));
         txn.remove(&path)?;
-        txn.finish()?;
         Ok(path)
     }
 
-    /// Sets or removes `decay_protected: true`. Returns the path and whether the file changed.
-    pub fn set_protected(&self, id: u64, protect: bool) -> Result<(PathBuf, bool)> {
-        let lock = self.repo.lock()?;
-        let index = self.scan_locked(&lock)?;
+    /// Sets or removes `decay_protected: true` through `txn`. Returns the path and whether the
+    /// file changed.
+    pub fn set_protected(&self, txn: &mut Txn, id: u64, protect: bool) -> Result<(PathBuf, bool)> {
+        let index = self.scan_locked(txn.lock())?;
         let path = one_by_id(&index, id)?;
         self.repo.guard(&path)?;
         let change = ("decay_protected".to_string(), protect.then_some(Value::Bool(true)));
-        let changed = rewrite_memory(&path, &[change], None)?;
-        Ok((path, changed))
+        match rewritten(&path, &[change], None)? {
+            Some(text) => {
+                txn.write(&path, text.as_bytes())?;
+                Ok((path, true))
+            }
+            None => Ok((path, false)),
+        }
+    }
+}
+
+/// A save request checked and screened, before the lock ([`MemoryStore::prepare`]).
+pub struct PreparedSave {
+    req: SaveRequest,
+    screened: Screened,
+    prescored: Option<Scored>,
+}
+
+impl PreparedSave {
+    /// Returns whether this is a dry run (it only reports, takes no lock and writes nothing).
+    pub fn dry_run(&self) -> bool {
+        self.req.dry_run
+    }
+}
+
+/// What a save will do, decided under the lock ([`MemoryStore::plan`]).
+pub struct SavePlan {
+    outcome: SaveOutcome,
+    /// The journal entry's description.
+    what: String,
+    action: Action,
+    index: Index,
+    now: DateTime<Utc>,
+}
+
+/// The writes of a save.
+enum Action {
+    /// Replace the body of the memory at `path`, merge the tags, raise the importance.
+    Consolidate { path: PathBuf, content: String, tags: Vec<String>, importance: Option<Importance> },
+    /// Create the memory `id` at `path` holding `text`, then decay `victims`.
+    Create { id: u64, path: PathBuf, text: String, victims: Vec<Pos>, strategy: DecayStrategy },
+}
+
+impl SavePlan {
+    /// Returns what the save does (or, in a dry run, would do).
+    pub fn outcome(&self) -> &SaveOutcome {
+        &self.outcome
+    }
+
+    /// Returns whether the save replaces or removes a memory (a consolidation, or a create that
+    /// decays): then `kb undo` must be able to take it back, and its operation journals it.
+    pub fn replaces(&self) -> bool {
+        match &self.action {
+            Action::Consolidate { .. } => true,
+            Action::Create { victims, .. } => !victims.is_empty(),
+        }
+    }
+
+    /// Returns the journal entry's description of the save.
+    pub fn describe(&self) -> &str {
+        &self.what
+    }
+
+    /// Makes the save's changes through `txn` (the caller decided whether they are journaled;
+    /// a save that decays writes the new memory through it too, so an undo takes both back).
+    pub fn write(self, repo: &Repo, txn: &mut Txn) -> Result<SaveOutcome> {
+        let SavePlan { outcome, action, index, now, .. } = self;
+        match action {
+            Action::Consolidate { path, content, tags, importance } => {
+                repo.guard(&path)?;
+                let text = consolidated_text(&path, &content, &tags, importance, false, now)?;
+                txn.write(&path, text.as_bytes())?;
+            }
+            Action::Create { id, path, text, victims, strategy } => {
+                repo.guard(&index.dir)?;
+                std::fs::create_dir_all(&index.dir).map_err(io_at(&index.dir))?;
+                txn.write(&path, text.as_bytes())?;
+                if !victims.is_empty() {
+                    let victims: Vec<MemoryRef<'_>> = victims.into_iter().map(|p| index.at(p)).collect();
+                    decay(txn, &index, &victims, strategy, id, now)?;
+                }
+            }
+        }
+        Ok(outcome)
     }
 }
 
@@ -252,8 +304,8 @@ impl<'r> MemoryStore<'r> {
 /// else of its content; `-2`... when taken), then its frontmatter `id` is set. Every other key
 /// keeps its text and the body its bytes; nothing else changes (not `updated`). The rename comes
 /// first, so a crash in between leaves the duplicate id for the next fix to repair, never a copy.
-/// The caller holds the lock (`_held`).
-pub fn renumber(repo: &Repo, _held: &fsio::Lock, path: &Path, id: u64) -> Result<PathBuf> {
+/// It writes through `txn`.
+pub fn renumber(repo: &Repo, txn: &mut Txn, path: &Path, id: u64) -> Result<PathBuf> {
     if !can_edit(path) {
         let why =
             "its frontmatter uses YAML that kb cannot edit without changing other values; give it a new id by hand";
@@ -275,14 +327,16 @@ pub fn renumber(repo: &Repo, _held: &fsio::Lock, path: &Path, id: u64) -> Result
     repo.guard(path)?;
     repo.guard(&target)?;
     if target != path {
-        fsio::rename_durable(path, &target).map_err(io_at(path))?;
+        txn.rename(path, &target)?;
     }
-    rewrite_memory(&target, &[("id".to_string(), Some(Value::from(id)))], None)?;
+    if let Some(text) = rewritten(&target, &[("id".to_string(), Some(Value::from(id)))], None)? {
+        txn.write(&target, text.as_bytes())?;
+    }
     Ok(target)
 }
 
 /// Returns the id after the highest one (1 for an empty store).
-fn next_id(max: Option<u64>) -> Result<u64> {
+pub(crate) fn next_id(max: Option<u64>) -> Result<u64> {
     match max {
         None => Ok(1),
         Some(m) => m.checked_add(1).ok_or_else(|| {
@@ -333,193 +387,6 @@ fn screen(req: &SaveRequest) -> Result<Screened> {
     let agent = req.agent.clone().map(|a| screen.field("agent name", a)).transpose()?;
     let redacted = screen.redacted();
     Ok(Screened { content, tags, agent, redacted })
-}
-
-/// The dedup candidates of a scan, by file name and content, with their scores: computed before
-/// the lock for a large text and reused under it when the candidates did not change.
-pub struct Scored {
-    candidates: Vec<(String, String)>,
-    scores: Vec<Option<f64>>,
-}
-
-/// Returns the recent memories of `scope` dedup compares a text with (the newest first): the
-/// window and the count limit apply to the memories of that type and agent only.
-fn recent_candidates<'a>(
-    index: &'a Index,
-    scope: DedupScope<'_>,
-    settings: &Settings,
-    now: DateTime<Utc>,
-) -> Vec<MemoryRef<'a>> {
-    let window = settings.memory_dedup_window_days.value.min(365_000) as i64;
-    let cutoff: Micros = (now - chrono::Duration::days(window)).timestamp_micros();
-    let mut recent: Vec<Pos> =
-        index.positions().filter(|&p| index.age_key_at(p).0 >= cutoff && scope.holds(index, p)).collect();
-    recent.sort_by_key(|&p| std::cmp::Reverse(index.age_key_at(p)));
-    recent.truncate(DEDUP_CANDIDATES);
-    recent.into_iter().map(|p| index.at(p)).collect()
-}
-
-/// Scores `content` against the candidates of `index`; `None` for a candidate the length bound
-/// rules out (it cannot reach the threshold).
-pub fn score_candidates(
-    index: &Index,
-    content: &str,
-    scope: DedupScope<'_>,
-    settings: &Settings,
-    now: DateTime<Utc>,
-) -> Scored {
-    let new = Prepared::new(content);
-    let threshold = settings.memory_dedup_threshold.value;
-    let recent = recent_candidates(index, scope, settings, now);
-    let scores = recent
-        .iter()
-        .map(|m| {
-            let old = Prepared::new(m.content);
-            (new.bound(&old) >= threshold).then(|| new.similarity(&old))
-        })
-        .collect();
-    let candidates = recent.iter().map(|m| (m.file_name.to_string(), m.content.to_string())).collect();
-    Scored { candidates, scores }
-}
-
-/// Returns the most similar recent memory when it reaches the threshold, with its score.
-/// Candidates: created within the window (or in the future), newest first, at most 10; a tie
-/// goes to the newer memory. Candidates whose length
-/// bound cannot reach the threshold or beat the best so far are not scored; `scored`, when its
-/// candidates are exactly this index's, gives the scores without computing them again.
-fn find_duplicate_scored<'a>(
-    index: &'a Index,
-    content: &str,
-    scope: DedupScope<'_>,
-    settings: &Settings,
-    now: DateTime<Utc>,
-    scored: Option<Scored>,
-) -> Option<(MemoryRef<'a>, f64)> {
-    let threshold = settings.memory_dedup_threshold.value;
-    let recent = recent_candidates(index, scope, settings, now);
-    let reuse = scored.filter(|s| {
-        s.candidates.len() == recent.len()
-            && s.candidates.iter().zip(&recent).all(|((name, text), m)| name == m.file_name && text == m.content)
-    });
-    let new = Prepared::new(content);
-    let mut best: Option<(MemoryRef<'a>, f64)> = None;
-    for (i, m) in recent.into_iter().enumerate() {
-        let score = match &reuse {
-            Some(s) => s.scores[i],
-            None => {
-                let old = Prepared::new(m.content);
-                let bound = new.bound(&old);
-                let useless = bound < threshold || best.as_ref().is_some_and(|(_, b)| bound <= *b);
-                (!useless).then(|| new.similarity(&old))
-            }
-        };
-        let Some(score) = score else { continue };
-        if best.as_ref().is_none_or(|(_, b)| score > *b) {
-            best = Some((m, score));
-        }
-    }
-    best.filter(|(_, s)| *s >= threshold)
-}
-
-/// Returns the memories a create would decay: none unless the count then exceeds the maximum;
-/// else the k oldest unprotected ones, k = max(1, floor(total × percentage)). A `core_context`
-/// memory is never one of them, even without `decay_protected` (SPEC §11.2).
-fn decay_victims<'a>(index: &'a Index, settings: &Settings) -> Vec<MemoryRef<'a>> {
-    let total = index.len() + 1;
-    if total as u64 <= settings.memory_max_count.value {
-        return Vec::new();
-    }
-    let k = ((total as f64 * settings.memory_decay_percentage.value).floor() as usize).max(1);
-    let mut candidates: Vec<Pos> =
-        index.positions().filter(|&p| !index.protected_at(p) && index.type_at(p) != MemoryType::CoreContext).collect();
-    if candidates.len() > k {
-        candidates.select_nth_unstable_by_key(k - 1, |&p| index.age_key_at(p));
-        candidates.truncate(k);
-    }
-    candidates.sort_by_key(|&p| index.age_key_at(p));
-    candidates.into_iter().map(|p| index.at(p)).collect()
-}
-
-/// Summarizes or cuts the decayed memories. The summary is written before the originals are
-/// deleted, so a crash in between duplicates knowledge instead of losing it.
-fn decay(
-    txn: &mut Txn,
-    index: &Index,
-    victims: &[MemoryRef<'_>],
-    strategy: DecayStrategy,
-    new_id: u64,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    if strategy == DecayStrategy::Summarize {
-        let tags = vec!["_consolidated".to_string(), "_auto_decay".to_string()];
-        let mut last_id = index.max_id().unwrap_or(0).max(new_id);
-        // One summary, unless the texts would not fit in one memory file; and one per agent, so
-        // an agent's memories stay that agent's (SPEC §11.2) instead of becoming shared.
-        for (agent, owned) in by_agent(victims) {
-            let extra: Vec<(String, Value)> =
-                agent.map(|a| ("agent".to_string(), Value::from(a))).into_iter().collect();
-            for group in summary_groups(&owned) {
-                let text = summary_text(group);
-                let id = next_id(Some(last_id))?;
-                last_id = id;
-                let path = crate::paths::free_path(&index.dir, &text::file_name(id, &text));
-                let file = new_memory_file_with(id, &tags, Some("auto_decay"), &text, &extra, now);
-                txn.write(&path, file.as_bytes())?;
-            }
-        }
-    }
-    for m in victims {
-        txn.remove(&index.dir.join(m.file_name))?;
-    }
-    Ok(())
-}
-
-/// Returns the decayed memories by the agent they name, each agent's in their order, the agents in
-/// the order they first appear (memories naming no agent are one group, `None`).
-fn by_agent<'a>(victims: &[MemoryRef<'a>]) -> Vec<(Option<&'a str>, Vec<MemoryRef<'a>>)> {
-    let mut groups: Vec<(Option<&'a str>, Vec<MemoryRef<'a>>)> = Vec::new();
-    let mut place: std::collections::HashMap<Option<&'a str>, usize> = std::collections::HashMap::new();
-    for m in victims {
-        let at = *place.entry(m.agent).or_insert_with(|| {
-            groups.push((m.agent, Vec::new()));
-            groups.len() - 1
-        });
-        groups[at].1.push(m.clone());
-    }
-    groups
-}
-
-/// Splits decayed memories into runs whose summary fits in one memory (usually one run).
-fn summary_groups<'m, 'a>(victims: &'m [MemoryRef<'a>]) -> Vec<&'m [MemoryRef<'a>]> {
-    let mut groups = Vec::new();
-    let (mut start, mut size) = (0, 0);
-    for (i, m) in victims.iter().enumerate() {
-        let line = m.content.len() + m.tags.iter().map(|t| t.len() + 2).sum::<usize>() + 16;
-        if i > start && size + line > MAX_TEXT_BYTES {
-            groups.push(&victims[start..i]);
-            (start, size) = (i, 0);
-        }
-        size += line;
-    }
-    if start < victims.len() {
-        groups.push(&victims[start..]);
-    }
-    groups
-}
-
-/// Returns co-cli's decay summary: a count line, a blank line, then `- text [tags: a, b]` per
-/// memory, oldest first.
-pub fn summary_text(victims: &[MemoryRef<'_>]) -> String {
-    let mut text = format!("Consolidated {} old memories:\n\n", victims.len());
-    for m in victims {
-        text.push_str("- ");
-        text.push_str(m.content);
-        if !m.tags.is_empty() {
-            text.push_str(&format!(" [tags: {}]", m.tags.join(", ")));
-        }
-        text.push('\n');
-    }
-    text
 }
 
 /// Returns a new memory file in co-cli's exact layout.
@@ -615,26 +482,6 @@ fn entry_text(key: &str, value: &Value) -> String {
     }
 }
 
-/// Replaces a memory's body and merges tags (co-cli.md §2.5): existing tags first, then new ones;
-/// sets `updated`; recomputes `source` and `auto_category`; drops `consolidation_reason`; keeps
-/// every other key as written, and the file name.
-///
-/// `importance`, when given, raises the memory's (SPEC §11.2: the higher one is kept): the key is
-/// written only when the given one is higher than the memory's effective importance, so a save
-/// never lowers it and never writes a value the file already means. `type` and `agent` are left
-/// as written: dedup only matched a memory whose effective ones are the same.
-fn consolidate(
-    txn: &mut Txn,
-    path: &Path,
-    content: &str,
-    new_tags: &[String],
-    importance: Option<Importance>,
-    now: DateTime<Utc>,
-) -> Result<()> {
-    let out = consolidated_text(path, content, new_tags, importance, false, now)?;
-    txn.write(path, out.as_bytes())
-}
-
 /// Returns the text a consolidation into the memory at `path` writes (see [`consolidate`]),
 /// without writing it; with `protect`, the memory also gets `decay_protected: true` (`kb
 /// consolidate` merging a protected memory into it keeps the protection).
@@ -680,20 +527,6 @@ pub fn can_edit(path: &Path) -> bool {
     frontmatter::parse(split.yaml).is_ok_and(|fields| frontmatter::raw_entries(split.yaml, &fields).is_some())
 }
 
-/// Rewrites a memory file: each change sets a key (`Some`) or removes it (`None`); every other
-/// entry keeps its exact text, comments and place. With `body`, the file is written in co-cli's
-/// layout with that body; without, only the YAML between the fences changes and the body keeps its
-/// bytes. Returns whether anything changed (nothing is written otherwise).
-fn rewrite_memory(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<bool> {
-    match rewritten(path, changes, body)? {
-        Some(out) => {
-            fsio::write_atomic(path, out.as_bytes()).map_err(io_at(path))?;
-            Ok(true)
-        }
-        None => Ok(false),
-    }
-}
-
 /// Returns the text [`rewrite_memory`] would write, `None` when nothing would change.
 fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str>) -> Result<Option<String>> {
     let text = fsio::read_text(path)?;
@@ -719,14 +552,19 @@ fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str
     Ok(Some(out))
 }
 
+/// Returns the only valid memory with this id: not found and a duplicate id are errors.
+pub fn one(index: &Index, id: u64) -> Result<MemoryRef<'_>> {
+    let mut found = index.by_id(id);
+    match found.len() {
+        0 => Err(KbError::NotFound(id.to_string())),
+        1 => Ok(found.remove(0)),
+        _ => Err(KbError::DuplicateId { id, files: found.iter().map(|m| m.file_name.to_string()).collect() }),
+    }
+}
+
 /// Returns the path of the only valid memory with this id.
 fn one_by_id(index: &Index, id: u64) -> Result<PathBuf> {
-    let found = index.by_id(id);
-    match found.as_slice() {
-        [] => Err(KbError::NotFound(id.to_string())),
-        [one] => Ok(index.dir.join(one.file_name)),
-        many => Err(KbError::DuplicateId { id, files: many.iter().map(|m| m.file_name.to_string()).collect() }),
-    }
+    one(index, id).map(|m| index.dir.join(m.file_name))
 }
 
 /// Recall: memories whose text or a tag contains `query` (case-insensitive), newest first.
@@ -764,16 +602,22 @@ mod tests {
         let path = dir.path().join("001-x.md");
         let head = "---\ncitations:\n- a\ncreated: '2026-11-20T10:00:00+00:00'\ndecay_protected: false\nid: 1\n";
         std::fs::write(&path, format!("{head}tags: []\n---\n\nx\n")).unwrap();
-        assert!(rewrite_memory(&path, &[("decay_protected".into(), Some(Value::Bool(true)))], None).unwrap());
+        let repo = Repo {
+            layout: crate::paths::Layout { root: dir.path().to_path_buf(), config: None },
+            settings: Default::default(),
+            now,
+            env: Default::default(),
+        };
+        let mut txn = Txn::unrecorded(repo.lock().unwrap());
+        let changed = rewritten(&path, &[("decay_protected".into(), Some(Value::Bool(true)))], None).unwrap().unwrap();
+        txn.write(&path, changed.as_bytes()).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("decay_protected").count(), 1, "{text}");
-        update_memory(&mut Txn::direct(), &path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now)
-            .unwrap();
+        update_memory(&mut txn, &path, None, &[("citations".into(), Value::from(vec!["a", "b"]))], now).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("citations").count(), 1, "{text}");
         assert!(text.contains("citations:\n- a\n- b\n") && text.contains("updated: '2026-11-22T12:00:00+00:00'\n"));
-        update_memory(&mut Txn::direct(), &path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now)
-            .unwrap();
+        update_memory(&mut txn, &path, Some("  new body\n"), &[("reason".into(), Value::from("why"))], now).unwrap();
         let m = file::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!((m.content.as_str(), m.decay_protected), ("new body", true));
     }

@@ -12,7 +12,7 @@ use crate::format::merge::{self, Marker};
 use crate::fsio;
 use crate::paths::Layout;
 use crate::repo::Repo;
-use crate::settings::{Settings, Source};
+use crate::settings::{Environment, Settings, Source};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -39,15 +39,15 @@ pub struct CheckReport {
 
 /// Runs the repairs of `kb check --fix` (under the lock), then checks every knowledge file: the
 /// report lists the repairs and the problems that remain.
-pub fn check_and_fix(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<CheckReport> {
-    let fixed = super::fix::fix(layout, now)?;
-    let mut report = check(layout, now)?;
+pub fn check_and_fix(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environment) -> Result<CheckReport> {
+    let fixed = super::fix::fix(layout, now, env)?;
+    let mut report = check(layout, now, env)?;
     report.fix = Some(fixed);
     Ok(report)
 }
 
 /// Checks every knowledge file of the repository at `layout`.
-pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<CheckReport> {
+pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environment) -> Result<CheckReport> {
     let mut files = 0;
     let mut problems: Vec<Diagnostic> = Vec::new();
 
@@ -96,7 +96,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>) -> Result<Chec
 
     // The access log is local state, but a torn or foreign line in it is worth knowing about.
     problems.extend(crate::heat::read(layout, settings.heat_window_days.value, u64::MAX).problems);
-    let repo = Repo { layout: layout.clone(), settings, now };
+    let repo = Repo { layout: layout.clone(), settings, now, env: env.clone() };
     let index = crate::memories::store::MemoryStore::new(&repo).scan()?;
     files += index.files();
     problems.extend(index.problems());

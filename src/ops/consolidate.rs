@@ -154,7 +154,7 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
 
     let mut bodies: Vec<Option<String>> = planned.iter().map(|p| Some(p.newest().content.to_string())).collect();
     if let (Some(cmd), false) = (&req.summarizer, req.dry_run) {
-        let timeout = summarizer_timeout();
+        let timeout = repo.env.summarizer_timeout.unwrap_or(SUMMARIZER_TIMEOUT);
         for (p, body) in planned.iter().zip(bodies.iter_mut()) {
             match summarize(cmd, &p.members, timeout, &repo.layout.root) {
                 Ok(text) => *body = Some(text),
@@ -169,7 +169,7 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
         planned.iter().zip(bodies).filter_map(|(p, body)| body.map(|b| (p, b))).collect();
 
     let mut journal_path = None;
-    if let Some(held) = &lock
+    if let Some(held) = lock
         && (!kept.is_empty() || !removals.is_empty() || !pruned.is_empty())
     {
         let parts = [
@@ -305,13 +305,6 @@ fn stale_records(
         }
     }
     out
-}
-
-/// Returns the summarizer's time limit: 60 s, or `KB_SUMMARIZER_TIMEOUT_MS` (for tests).
-fn summarizer_timeout() -> Duration {
-    crate::settings::env("KB_SUMMARIZER_TIMEOUT_MS")
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(SUMMARIZER_TIMEOUT, Duration::from_millis)
 }
 
 /// Runs `sh -c cmd` in the root with `{"memories":[{"id","content","tags"}...]}` (oldest first)

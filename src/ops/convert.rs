@@ -22,6 +22,7 @@ use crate::format::frontmatter;
 use crate::format::similarity::{lower_strip, similarity};
 use crate::format::time;
 use crate::format::time::Micros;
+use crate::journal::Txn;
 use crate::memories::file::{SIGNAL_TAGS, detect_category};
 use crate::memories::store::MemoryStore;
 use crate::repo::Repo;
@@ -314,7 +315,8 @@ fn memory_entries(md: &MemoryStore, with_extras: bool) -> Result<MemoryEntries> 
 /// Exports every markdown memory into the Copilot store.
 fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     let (md, records, now) = (MemoryStore::new(repo), crate::copilot::RecordStore::new(repo), repo.now);
-    let _lock = if dry_run { None } else { Some(repo.lock()?) };
+    // Not undone by `kb undo`: the export's transaction is not recorded.
+    let mut txn = if dry_run { None } else { Some(Txn::unrecorded(repo.lock()?)) };
     let (sources, _) = memory_entries(&md, true)?;
     let file: JsonlFile = records.read()?;
     let parsed = Records::parse(&file);
@@ -367,8 +369,9 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
             _ => {}
         }
     }
-    if !dry_run {
-        records.write(&file, &edits)?;
+    if let Some(mut txn) = txn.take() {
+        records.write(&mut txn, &file, &edits)?;
+        txn.finish()?;
     }
     Ok(Conversion { dry_run, target: file.path.clone(), items, warnings: Vec::new() })
 }
@@ -408,9 +411,9 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
         items.push(item);
     }
     let dir = repo.layout.memories();
-    if let Some(held) = &lock {
-        // One journal entry for the whole import: `kb undo` takes it back (SPEC §12.4).
-        let mut txn = crate::journal::Txn::begin(repo, held, "import", "imported Copilot memories");
+    if let Some(held) = lock {
+        // One journal entry for the whole import: `kb undo` takes it back.
+        let mut txn = Txn::begin(repo, held, "import", "imported Copilot memories");
         for t in &conv.targets {
             let e = &t.entry;
             match &t.origin {

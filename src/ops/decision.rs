@@ -3,8 +3,9 @@
 
 use super::{Report, View, abs, file_name};
 use crate::decisions::file::{Decision, DecisionKind};
-use crate::decisions::{Change, DecisionStore, NewDecision, Outcome};
+use crate::decisions::{self, Change, DecisionStore, NewDecision, Outcome};
 use crate::error::{Diagnostic, KbError};
+use crate::journal::Txn;
 use crate::output::{chars_prefix, summary};
 use crate::repo::Repo;
 use anyhow::Result;
@@ -75,7 +76,10 @@ fn action_report(action: &'static str, out: Outcome) -> ActionReport {
 
 /// Adds an active decision, or reports the open one that already says it.
 pub fn add(repo: &Repo, content: String, kind: DecisionKind, tags: Vec<String>, redact: bool) -> Result<ActionReport> {
-    let out = store(repo).add(NewDecision { content, kind: Some(kind), tags, redact })?;
+    let new = decisions::screen(NewDecision { content, kind: Some(kind), tags, redact })?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let out = store(repo).add(&mut txn, new)?;
+    txn.finish()?;
     let action = if out.exists { "exists" } else { "added" };
     Ok(action_report(action, out))
 }
@@ -90,7 +94,10 @@ pub fn propose(
     tags: Vec<String>,
     redact: bool,
 ) -> Result<ActionReport> {
-    let out = store(repo).propose(NewDecision { content, kind: Some(kind), tags, redact })?;
+    let new = decisions::screen(NewDecision { content, kind: Some(kind), tags, redact })?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let out = store(repo).propose(&mut txn, new)?;
+    txn.finish()?;
     let action = if out.exists { "exists" } else { "proposed" };
     Ok(action_report(action, out))
 }
@@ -105,14 +112,19 @@ pub fn supersede(
     redact: bool,
 ) -> Result<ActionReport> {
     let id = parse_id(raw_id)?;
-    let out = store(repo).supersede(id, NewDecision { content, kind, tags, redact })?;
+    let new = decisions::screen(NewDecision { content, kind, tags, redact })?;
+    let mut txn = Txn::begin(repo, repo.lock()?, "decision supersede", format!("superseded decision {id}"));
+    let out = store(repo).supersede(&mut txn, id, new)?;
+    txn.finish()?;
     Ok(action_report("superseded", out))
 }
 
 /// Accepts, rejects or archives decision `raw_id`.
 pub fn change(repo: &Repo, raw_id: &str, change: Change) -> Result<ActionReport> {
     let id = parse_id(raw_id)?;
-    let out = store(repo).change(id, change)?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let out = store(repo).change(&mut txn, id, change)?;
+    txn.finish()?;
     let action = match change {
         Change::Accept => "accepted",
         Change::Reject => "rejected",

@@ -12,10 +12,11 @@
 use crate::copilot::merge;
 use crate::error::Diagnostic;
 use crate::format::merge::id_line;
+use crate::journal::Txn;
 use crate::memories::store;
 use crate::paths::Layout;
 use crate::repo::Repo;
-use crate::settings::Settings;
+use crate::settings::{Environment, Settings};
 use anyhow::{Context as _, Result};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -30,19 +31,21 @@ pub struct Fixed {
 }
 
 /// Repairs the repository at `layout` under its lock.
-pub fn fix(layout: &Layout, now: DateTime<Utc>) -> Result<Fixed> {
+pub fn fix(layout: &Layout, now: DateTime<Utc>, env: &Environment) -> Result<Fixed> {
     // Settings do not matter to a repair: an invalid value must not stop one (check reports it).
     let (settings, _) = Settings::load_all(layout, &crate::settings::env);
-    let repo = Repo { layout: layout.clone(), settings, now };
-    let lock = repo.lock()?;
+    let repo = Repo { layout: layout.clone(), settings, now, env: env.clone() };
+    // A repair is not undone by `kb undo`: its transaction is not recorded.
+    let mut txn = Txn::unrecorded(repo.lock()?);
     let mut out = Fixed::default();
-    fix_memory_ids(&repo, &lock, &mut out)?;
-    fix_records(&repo, &mut out)?;
+    fix_memory_ids(&repo, &mut txn, &mut out)?;
+    fix_records(&repo, &mut txn, &mut out)?;
+    txn.finish()?;
     Ok(out)
 }
 
 /// Gives each newer memory of a shared id the next free id.
-fn fix_memory_ids(repo: &Repo, lock: &crate::fsio::Lock, out: &mut Fixed) -> Result<()> {
+fn fix_memory_ids(repo: &Repo, txn: &mut Txn, out: &mut Fixed) -> Result<()> {
     let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     let duplicates = index.duplicate_ids();
     if duplicates.is_empty() {
@@ -60,7 +63,7 @@ fn fix_memory_ids(repo: &Repo, lock: &crate::fsio::Lock, out: &mut Fixed) -> Res
                 out.left.push(Diagnostic::warning(None, why).in_file(&path));
                 continue;
             };
-            match store::renumber(repo, lock, &path, new_id) {
+            match store::renumber(repo, txn, &path, new_id) {
                 Ok(new_path) => {
                     last = new_id;
                     let renamed = if new_path == path { String::new() } else { format!(", renamed from {name}") };
@@ -82,14 +85,14 @@ fn fix_memory_ids(repo: &Repo, lock: &crate::fsio::Lock, out: &mut Fixed) -> Res
 }
 
 /// Removes repeated record lines and merges records that share an id, in one atomic write.
-fn fix_records(repo: &Repo, out: &mut Fixed) -> Result<()> {
+fn fix_records(repo: &Repo, txn: &mut Txn, out: &mut Fixed) -> Result<()> {
     let store = crate::copilot::RecordStore::new(repo);
     let file = store.read()?;
     if !file.exists {
         return Ok(());
     }
     let repairs = merge::repairs(&file);
-    store.write(&file, &repairs.edits).with_context(|| format!("cannot repair {}", file.path.display()))?;
+    store.write(txn, &file, &repairs.edits).with_context(|| format!("cannot repair {}", file.path.display()))?;
     out.fixed.extend(repairs.fixed.into_iter().map(|d| d.in_file(&file.path)));
     out.left.extend(repairs.left.into_iter().map(|d| d.in_file(&file.path)));
     Ok(())

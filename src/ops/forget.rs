@@ -2,6 +2,9 @@
 
 use super::read::{COPILOT, Route, Scope};
 use super::{Report, View, abs, file_name};
+use crate::copilot::RecordStore;
+use crate::journal::Txn;
+use crate::memories::store::MemoryStore;
 use crate::repo::Repo;
 use anyhow::Result;
 use serde::Serialize;
@@ -36,7 +39,9 @@ pub enum ForgetReport {
 pub fn forget(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ForgetReport> {
     match Route::of(raw_id, scope)? {
         Route::Md(id) => {
-            let path = crate::memories::store::MemoryStore::new(repo).forget(id)?;
+            let mut txn = Txn::begin(repo, repo.lock()?, "forget", format!("forgot memory {id}"));
+            let path = MemoryStore::new(repo).forget(&mut txn, id)?;
+            txn.finish()?;
             Ok(ForgetReport::Md { deleted: id, path: abs(&path), store: "md", file: path })
         }
         Route::Copilot => forget_record(repo, raw_id),
@@ -44,7 +49,10 @@ pub fn forget(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ForgetReport> {
 }
 
 fn forget_record(repo: &Repo, raw_id: &str) -> Result<ForgetReport> {
-    let out = crate::copilot::RecordStore::new(repo).forget(raw_id.trim())?;
+    let id = raw_id.trim();
+    let mut txn = Txn::begin(repo, repo.lock()?, "forget", format!("forgot Copilot memory {id}"));
+    let out = RecordStore::new(repo).forget(&mut txn, id)?;
+    txn.finish()?;
     Ok(ForgetReport::Copilot {
         deleted: out.id,
         path: abs(&out.path),

@@ -2,8 +2,10 @@
 //! into a scoped instruction file, by a person).
 
 use super::{Report, View, abs};
-use crate::error::{Diagnostic, KbError, io_at};
+use crate::error::{Diagnostic, KbError};
 use crate::heat;
+use crate::journal::Txn;
+use crate::memories::store::MemoryStore;
 use crate::output::summary;
 use crate::repo::Repo;
 use crate::repo::StoreKind;
@@ -220,46 +222,17 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) ->
             .into());
         }
     }
-    let _lock = repo.lock()?;
-    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
-    let found = index.by_id(id);
-    let m = match found.as_slice() {
-        [] => return Err(KbError::Invalid(format!("memory {id} not found")).into()),
-        [one] => one,
-        _ => {
-            return Err(
-                KbError::Invalid(format!("memory id {id} is used by more than one file; run `kb check`")).into()
-            );
-        }
-    };
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let index = MemoryStore::new(repo).scan()?;
+    let m = crate::memories::store::one(&index, id)?;
     let name = name.map_or_else(|| crate::format::text::slugify(m.content), str::to_string);
     let name = if name.is_empty() { format!("memory-{id}") } else { name };
-    let file = repo.layout.instructions().join(format!("{name}{}", crate::instructions::SUFFIX));
-    repo.guard(&file)?;
-    if std::fs::symlink_metadata(&file).is_ok() {
-        return Err(KbError::Invalid(format!(
-            "{} exists: kb never overwrites an instruction file; pass --name",
-            file.display()
-        ))
-        .into());
-    }
-    let yaml = crate::format::frontmatter::assemble(vec![
-        ("applyTo".into(), crate::format::frontmatter::entry("applyTo", &Value::from(apply_to.trim()))),
-        ("description".into(), crate::format::frontmatter::entry("description", &Value::from(summary(m.content)))),
-    ]);
-    let text = crate::format::frontmatter::compose(&yaml, m.content);
-    let dir = repo.layout.instructions();
-    std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
-    crate::fsio::write_atomic(&file, text.as_bytes()).map_err(io_at(&file))?;
+    let file = crate::instructions::create(repo, &mut txn, &name, apply_to.trim(), &summary(m.content), m.content)?;
     let rel = super::rel(&repo.layout.root, &file).into_owned();
     let memory_file = index.dir.join(m.file_name);
-    crate::memories::store::update_memory(
-        &mut crate::journal::Txn::direct(),
-        &memory_file,
-        None,
-        &[("promoted_to".into(), Value::from(rel.as_str()))],
-        repo.now,
-    )?;
+    let promoted = [("promoted_to".into(), Value::from(rel.as_str()))];
+    crate::memories::store::update_memory(&mut txn, &memory_file, None, &promoted, repo.now)?;
+    txn.finish()?;
     Ok(PromoteReport { memory_id: id, path: abs(&file), apply_to: apply_to.trim().to_string(), promoted_to: rel, file })
 }
 

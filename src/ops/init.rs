@@ -9,6 +9,7 @@ use crate::format::time::py_isoformat;
 use crate::fsio;
 use crate::paths::Layout;
 use crate::repo::{self, Repo};
+use crate::settings::Environment;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -74,7 +75,7 @@ pub struct InitReport {
 
 /// Initializes the repository at `layout`; with `agents_md`, also writes the block into
 /// `AGENTS.md` and registers it as a compile target.
-pub fn init(layout: &Layout, now: DateTime<Utc>, agents_md: bool) -> Result<InitReport> {
+pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: bool) -> Result<InitReport> {
     let mut created: Vec<PathBuf> = Vec::new();
     let mut existing: Vec<PathBuf> = Vec::new();
     let memories = layout.memories();
@@ -108,7 +109,7 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, agents_md: bool) -> Result<Init
             }
         }
     }
-    let agents = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now)?)?) } else { None };
+    let agents = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now, env.clone())?)?) } else { None };
     Ok(InitReport { root: layout.root.clone(), created, existing, agents })
 }
 

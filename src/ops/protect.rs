@@ -1,6 +1,8 @@
 //! Protecting a memory from decay: set or remove `decay_protected: true`; nothing else changes.
 
 use super::{Report, View, abs, file_name};
+use crate::journal::Txn;
+use crate::memories::store::MemoryStore;
 use crate::repo::{Repo, parse_id};
 use anyhow::Result;
 use serde::Serialize;
@@ -21,7 +23,9 @@ pub struct ProtectReport {
 /// Protects (`protect`) or unprotects the memory `raw_id`.
 pub fn protect(repo: &Repo, raw_id: &str, protect: bool) -> Result<ProtectReport> {
     let id = parse_id(raw_id)?;
-    let (file, changed) = crate::memories::store::MemoryStore::new(repo).set_protected(id, protect)?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let (file, changed) = MemoryStore::new(repo).set_protected(&mut txn, id, protect)?;
+    txn.finish()?;
     Ok(ProtectReport { id, decay_protected: protect, path: abs(&file), changed, file })
 }
 

@@ -3,9 +3,10 @@
 //! what a save reports.
 
 use super::{Report, View, abs, file_name, save_action};
-use crate::copilot::{RecordRequest, RecordSaveOutcome};
+use crate::copilot::{self, RecordRequest, RecordSaveOutcome, RecordStore};
 use crate::error::Diagnostic;
-use crate::memories::store::{SaveOutcome, SaveRequest};
+use crate::journal::Txn;
+use crate::memories::store::{MemoryStore, SaveOutcome, SaveRequest};
 use crate::repo::Repo;
 use anyhow::Result;
 use serde::Serialize;
@@ -43,11 +44,28 @@ impl Serialize for SaveReport {
     }
 }
 
-/// Saves a memory: dedup, consolidation, decay (SPEC §3).
+/// Saves a memory: dedup, consolidation, decay. A save that replaces or removes a memory (a
+/// consolidation, a decay) is journaled, so `kb undo` takes it back; a plain save is not.
 pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
-    let out = crate::memories::store::MemoryStore::new(repo).save(req)?;
+    let store = MemoryStore::new(repo);
+    let prepared = store.prepare(req)?;
+    let out = if prepared.dry_run() {
+        store.plan(prepared, None)?.outcome().clone()
+    } else {
+        let held = repo.lock()?;
+        let plan = store.plan(prepared, Some(&held))?;
+        let mut txn = if plan.replaces() {
+            let what = plan.describe().to_string();
+            Txn::begin(repo, held, "save", what)
+        } else {
+            Txn::unrecorded(held)
+        };
+        let out = plan.write(repo, &mut txn)?;
+        txn.finish()?;
+        out
+    };
     let mut diagnostics: Vec<Diagnostic> = out.warnings.iter().map(|w| Diagnostic::warning(None, w.as_str())).collect();
-    diagnostics.extend(redacted(&out.redacted));
+    diagnostics.extend(redacted_warning(&out.redacted));
     let json = SaveJson {
         action: save_action(out.consolidated, out.dry_run),
         memory_id: out.memory_id,
@@ -64,7 +82,7 @@ pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
 }
 
 /// Returns the warning that secrets were redacted, when some were.
-fn redacted(rules: &[&str]) -> Option<Diagnostic> {
+fn redacted_warning(rules: &[&str]) -> Option<Diagnostic> {
     (!rules.is_empty()).then(|| Diagnostic::warning(None, format!("redacted secrets matching: {}", rules.join(", "))))
 }
 
@@ -125,9 +143,26 @@ impl Serialize for RecordSaveReport {
     }
 }
 
-/// Stores a Copilot record: the secret filter, dedup within its subject, consolidation (SPEC §9).
+/// Stores a Copilot record: the secret filter, dedup within its subject, consolidation. A
+/// consolidation is journaled (the fact it replaces comes back with `kb undo`); an append is not.
 pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> {
-    let out = crate::copilot::RecordStore::new(repo).save(req)?;
+    let store = RecordStore::new(repo);
+    let (req, redacted) = copilot::screen(req)?;
+    let out = if req.dry_run {
+        store.plan_save(req, redacted)?.outcome().clone()
+    } else {
+        let held = repo.lock()?;
+        let plan = store.plan_save(req, redacted)?;
+        let mut txn = if plan.replaces() {
+            let what = format!("consolidated into Copilot memory {}", plan.outcome().id);
+            Txn::begin(repo, held, "save", what)
+        } else {
+            Txn::unrecorded(held)
+        };
+        let out = plan.write(&store, &mut txn)?;
+        txn.finish()?;
+        out
+    };
     let json = SaveJson {
         action: save_action(out.consolidated, out.dry_run),
         memory_id: out.id.clone(),
@@ -140,7 +175,7 @@ pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> 
         redacted: out.redacted.clone(),
         store: super::read::COPILOT,
     };
-    let diagnostics = redacted(&out.redacted).into_iter().collect();
+    let diagnostics = redacted_warning(&out.redacted).into_iter().collect();
     Ok(RecordSaveReport { json, outcome: out, diagnostics })
 }
 

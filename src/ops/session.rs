@@ -3,6 +3,7 @@
 
 use super::{Report, View, abs};
 use crate::error::Diagnostic;
+use crate::journal::Txn;
 use crate::paths::Layout;
 use crate::repo::Repo;
 use crate::session::{self, Located, Outcome};
@@ -88,7 +89,11 @@ fn report(out: Outcome, action: Action) -> SessionReport {
 
 /// `kb session start FOCUS`.
 pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<SessionReport> {
-    let mut started = report(session::start(repo, focus, redact)?, Action::Started);
+    let focus = session::check_text("focus", focus, redact)?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let out = session::start(repo, &mut txn, focus)?;
+    txn.finish()?;
+    let mut started = report(out, Action::Started);
     // A new session sees the board: every item's `count` goes up (SPEC §12.2).
     let branch = crate::board::current_branch(&repo.layout.root);
     if let Err(e) = (crate::board::Edit { repo, branch }).seen() {
@@ -100,12 +105,20 @@ pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<SessionReport> {
 /// `kb session update TEXT [--append]`.
 pub fn update(repo: &Repo, text: &str, append: bool, redact: bool) -> Result<SessionReport> {
     let action = if append { Action::Appended } else { Action::Updated };
-    Ok(report(session::update(repo, text, append, redact)?, action))
+    let text = session::check_text("summary", text, redact)?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let out = session::update(repo, &mut txn, text, append)?;
+    txn.finish()?;
+    Ok(report(out, action))
 }
 
 /// `kb session end [--summary TEXT]`.
 pub fn end(repo: &Repo, summary: Option<&str>, redact: bool) -> Result<SessionReport> {
-    Ok(report(session::end(repo, summary, redact)?, Action::Ended))
+    let summary = summary.map(|s| session::check_text("summary", s, redact)).transpose()?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let out = session::end(repo, &mut txn, summary)?;
+    txn.finish()?;
+    Ok(report(out, Action::Ended))
 }
 
 impl Report for SessionReport {

@@ -5,6 +5,7 @@ use super::{Report, View, abs};
 use crate::copilot::record::Votes;
 use crate::copilot::{Direction, VoteTarget};
 use crate::error::KbError;
+use crate::journal::Txn;
 use crate::repo::{Repo, parse_id};
 use anyhow::Result;
 use serde::Serialize;
@@ -53,7 +54,11 @@ pub fn vote_on(
         VoteTarget::Id(id) => VoteTarget::Id(id.trim()),
         fact => fact,
     };
-    let out = match (crate::copilot::RecordStore::new(repo).vote(target, direction, reason, redact), target) {
+    let (reason, redacted) = crate::copilot::vote_reason(reason, redact)?;
+    let mut txn = Txn::unrecorded(repo.lock()?);
+    let voted = crate::copilot::RecordStore::new(repo).vote(&mut txn, target, direction, &reason, redacted);
+    drop(txn);
+    let out = match (voted, target) {
         (Err(KbError::NotFound(_)), VoteTarget::Id(id)) if markdown_has(repo, id) => anyhow::bail!(
             "memory {id} is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)"
         ),

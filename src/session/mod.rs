@@ -10,7 +10,7 @@ pub mod file;
 use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::text::{MAX_FILE_BYTES, decode};
 use crate::format::{frontmatter, time};
-use crate::fsio;
+use crate::journal::Txn;
 use crate::paths::Layout;
 use crate::repo::Repo;
 use crate::secrets;
@@ -67,12 +67,9 @@ fn open_session(layout: &Layout) -> Result<Option<Located>> {
     read_file(layout, &layout.session()).map_err(KbError::BadFile)
 }
 
-/// The message of a command that needs an open session when there is none.
-pub const NONE_OPEN: &str = "no open session: start one with `kb session start FOCUS`";
-
 /// The error of a command that needs an open session when there is none.
 fn none_open() -> KbError {
-    KbError::Invalid(NONE_OPEN.into())
+    KbError::NoOpenSession
 }
 
 /// Returns a text to store: stripped, one that is not empty, without NUL bytes, within the size
@@ -95,16 +92,29 @@ fn screen(field: &str, raw: &str, filter: &mut secrets::Screen) -> Result<String
     filter.field(field, text)
 }
 
-/// Opens a session with `focus` (one line). Fails when one is open, naming its focus and start.
-pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<Outcome> {
+/// A text checked and screened for a session, before the lock ([`check_text`]).
+pub struct Checked {
+    text: String,
+    redacted: Vec<&'static str>,
+}
+
+/// Checks a focus (`field` "focus", one line) or a summary ("summary"): stripped, not empty, no
+/// NUL byte, within the size limit, and screened for secrets (refused, or redacted with
+/// `redact`).
+pub fn check_text(field: &str, raw: &str, redact: bool) -> Result<Checked> {
     let mut filter = secrets::Screen::new(redact);
-    let focus = screen("focus", focus, &mut filter)?;
-    let redacted = filter.redacted();
-    if focus.contains('\n') {
+    let text = screen(field, raw, &mut filter)?;
+    if field == "focus" && text.contains('\n') {
         return Err(KbError::Invalid("the focus is one line: put the details in the summary".into()));
     }
+    Ok(Checked { text, redacted: filter.redacted() })
+}
+
+/// Opens a session with `focus` (checked by [`check_text`]) through `txn`. Fails when one is open,
+/// naming its focus and start.
+pub fn start(repo: &Repo, txn: &mut Txn, focus: Checked) -> Result<Outcome> {
+    let Checked { text: focus, redacted } = focus;
     let layout = &repo.layout;
-    let _held = repo.lock()?;
     if let Some(open) = open_session(layout)? {
         let s = &open.session;
         return Err(KbError::Invalid(format!(
@@ -119,17 +129,15 @@ pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<Outcome> {
     repo.guard(&path)?;
     std::fs::create_dir_all(&knowledge).map_err(io_at(&knowledge))?;
     let text = file::new_file(&focus, repo.now);
-    fsio::write_atomic(&path, text.as_bytes()).map_err(io_at(&path))?;
+    txn.write(&path, text.as_bytes())?;
     let session = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(&path)))?;
     Ok(Outcome { located: Located { path, session }, redacted })
 }
 
-/// Replaces the running summary with `text`, or appends it as a paragraph; sets `updated`.
-pub fn update(repo: &Repo, text: &str, append: bool, redact: bool) -> Result<Outcome> {
-    let mut filter = secrets::Screen::new(redact);
-    let text = screen("summary", text, &mut filter)?;
-    let redacted = filter.redacted();
-    let _held = repo.lock()?;
+/// Replaces the running summary with `text` (checked by [`check_text`]), or appends it as a
+/// paragraph; sets `updated`. Writes through `txn`.
+pub fn update(repo: &Repo, txn: &mut Txn, text: Checked, append: bool) -> Result<Outcome> {
+    let Checked { text, redacted } = text;
     let open = open_session(&repo.layout)?.ok_or_else(none_open)?;
     let summary = if append { file::append(&open.session.summary, &text) } else { text };
     if summary.len() > MAX_TEXT_BYTES {
@@ -141,20 +149,20 @@ pub fn update(repo: &Repo, text: &str, append: bool, redact: bool) -> Result<Out
     let now = time::py_isoformat(repo.now);
     let new = open.session.rewrite(&[("updated", &now)], &summary);
     repo.guard(&open.path)?;
-    fsio::write_atomic(&open.path, new.as_bytes()).map_err(io_at(&open.path))?;
+    txn.write(&open.path, new.as_bytes())?;
     let session = file::parse(&new).map_err(|d| KbError::BadFile(d.in_file(&open.path)))?;
     Ok(Outcome { located: Located { path: open.path, session }, redacted })
 }
 
 /// Ends the open session: `summary` (when given) replaces the running one, `ended` is set, and
 /// the file moves to `sessions/<started>-<slug of focus>.md` (`-2`, `-3`... when that name is
-/// taken). The new file is written before `session.md` is removed.
-pub fn end(repo: &Repo, summary: Option<&str>, redact: bool) -> Result<Outcome> {
-    let mut filter = secrets::Screen::new(redact);
-    let summary = summary.map(|s| screen("summary", s, &mut filter)).transpose()?;
-    let redacted = filter.redacted();
+/// taken). The new file is written before `session.md` is removed, through `txn`.
+pub fn end(repo: &Repo, txn: &mut Txn, summary: Option<Checked>) -> Result<Outcome> {
+    let (summary, redacted) = match summary {
+        Some(Checked { text, redacted }) => (Some(text), redacted),
+        None => (None, Vec::new()),
+    };
     let layout = &repo.layout;
-    let _held = repo.lock()?;
     let open = open_session(layout)?.ok_or_else(none_open)?;
     let s = &open.session;
     let summary = summary.unwrap_or_else(|| s.summary.clone());
@@ -165,9 +173,9 @@ pub fn end(repo: &Repo, summary: Option<&str>, redact: bool) -> Result<Outcome> 
     std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
     let target = crate::paths::free_path(&dir, &file::archive_name(s.started_at, &s.focus));
     repo.guard(&target)?;
-    fsio::write_atomic(&target, text.as_bytes()).map_err(io_at(&target))?;
+    txn.write(&target, text.as_bytes())?;
     repo.guard(&open.path)?;
-    std::fs::remove_file(&open.path).map_err(io_at(&open.path))?;
+    txn.remove(&open.path)?;
     let session = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(&target)))?;
     Ok(Outcome { located: Located { path: target, session }, redacted })
 }

@@ -425,6 +425,24 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
+    /// A `store_memory` merge replaces a record's fact through the undo journal: `kb undo` puts
+    /// the file back byte for byte.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_store_memory_merge_is_undone_byte_for_byte() {
+        let env = env();
+        let line = "{\"id\":\"mem-1\",\"subject\":\"build\",\"fact\":\"Run make before pushing\",\"citations\":[],\"reason\":\"r\"}\r\n{\"broken\n";
+        env.write(".github/copilot-memories.jsonl", line);
+        let before = std::fs::read(env.root().join(".github/copilot-memories.jsonl")).unwrap();
+        let client = connect(&env, legacy()).await;
+        let args = json!({"subject": "build", "fact": "Run make before pushing!", "reason": "seen again"});
+        let (text, json) = ok(call(&client, "store_memory", args).await);
+        assert_eq!(json["action"], "consolidated", "{text}");
+        client.cancel().await.unwrap();
+        let run = env.kb(&["undo"]).ok();
+        assert!(run.stdout.starts_with("✓ Undid save: consolidated into Copilot memory mem-1"), "{run:?}");
+        assert_eq!(std::fs::read(env.root().join(".github/copilot-memories.jsonl")).unwrap(), before);
+    }
+
     /// Decay runs through the same store code: the CLI and the tool report the same outcome.
     #[tokio::test(flavor = "current_thread")]
     async fn save_decays_like_the_cli() {

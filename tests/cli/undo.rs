@@ -57,6 +57,39 @@ fn a_consolidating_save_is_undone_byte_for_byte() {
 }
 
 #[test]
+fn a_consolidating_copilot_save_is_undone_byte_for_byte() {
+    // The merge rewrites the record in a file of other lines too (one malformed, one with CRLF):
+    // the undo brings every byte back, and undoes the merge rather than an older entry.
+    let t = TestEnv::pinned();
+    let jsonl = ".github/copilot-memories.jsonl";
+    t.write(
+        jsonl,
+        &(record("mem-1", "Run make before pushing")
+            + "{\"broken\n"
+            + &record("mem-2", "Docs in docs/").replace('\n', "\r\n")),
+    );
+    t.memory(3, "Three", &days_ago(2.0), &["a"]);
+    t.kb(&["forget", "3"]).ok();
+    let before = files(&t);
+    let run = t
+        .kb(&["save", "--store", "copilot", "--subject", "build", "--reason", "seen", "Run make before pushing!"])
+        .ok();
+    assert!(run.stdout.contains("Updated Copilot memory mem-1 (consolidated duplicate)"), "{run:?}");
+    assert_eq!(entries(&t).len(), 2, "the merge is an entry of its own");
+    let run = t.kb(&["undo"]).ok();
+    assert!(run.stdout.starts_with("✓ Undid save: consolidated into Copilot memory mem-1"), "{run:?}");
+    assert_same_files(&before, &files(&t));
+    assert!(t.memory_files().is_empty(), "the forget before it is still in place");
+}
+
+#[test]
+fn an_appending_copilot_save_is_not_journaled() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "--store", "copilot", "--subject", "build", "--reason", "seen", "Run make"]).ok();
+    assert!(entries(&t).is_empty());
+}
+
+#[test]
 fn a_plain_save_is_not_journaled() {
     let t = TestEnv::pinned();
     t.kb(&["save", "One fact"]).ok();
