@@ -716,9 +716,7 @@ fn import_writes_co_cli_memories_and_is_idempotent() {
 
 #[test]
 fn imported_memories_load_in_pyyaml() {
-    let probe = std::process::Command::new("python3").args(["-c", "import yaml"]).output();
-    if !probe.is_ok_and(|o| o.status.success()) {
-        eprintln!("python3 with PyYAML not available; skipping");
+    if !crate::common::python_ready() {
         return;
     }
     let env = env();

@@ -19,11 +19,11 @@ const LATE: &str = "2026-11-21T09:00:00+00:00";
 
 const JSONL: &str = ".github/copilot-memories.jsonl";
 
-/// Returns whether `git` runs here; prints why a test is skipped when it does not.
+/// Returns whether `git` runs here; skips the test visibly (fails it on CI) when it does not.
 fn have_git() -> bool {
     let ok = Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: git is not installed (the SPEC §13 tests merge real branches)");
+        crate::common::skip("git is not installed (these tests merge real branches)");
     }
     ok
 }
