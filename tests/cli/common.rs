@@ -69,12 +69,12 @@ impl TestEnv {
     }
 
     /// Like [`TestEnv::new`], already [discovering its root](TestEnv::discovering_root), in a
-    /// temporary folder with no `.co-cli` or `.git` in any folder above it: for the discovery
-    /// tests whose point is that no such marker exists (the `.git` rule, the working-directory
-    /// rule), which a stray marker above would otherwise win over (SPEC §1 order). It is made in
-    /// `$TMPDIR` when that is clean, else in the first clean one of `/tmp`, `/var/tmp` and
-    /// `/dev/shm`; when none is, returns `None` with a note (the test skips), and on CI (`CI`
-    /// set) fails.
+    /// temporary folder with no `.co-cli` or `.git` in any folder above it: for the discovery tests
+    /// whose point is that no such marker exists (the `.git` rule, the working-directory rule),
+    /// which a stray marker above would otherwise win over (root discovery takes the nearest
+    /// marker). It is made in `$TMPDIR` when that is clean, else in the first clean one of `/tmp`,
+    /// `/var/tmp` and `/dev/shm`; when none is, returns `None` with a note (the test skips), and on
+    /// CI (`CI` set) fails.
     pub fn markerless() -> Option<TestEnv> {
         let candidates = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into(), "/dev/shm".into()];
         for base in candidates {
@@ -168,7 +168,7 @@ impl TestEnv {
 
     /// Runs kb with `args`, feeding `stdin` when given.
     ///
-    /// Every run is checked for a panic: kb must never panic, whatever the input (SPEC §6).
+    /// Every run is checked for a panic: kb must never panic, whatever the input (docs/safety.md).
     pub fn kb_stdin(&self, args: &[&str], stdin: Option<&str>) -> Run {
         run_command(self.command(args), stdin.map(str::as_bytes))
     }
@@ -256,8 +256,8 @@ impl TestEnv {
     }
 
     /// Returns every path under the root (but `.co-cli/cache/`, which is derived state, and the
-    /// access log, which every recall and show appends to by design, SPEC §12.1) with its content,
-    /// inode and mtime, so that any write, even of the same bytes, shows as a difference.
+    /// access log, which every recall and show appends to by design) with its content, inode and
+    /// mtime, so that any write, even of the same bytes, shows as a difference.
     pub fn snapshot(&self) -> BTreeMap<String, Entry> {
         let mut out = BTreeMap::new();
         walk(&self.root(), &self.root(), &mut out);
@@ -428,11 +428,7 @@ pub fn python(script: &str, stdin: &str) -> String {
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     }
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "python3 failed ({PYTHON_INSTALL}): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "python3 failed ({PYTHON_INSTALL}): {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -1,8 +1,8 @@
-//! Git-native repositories (SPEC §13), with real `git`: two branches save, then merge. `kb check`
-//! reports conflict markers (each marker line once) and duplicate ids with path and line; `kb
-//! check --fix` makes its three repairs and changes nothing else; `kb init` writes the
-//! `merge=union` attribute and the `.co-cli/state/` ignore line once; a merge never makes a save
-//! reuse an id, even one only written in a file with conflict markers.
+//! Git-native repositories (docs/safety.md, git merges), with real `git`: two branches save, then
+//! merge. `kb check` reports conflict markers (each marker line once) and duplicate ids with path
+//! and line; `kb check --fix` makes its three repairs and changes nothing else; `kb init` writes
+//! the `merge=union` attribute and the `.co-cli/state/` ignore line once; a merge never makes a
+//! save reuse an id, even one only written in a file with conflict markers.
 //!
 //! Each test skips, with a note, when `git` is not installed.
 

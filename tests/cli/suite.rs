@@ -198,11 +198,7 @@ fn listed_tests() -> HashSet<String> {
     let me = std::env::current_exe().expect("the test binary's path");
     let out = Command::new(me).args(["--list", "--format", "terse"]).output().expect("list the tests");
     assert!(out.status.success(), "--list failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.strip_suffix(": test"))
-        .map(str::to_string)
-        .collect()
+    String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| l.strip_suffix(": test")).map(str::to_string).collect()
 }
 
 /// Returns why `test` does not exist, or `None` when it does.
@@ -229,8 +225,10 @@ fn missing(test: &Cited, listed: Option<&HashSet<String>>) -> Option<String> {
             if listed.contains(name) {
                 return None;
             }
-            let real: Vec<&String> =
-                listed.iter().filter(|l| l.starts_with(&format!("{file}::")) && l.ends_with(&format!("::{test}"))).collect();
+            let real: Vec<&String> = listed
+                .iter()
+                .filter(|l| l.starts_with(&format!("{file}::")) && l.ends_with(&format!("::{test}")))
+                .collect();
             Some(format!("{name}: not a full test name; libtest calls it {real:?}"))
         }
         Cited::Unit(name) => {
