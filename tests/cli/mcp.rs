@@ -764,7 +764,8 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
-    /// context_board follows the seed: get_board lists metadata, get needs src and name and
+    /// context_board works as Copilot CLI's context board tool, whose design kb follows (the test's
+    /// name calls that design "the seed"): get_board lists metadata, get needs src and name and
     /// counts the read, add writes an agent item, prune deletes agent items only; the first board
     /// request of a process counts one more view of every item.
     #[tokio::test(flavor = "current_thread")]
