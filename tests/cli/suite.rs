@@ -70,7 +70,8 @@ enum Cited {
 /// The cell is a list of names separated by commas. A note in parentheses after a name is
 /// ignored. `unit:` starts the unit tests, up to the next `;` (a `;` separates the two lists).
 fn cited_in_cell(cell: &str) -> Result<Vec<Cited>, String> {
-    // Drop the notes: everything inside parentheses, nested ones included, and any code span.
+    // Drop the notes: everything inside parentheses, nested ones included; a parenthesis inside a
+    // code span (`f(x)`) does not count.
     let mut text = String::new();
     let (mut depth, mut code) = (0usize, false);
     for c in cell.replace("\\|", "|").chars() {
