@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks the always-loaded context in release mode: compile time of a 20 KiB context and the
-# change-to-target latency of `kb watch`. Prints a markdown table (README-context.md quotes it).
+# change-to-target latency of `kb watch`. Prints markdown tables (docs/performance.md quotes them).
 # Usage: bench/context.sh [CHANGES (default 60)] [DEBOUNCE_MS (default 200)]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,7 +10,7 @@
 #           so dedup scores every record of that subject and the whole file is rewritten)
 # plus the peak RSS and the CPU time (user + system) of one more run (/usr/bin/time, else getrusage
 # through python3). On a shared machine the CPU time is the steadier number.
-# Targets (SPEC §7): <= 50 ms at 10k, <= 500 ms at 100k, <= 64 MB.
+# Targets (docs/performance.md): <= 50 ms at 10k, <= 500 ms at 100k, <= 64 MB.
 #
 # Usage: bench/copilot.sh [N...]        env: RUNS=7 KB=path/to/kb
 set -euo pipefail

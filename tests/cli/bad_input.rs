@@ -1,6 +1,7 @@
-//! Bad memory files, one test each (SPEC §2, §6): the other memories still load, read commands
-//! exit 0 and name the skipped file on stderr, nothing is modified, `kb check` names the file
-//! (and line when known) and exits 1, a save still works around it, and kb never panics.
+//! Bad memory files, one test each (docs/formats.md, docs/safety.md): the other memories still
+//! load, read commands exit 0 and name the skipped file on stderr, nothing is modified, `kb check`
+//! names the file (and line when known) and exits 1, a save still works around it, and kb never
+//! panics.
 
 use crate::common::*;
 use std::path::{Path, PathBuf};
@@ -48,7 +49,8 @@ fn assert_skipped(t: &TestEnv, bad: &Path, line: Option<u64>, needle: &str) {
     }
     assert_same_tree(&before, &t.snapshot());
 
-    // Writes work around it and leave it alone, and never reuse an id it names (SPEC §13).
+    // Writes work around it and leave it alone, and never reuse an id it names (a merge can leave
+    // such a file, and its id is still taken).
     let out = t.kb(&["--json", "save", "a third memory about walnuts"]).ok().json();
     assert_eq!(out["memory_id"], written_id(bad).max(2) + 1);
     t.kb(&["protect", "1"]).ok();
@@ -414,13 +416,13 @@ fn non_md_and_hidden_files_are_ignored() {
 
 #[test]
 fn save_is_not_disturbed_by_files_that_crash_co_cli() {
-    // co-cli.md §2.10: a naive `created` or trailing garbage makes co-cli's save raise.
+    // In co-cli a naive `created` or trailing garbage passes validation, then makes its save raise.
     let t = TestEnv::pinned();
     t.mem_file("001-naive.md", "---\nid: 1\ncreated: 2026-11-21T00:00:00\n---\n\nI prefer TypeScript\n");
     t.mem_file("002-garbage.md", "---\nid: 2\ncreated: '2026-11-21T00:00:00garbage'\n---\n\nI prefer TypeScript\n");
     let out = t.kb(&["--json", "save", "I prefer TypeScript"]).ok().json();
     assert_eq!(out["action"], "saved");
-    // Ids 1 and 2 are written in files kb cannot read: they are not reused (SPEC §13).
+    // Ids 1 and 2 are written in files kb cannot read: they are not reused (as after a merge).
     assert_eq!(out["memory_id"], 3);
     // The new file gets a name that does not collide with the invalid one.
     assert_eq!(t.memory_files().len(), 3);
@@ -439,7 +441,7 @@ fn bidi_and_control_characters_in_memories_do_not_break_output() {
     t.kb(&["recall", "bell"]).ok();
 }
 
-/// SPEC §6: kb never follows a symlink out of the root when writing.
+/// kb never follows a symlink out of the root when writing (docs/safety.md).
 #[test]
 fn a_memories_folder_linked_outside_the_root_is_never_written() {
     let t = TestEnv::pinned();

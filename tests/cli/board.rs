@@ -1,5 +1,5 @@
-//! The context board (SPEC §12.2): one file per branch, the CLI commands, capacity, counts, the
-//! rendering in `kb context --board`.
+//! The context board (docs/behaviour.md): one file per branch, the CLI commands, capacity, counts,
+//! the rendering in `kb context --board`.
 
 use crate::common::{TestEnv, assert_same_tree};
 
@@ -248,7 +248,7 @@ fn a_secret_in_the_description_is_refused_or_redacted() {
 
 #[test]
 fn a_secret_in_the_name_is_refused() {
-    // SPEC §12.2: the secret filter applies to every field. A Slack bot token is kebab-case.
+    // The secret filter applies to every field of a board item. A Slack bot token is kebab-case.
     let t = env();
     let token = "xoxb-123456789012-123456789012-abcdefghijklmnopqrstuvwx";
     // `kb save` refuses the same text.
@@ -314,8 +314,8 @@ fn reads_never_write_a_board_file() {
 
 #[test]
 fn a_write_replaces_the_board_file_whole() {
-    // Atomic (SPEC §6): a new file renamed over the old one, never the old one edited in place,
-    // and no temporary file left next to it.
+    // Atomic (docs/safety.md): a new file renamed over the old one, never the old one edited in
+    // place, and no temporary file left next to it.
     use std::os::unix::fs::MetadataExt;
     let t = env();
     let file = write_board(&t, "feature/board", &[stored("user", "one", "c")]);

@@ -1,5 +1,5 @@
-//! The cache in `.co-cli/cache/` is derived state (SPEC §1, §7): deleting it, corrupting it, or
-//! editing a memory behind its back never changes a result.
+//! The cache in `.co-cli/cache/` is derived state (docs/performance.md): deleting it, corrupting
+//! it, or editing a memory behind its back never changes a result.
 
 use crate::common::*;
 use std::path::Path;
@@ -195,7 +195,7 @@ fn the_cache_never_leaves_the_cache_folder() {
 
 #[test]
 fn read_commands_create_only_the_ignored_cache_folder() {
-    // SPEC §7: in a tree with `.co-cli/` (a fresh clone), a read creates `.co-cli/cache/` with a
+    // In a tree with `.co-cli/` (a fresh clone), a read creates `.co-cli/cache/` with a
     // `.gitignore` of `*` and keeps its index cache there; nothing else changes.
     let t = TestEnv::pinned();
     t.memory(1, "a hand-made memory", &days_ago(1.0), &[]);

@@ -1,5 +1,5 @@
-//! `kb check` and frontmatter validation (co-cli.md §2.10, scenarios 59–76): each problem names
-//! its file and line, the exit status is 1 when there is any, and the JSON shape.
+//! `kb check` and frontmatter validation, as co-cli's validator has it: each problem names its file
+//! and line, the exit status is 1 when there is any, and the JSON shape.
 
 use crate::common::*;
 use serde_json::json;

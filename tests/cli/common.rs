@@ -69,12 +69,12 @@ impl TestEnv {
     }
 
     /// Like [`TestEnv::new`], already [discovering its root](TestEnv::discovering_root), in a
-    /// temporary folder with no `.co-cli` or `.git` in any folder above it: for the discovery
-    /// tests whose point is that no such marker exists (the `.git` rule, the working-directory
-    /// rule), which a stray marker above would otherwise win over (SPEC §1 order). It is made in
-    /// `$TMPDIR` when that is clean, else in the first clean one of `/tmp`, `/var/tmp` and
-    /// `/dev/shm`; when none is, returns `None` with a note (the test skips), and on CI (`CI`
-    /// set) fails.
+    /// temporary folder with no `.co-cli` or `.git` in any folder above it: for the discovery tests
+    /// whose point is that no such marker exists (the `.git` rule, the working-directory rule),
+    /// which a stray marker above would otherwise win over (root discovery takes the nearest
+    /// marker). It is made in `$TMPDIR` when that is clean, else in the first clean one of `/tmp`,
+    /// `/var/tmp` and `/dev/shm`; when none is, returns `None` with a note (the test skips), and on
+    /// CI (`CI` set) fails.
     pub fn markerless() -> Option<TestEnv> {
         let candidates = [std::env::temp_dir(), "/tmp".into(), "/var/tmp".into(), "/dev/shm".into()];
         for base in candidates {
@@ -168,7 +168,7 @@ impl TestEnv {
 
     /// Runs kb with `args`, feeding `stdin` when given.
     ///
-    /// Every run is checked for a panic: kb must never panic, whatever the input (SPEC §6).
+    /// Every run is checked for a panic: kb must never panic, whatever the input (docs/safety.md).
     pub fn kb_stdin(&self, args: &[&str], stdin: Option<&str>) -> Run {
         run_command(self.command(args), stdin.map(str::as_bytes))
     }
@@ -256,8 +256,8 @@ impl TestEnv {
     }
 
     /// Returns every path under the root (but `.co-cli/cache/`, which is derived state, and the
-    /// access log, which every recall and show appends to by design, SPEC §12.1) with its content,
-    /// inode and mtime, so that any write, even of the same bytes, shows as a difference.
+    /// access log, which every recall and show appends to by design) with its content, inode and
+    /// mtime, so that any write, even of the same bytes, shows as a difference.
     pub fn snapshot(&self) -> BTreeMap<String, Entry> {
         let mut out = BTreeMap::new();
         walk(&self.root(), &self.root(), &mut out);
@@ -362,32 +362,59 @@ pub fn days_ago(days: f64) -> String {
 /// The pinned clock for tests that depend on ages.
 pub const NOW: &str = "2026-11-22T12:00:00+00:00";
 
-/// Runs `python3 -c script` with `stdin` and returns its stdout; panics with its stderr on failure.
+/// How to install what the Python parity tests need (the versions `.ci/run` installs).
+pub const PYTHON_INSTALL: &str = "python3 -m pip install pyyaml==6.0.3 rapidfuzz==3.14.3";
+
+/// Returns whether python3 with PyYAML and RapidFuzz is here, for a Python parity test.
 ///
-/// The compatibility tests compare kb with the readers co-cli uses (PyYAML 6.0.3, RapidFuzz
-/// 3.14.3); `.ci/run` installs them.
-/// Returns whether python3 with PyYAML and RapidFuzz is here. Off CI a missing one skips the
-/// compatibility tests with a note (a fresh machine runs the rest); on CI (`CI` set, where
-/// `.ci/run` installs them) it fails the test.
+/// The parity tests compare kb with the reader and the scorer co-cli uses (PyYAML 6.0.3 and
+/// RapidFuzz 3.14.3; co-cli is the Python tool whose file layout kb keeps). Every one of them
+/// starts with `if !python_ready() { return; }`. When something is missing, [`skip`] decides:
+/// on CI the test fails, elsewhere it is skipped with a visible line.
 pub fn python_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import yaml, rapidfuzz"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 with pyyaml and rapidfuzz is required on CI (pip install pyyaml==6.0.3 rapidfuzz==3.14.3)"
-        );
-        eprintln!(
-            "skipped: python3 with pyyaml and rapidfuzz is missing (pip install pyyaml==6.0.3 rapidfuzz==3.14.3)"
-        );
+    static MISSING: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let missing = MISSING.get_or_init(|| {
+        let probe = "import importlib.util as u\n\
+                     print(' '.join(p for m, p in (('yaml', 'pyyaml'), ('rapidfuzz', 'rapidfuzz')) if u.find_spec(m) is None))";
+        match Command::new("python3").args(["-c", probe]).stderr(Stdio::null()).output() {
+            Err(_) => Some("python3 is not installed".to_string()),
+            Ok(out) if !out.status.success() => Some("python3 does not run".to_string()),
+            Ok(out) => {
+                let modules = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                (!modules.is_empty()).then(|| format!("python3 lacks {}", modules.replace(' ', " and ")))
+            }
+        }
+    });
+    match missing {
+        None => true,
+        Some(what) => {
+            skip(&format!(
+                "{what} (the Python parity tests need python3 with pyyaml and rapidfuzz; install them with `{PYTHON_INSTALL}`)"
+            ));
+            false
+        }
     }
-    ok
 }
 
+/// Skips the running test because `why` (something it needs is missing), visibly.
+///
+/// On CI (`CI` set, other than `false` or `0`) a skip is a failure: the test panics with `why`.
+/// Elsewhere it writes `SKIPPED: <test>: <why>` to stderr with a direct write, which cargo test
+/// does not capture (it captures `eprintln!` of a passing test), so the line shows in a plain
+/// `cargo test` run, and `.ci/run` counts these lines in its closing total. The test then returns
+/// early and libtest reports it as `ok`.
+pub fn skip(why: &str) {
+    let on_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    let thread = std::thread::current();
+    let test = thread.name().filter(|n| *n != "main").unwrap_or("a test");
+    assert!(!on_ci, "{test} cannot run on CI: {why}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIPPED: {test}: {why}");
+}
+
+/// Runs `python3 -c script` with `stdin` and returns its stdout; panics with its stderr on failure.
+///
+/// Call [`python_ready`] first.
 pub fn python(script: &str, stdin: &str) -> String {
     let mut child = Command::new("python3")
         .args(["-c", script])
@@ -401,11 +428,7 @@ pub fn python(script: &str, stdin: &str) -> String {
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
     }
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "python3 failed (pip install pyyaml==6.0.3 rapidfuzz==3.14.3): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "python3 failed ({PYTHON_INSTALL}): {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 

@@ -1,5 +1,5 @@
-//! Concurrent kb processes (SPEC §6): the lock serialises read-modify-write, so no save is lost,
-//! no id is reused, readers never see a torn file, and a held lock makes writers wait.
+//! Concurrent kb processes (docs/safety.md): the lock serialises read-modify-write, so no save is
+//! lost, no id is reused, readers never see a torn file, and a held lock makes writers wait.
 
 use crate::common::*;
 use std::collections::{BTreeSet, HashSet};

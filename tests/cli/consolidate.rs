@@ -1,8 +1,8 @@
-//! `kb consolidate` (SPEC §12.3): near-duplicates merged into the oldest (the newest body, tags
-//! united), type and agent kept apart, stale downvoted records removed, the board pruned, the dry
-//! run, the summarizer (success, empty answer, failure, secret, a hang killed at the timeout), one
-//! journal entry per run, and a SIGKILL at random moments that leaves old or new files and an undo
-//! that works.
+//! `kb consolidate` (docs/behaviour.md): near-duplicates merged into the oldest (the newest body,
+//! tags united), type and agent kept apart, stale downvoted records removed, the board pruned, the
+//! dry run, the summarizer (success, empty answer, failure, secret, a hang killed at the timeout),
+//! one journal entry per run, and a SIGKILL at random moments that leaves old or new files and an
+//! undo that works.
 
 use crate::common::*;
 use crate::undo::{assert_same_files, files};

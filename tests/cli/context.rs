@@ -1,5 +1,5 @@
-//! `kb context`: the compiled block, its budgets and warnings (co-cli scenarios 49–58 and the
-//! SPEC §8 boundaries).
+//! `kb context`: the compiled block, its budgets and warnings (co-cli's context behaviour and kb's
+//! byte limits, docs/behaviour.md).
 
 use crate::common::TestEnv;
 
@@ -289,7 +289,7 @@ fn truncation_cuts_repository_memories_before_context() {
     assert_eq!(j["sections"][1]["cut_bytes"], 0);
     assert!(j["sections"][2]["cut_bytes"].as_u64().unwrap() > 0);
     // Records go lowest vote score first, then oldest: without `created`, the file's first lines
-    // (SPEC §11.6).
+    // (the removal order of docs/behaviour.md).
     assert!(text.contains("\ns299: ") && !text.contains("\ns0: "));
     let marker = text.lines().last().unwrap();
     assert!(marker.starts_with("[truncated by kb: ") && marker.contains(" of 300 items, "), "{marker}");

@@ -1,5 +1,5 @@
-//! Decay on save (co-cli.md §2.6, scenarios 9–16, 26, 27, 31, 33): when it fires, how many go,
-//! which ones, the summary memory, protection, and the settings that drive it.
+//! Decay on save, as co-cli decays (docs/behaviour.md): when it fires, how many go, which ones, the
+//! summary memory, protection, and the settings that drive it.
 
 use crate::common::*;
 use serde_json::json;
@@ -181,7 +181,7 @@ fn s16_protected_survives_a_summarize_of_five() {
 
 #[test]
 fn all_others_protected_means_nothing_is_decayed() {
-    // co-cli decays the memory just saved here (co-cli.md §2.6); kb never does.
+    // co-cli decays the memory just saved here; kb never does (docs/co-cli-differences.md).
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10");
     for id in 1..=10 {
         t.protected_memory(id, &format!("protected number {id} {}", "x".repeat(id as usize)), &days_ago(50.0));

@@ -1,5 +1,5 @@
-//! `kb decision` (SPEC §11.1): the file format, the id sequence, dedup, supersede, the status
-//! changes, tolerant reads and `kb check`.
+//! `kb decision` (docs/behaviour.md): the file format, the id sequence, dedup, supersede, the
+//! status changes, tolerant reads and `kb check`.
 
 use crate::common::{TestEnv, assert_same_tree, python, python_ready};
 use std::path::PathBuf;
@@ -286,7 +286,7 @@ fn malformed_files_are_skipped_with_a_warning_and_never_rewritten() {
     t.kb(&["decision", "show", "1"]).ok();
     t.kb(&["decision", "show", "3"]).err();
     assert_same_tree(&before, &t.snapshot());
-    // A write goes on, never touches the bad files, and never reuses an id they hold (SPEC §13).
+    // A write goes on, never touches the bad files, and never reuses an id they hold.
     assert_eq!(add(&t, "A new one", "scope")["decision_id"], 6);
     for name in ["002-yaml.md", "003-type.md", "004-status.md", "005-missing.md"] {
         assert_eq!(before[&format!("{DIR}/{name}")], t.snapshot()[&format!("{DIR}/{name}")], "{name}");
@@ -383,9 +383,9 @@ print(json.dumps(out))
     );
 }
 
-/// SPEC §11.1: "Only an active decision can be superseded (else exit 1)", whatever the other
-/// status; the JSON of supersede, reject and archive is exactly the documented shape, and accept,
-/// reject and archive each set `updated`.
+/// Only an active decision can be superseded (else exit 1), whatever the other status; the JSON of
+/// supersede, reject and archive is exactly the documented shape, and accept, reject and archive
+/// each set `updated`.
 #[test]
 fn supersede_needs_an_active_decision_and_the_json_shapes_are_exact() {
     let t = TestEnv::pinned();
@@ -439,8 +439,7 @@ fn supersede_needs_an_active_decision_and_the_json_shapes_are_exact() {
     }
 }
 
-/// SPEC §11.1: "A proposed decision is never compiled until a person accepts it"; once
-/// accepted it is.
+/// A proposed decision is never compiled until a person accepts it; once accepted it is.
 #[test]
 fn a_proposed_decision_is_compiled_only_once_accepted() {
     let t = TestEnv::pinned();

@@ -1,5 +1,5 @@
-//! Dedup on write and consolidation (co-cli.md §2.4–2.5, scenarios 1–8, 17–19, 32, 34): the
-//! window, the 10-candidate cap, the threshold, ties, and what a consolidation keeps and changes.
+//! Dedup on write and consolidation, as co-cli does them (docs/behaviour.md): the window, the
+//! 10-candidate cap, the threshold, ties, and what a consolidation keeps and changes.
 
 use crate::common::*;
 use serde_json::json;
@@ -287,7 +287,7 @@ fn consolidation_human_output() {
     let t = TestEnv::pinned();
     let path = t.memory(1, "I prefer TypeScript", &days_ago(1.0), &[]);
     let run = t.kb(&["save", "I prefer typescript"]).ok();
-    // co-cli's two lines, then the score and what was replaced (SPEC §5).
+    // co-cli's two lines, then the score and what was replaced.
     assert_eq!(
         run.stdout.trim_end(),
         format!(
@@ -397,7 +397,7 @@ fn a_protected_memory_can_be_consolidated_and_stays_protected() {
 
 #[test]
 fn short_template_texts_merge_like_co_cli() {
-    // co-cli.md §2.4: "Memory 10" / "Memory 11" score 88.89, so they consolidate.
+    // In co-cli, "Memory 10" / "Memory 11" score 88.89, so they consolidate.
     let t = TestEnv::pinned();
     save_json(&t, &["Memory 10"]);
     let out = save_json(&t, &["Memory 11"]);
@@ -445,8 +445,8 @@ fn a_match_kb_cannot_edit_exactly_is_left_alone_and_the_text_saved_new() {
 
 #[test]
 fn no_dedup_never_consolidates_a_copilot_record() {
-    // SPEC §5: --no-dedup always creates a new memory; a different fact must never vanish
-    // unseen. Refusing the combination would do too; replacing the fact does not.
+    // --no-dedup always creates a new memory; a different fact must never vanish unseen. Refusing
+    // the combination would do too; replacing the fact does not.
     let t = TestEnv::pinned();
     let record = |extra: &[&str], fact: &str| {
         let mut args = vec!["--json", "save", "--store", "copilot", "--subject", "ports", "--reason", "r"];

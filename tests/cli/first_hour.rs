@@ -1,5 +1,5 @@
-//! A new user's first hour (issue 12): root discovery, multi-word recall, what a consolidating
-//! save replaced, ids that always mean a markdown memory, and printing into a closed pipe.
+//! A new user's first hour: root discovery, multi-word recall, what a consolidating save replaced,
+//! ids that always mean a markdown memory, and printing into a closed pipe.
 
 use crate::common::*;
 
@@ -212,7 +212,7 @@ fn config_set_and_unset_edit_one_key_and_keep_the_rest() {
     let v = t.kb(&["--json", "config"]).ok().json();
     assert_eq!(v["memory_max_count"]["value"], 50);
     assert_eq!(v["context_targets"]["value"], serde_json::json!(["AGENTS.md", "CLAUDE.md"]));
-    // Validated as SPEC §4 says; nothing written when invalid.
+    // Validated against the setting's range; nothing written when invalid.
     let before = t.read(&path);
     let run = t.kb(&["config", "set", "memory_max_count", "5"]).err();
     assert!(run.stderr.contains("memory_max_count") && run.stderr.contains("≥ 10"), "{run:?}");

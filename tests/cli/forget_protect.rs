@@ -1,5 +1,5 @@
-//! `kb forget` (by frontmatter id, co-cli.md §2.7) and `kb protect` / `kb unprotect` (only
-//! `decay_protected` changes; the body and every other byte stay).
+//! `kb forget` (by frontmatter id, not by file name as co-cli does) and `kb protect` / `kb
+//! unprotect` (only `decay_protected` changes; the body and every other byte stay).
 
 use crate::common::*;
 use serde_json::json;

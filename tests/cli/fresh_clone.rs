@@ -1,6 +1,6 @@
-//! A fresh clone (SPEC §7): `.co-cli/` is committed but `.co-cli/cache/` is not, so the first
-//! read command creates the cache folder, with a `.gitignore` of `*`, and keeps its index cache
-//! there; a folder without `.co-cli/` gets nothing.
+//! A fresh clone (docs/performance.md): `.co-cli/` is committed but `.co-cli/cache/` is not, so the
+//! first read command creates the cache folder, with a `.gitignore` of `*`, and keeps its index
+//! cache there; a folder without `.co-cli/` gets nothing.
 
 use crate::common::*;
 use std::path::Path;

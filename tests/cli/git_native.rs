@@ -1,8 +1,8 @@
-//! Git-native repositories (SPEC §13), with real `git`: two branches save, then merge. `kb check`
-//! reports conflict markers (each marker line once) and duplicate ids with path and line; `kb
-//! check --fix` makes its three repairs and changes nothing else; `kb init` writes the
-//! `merge=union` attribute and the `.co-cli/state/` ignore line once; a merge never makes a save
-//! reuse an id, even one only written in a file with conflict markers.
+//! Git-native repositories (docs/safety.md, git merges), with real `git`: two branches save, then
+//! merge. `kb check` reports conflict markers (each marker line once) and duplicate ids with path
+//! and line; `kb check --fix` makes its three repairs and changes nothing else; `kb init` writes
+//! the `merge=union` attribute and the `.co-cli/state/` ignore line once; a merge never makes a
+//! save reuse an id, even one only written in a file with conflict markers.
 //!
 //! Each test skips, with a note, when `git` is not installed.
 
@@ -19,11 +19,11 @@ const LATE: &str = "2026-11-21T09:00:00+00:00";
 
 const JSONL: &str = ".github/copilot-memories.jsonl";
 
-/// Returns whether `git` runs here; prints why a test is skipped when it does not.
+/// Returns whether `git` runs here; skips the test visibly (fails it on CI) when it does not.
 fn have_git() -> bool {
     let ok = Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
-        eprintln!("skipped: git is not installed (the SPEC §13 tests merge real branches)");
+        crate::common::skip("git is not installed (these tests merge real branches)");
     }
     ok
 }

@@ -1,4 +1,4 @@
-//! Access heat (SPEC §12.1): the access log, heat over active days, Hot Memories, `kb heat`,
+//! Access heat (docs/behaviour.md): the access log, heat over active days, Hot Memories, `kb heat`,
 //! `kb promote`.
 
 use crate::common::TestEnv;
@@ -538,8 +538,8 @@ fn a_promoted_memory_is_an_instructions_file_that_vs_code_reads() {
 
 #[test]
 fn a_logged_time_with_an_offset_counts_on_its_utc_date() {
-    // SPEC §12.1: active days are the distinct UTC dates in the log. 23:30 at UTC-5 on the 5th
-    // is the 6th in UTC.
+    // Active days are the distinct UTC dates in the log. 23:30 at UTC-5 on the 5th is the 6th in
+    // UTC.
     let t = env();
     t.write(LOG, "{\"id\":1,\"store\":\"md\",\"at\":\"2026-11-05T23:30:00-05:00\"}\n");
     let j = heat_all(&t, 7, &[]);
@@ -548,9 +548,9 @@ fn a_logged_time_with_an_offset_counts_on_its_utc_date() {
 
 #[test]
 fn a_log_line_whose_time_does_not_parse_is_reported_and_skipped() {
-    // SPEC §12.1: active days are dates; a line that is not an access is reported and skipped
-    // (as a torn line is). Today "yesterday " becomes the latest active day and pushes a real
-    // day out of the window.
+    // Active days are dates; a line that is not an access is reported and skipped (as a torn line
+    // is). Today "yesterday " becomes the latest active day and pushes a real day out of the
+    // window.
     let t = env();
     write_log(&t, &[(1, 1, 3)]);
     let mut log = t.read(&t.root().join(LOG));

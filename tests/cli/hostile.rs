@@ -1,5 +1,5 @@
-//! A hostile repository (issue 12): FIFOs where files should be, compile targets aimed at git's
-//! and kb's own files, symlinks that would leak a file from outside the root, terminal escapes.
+//! A hostile repository: FIFOs where files should be, compile targets aimed at git's and kb's own
+//! files, symlinks that would leak a file from outside the root, terminal escapes.
 
 use crate::common::*;
 use std::time::{Duration, Instant};

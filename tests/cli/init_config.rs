@@ -1,5 +1,5 @@
-//! `kb init`, `kb config`, root resolution, exit codes, colour and the global flags (SPEC §1,
-//! §4, §5).
+//! `kb init`, `kb config`, root resolution, exit codes, colour and the global flags
+//! (docs/cli-reference.md).
 
 use crate::common::*;
 use serde_json::json;
@@ -119,8 +119,8 @@ fn config_with_an_invalid_value_fails_naming_it() {
     assert!(run.stderr.contains("CO_CLI_MEMORY_DECAY_STRATEGY") && run.stderr.contains("shred"), "{run:?}");
 }
 
-/// SPEC §4's settings of §11 and §12: defaults, ranges (both ends accepted, one past refused),
-/// environment variables winning over the files, and errors naming the file or variable.
+/// The settings of the layered context and of heat: defaults, ranges (both ends accepted, one past
+/// refused), environment variables winning over the files, and errors naming the file or variable.
 #[test]
 fn layered_context_settings_defaults_ranges_and_env() {
     let t = TestEnv::pinned();
@@ -181,9 +181,9 @@ fn content_of_1(t: &TestEnv, extra: &[&str]) -> String {
     t.kb(&args).ok().json()["content"].as_str().unwrap().to_string()
 }
 
-// Root discovery (SPEC §1). These tests cannot pin the root; each is immune to a stray `.co-cli/`
-// above the temporary folder instead: either the marker that must win is inside it (nearer than
-// anything above), or the test runs where no marker is above (`TestEnv::markerless`).
+// Root discovery (docs/cli-reference.md). These tests cannot pin the root; each is immune to a
+// stray `.co-cli/` above the temporary folder instead: either the marker that must win is inside it
+// (nearer than anything above), or the test runs where no marker is above (`TestEnv::markerless`).
 
 #[test]
 fn root_flag_then_env_then_markers() {
@@ -227,8 +227,8 @@ fn nearest_co_cli_folder_beats_git() {
 
 #[test]
 fn the_nearest_marker_wins_even_a_nested_git() {
-    // Whichever of `.co-cli/` and `.git` comes first on the way up wins (SPEC §1), as git finds
-    // its repository: a nested repository is its own root. Immune: both markers are inside the
+    // Whichever of `.co-cli/` and `.git` comes first on the way up wins, as git finds its
+    // repository: a nested repository is its own root. Immune: both markers are inside the
     // temporary folder.
     let mut t = TestEnv::pinned().discovering_root();
     repo_with_memory(&t.root(), "repo");
@@ -254,8 +254,8 @@ fn nearest_git_when_there_is_no_co_cli_folder() {
 
 #[test]
 fn working_directory_when_there_is_no_marker() {
-    // No marker anywhere above: reads use the working directory with a warning; writes refuse
-    // and create nothing (SPEC §1); `kb init` makes it a root.
+    // No marker anywhere above: reads use the working directory with a warning; writes refuse and
+    // create nothing; `kb init` makes it a root.
     let Some(t) = TestEnv::markerless() else { return };
     let t = t.env("KB_NOW", NOW);
     let plain = t.dir.path().join("plain");

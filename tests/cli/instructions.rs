@@ -1,6 +1,6 @@
-//! `kb instructions` (SPEC §11.4): scoped `.github/instructions/**/*.instructions.md` files, their
-//! `applyTo` globs with VS Code semantics, `--for` paths, and the bad inputs that make a file apply
-//! to nothing (a warning, and a `kb check` problem).
+//! `kb instructions` (docs/behaviour.md): scoped `.github/instructions/**/*.instructions.md` files,
+//! their `applyTo` globs with VS Code semantics, `--for` paths, and the bad inputs that make a file
+//! apply to nothing (a warning, and a `kb check` problem).
 
 use crate::common::*;
 use serde_json::json;

@@ -1,11 +1,11 @@
-//! The compiled block of SPEC §11.5–§11.7: layers in order, per agent and per file, the token
-//! budget, and per-agent compile targets.
+//! The layered compiled block (docs/behaviour.md): layers in order, per agent and per file, the
+//! token budget, and per-agent compile targets.
 
 use crate::common::{TestEnv, assert_same_tree};
 
 const DECISIONS: &str = ".co-cli/knowledge/decisions";
 
-/// Writes a memory with the §11.2 keys by hand.
+/// Writes a memory with the `type`, `importance` and `agent` keys by hand.
 fn mem(t: &TestEnv, id: u64, created: &str, keys: &str, tags: &[&str], body: &str) {
     let tags = if tags.is_empty() {
         "tags: []\n".to_string()
@@ -307,7 +307,7 @@ fn check_reports_a_target_for_path_outside_the_root() {
     assert!(std::fs::read_to_string(t.root().join("R.md")).unwrap().contains("## Boundaries and Decisions"));
 }
 
-/// SPEC §11.5 section 1: only active `architectural` and `scope` decisions, oldest first by
+/// Boundaries and Decisions: only active `architectural` and `scope` decisions, oldest first by
 /// `created` (parsed, so offsets count), then by id; a body's further lines are indented two
 /// spaces. `--decisions-only` prints nothing when no decision qualifies, even when others exist.
 #[test]
@@ -353,11 +353,11 @@ fn tiktoken(text: &str) -> usize {
     tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len()
 }
 
-/// A repository whose every item carries a unique word, listed in the order SPEC §11.6 removes
-/// them: the board (the lowest priority, §11.5 section 6), the session summary, the session
-/// (focus); learnings oldest first; hot memories coldest first; Repository Memories lowest vote
-/// score then oldest; scoped instructions last first; core context newest first; then the
-/// Project and the Global Context, cut section-aware (last paragraph first).
+/// A repository whose every item carries a unique word, listed in the order a budget removes them:
+/// the board (the lowest priority, the last section), the session summary, the session (focus);
+/// learnings oldest first; hot memories coldest first; Repository Memories lowest vote score then
+/// oldest; scoped instructions last first; core context newest first; then the Project and the
+/// Global Context, cut section-aware (last paragraph first).
 fn removal_fixture() -> (TestEnv, Vec<&'static str>) {
     let t = TestEnv::new();
     crate::context::write_global(
@@ -381,7 +381,7 @@ fn removal_fixture() -> (TestEnv, Vec<&'static str>) {
         let body = format!("{word} high importance learning about flaky tests");
         mem(&t, id, &format!("2026-01-0{day}T00:00:00+00:00"), "importance: high\n", &[], &body);
     }
-    // Hot memories (SPEC §12.1): heat is the number of accesses (`kb show`) in the window.
+    // Hot memories: heat is the number of accesses (`kb show`) in the window.
     for (id, shows, word) in [(7, 3, "Hotthree"), (8, 5, "Hotfive"), (9, 4, "Hotfour")] {
         mem(&t, id, "2026-01-07T00:00:00+00:00", "", &[], &format!("{word} memory that people look up often"));
         for _ in 0..shows {
@@ -445,10 +445,10 @@ fn removed_prefix(text: &str, order: &[&str], what: &str) -> usize {
     n
 }
 
-/// SPEC §11.6, budget by budget: whole items go in the documented order; the block (marker
-/// line included) fits the budget, counted as tiktoken counts the final text; the marker line
-/// says how many items and tokens went, by layer, and agrees with the JSON layers; an emptied
-/// section leaves no header; decisions stay; the 80 % warning comes when it should.
+/// Budget by budget: whole items go in the documented order; the block (marker line included) fits
+/// the budget, counted as tiktoken counts the final text; the marker line says how many items and
+/// tokens went, by layer, and agrees with the JSON layers; an emptied section leaves no header;
+/// decisions stay; the 80 % warning comes when it should.
 #[test]
 fn a_budget_removes_items_in_the_spec_order_budget_by_budget() {
     let (t, order) = removal_fixture();
@@ -545,10 +545,10 @@ fn a_budget_removes_items_in_the_spec_order_budget_by_budget() {
     assert!(short.iter().all(|&b| b < 130), "{short:?}");
 }
 
-/// SPEC §11.6: "With no budget, §8's byte rules apply to the whole block, and its truncation
-/// removes items in the order below": the session (summary first), learnings oldest first,
-/// Repository Memories lowest score then oldest, instructions last first, core context newest
-/// first; the context files and the decisions stay whole when that is enough.
+/// With no budget, the byte limits apply to the whole block, and truncation removes items in the
+/// budget's order: the session (summary first), learnings oldest first, Repository Memories lowest
+/// score then oldest, instructions last first, core context newest first; the context files and the
+/// decisions stay whole when that is enough.
 #[test]
 fn without_a_budget_the_byte_limit_removes_items_in_the_same_order() {
     let t = TestEnv::new();
@@ -616,8 +616,8 @@ fn without_a_budget_the_byte_limit_removes_items_in_the_same_order() {
     assert_eq!(core_layer["items"].as_u64().unwrap() as usize, 40 - (n - 13));
 }
 
-/// SPEC §11.6: decisions alone over the budget are all kept, and the warning says by how many
-/// tokens the block exceeds it (exit 0); everything else is left out and the marker says so.
+/// Decisions alone over the budget are all kept, and the warning says by how many tokens the block
+/// exceeds it (exit 0); everything else is left out and the marker says so.
 #[test]
 fn decisions_over_the_budget_warn_by_how_many_tokens() {
     let t = layered();
@@ -641,7 +641,7 @@ fn decisions_over_the_budget_warn_by_how_many_tokens() {
     assert!(text.lines().last().unwrap().starts_with("<!-- kb: left out "), "{text}");
 }
 
-/// SPEC §11.6: the count is on the final text, `--wrap` included, with or without a budget.
+/// The token count is on the final text, `--wrap` included, with or without a budget.
 #[test]
 fn tokens_are_counted_on_the_final_text_wrap_included() {
     let t = layered();
@@ -659,9 +659,9 @@ fn tokens_are_counted_on_the_final_text_wrap_included() {
     assert!(fitted["tokens"].as_u64().unwrap() <= budget.parse().unwrap());
 }
 
-/// SPEC §11.6 and §4: `--max-tokens` wins over `context_max_tokens`; the setting is an integer
-/// ≥ 100 or null (none), from a settings file or `KB_CONTEXT_MAX_TOKENS` (which wins over the
-/// files); a bad value is an error naming where it came from, and a `kb check` problem.
+/// `--max-tokens` wins over `context_max_tokens`; the setting is an integer ≥ 100 or null (none),
+/// from a settings file or `KB_CONTEXT_MAX_TOKENS` (which wins over the files); a bad value is an
+/// error naming where it came from, and a `kb check` problem.
 #[test]
 fn the_budget_comes_from_the_flag_then_the_setting() {
     let t = layered();
@@ -708,8 +708,7 @@ fn the_budget_comes_from_the_flag_then_the_setting() {
     }
 }
 
-/// SPEC §4: `learnings_limit` is an integer 0–100 (`KB_LEARNINGS_LIMIT`); a bad value names its
-/// origin.
+/// `learnings_limit` is an integer 0–100 (`KB_LEARNINGS_LIMIT`); a bad value names its origin.
 #[test]
 fn learnings_limit_is_validated() {
     let t = layered();
@@ -727,9 +726,9 @@ fn learnings_limit_is_validated() {
     }
 }
 
-/// Bad input (issue 10): two open sessions after a merge leave `session.md` with conflict
-/// markers; `kb context` leaves the session out with a warning naming the file, the other
-/// layers still load, and nothing is rewritten.
+/// Bad input: two open sessions after a merge leave `session.md` with conflict markers; `kb
+/// context` leaves the session out with a warning naming the file, the other layers still load, and
+/// nothing is rewritten.
 #[test]
 fn a_conflicted_session_is_left_out_with_a_warning() {
     let t = layered();
@@ -757,8 +756,7 @@ fn a_conflicted_session_is_left_out_with_a_warning() {
     assert_eq!(before[".co-cli/knowledge/session.md"], after[".co-cli/knowledge/session.md"], "never rewritten");
 }
 
-/// SPEC §11.4: "kb never edits them": no read, compile or check rewrites an instruction file,
-/// good or bad.
+/// kb never edits instruction files: no read, compile or check rewrites one, good or bad.
 #[test]
 fn instruction_files_are_never_edited() {
     let t = layered();
@@ -777,9 +775,9 @@ fn instruction_files_are_never_edited() {
     assert_eq!(before, snap(&t));
 }
 
-/// SPEC §11.7: an object target's `max_tokens` fits that target's block (marker line
-/// included); `hot` and `board` are booleans (`hot` defaults to false: a committed file leaves
-/// Hot Memories out); each target gets its own block from one `kb compile`.
+/// An object target's `max_tokens` fits that target's block (marker line included); `hot` and
+/// `board` are booleans (`hot` defaults to false: a committed file leaves Hot Memories out); each
+/// target gets its own block from one `kb compile`.
 #[test]
 fn target_options_max_tokens_hot_and_board() {
     let t = layered();
@@ -823,9 +821,9 @@ fn target_options_max_tokens_hot_and_board() {
     }
 }
 
-/// SPEC §11.5 section 4 and §11.2's visibility: Core Context oldest first (created, then id),
-/// Learnings the newest visible high-importance learnings and patterns; both only the agent's own,
-/// the shared and the `cross-team` ones; a memory's further lines indented two spaces.
+/// The Memory section and who sees what: Core Context oldest first (created, then id), Learnings
+/// the newest visible high-importance learnings and patterns; both only the agent's own, the shared
+/// and the `cross-team` ones; a memory's further lines indented two spaces.
 #[test]
 fn memory_items_are_visible_ordered_and_indented() {
     let t = TestEnv::new();
@@ -871,8 +869,8 @@ fn memory_items_are_visible_ordered_and_indented() {
     assert!(coder.contains("- Coder core\n") && coder.contains("- Coder learning\n") && !coder.contains("Reviewer"));
 }
 
-/// SPEC §11.5 section 3: `### <file name>` and the body of each applying instruction, in path
-/// order (a nested file sorts by its whole path; its header is the file name alone).
+/// Scoped Instructions: `### <file name>` and the body of each applying instruction, in path order
+/// (a nested file sorts by its whole path; its header is the file name alone).
 #[test]
 fn scoped_instructions_come_in_path_order_under_their_file_names() {
     let t = TestEnv::new();
@@ -893,8 +891,8 @@ fn scoped_instructions_come_in_path_order_under_their_file_names() {
     assert_eq!(t.kb(&["context"]).ok().stdout, "", "without --for only always-on instructions apply");
 }
 
-/// SPEC §11.5 section 4: "A memory appears once, in the first of these it qualifies for (so
-/// with `--no-hot` a hot learning shows under Learnings)"; a hot core-context memory stays under
+/// A memory appears once, in the first of Core Context, Hot Memories and Learnings it qualifies for
+/// (so with `--no-hot` a hot learning shows under Learnings); a hot core-context memory stays under
 /// Core Context.
 #[test]
 fn a_memory_appears_once_core_then_hot_then_learnings() {

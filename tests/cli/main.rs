@@ -30,6 +30,7 @@ mod save;
 mod sealed;
 mod secrets;
 mod session;
+mod suite;
 mod temp_files;
 mod undo;
 mod watch;

@@ -220,7 +220,7 @@ mod with_mcp {
             let expect = matches!(tool.name.as_ref(), "recall_memory" | "list_memories" | "get_context");
             assert_eq!(read_only, Some(expect), "{}: readOnlyHint", tool.name);
         }
-        // The save guidance covers when to save and when not (seed 002 §2).
+        // The save guidance covers when to save and when not.
         let save = tools.iter().find(|t| t.name == "save_memory").unwrap().description.clone().unwrap();
         for signal in ["preference", "correction", "decision", "context", "pattern", "I prefer", "Actually"] {
             assert!(save.contains(signal), "save_memory description lacks {signal:?}");
@@ -782,7 +782,8 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
-    /// context_board follows the seed: get_board lists metadata, get needs src and name and
+    /// context_board works as Copilot CLI's context board tool, whose design kb follows (the test's
+    /// name calls that design "the seed"): get_board lists metadata, get needs src and name and
     /// counts the read, add writes an agent item, prune deletes agent items only; the first board
     /// request of a process counts one more view of every item.
     #[tokio::test(flavor = "current_thread")]
@@ -1204,8 +1205,8 @@ mod with_mcp {
             .collect()
     }
 
-    /// recall_memory is an access per result (SPEC §12.1), as `kb recall` is; list_memories and
-    /// get_context are not.
+    /// recall_memory is an access per result, as `kb recall` is; list_memories and get_context are
+    /// not.
     #[tokio::test(flavor = "current_thread")]
     async fn recall_memory_results_are_accesses_and_list_and_context_are_not() {
         let env = env();
@@ -1240,8 +1241,8 @@ mod with_mcp {
         assert_eq!(heat["memories"].as_array().unwrap().iter().map(|r| r["heat"].as_u64().unwrap()).sum::<u64>(), 4);
     }
 
-    /// forget_memory and a consolidating save_memory are journaled like the CLI's, so a person
-    /// can `kb undo` what an agent did (SPEC §12.4).
+    /// forget_memory and a consolidating save_memory are journaled like the CLI's, so a person can
+    /// `kb undo` what an agent did.
     #[tokio::test(flavor = "current_thread")]
     async fn an_agents_forget_and_consolidating_save_are_undone() {
         use crate::undo::{assert_same_files, files};

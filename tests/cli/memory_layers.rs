@@ -1,6 +1,6 @@
-//! Memory types, importance and agents (SPEC §11.2): the keys `kb save` writes (only when given),
-//! bad values in hand-written files, the defaults in JSON, `kb list` filters, dedup scoped by
-//! type and agent, consolidation keeping the higher importance, `core_context` never decayed,
+//! Memory types, importance and agents (docs/behaviour.md): the keys `kb save` writes (only when
+//! given), bad values in hand-written files, the defaults in JSON, `kb list` filters, dedup scoped
+//! by type and agent, consolidation keeping the higher importance, `core_context` never decayed,
 //! agent names refused, and MCP `save_memory` with the new fields.
 
 use crate::common::*;

@@ -1,7 +1,7 @@
-//! The racy-git margin (SPEC §7): a cache entry is trusted only when the file's mtime and ctime
-//! are more than 2 s older than the cache. A cache built within 2 s of a clone, a checkout or a
-//! bulk edit trusts nothing; once those files have aged, the next read re-verifies them and writes
-//! the cache again, so the run after reads no file. `KB_DEBUG_STATS` shows what a scan did.
+//! The racy-git margin: a cache entry is trusted only when the file's mtime and ctime are more than
+//! 2 s older than the cache. A cache built within 2 s of a clone, a checkout or a bulk edit trusts
+//! nothing; once those files have aged, the next read re-verifies them and writes the cache again,
+//! so the run after reads no file. `KB_DEBUG_STATS` shows what a scan did.
 
 use crate::common::*;
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
-//! `kb recall`, `kb list`, `kb show` (co-cli.md §2.11, scenarios 20–25, 28–30, 36, 40–48):
-//! matching, ordering, limits, co-cli's display strings and the JSON shapes.
+//! `kb recall`, `kb list`, `kb show`, as co-cli reads and shows memories: matching, ordering,
+//! limits, co-cli's display strings and the JSON shapes.
 
 use crate::common::*;
 use serde_json::json;
@@ -193,7 +193,7 @@ fn s43_recall_max_results() {
     assert_eq!(recall_json(&t, &["test", "-n", "3"])["count"], 3);
     assert_eq!(recall_json(&t, &["test", "--max-results", "3"])["count"], 3);
     assert_eq!(recall_json(&t, &["test"])["count"], 5, "the default is 5");
-    // co-cli returns nothing for 0; SPEC §3 wants N ≥ 1, so 0 is a usage error.
+    // co-cli returns nothing for 0; kb wants N ≥ 1, so 0 is a usage error.
     t.kb(&["recall", "test", "-n", "0"]).usage();
     assert_eq!(recall_json(&t, &["test", "-n", "100"])["count"], 10);
 }
@@ -254,7 +254,7 @@ fn recall_ties_go_to_the_higher_id() {
 fn recall_query_words_each_match_and_match_tags() {
     let t = TestEnv::pinned();
     t.memory(1, "testing python code", &days_ago(1.0), &["preference"]);
-    // Every word must match, in any order (SPEC §3).
+    // Every word must match, in any order.
     assert_eq!(recall_json(&t, &["python testing"])["count"], 1);
     assert_eq!(recall_json(&t, &["python java"])["count"], 0);
     assert_eq!(recall_json(&t, &["python pref"])["count"], 1, "a word may match a tag");

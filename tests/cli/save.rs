@@ -1,10 +1,9 @@
-//! `kb save` creating memories: exact file bytes, file names and slugs, ids, input forms,
-//! dry runs, and the display strings co-cli prints (co-cli.md §2.1–2.3, scenarios 35–39, 46).
+//! `kb save` creating memories: exact file bytes, file names and slugs, ids, input forms, dry runs,
+//! and the display strings co-cli prints.
 
 use crate::common::*;
 
-/// The bytes co-cli writes for its sample memory (co-cli.md §2.2), with the clock pinned to the
-/// same instant.
+/// The bytes co-cli writes for a sample memory, with the clock pinned to the same instant.
 #[test]
 fn exact_bytes_of_a_new_memory() {
     let t = TestEnv::new().env("KB_NOW", "2026-11-22T14:27:04.330453+00:00");

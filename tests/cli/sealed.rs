@@ -1,8 +1,7 @@
-//! The tests are sealed: a `.co-cli/` folder above the temporary folder (`$TMPDIR` inside a
-//! co-cli project, or a stray one in a parent folder) changes nothing. kb's root discovery would
-//! take it over the test repository's `.git` (SPEC §1), so `TestEnv` pins every command's root
-//! with `KB_ROOT`; `.ci/run` also runs the whole suite below such a folder and checks that it
-//! stays empty.
+//! The tests are sealed: a `.co-cli/` folder above the temporary folder (`$TMPDIR` inside a co-cli
+//! project, or a stray one in a parent folder) changes nothing. kb's root discovery would take it
+//! over the test repository's `.git`, so `TestEnv` pins every command's root with `KB_ROOT`;
+//! `.ci/run` also runs the whole suite below such a folder and checks that it stays empty.
 
 use crate::common::*;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
-//! The secret filter on save (SPEC §6, formats.md §5): a text or tag that matches a known secret
-//! pattern is refused with exit 1 and the rule's name, and nothing is written; `--redact` stores
-//! it with `[REDACTED:<rule>]`.
+//! The secret filter on save (docs/safety.md): a text or tag that matches a known secret pattern is
+//! refused with exit 1 and the rule's name, and nothing is written; `--redact` stores it with
+//! `[REDACTED:<rule>]`.
 //!
 //! Every fake key is assembled at run time, so no key-shaped literal is ever committed.
 

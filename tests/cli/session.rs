@@ -1,6 +1,6 @@
-//! The session focus (SPEC §11.3): `kb session start | update | end | show`, the one open session
-//! in `.co-cli/knowledge/session.md`, ended ones in `.co-cli/knowledge/sessions/`, the secret
-//! filter, and session files kb cannot read (missing keys, bad YAML, git conflict markers).
+//! The session focus (docs/behaviour.md): `kb session start | update | end | show`, the one open
+//! session in `.co-cli/knowledge/session.md`, ended ones in `.co-cli/knowledge/sessions/`, the
+//! secret filter, and session files kb cannot read (missing keys, bad YAML, git conflict markers).
 
 use crate::common::*;
 use serde_json::json;
@@ -344,7 +344,7 @@ fn check_reports_bad_session_files() {
         let run = t.kb(&["--json", "check"]);
         assert_eq!(run.code, 1, "{what}: {run:?}");
         let problems = run.json()["problems"].clone();
-        // A conflict is one problem per marker line (SPEC §13), the first one the session's own.
+        // A conflict is one problem per marker line, the first one the session's own.
         let want = if what.starts_with("conflict") { 3 } else { 1 };
         assert_eq!(problems.as_array().unwrap().len(), want, "{what}: {problems}");
         assert!(problems.as_array().unwrap().iter().all(|x| x["path"] == p.display().to_string()), "{what}");

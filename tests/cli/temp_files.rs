@@ -1,5 +1,5 @@
-//! Temporary files of atomic writes (`.kb-tmp-XXXXXX`, SPEC §6): a write killed before its rename
-//! leaves one, possibly holding part of a memory. The next write removes those older than a
+//! Temporary files of atomic writes (`.kb-tmp-XXXXXX`, docs/safety.md): a write killed before its
+//! rename leaves one, possibly holding part of a memory. The next write removes those older than a
 //! minute, under the repository lock; reads ignore them; `kb check` reports every one.
 
 use crate::common::*;

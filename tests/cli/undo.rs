@@ -1,5 +1,6 @@
-//! The undo journal and `kb undo` (SPEC §12.4): every journaling operation undone byte for byte,
-//! two undos undo two entries, a file changed since is never touched, `--list`, the 50-entry cap.
+//! The undo journal and `kb undo` (docs/safety.md): every journaling operation undone byte for
+//! byte, two undos undo two entries, a file changed since is never touched, `--list`, the 50-entry
+//! cap.
 
 use crate::common::*;
 use std::collections::BTreeMap;
@@ -42,7 +43,7 @@ fn record(id: &str, fact: &str) -> String {
 
 #[test]
 fn a_consolidating_save_is_undone_byte_for_byte() {
-    // SPEC §5: a consolidation shows what it replaced, and `kb undo` brings it back.
+    // A consolidation shows what it replaced, and `kb undo` brings it back.
     let t = TestEnv::pinned();
     t.kb(&["save", "The api service listens on port 8080"]).ok();
     let first = t.file_of(1);

@@ -292,8 +292,8 @@ fn burst(env: &TestEnv, w: &Watch, out: &Path, name: &str, atomic: bool) {
 
 #[test]
 fn a_burst_of_saves_is_one_recompile() {
-    // The issue: 10 writes within 0.1 s with a 200 ms debounce gave 5 recompiles, one per
-    // debouncer tick the burst spanned.
+    // The bug this guards against: 10 writes within 0.1 s with a 200 ms debounce gave 5 recompiles,
+    // one per debouncer tick the burst spanned.
     let (env, out) = setup();
     let w = Watch::start_with(&env, 200, &[]);
     wait_content(&out, "Version one");

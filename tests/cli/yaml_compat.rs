@@ -1,14 +1,15 @@
-//! Compatibility with co-cli's own reader and scorer (SPEC §2, §3; crates.md §3–4): every file kb
-//! writes loads in Python PyYAML `safe_load` with co-cli's splitter and validator, with the same
-//! values; hand-written YAML 1.1 is read as co-cli reads it; similarity equals Python RapidFuzz.
+//! Compatibility with co-cli's own reader and scorer (co-cli is the Python tool whose file layout
+//! kb keeps): every file kb writes loads in Python PyYAML `safe_load` with co-cli's splitter and
+//! validator, with the same values; hand-written YAML 1.1 is read as co-cli reads it; similarity
+//! equals Python RapidFuzz.
 //!
 //! These tests need python3 with pyyaml==6.0.3 and rapidfuzz==3.14.3 (`.ci/run` installs them).
 
 use crate::common::*;
 use serde_json::{Value, json};
 
-/// co-cli's reader (co-cli.md §2.10), as a Python prelude: `load(path)` returns
-/// `(frontmatter, content, problem)` exactly as co-cli's `_load_all_memories` would see it.
+/// co-cli's reader (its loader and validator at commit 336e9647), as a Python prelude: `load(path)`
+/// returns `(frontmatter, content, problem)` exactly as co-cli's `_load_all_memories` would see it.
 const CO_CLI_READER: &str = r#"
 import json, re, sys, glob, os, datetime, yaml
 
@@ -326,9 +327,9 @@ fn consolidated_and_protected_files_load_unchanged_in_pyyaml() {
     assert_eq!(after["001-base.md"]["content"], "the base memory text");
 }
 
-/// The keys of SPEC §11.2 load in co-cli's reader with the values kb saved: `type`,
-/// `importance`, `agent` (every string of [`tricky`] that is a valid agent name is tried as one)
-/// and `decay_protected` for a `core_context` memory; a memory saved without them has none.
+/// The memory-layer keys load in co-cli's reader with the values kb saved: `type`, `importance`,
+/// `agent` (every string of [`tricky`] that is a valid agent name is tried as one) and
+/// `decay_protected` for a `core_context` memory; a memory saved without them has none.
 #[test]
 fn type_importance_and_agent_load_unchanged_in_pyyaml() {
     if !python_ready() {
