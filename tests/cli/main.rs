@@ -4,6 +4,7 @@ mod bad_input;
 mod board;
 mod cache;
 mod check;
+mod cli_reference;
 mod common;
 mod compile;
 mod concurrency;
