@@ -18,6 +18,7 @@ mod first_hour;
 mod forget_protect;
 mod fresh_clone;
 mod git_native;
+mod guide;
 mod heat;
 mod hostile;
 mod init_config;
