@@ -173,7 +173,10 @@ fn run(t: &TestEnv, command: &str) -> String {
     }
     let assignments = words.iter().take_while(|w| is_assignment(w)).count();
     let envs: Vec<String> = words.drain(..assignments).collect();
-    assert!(words.first().is_some_and(|w| w == "kb"), "a guide example runs `kb`, `cat` or `echo ... | kb`: {command:?}");
+    assert!(
+        words.first().is_some_and(|w| w == "kb"),
+        "a guide example runs `kb`, `cat` or `echo ... | kb`: {command:?}"
+    );
     let args: Vec<String> = words[1..].iter().map(|a| a.replace(SHOWN_ROOT, &root)).collect();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut cmd = t.command(&args);
