@@ -9,61 +9,59 @@
 //! memories is a few allocations, not half a million.
 
 use crate::error::Diagnostic;
-use crate::format::binary::{Checksummed, Reader};
 use crate::format::text::{self, MAX_FILE_BYTES};
 use crate::format::time::Micros;
 use crate::memories::file::{self, Importance, Memory, MemoryType};
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
-use xxhash_rust::xxh3::Xxh3;
 
 /// A string in the arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Span {
-    start: u32,
-    len: u32,
+pub(super) struct Span {
+    pub(super) start: u32,
+    pub(super) len: u32,
 }
 
-const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
+pub(super) const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
 
 /// The part of `stat` that says whether a file changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Stamp {
-    size: u64,
-    mtime_ns: i64,
+pub(super) struct Stamp {
+    pub(super) size: u64,
+    pub(super) mtime_ns: i64,
     /// ctime catches an edit whose mtime was set back (`touch -r`, `cp -p`, `rsync -t`).
-    ctime_ns: i64,
-    ino: u64,
+    pub(super) ctime_ns: i64,
+    pub(super) ino: u64,
 }
 
 /// One scanned file: a valid memory, or a problem (then `content` holds the message, and `id` the
 /// highest id an `id: N` line of the file names, 0 for none: see [`Index::max_id`]).
 #[derive(Debug, Clone, Copy, Default)]
-struct Record {
-    name: Span,
-    stamp: Stamp,
-    valid: bool,
-    id: u64,
-    created: Span,
-    created_at: i64,
-    updated: Span,
-    updated_at: i64,
-    source: Span,
-    protected: bool,
+pub(super) struct Record {
+    pub(super) name: Span,
+    pub(super) stamp: Stamp,
+    pub(super) valid: bool,
+    pub(super) id: u64,
+    pub(super) created: Span,
+    pub(super) created_at: i64,
+    pub(super) updated: Span,
+    pub(super) updated_at: i64,
+    pub(super) source: Span,
+    pub(super) protected: bool,
     /// `type` as written: 0 absent, else 1 + its place in [`MemoryType::ALL`].
-    kind: u8,
+    pub(super) kind: u8,
     /// `importance` as written: 0 absent, else 1 + its place in [`Importance::ALL`].
-    importance: u8,
-    agent: Span,
-    tags_start: u32,
-    tags_len: u32,
-    content: Span,
+    pub(super) importance: u8,
+    pub(super) agent: Span,
+    pub(super) tags_start: u32,
+    pub(super) tags_len: u32,
+    pub(super) content: Span,
     /// Problem line (0 = unknown).
-    line: u32,
+    pub(super) line: u32,
 }
 
 /// A handle to a valid memory in an index.
@@ -116,7 +114,7 @@ fn type_code(t: Option<MemoryType>) -> u8 {
 }
 
 /// Returns the `type` a cache code stands for; `None` for a code no cache holds.
-fn type_of(code: u8) -> Option<Option<MemoryType>> {
+pub(super) fn type_of(code: u8) -> Option<Option<MemoryType>> {
     match code {
         0 => Some(None),
         c => MemoryType::ALL.get(usize::from(c) - 1).map(|&t| Some(t)),
@@ -129,7 +127,7 @@ fn importance_code(i: Option<Importance>) -> u8 {
 }
 
 /// Returns the `importance` a cache code stands for; `None` for a code no cache holds.
-fn importance_of(code: u8) -> Option<Option<Importance>> {
+pub(super) fn importance_of(code: u8) -> Option<Option<Importance>> {
     match code {
         0 => Some(None),
         c => Importance::ALL.get(usize::from(c) - 1).map(|&i| Some(i)),
@@ -213,7 +211,7 @@ impl Index {
         }
         let started = now_ns();
         // Start from the cached arena and records: an unchanged file costs one stat and a lookup.
-        let (mut old_records, cached_at_ns) = match cache.and_then(|c| Cached::load(c).ok()) {
+        let (mut old_records, cached_at_ns) = match cache.and_then(|c| super::cache::Cached::load(c).ok()) {
             Some(c) => {
                 index.arena = c.arena;
                 index.tags = c.tags;
@@ -605,26 +603,7 @@ impl Index {
     }
 
     fn save_cache(&self, path: &Path, started_ns: i64) -> io::Result<()> {
-        crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
-        // Derived state: atomic, but not fsynced (a lost cache only costs time).
-        crate::fsio::write_atomic_streamed(path, false, |out| {
-            let mut w = Checksummed::new(out);
-            w.write_all(MAGIC)?;
-            w.write_all(&FORMAT.to_le_bytes())?;
-            w.write_all(&started_ns.to_le_bytes())?;
-            w.write_all(&(self.records.len() as u32).to_le_bytes())?;
-            w.write_all(&(self.tags.len() as u32).to_le_bytes())?;
-            w.write_all(&(self.arena.len() as u64).to_le_bytes())?;
-            for r in &self.records {
-                w.write_all(&encode(r))?;
-            }
-            for t in &self.tags {
-                w.write_all(&t.start.to_le_bytes())?;
-                w.write_all(&t.len.to_le_bytes())?;
-            }
-            w.write_all(self.arena.as_bytes())?;
-            w.finish().map(drop)
-        })
+        super::cache::write(path, started_ns, &self.records, &self.tags, &self.arena)
     }
 }
 
@@ -779,167 +758,10 @@ const BATCH: usize = 8192;
 /// No thread gets fewer entries than this (a thread costs more than stat'ing a few files).
 const MIN_CHUNK: usize = 2048;
 
-const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
-/// Bump when the record layout, the parsing rules or the checksum change, so old caches are
-/// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
-/// against an adversary. 4: `type`, `importance` and `agent`, SPEC §11.2. 5: an invalid file's
-/// record holds the id its `id: N` lines name, SPEC §13.)
-const FORMAT: u32 = 5;
-const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
-const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 1 + 1 + 8 + 4 + 4 + 8 + 4;
-
-fn encode(r: &Record) -> [u8; RECORD] {
-    let mut b = [0u8; RECORD];
-    let mut at = 0;
-    let mut put = |bytes: &[u8]| {
-        b[at..at + bytes.len()].copy_from_slice(bytes);
-        at += bytes.len();
-    };
-    let span = |s: Span| [s.start.to_le_bytes(), s.len.to_le_bytes()].concat();
-    put(&span(r.name));
-    put(&r.stamp.size.to_le_bytes());
-    put(&r.stamp.mtime_ns.to_le_bytes());
-    put(&r.stamp.ctime_ns.to_le_bytes());
-    put(&r.stamp.ino.to_le_bytes());
-    put(&[r.valid as u8]);
-    put(&r.id.to_le_bytes());
-    put(&span(r.created));
-    put(&r.created_at.to_le_bytes());
-    put(&span(r.updated));
-    put(&r.updated_at.to_le_bytes());
-    put(&span(r.source));
-    put(&[r.protected as u8]);
-    put(&[r.kind]);
-    put(&[r.importance]);
-    put(&span(r.agent));
-    put(&r.tags_start.to_le_bytes());
-    put(&r.tags_len.to_le_bytes());
-    put(&span(r.content));
-    put(&r.line.to_le_bytes());
-    b
-}
-
-/// Reads a span (start and length in the arena).
-fn span_of(r: &mut Reader<'_>) -> Option<Span> {
-    Some(Span { start: r.u32()?, len: r.u32()? })
-}
-
-fn decode(b: &[u8]) -> Option<Record> {
-    let mut r = Reader { b };
-    Some(Record {
-        name: span_of(&mut r)?,
-        stamp: Stamp { size: r.u64()?, mtime_ns: r.i64()?, ctime_ns: r.i64()?, ino: r.u64()? },
-        valid: r.u8()? == 1,
-        id: r.u64()?,
-        created: span_of(&mut r)?,
-        created_at: r.i64()?,
-        updated: span_of(&mut r)?,
-        updated_at: r.i64()?,
-        source: span_of(&mut r)?,
-        protected: r.u8()? == 1,
-        kind: r.u8().filter(|&c| type_of(c).is_some())?,
-        importance: r.u8().filter(|&c| importance_of(c).is_some())?,
-        agent: span_of(&mut r)?,
-        tags_start: r.u32()?,
-        tags_len: r.u32()?,
-        content: span_of(&mut r)?,
-        line: r.u32()?,
-    })
-}
-
-/// A cache file, loaded and verified.
-struct Cached {
-    cached_at_ns: i64,
-    records: Vec<Record>,
-    tags: Vec<Span>,
-    arena: String,
-}
-
-impl Cached {
-    fn load(path: &Path) -> io::Result<Cached> {
-        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("cache {}: {what}", path.display()));
-        // A FIFO in place of the cache would block `open`: only a regular file is a cache.
-        if !fs::metadata(path)?.is_file() {
-            return Err(bad("not a regular file"));
-        }
-        let mut f = fs::File::open(path)?;
-        if !f.metadata()?.is_file() {
-            return Err(bad("not a regular file"));
-        }
-        let mut head = [0u8; HEADER];
-        f.read_exact(&mut head)?;
-        let mut r = Reader { b: &head };
-        if r.take(8) != Some(MAGIC.as_slice()) || r.u32() != Some(FORMAT) {
-            return Err(bad("foreign format"));
-        }
-        let (cached_at_ns, n_rec, n_tags, arena_len) = (r.i64(), r.u32(), r.u32(), r.u64());
-        let (Some(cached_at_ns), Some(n_rec), Some(n_tags), Some(arena_len)) = (cached_at_ns, n_rec, n_tags, arena_len)
-        else {
-            return Err(bad("short header"));
-        };
-        let table_len = n_rec as usize * RECORD + n_tags as usize * 8;
-        let file_len = f.metadata()?.len();
-        if file_len != (HEADER + table_len) as u64 + arena_len + 8 {
-            return Err(bad("wrong length"));
-        }
-        // Decoded as read (the table is not held twice); nothing is used unless the checksum
-        // over everything matches.
-        let mut f = io::BufReader::with_capacity(1 << 16, f);
-        let mut h = Xxh3::new();
-        h.update(&head);
-        let mut records = Vec::with_capacity(n_rec as usize);
-        let mut buf = [0u8; RECORD];
-        for _ in 0..n_rec {
-            f.read_exact(&mut buf)?;
-            h.update(&buf);
-            records.push(decode(&buf).ok_or_else(|| bad("bad record"))?);
-        }
-        let mut tags = Vec::with_capacity(n_tags as usize);
-        for _ in 0..n_tags {
-            let mut b = [0u8; 8];
-            f.read_exact(&mut b)?;
-            h.update(&b);
-            tags.push(span_of(&mut Reader { b: &b }).ok_or_else(|| bad("bad tag"))?);
-        }
-        let mut arena = vec![0u8; arena_len as usize];
-        f.read_exact(&mut arena)?;
-        h.update(&arena);
-        let mut sum = [0u8; 8];
-        f.read_exact(&mut sum)?;
-        if h.digest() != u64::from_le_bytes(sum) {
-            return Err(bad("checksum mismatch"));
-        }
-        let arena = String::from_utf8(arena).map_err(|_| bad("not UTF-8"))?;
-        let cached = Cached { cached_at_ns, records, tags, arena };
-        cached.check_bounds().then_some(cached).ok_or_else(|| bad("span out of bounds"))
-    }
-
-    /// Verifies every span lies inside the arena on character boundaries, so lookups cannot panic.
-    fn check_bounds(&self) -> bool {
-        let ok = |s: Span| {
-            s == NONE || self.arena.get(s.start as usize..(s.start as usize).saturating_add(s.len as usize)).is_some()
-        };
-        self.tags.iter().all(|&t| ok(t) && t != NONE)
-            && self.records.iter().all(|r| {
-                ok(r.name)
-                    && r.name != NONE
-                    && ok(r.created)
-                    && ok(r.updated)
-                    && ok(r.source)
-                    && ok(r.agent)
-                    && ok(r.content)
-                    && r.content != NONE
-                    && (!r.valid || r.created != NONE)
-                    && (r.tags_start as usize)
-                        .checked_add(r.tags_len as usize)
-                        .is_some_and(|end| end <= self.tags.len())
-            })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memories::cache::{decode, encode};
 
     /// A memory's id, its layer keys as written, and its tags.
     type Layers = (u64, Option<MemoryType>, Option<Importance>, Option<String>, Vec<String>);
@@ -980,7 +802,7 @@ mod tests {
             (3, Some(MemoryType::Update), Some(Importance::Low), None, vec![]),
         ];
         assert_eq!(layers(&scanned), want);
-        let c = Cached::load(&cache).unwrap();
+        let c = crate::memories::cache::Cached::load(&cache).unwrap();
         let cached = Index { arena: c.arena, tags: c.tags, records: c.records, ..Index::empty(&memories) };
         assert_eq!(layers(&cached), want);
         let problems = cached.problems();
@@ -1010,7 +832,7 @@ mod tests {
         let scanned = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
         assert_eq!((scanned.len(), scanned.max_id()), (1, Some(7)));
         assert_eq!(scanned.invalid_files(), ["003-a.md", "004-none.md"]);
-        let c = Cached::load(&cache).unwrap();
+        let c = crate::memories::cache::Cached::load(&cache).unwrap();
         let cached = Index { arena: c.arena, tags: c.tags, records: c.records, ..Index::empty(&memories) };
         assert_eq!(cached.max_id(), Some(7));
         assert_eq!(cached.memories().map(|m| m.id).collect::<Vec<_>>(), [2]);

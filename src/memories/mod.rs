@@ -2,6 +2,7 @@
 //! memory (`file`), the cached scanner (`index`), and the operations that change the folder
 //! (`store`: save with dedup, consolidation and decay; forget; protect).
 
+pub mod cache;
 pub mod decay;
 pub mod dedup;
 pub mod file;

@@ -1,0 +1,180 @@
+//! The guarded stdio transport: stdin read line by line with a size limit (a longer line is
+//! answered with a JSON-RPC error instead of growing memory without bound), stdout written by
+//! one task so replies never interleave.
+
+use serde::Deserializer;
+
+/// The longest request line the server reads, in bytes, its newline excluded: 4 MiB.
+///
+/// A real MCP request is small: a tool call carries a sentence or a paragraph, and a client
+/// that sends a whole file as a memory still stays far below this. Without a limit a runaway or
+/// hostile client could make the server hold a line of any length (a 400 MB line took 827 MB and
+/// never got a reply); with it, memory stays bounded by the limit whatever arrives. A longer line
+/// is read to its end without being kept and answered with the error [`too_large`] builds; the
+/// server then reads on. (rmcp's own transport drops lines over 16 MiB silently; this limit is
+/// below it, so that never happens.) docs/mcp.md documents the limit.
+pub const MAX_LINE_BYTES: usize = 4 << 20;
+
+/// How much of stdin is read at a time.
+const READ_CHUNK: usize = 64 << 10;
+
+/// What [`read_line`] found.
+#[derive(Debug, PartialEq)]
+pub(super) enum Line {
+    /// A line within the limit, now in the buffer without its newline.
+    Whole,
+    /// A line of `size` bytes (newline excluded), over the limit: the buffer holds its first
+    /// [`MAX_LINE_BYTES`] bytes, the rest was dropped as it was read.
+    TooLong { size: u64 },
+    /// The end of the input.
+    End,
+}
+
+/// Reads the next line into `line`, never holding more than [`MAX_LINE_BYTES`] of it: the
+/// rest of a longer line is read and dropped chunk by chunk. A last line without a newline
+/// counts as a line.
+pub(super) async fn read_line<R: tokio::io::AsyncBufRead + Unpin>(
+    reader: &mut R,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    use tokio::io::AsyncBufReadExt;
+    line.clear();
+    let mut size = 0u64;
+    let finished = |size: u64| if size > MAX_LINE_BYTES as u64 { Line::TooLong { size } } else { Line::Whole };
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if size == 0 { Line::End } else { finished(size) });
+        }
+        let newline = memchr::memchr(b'\n', available);
+        let part = &available[..newline.unwrap_or(available.len())];
+        let keep = MAX_LINE_BYTES.saturating_sub(line.len()).min(part.len());
+        line.extend_from_slice(&part[..keep]);
+        size += part.len() as u64;
+        let used = part.len() + usize::from(newline.is_some());
+        reader.consume(used);
+        if newline.is_some() {
+            return Ok(finished(size));
+        }
+    }
+}
+
+/// Returns the JSON-RPC error for a line of `size` bytes, over the limit: Invalid Request
+/// (-32600), since the line was never parsed and so cannot be called invalid JSON. Its id is
+/// the request's when `head` (the line's start) shows it, else null; `data` gives the line's
+/// size and the limit.
+pub(super) fn too_large(size: u64, head: &[u8]) -> String {
+    let message = format!(
+        "Request too large: a line of {size} bytes, over the limit of {MAX_LINE_BYTES} bytes (4 MiB) per message; \
+         the line was discarded"
+    );
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": leading_id(head),
+        "error": {"code": -32600, "message": message, "data": {"size": size, "limit": MAX_LINE_BYTES}}
+    })
+    .to_string()
+}
+
+/// Returns the top-level `"id"` of the JSON-RPC message that starts with `head`, when it comes
+/// before the end of `head` and is a string or a number (as JSON-RPC ids are); else null. The
+/// members before it are skipped by serde_json, strings and nesting included, so an `"id"` in
+/// the params is never taken for the request's.
+pub(super) fn leading_id(head: &[u8]) -> serde_json::Value {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+    use serde_json::Value;
+    struct Find<'a>(&'a mut Value);
+    impl<'de> DeserializeSeed<'de> for Find<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON-RPC message")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "id" {
+                    let id: Value = map.next_value()?;
+                    if id.is_string() || id.is_number() {
+                        *self.0 = id;
+                    }
+                    // Found: the rest of the message (cut short anyway) does not matter.
+                    return Ok(());
+                }
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(())
+        }
+    }
+    let mut id = Value::Null;
+    // The head is cut short, so the parse ends in an error; what it found before that stands.
+    let _ = Find(&mut id).deserialize(&mut serde_json::Deserializer::from_slice(head));
+    id
+}
+
+/// Returns the stdio transport with a guard in front of it. The guard reads stdin a line at a
+/// time, holding at most [`MAX_LINE_BYTES`] of a line: a longer line gets the Invalid Request
+/// error of [`too_large`] and never reaches the SDK. A line that is not JSON gets the JSON-RPC
+/// parse error (-32700, `id: null`) the protocol asks for, instead of silence. Every other line
+/// passes through; all output goes through one writer, so replies and errors never interleave
+/// mid-line.
+pub(super) fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStream), tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let (server_in, mut feed) = tokio::io::duplex(1 << 16);
+    let (server_out, replies) = tokio::io::duplex(1 << 16);
+    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut stdin = BufReader::with_capacity(READ_CHUNK, tokio::io::stdin());
+        let mut line = Vec::new();
+        loop {
+            match read_line(&mut stdin, &mut line).await {
+                Ok(Line::Whole) => {}
+                Ok(Line::TooLong { size }) => {
+                    let _ = errors_tx.send(too_large(size, &line));
+                    continue;
+                }
+                Ok(Line::End) | Err(_) => break,
+            }
+            let text = String::from_utf8_lossy(&line);
+            if text.trim().is_empty() {
+                continue;
+            }
+            if serde_json::from_str::<serde_json::Value>(&text).is_err() {
+                let error = serde_json::json!({
+                    "jsonrpc": "2.0",
+                    "id": null,
+                    "error": {"code": -32700, "message": "Parse error: the line is not JSON"}
+                });
+                let _ = errors_tx.send(error.to_string());
+                continue;
+            }
+            if feed.write_all(&line).await.is_err() || feed.write_all(b"\n").await.is_err() {
+                break;
+            }
+        }
+        // End of input: closing the feed ends the session.
+        let _ = feed.shutdown().await;
+    });
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        let mut replies = BufReader::new(replies).split(b'\n');
+        loop {
+            let line = tokio::select! {
+                r = replies.next_segment() => match r {
+                    Ok(Some(l)) => l,
+                    _ => break,
+                },
+                Some(e) = errors_rx.recv() => e.into_bytes(),
+            };
+            if stdout.write_all(&line).await.is_err() || stdout.write_all(b"\n").await.is_err() {
+                break;
+            }
+            let _ = stdout.flush().await;
+        }
+    });
+    ((server_in, server_out), writer)
+}
