@@ -457,7 +457,7 @@ pub struct ContextArgs {
     #[arg(long)]
     pub no_hot: bool,
     /// Fit the block into N o200k tokens (at least 100), removing whole items lowest priority first
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(100..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(i64::from(crate::settings::MIN_MAX_TOKENS)..))]
     pub max_tokens: Option<u32>,
     /// Put the whole block inside <system-reminder> ... </system-reminder>
     #[arg(long)]

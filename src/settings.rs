@@ -157,10 +157,9 @@ impl TargetSpec {
                         "max_tokens" => {
                             t.max_tokens = match v {
                                 Value::Null => None,
-                                v => Some(
-                                    max_tokens_of(v)
-                                        .ok_or("\"max_tokens\" must be an integer from 100 to 4294967295")?,
-                                ),
+                                v => Some(max_tokens_of(v).ok_or_else(|| {
+                                    format!("\"max_tokens\" must be an integer from {MIN_MAX_TOKENS} to 4294967295")
+                                })?),
                             }
                         }
                         other => {
@@ -180,9 +179,13 @@ impl TargetSpec {
     }
 }
 
-/// Returns a token budget from a JSON value: an integer from 100 to `u32::MAX`.
+/// The smallest token budget a block may be given (`--max-tokens`, `max_tokens` of a target or of
+/// `get_context`, `context_max_tokens`): below it not even the decisions fit.
+pub const MIN_MAX_TOKENS: u32 = 100;
+
+/// Returns a token budget from a JSON value: an integer from [`MIN_MAX_TOKENS`] to `u32::MAX`.
 fn max_tokens_of(v: &Value) -> Option<u32> {
-    as_int(v).filter(|&n| n >= 100).and_then(|n| u32::try_from(n).ok())
+    as_int(v).filter(|&n| n >= i64::from(MIN_MAX_TOKENS)).and_then(|n| u32::try_from(n).ok())
 }
 
 /// A setting that could not be used, naming where it came from and what is valid.
@@ -412,7 +415,10 @@ impl Settings {
                 let n = match v {
                     Value::Null => None,
                     Value::String(s) if s.trim() == "null" => None,
-                    v => Some(max_tokens_of(v).ok_or_else(|| fail("an integer from 100 to 4294967295, or null"))?),
+                    v => Some(
+                        max_tokens_of(v)
+                            .ok_or_else(|| fail(&format!("an integer from {MIN_MAX_TOKENS} to 4294967295, or null")))?,
+                    ),
                 };
                 self.context_max_tokens = Setting { value: n, source };
             }

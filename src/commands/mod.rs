@@ -81,14 +81,6 @@ impl Ctx {
         View { style: self.style, root: self.layout.root.clone() }
     }
 
-    /// Logs what a read returned in the heat log; a failure is a warning, never an error.
-    pub fn log_accesses(&self, accesses: &[crate::heat::Access]) {
-        if let Some(d) = crate::heat::record(&self.layout, self.now, accesses) {
-            let view = self.view();
-            self.style.diagnostic(&d, |p| view.rel(p).into_owned());
-        }
-    }
-
     /// Prints a report: its diagnostics and failed parts on stderr, then its JSON or text on
     /// stdout. Returns the exit status it calls for.
     pub fn emit(&self, report: &impl Report) -> Result<ExitCode> {
@@ -242,16 +234,11 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Recall(a) => {
             let repo = ctx.repo()?;
             let loaded = ops::read::load(&repo, scope(a.store))?;
-            let report = ops::read::recall(&loaded, &a.query, usize::try_from(a.max_results).unwrap_or(usize::MAX));
-            ctx.log_accesses(&report.accesses());
-            ctx.emit(&report)
+            let limit = usize::try_from(a.max_results).unwrap_or(usize::MAX);
+            ctx.emit(&ops::read::recall(&repo, &loaded, &a.query, limit))
         }
         Command::List(a) => list(ctx, a),
-        Command::Show(a) => {
-            let report = ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?;
-            ctx.log_accesses(&[report.access()]);
-            ctx.emit(&report)
-        }
+        Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),
@@ -284,7 +271,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 Ok(p) => p,
                 Err(code) => return Ok(code),
             };
-            let req = crate::context::Request {
+            let req = ops::context::Request {
                 agent: a.agent,
                 for_paths,
                 decisions_only: a.decisions_only,
@@ -294,6 +281,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 wrap: a.wrap,
                 count_tokens: ctx.json,
             };
+            let req = req.build(&ctx.layout.root, ops::context::Outside::Refuse)?;
             ctx.emit(&ops::context::context(&ctx.repo()?, &req))
         }
         Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),

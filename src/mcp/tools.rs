@@ -141,10 +141,7 @@ impl Server {
     pub fn recall(&self, query: &str, max_results: usize) -> Result<Reply> {
         let repo = self.repo()?;
         let loaded = ops::read::load(&repo, Scope::Both)?;
-        let report = ops::read::recall(&loaded, query, max_results);
-        // Each result is an access (SPEC §12.1); a failure to log is a warning on stderr.
-        self.warn(crate::heat::record(&repo.layout, repo.now, &report.accesses()).as_slice());
-        self.reply(&report)
+        self.reply(&ops::read::recall(&repo, &loaded, query, max_results))
     }
 
     /// `list_memories`.
@@ -184,22 +181,9 @@ impl Server {
     /// the Hot Memories (as `kb context` has them). The JSON is `kb --json context`'s, tokens
     /// counted.
     pub fn get_context(&self, args: super::GetContextArgs) -> Result<Reply> {
-        if let Some(agent) = &args.agent {
-            crate::format::text::check_agent(agent).map_err(anyhow::Error::msg)?;
-        }
-        if args.max_tokens.is_some_and(|n| n < 100) {
-            anyhow::bail!("max_tokens must be at least 100");
-        }
-        let repo = self.repo()?;
-        let for_paths = args
-            .for_paths
-            .iter()
-            .map(|p| crate::instructions::relative_path(&repo.layout.root, std::path::Path::new(p)))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| anyhow::anyhow!("for: {e}: give a path inside the repository"))?;
-        let req = crate::context::Request {
+        let req = ops::context::Request {
             agent: args.agent,
-            for_paths,
+            for_paths: args.for_paths,
             decisions_only: args.decisions_only,
             board: false,
             hot: true,
@@ -207,6 +191,8 @@ impl Server {
             wrap: false,
             count_tokens: true,
         };
+        let req = req.build(&self.layout.root, ops::context::Outside::Refuse)?;
+        let repo = self.repo()?;
         let report = ops::context::context(&repo, &req);
         let mut reply = self.reply(&report)?;
         if reply.text.is_empty() {
@@ -230,10 +216,7 @@ impl Server {
         };
         let branch = ops::board::branch(&repo, None)?;
         if self.found && !self.board_seen.swap(true, std::sync::atomic::Ordering::SeqCst) {
-            let seen = crate::board::Edit { repo: &repo, branch: branch.clone() }.seen();
-            if let Err(e) = seen {
-                self.warn(&[Diagnostic::warning(None, format!("board count not updated: {e}"))]);
-            }
+            self.warn(ops::board::seen(&repo, &branch).as_slice());
         }
         let need = |v: Option<String>, what: &str| {
             v.filter(|s| !s.trim().is_empty()).ok_or_else(|| anyhow::anyhow!("{what} is required for this command"))

@@ -50,6 +50,13 @@ pub struct BoardReport {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// Counts one more session that saw the board of `branch`: every item's `count` goes up (a
+/// session start, an MCP server's first board request). A failure is a warning, never an error.
+pub fn seen(repo: &Repo, branch: &str) -> Option<Diagnostic> {
+    let seen = crate::board::Edit { repo, branch: branch.to_string() }.seen();
+    seen.err().map(|e| Diagnostic::warning(None, format!("board count not updated: {e}")))
+}
+
 /// Lists the board of `branch`; a corrupt board file is a diagnostic and an empty board.
 pub fn list(repo: &Repo, branch: &str) -> BoardReport {
     let (board, problem) = board::read(&repo.layout, branch);

@@ -1,6 +1,7 @@
 //! `kb compile` (and the compile step of `kb watch` and `kb init --agents-md`): write the
 //! always-loaded block into every target in `context_targets`, under the repository lock.
 
+use super::context::Outside;
 use super::{Report, View, abs};
 use crate::context::targets::{self, Outcome, TargetError, TargetKind, Written};
 use crate::context::{self, Block, Request};
@@ -11,7 +12,7 @@ use crate::settings::{self, TargetSpec};
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// What one compile did. JSON: `{"bytes":N, "truncated":bool, "warnings":[S...],
@@ -47,26 +48,12 @@ pub fn compile(repo: &Repo) -> Result<CompileReport> {
     Ok(compile_locked(repo, &repo.settings.context_targets.value, start))
 }
 
-/// Returns the block request of a target (SPEC §11.7): its agent, files, options and budget; Hot
-/// Memories only with `"hot": true`, since heat is local and a committed file must not change
-/// because one person recalled something.
+/// Returns the block request of a target (see [`super::context::Request::of_target`]). Settings
+/// checked the target when they were read; a `for` path outside the root is left out.
 pub fn request_of(repo: &Repo, spec: &TargetSpec) -> Request {
-    Request {
-        agent: spec.agent.clone(),
-        // A `for` path outside the root cannot match an instruction: it is left out (and
-        // `kb check` reports it).
-        for_paths: spec
-            .for_paths
-            .iter()
-            .filter_map(|p| crate::instructions::relative_path(&repo.layout.root, Path::new(p)).ok())
-            .collect(),
-        decisions_only: spec.decisions_only,
-        board: spec.board,
-        hot: spec.hot,
-        max_tokens: spec.max_tokens,
-        wrap: false,
-        count_tokens: false,
-    }
+    // The settings checked the agent and the budget when they were read, so only a `for` path
+    // can be wrong here, and one outside the root is left out.
+    super::context::Request::of_target(spec).build(&repo.layout.root, Outside::Skip).unwrap_or_default()
 }
 
 /// Builds each target's block (once per distinct request) and writes `targets`; the caller holds

@@ -234,8 +234,24 @@ pub struct RecallReport<'a> {
     diagnostics: Vec<Diagnostic>,
 }
 
+/// Finds the newest `max_results` memories of either store matching `query`, and logs each
+/// result as an access in the heat log of `repo` (a failure to log is a warning, never an error).
+pub fn recall<'a>(repo: &Repo, loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport<'a> {
+    let mut report = find(loaded, query, max_results);
+    log_accesses(repo, &report.accesses(), &mut report.diagnostics);
+    report
+}
+
+/// Records `accesses` in the heat log; a failure becomes the first diagnostic, shown before the
+/// others as the command goes on.
+fn log_accesses(repo: &Repo, accesses: &[crate::heat::Access], diagnostics: &mut Vec<Diagnostic>) {
+    if let Some(d) = crate::heat::record(&repo.layout, repo.now, accesses) {
+        diagnostics.insert(0, d);
+    }
+}
+
 /// Finds the newest `max_results` memories of either store matching `query`.
-pub fn recall<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport<'a> {
+fn find<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport<'a> {
     let mut diagnostics = loaded.diagnostics.clone();
     let records = loaded.file.as_ref().map(Records::parse);
     let mut hits: Vec<Hit<'a>> = Vec::new();
@@ -638,7 +654,21 @@ impl ShowReport {
 }
 
 /// Shows the memory or record `raw_id` leads to.
+/// Shows the memory or record `raw_id` leads to within `scope`, and logs it as an access in the
+/// heat log (a failure to log is a warning).
 pub fn show(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
+    let mut report = find_one(repo, raw_id, scope)?;
+    let access = report.access();
+    match &mut report {
+        ShowReport::Md { diagnostics, .. } | ShowReport::Copilot { diagnostics, .. } => {
+            log_accesses(repo, &[access], diagnostics)
+        }
+    }
+    Ok(report)
+}
+
+/// Returns the memory or record `raw_id` leads to within `scope`.
+fn find_one(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
     let id = match Route::of(raw_id, scope)? {
         Route::Copilot => return show_record(repo, raw_id),
         Route::Md(id) => id,

@@ -96,9 +96,7 @@ pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<SessionReport> {
     let mut started = report(out, Action::Started);
     // A new session sees the board: every item's `count` goes up (SPEC §12.2).
     let branch = crate::board::current_branch(&repo.layout.root);
-    if let Err(e) = (crate::board::Edit { repo, branch }).seen() {
-        started.diagnostics.push(Diagnostic::warning(None, format!("board count not updated: {e}")));
-    }
+    started.diagnostics.extend(super::board::seen(repo, &branch));
     Ok(started)
 }
 
