@@ -45,7 +45,7 @@ pub use format::similarity;
 pub use format::text::file_name as memory_file_name;
 /// `o200k_base` token count, as tiktoken counts (benchmarks).
 pub use format::tokens::count as count_tokens;
-pub use memories::store::new_memory_file;
+pub use memories::file::new_memory_file;
 /// Where a repository's files are.
 pub use paths::Layout;
 /// The default compile target.

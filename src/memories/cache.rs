@@ -3,12 +3,83 @@
 //! arena, an XXH3 checksum over everything), its writer and its verified reader. A cache that does
 //! not verify is never used: it costs a rescan, never a result.
 
-use super::index::{NONE, Record, Span, Stamp, importance_of, type_of};
 use crate::format::binary::{Checksummed, Reader};
+use crate::memories::file::{Importance, MemoryType};
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
+
+/// A string in the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Span {
+    pub(super) start: u32,
+    pub(super) len: u32,
+}
+
+pub(super) const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
+
+/// The part of `stat` that says whether a file changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Stamp {
+    pub(super) size: u64,
+    pub(super) mtime_ns: i64,
+    /// ctime catches an edit whose mtime was set back (`touch -r`, `cp -p`, `rsync -t`).
+    pub(super) ctime_ns: i64,
+    pub(super) ino: u64,
+}
+
+/// One scanned file: a valid memory, or a problem (then `content` holds the message, and `id` the
+/// highest id an `id: N` line of the file names, 0 for none: see [`Index::max_id`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Record {
+    pub(super) name: Span,
+    pub(super) stamp: Stamp,
+    pub(super) valid: bool,
+    pub(super) id: u64,
+    pub(super) created: Span,
+    pub(super) created_at: i64,
+    pub(super) updated: Span,
+    pub(super) updated_at: i64,
+    pub(super) source: Span,
+    pub(super) protected: bool,
+    /// `type` as written: 0 absent, else 1 + its place in [`MemoryType::ALL`].
+    pub(super) kind: u8,
+    /// `importance` as written: 0 absent, else 1 + its place in [`Importance::ALL`].
+    pub(super) importance: u8,
+    pub(super) agent: Span,
+    pub(super) tags_start: u32,
+    pub(super) tags_len: u32,
+    pub(super) content: Span,
+    /// Problem line (0 = unknown).
+    pub(super) line: u32,
+}
+
+/// Returns the cache code of a `type` as written.
+pub(super) fn type_code(t: Option<MemoryType>) -> u8 {
+    t.and_then(|t| MemoryType::ALL.iter().position(|&x| x == t)).map_or(0, |i| i as u8 + 1)
+}
+
+/// Returns the `type` a cache code stands for; `None` for a code no cache holds.
+pub(super) fn type_of(code: u8) -> Option<Option<MemoryType>> {
+    match code {
+        0 => Some(None),
+        c => MemoryType::ALL.get(usize::from(c) - 1).map(|&t| Some(t)),
+    }
+}
+
+/// Returns the cache code of an `importance` as written.
+pub(super) fn importance_code(i: Option<Importance>) -> u8 {
+    i.and_then(|i| Importance::ALL.iter().position(|&x| x == i)).map_or(0, |i| i as u8 + 1)
+}
+
+/// Returns the `importance` a cache code stands for; `None` for a code no cache holds.
+pub(super) fn importance_of(code: u8) -> Option<Option<Importance>> {
+    match code {
+        0 => Some(None),
+        c => Importance::ALL.get(usize::from(c) - 1).map(|&i| Some(i)),
+    }
+}
 
 const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 

@@ -11,6 +11,7 @@ use crate::format::frontmatter::{self, Fields};
 use crate::format::text;
 use crate::format::time::{self, Micros};
 use crate::format::yaml11;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 /// Tags that mark how a memory was triggered, in co-cli's category priority order.
@@ -379,6 +380,57 @@ fn validate<'p>(
         agent,
         content: String::new(),
     })
+}
+
+/// Returns a new memory file in co-cli's exact layout.
+pub fn new_memory_file(id: u64, tags: &[String], source: Option<&str>, content: &str, now: DateTime<Utc>) -> String {
+    new_memory_file_with(id, tags, source, content, &[], now)
+}
+
+/// Returns a new memory file in co-cli's exact layout with extra frontmatter keys (co-cli keeps
+/// unknown keys), e.g. the `citations` and `reason` of an imported Copilot record. An extra key
+/// never replaces one of the five co-cli keys.
+pub fn new_memory_file_with(
+    id: u64,
+    tags: &[String],
+    source: Option<&str>,
+    content: &str,
+    extra: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> String {
+    let category = if source.is_some() { None } else { detect_category(tags) };
+    let source = source.unwrap_or_else(|| detect_source(tags));
+    let mut entries = vec![
+        ("auto_category".into(), frontmatter::entry("auto_category", &category.map_or(Value::Null, Value::from))),
+        ("created".into(), entry_text("created", &Value::from(time::py_isoformat(now)))),
+        ("id".into(), frontmatter::entry("id", &Value::from(id))),
+        ("source".into(), frontmatter::entry("source", &Value::from(source))),
+        ("tags".into(), frontmatter::entry("tags", &Value::from(tags.to_vec()))),
+    ];
+    for (k, v) in extra {
+        if !entries.iter().any(|(have, _)| have == k) {
+            entries.push((k.clone(), frontmatter::entry(k, v)));
+        }
+    }
+    frontmatter::compose(&frontmatter::assemble(entries), content)
+}
+
+/// Returns a frontmatter entry; timestamps are single-quoted as PyYAML writes them.
+pub fn entry_text(key: &str, value: &Value) -> String {
+    match (key, value) {
+        ("created" | "updated", Value::String(s)) if !s.contains('\'') => format!("{key}: '{s}'\n"),
+        _ => frontmatter::entry(key, value),
+    }
+}
+
+/// Returns the id after the highest one (1 for an empty store).
+pub fn next_id(max: Option<u64>) -> Result<u64, crate::error::KbError> {
+    match max {
+        None => Ok(1),
+        Some(m) => m.checked_add(1).ok_or_else(|| {
+            crate::error::KbError::Invalid(format!("no id left after {m}: give the memory with that id a smaller one"))
+        }),
+    }
 }
 
 #[cfg(test)]

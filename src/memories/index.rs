@@ -11,6 +11,7 @@
 use crate::error::Diagnostic;
 use crate::format::text::{self, MAX_FILE_BYTES};
 use crate::format::time::Micros;
+use crate::memories::cache::{NONE, Record, Span, Stamp, importance_code, importance_of, type_code, type_of};
 use crate::memories::file::{self, Importance, Memory, MemoryType};
 use std::collections::HashMap;
 use std::fs;
@@ -18,51 +19,6 @@ use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-/// A string in the arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct Span {
-    pub(super) start: u32,
-    pub(super) len: u32,
-}
-
-pub(super) const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
-
-/// The part of `stat` that says whether a file changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct Stamp {
-    pub(super) size: u64,
-    pub(super) mtime_ns: i64,
-    /// ctime catches an edit whose mtime was set back (`touch -r`, `cp -p`, `rsync -t`).
-    pub(super) ctime_ns: i64,
-    pub(super) ino: u64,
-}
-
-/// One scanned file: a valid memory, or a problem (then `content` holds the message, and `id` the
-/// highest id an `id: N` line of the file names, 0 for none: see [`Index::max_id`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Record {
-    pub(super) name: Span,
-    pub(super) stamp: Stamp,
-    pub(super) valid: bool,
-    pub(super) id: u64,
-    pub(super) created: Span,
-    pub(super) created_at: i64,
-    pub(super) updated: Span,
-    pub(super) updated_at: i64,
-    pub(super) source: Span,
-    pub(super) protected: bool,
-    /// `type` as written: 0 absent, else 1 + its place in [`MemoryType::ALL`].
-    pub(super) kind: u8,
-    /// `importance` as written: 0 absent, else 1 + its place in [`Importance::ALL`].
-    pub(super) importance: u8,
-    pub(super) agent: Span,
-    pub(super) tags_start: u32,
-    pub(super) tags_len: u32,
-    pub(super) content: Span,
-    /// Problem line (0 = unknown).
-    pub(super) line: u32,
-}
 
 /// A handle to a valid memory in an index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -105,32 +61,6 @@ impl MemoryRef<'_> {
     /// `cross-team`.
     pub fn visible_to(&self, agent: Option<&str>) -> bool {
         file::visible(self.agent, &self.tags, agent)
-    }
-}
-
-/// Returns the cache code of a `type` as written.
-fn type_code(t: Option<MemoryType>) -> u8 {
-    t.and_then(|t| MemoryType::ALL.iter().position(|&x| x == t)).map_or(0, |i| i as u8 + 1)
-}
-
-/// Returns the `type` a cache code stands for; `None` for a code no cache holds.
-pub(super) fn type_of(code: u8) -> Option<Option<MemoryType>> {
-    match code {
-        0 => Some(None),
-        c => MemoryType::ALL.get(usize::from(c) - 1).map(|&t| Some(t)),
-    }
-}
-
-/// Returns the cache code of an `importance` as written.
-fn importance_code(i: Option<Importance>) -> u8 {
-    i.and_then(|i| Importance::ALL.iter().position(|&x| x == i)).map_or(0, |i| i as u8 + 1)
-}
-
-/// Returns the `importance` a cache code stands for; `None` for a code no cache holds.
-pub(super) fn importance_of(code: u8) -> Option<Option<Importance>> {
-    match code {
-        0 => Some(None),
-        c => Importance::ALL.get(usize::from(c) - 1).map(|&i| Some(i)),
     }
 }
 

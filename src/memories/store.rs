@@ -12,7 +12,9 @@ use crate::fsio;
 use crate::journal::Txn;
 use crate::memories::decay::{decay, decay_victims};
 use crate::memories::dedup::{DedupScope, PRESCORE_BYTES, Scored, find_duplicate_scored, score_candidates};
-use crate::memories::file::{self, Importance, MemoryType, detect_category, detect_source};
+use crate::memories::file::{
+    self, Importance, MemoryType, detect_category, detect_source, entry_text, new_memory_file_with, next_id,
+};
 use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::repo::Repo;
 use crate::secrets;
@@ -335,16 +337,6 @@ pub fn renumber(repo: &Repo, txn: &mut Txn, path: &Path, id: u64) -> Result<Path
     Ok(target)
 }
 
-/// Returns the id after the highest one (1 for an empty store).
-pub(crate) fn next_id(max: Option<u64>) -> Result<u64> {
-    match max {
-        None => Ok(1),
-        Some(m) => m.checked_add(1).ok_or_else(|| {
-            KbError::Invalid(format!("no id left after {m}: give the memory with that id a smaller one"))
-        }),
-    }
-}
-
 /// The frontmatter keys of SPEC §11.2 a new memory gets: each one given, and
 /// `decay_protected: true` for a `core_context` memory.
 fn layer_keys(req: &SaveRequest, agent: Option<&str>) -> Vec<(String, Value)> {
@@ -387,39 +379,6 @@ fn screen(req: &SaveRequest) -> Result<Screened> {
     let agent = req.agent.clone().map(|a| screen.field("agent name", a)).transpose()?;
     let redacted = screen.redacted();
     Ok(Screened { content, tags, agent, redacted })
-}
-
-/// Returns a new memory file in co-cli's exact layout.
-pub fn new_memory_file(id: u64, tags: &[String], source: Option<&str>, content: &str, now: DateTime<Utc>) -> String {
-    new_memory_file_with(id, tags, source, content, &[], now)
-}
-
-/// Returns a new memory file in co-cli's exact layout with extra frontmatter keys (co-cli keeps
-/// unknown keys), e.g. the `citations` and `reason` of an imported Copilot record. An extra key
-/// never replaces one of the five co-cli keys.
-pub fn new_memory_file_with(
-    id: u64,
-    tags: &[String],
-    source: Option<&str>,
-    content: &str,
-    extra: &[(String, Value)],
-    now: DateTime<Utc>,
-) -> String {
-    let category = if source.is_some() { None } else { detect_category(tags) };
-    let source = source.unwrap_or_else(|| detect_source(tags));
-    let mut entries = vec![
-        ("auto_category".into(), frontmatter::entry("auto_category", &category.map_or(Value::Null, Value::from))),
-        ("created".into(), entry_text("created", &Value::from(time::py_isoformat(now)))),
-        ("id".into(), frontmatter::entry("id", &Value::from(id))),
-        ("source".into(), frontmatter::entry("source", &Value::from(source))),
-        ("tags".into(), frontmatter::entry("tags", &Value::from(tags.to_vec()))),
-    ];
-    for (k, v) in extra {
-        if !entries.iter().any(|(have, _)| have == k) {
-            entries.push((k.clone(), frontmatter::entry(k, v)));
-        }
-    }
-    frontmatter::compose(&frontmatter::assemble(entries), content)
 }
 
 /// Writes a new memory file named as co-cli names it, with extra frontmatter keys. The caller
@@ -472,14 +431,6 @@ fn updated_text(
         changes.push(("consolidation_reason".into(), None));
     }
     rewritten(path, &changes, body)
-}
-
-/// Returns a frontmatter entry; timestamps are single-quoted as PyYAML writes them.
-fn entry_text(key: &str, value: &Value) -> String {
-    match (key, value) {
-        ("created" | "updated", Value::String(s)) if !s.contains('\'') => format!("{key}: '{s}'\n"),
-        _ => frontmatter::entry(key, value),
-    }
 }
 
 /// Returns the text a consolidation into the memory at `path` writes (see [`consolidate`]),
@@ -585,6 +536,7 @@ pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memories::file::new_memory_file;
 
     #[test]
     fn case_insensitive_contains() {
