@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 /// at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {
-    #[error("memory {0} not found")]
-    NotFound(String),
-    #[error("memory id {id} is used by {} files ({}); run `kb check` and give each file its own id", files.len(), files.join(", "))]
-    DuplicateId { id: u64, files: Vec<String> },
+    /// No memory, record or decision has this id (`thing` names which: "memory", "decision").
+    #[error("{thing} {id} not found")]
+    NotFound { thing: &'static str, id: String },
+    /// Several files claim one id.
+    #[error("{thing} id {id} is used by {} files ({}); run `kb check` and give each file its own id", files.len(), files.join(", "))]
+    DuplicateId { thing: &'static str, id: u64, files: Vec<String> },
     #[error(
         "refusing to store a secret: the {field} matches the {rule} rule (use --redact to store it with the secret replaced)"
     )]
@@ -65,8 +67,8 @@ pub struct Diagnostic {
     pub line: Option<usize>,
     pub severity: Severity,
     pub message: String,
-    /// The message carries co-cli's own upper-case label (`WARNING:`/`ERROR:`), which its users
-    /// and their scripts look for, instead of kb's `warning:` prefix.
+    /// The message carries the upper-case label (`WARNING:`/`ERROR:`) of co-cli (the Python tool whose file layout kb keeps),
+    /// which its users and their scripts look for, instead of kb's `warning:` prefix.
     pub co_cli_label: bool,
 }
 

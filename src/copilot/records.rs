@@ -287,7 +287,7 @@ impl<'a> Records<'a> {
     /// Returns the only record with this id; an error when there is none or several.
     pub fn one(&self, id: &str) -> Result<Record<'_>> {
         match self.find(id).as_slice() {
-            [] => Err(KbError::NotFound(id.to_string())),
+            [] => Err(KbError::NotFound { thing: "memory", id: id.to_string() }),
             [one] => Ok(*one),
             many => {
                 let lines: Vec<String> = many.iter().map(|r| r.line().to_string()).collect();
@@ -366,7 +366,7 @@ impl<'a> Records<'a> {
     }
 
     /// Returns whether every word of `query` occurs in the record's subject, fact, reason or a
-    /// citation (SPEC §3).
+    /// citation.
     pub fn matches(&self, r: &Record<'_>, query: &[Query]) -> bool {
         query.iter().all(|word| self.matches_word(r, word))
     }

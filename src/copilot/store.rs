@@ -27,7 +27,7 @@ pub struct RecordRequest {
     pub category: Option<String>,
     pub dry_run: bool,
     pub redact: bool,
-    /// Appends a new record whatever the file holds (SPEC §5's `--no-dedup`).
+    /// Appends a new record whatever the file holds (`--no-dedup`).
     pub no_dedup: bool,
 }
 
@@ -637,7 +637,7 @@ mod tests {
             std::fs::read_to_string(s.path()).unwrap(),
             "not json\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}\n"
         );
-        assert!(matches!(forget(&s, "a"), Err(KbError::NotFound(_))));
+        assert!(matches!(forget(&s, "a"), Err(KbError::NotFound { .. })));
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! The decision store (SPEC §11.1): `.co-cli/knowledge/decisions/{id:03}-{slug}.md`, its own id
+//! The decision store (docs/behaviour.md, Decisions): `.co-cli/knowledge/decisions/{id:03}-{slug}.md`, its own id
 //! sequence, add with dedup against the open decisions, supersede, and status changes.
 //!
 //! Reads skip a malformed file with a diagnostic and never write. Every write takes the
@@ -37,7 +37,7 @@ pub struct Scan {
     /// How many `.md` files were looked at.
     pub files: usize,
     /// The highest id on an `id: N` line of a file that did not parse (a merge may have left it
-    /// with conflict markers): the id sequence never reuses it (SPEC §13).
+    /// with conflict markers): the id sequence never reuses it.
     pub skipped_max_id: Option<u64>,
 }
 
@@ -51,13 +51,13 @@ impl Scan {
     pub fn by_id(&self, id: u64) -> Result<&(PathBuf, Decision)> {
         let found: Vec<&(PathBuf, Decision)> = self.decisions.iter().filter(|(_, d)| d.id == id).collect();
         match found.as_slice() {
-            [] => Err(KbError::Invalid(format!("decision {id} not found"))),
+            [] => Err(KbError::NotFound { thing: "decision", id: id.to_string() }),
             [one] => Ok(one),
-            many => Err(KbError::Invalid(format!(
-                "decision id {id} is used by {} files ({}); run `kb check` and give each file its own id",
-                many.len(),
-                many.iter().map(|(p, _)| name_of(p)).collect::<Vec<_>>().join(", ")
-            ))),
+            many => Err(KbError::DuplicateId {
+                thing: "decision",
+                id,
+                files: many.iter().map(|(p, _)| name_of(p).to_string()).collect(),
+            }),
         }
     }
 
@@ -69,7 +69,7 @@ impl Scan {
             let others: Vec<String> =
                 self.decisions.iter().filter(|(p, o)| o.id == d.id && p != path).map(|(p, _)| name_of(p)).collect();
             if !others.is_empty() {
-                // The line of the `id` entry (SPEC §13: each with path and line).
+                // The line of the `id` entry (`kb check` names each with path and line).
                 let line = std::fs::read(path).ok().and_then(|b| merge::id_line(&String::from_utf8_lossy(&b)));
                 out.push(
                     Diagnostic::error(

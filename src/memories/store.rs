@@ -39,7 +39,7 @@ pub struct SaveOutcome {
     pub memory_id: u64,
     pub path: PathBuf,
     pub similarity: Option<f64>,
-    /// The content a consolidation replaced (SPEC §5: a different fact must never vanish unseen).
+    /// The content a consolidation replaced (a different fact must never vanish unseen).
     pub replaced: Option<String>,
     pub decayed: usize,
     pub decay_strategy: Option<DecayStrategy>,
@@ -77,7 +77,7 @@ impl<'r> MemoryStore<'r> {
     /// Returns the cache file for the memory index, `.co-cli/cache/memories.idx`, when kb may keep
     /// one: when `.co-cli/` is a folder (kb never creates `.co-cli/` itself to keep a cache) and
     /// the cache folder stays inside the root. The scan creates the cache folder, ignored, when it
-    /// first writes the cache, so a fresh clone is fast from its second command on (SPEC §7).
+    /// first writes the cache, so a fresh clone is fast from its second command on.
     fn cache_path(&self) -> Option<PathBuf> {
         let layout = &self.repo.layout;
         let cache = layout.cache();
@@ -301,7 +301,7 @@ impl SavePlan {
     }
 }
 
-/// Gives the memory file at `path` the id `id` (`kb check --fix`, SPEC §13) and returns its new
+/// Gives the memory file at `path` the id `id` (`kb check --fix`) and returns its new
 /// path: it is renamed to `{id:03}-{slug}.md` (the slug of its name when that starts with an id,
 /// else of its content; `-2`... when taken), then its frontmatter `id` is set. Every other key
 /// keeps its text and the body its bytes; nothing else changes (not `updated`). The rename comes
@@ -337,7 +337,7 @@ pub fn renumber(repo: &Repo, txn: &mut Txn, path: &Path, id: u64) -> Result<Path
     Ok(target)
 }
 
-/// The frontmatter keys of SPEC §11.2 a new memory gets: each one given, and
+/// The layer keys (`type`, `importance`, `agent`) a new memory gets: each one given, and
 /// `decay_protected: true` for a `core_context` memory.
 fn layer_keys(req: &SaveRequest, agent: Option<&str>) -> Vec<(String, Value)> {
     let mut keys = Vec::new();
@@ -381,8 +381,8 @@ fn screen(req: &SaveRequest) -> Result<Screened> {
     Ok(Screened { content, tags, agent, redacted })
 }
 
-/// Writes a new memory file named as co-cli names it, with extra frontmatter keys. The caller
-/// holds the lock and chose a free id. Returns its path.
+/// Writes a new memory file named as co-cli (the Python tool whose file layout kb keeps) names it, with extra
+/// frontmatter keys. The caller holds the lock and chose a free id. Returns its path.
 pub fn create_memory(
     txn: &mut Txn,
     dir: &Path,
@@ -507,9 +507,9 @@ fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str
 pub fn one(index: &Index, id: u64) -> Result<MemoryRef<'_>> {
     let mut found = index.by_id(id);
     match found.len() {
-        0 => Err(KbError::NotFound(id.to_string())),
+        0 => Err(KbError::NotFound { thing: "memory", id: id.to_string() }),
         1 => Ok(found.remove(0)),
-        _ => Err(KbError::DuplicateId { id, files: found.iter().map(|m| m.file_name.to_string()).collect() }),
+        _ => Err(KbError::DuplicateId { thing: "memory", id, files: found.iter().map(|m| m.file_name.to_string()).collect() }),
     }
 }
 

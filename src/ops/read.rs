@@ -32,7 +32,7 @@ pub enum Scope {
     Copilot,
 }
 
-/// Where an id typed by a person leads (SPEC §9): an integer is a markdown memory, always (a
+/// Where an id typed by a person leads: an integer is a markdown memory, always (a
 /// Copilot record whose id looks like an integer is reached with `--store copilot`); any other
 /// id is a Copilot record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,7 +109,7 @@ pub fn load(repo: &Repo, scope: Scope) -> Result<Loaded> {
     Ok(Loaded { root: repo.layout.root.clone(), limit, index, file, diagnostics })
 }
 
-/// One memory in JSON (SPEC §5 `MEMORY`, plus `store`).
+/// One memory in JSON: `MEMORY` in docs/formats.md, JSON output.
 #[derive(Serialize)]
 pub struct MemoryJson {
     pub store: &'static str,
@@ -122,7 +122,7 @@ pub struct MemoryJson {
     pub source: String,
     pub category: Option<&'static str>,
     pub decay_protected: bool,
-    /// The effective type (`learning` when the file has none, SPEC §11.2).
+    /// The effective type (`learning` when the file has none).
     #[serde(rename = "type")]
     pub memory_type: &'static str,
     /// The effective importance (`medium` when the file has none).
@@ -151,8 +151,8 @@ impl MemoryJson {
     }
 }
 
-/// One record in JSON: the SPEC §5 `MEMORY` keys (content = fact, no tags, never
-/// decay-protected), plus the record's own.
+/// One record in JSON (`RECORD` in docs/formats.md, JSON output): the `MEMORY` keys (content = fact,
+/// no tags, never decay-protected), plus the record's own.
 #[derive(Serialize)]
 pub struct RecordJson {
     pub store: &'static str,
@@ -298,7 +298,7 @@ impl Serialize for RecallReport<'_> {
 }
 
 impl RecallReport<'_> {
-    /// Returns every result, as accesses for the heat log (SPEC §12.1).
+    /// Returns every result, as accesses for the heat log.
     pub fn accesses(&self) -> Vec<crate::heat::Access> {
         use crate::heat::Access;
         use crate::repo::StoreKind;
@@ -365,7 +365,7 @@ fn record_recall_lines(v: &View, all: &Records<'_>, r: &Record<'_>) -> Vec<Strin
     lines
 }
 
-/// What `kb list --type T --importance I --agent NAME` keeps (SPEC §11.2): the markdown memories
+/// What `kb list --type T --importance I --agent NAME` keeps: the markdown memories
 /// whose effective type and importance (absent: learning, medium) and whose agent equal the given
 /// ones. `--agent NAME` keeps only the memories that name that agent, not the shared ones.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -415,8 +415,8 @@ impl ListFilter {
     }
 }
 
-/// `kb list`: every markdown memory by id (co-cli's lines), then the Copilot records in file
-/// order.
+/// `kb list`: every markdown memory by id (the lines of co-cli, the Python tool whose file layout kb keeps), then the
+/// Copilot records in file order.
 ///
 /// JSON: `{"count":N, "limit":MAX, "counts":{"md":N,"copilot":N}, "memories":[ITEM...]}`, the
 /// items streamed one by one. With a [`ListFilter`], `count` and `counts.md` count the memories
@@ -464,7 +464,8 @@ struct ListItem<'a> {
     agent: Option<&'a str>,
 }
 
-/// One record in `list` JSON: the SPEC §5 list keys plus the record's own, borrowed.
+/// One record in `list` JSON: the `list` item keys (docs/formats.md, JSON output) plus the record's
+/// own, borrowed.
 #[derive(Serialize)]
 struct RecordListItem<'r> {
     store: &'static str,
@@ -642,7 +643,7 @@ pub enum ShowReport {
 }
 
 impl ShowReport {
-    /// Returns the memory or record shown, as an access for the heat log (SPEC §12.1).
+    /// Returns the memory or record shown, as an access for the heat log.
     pub fn access(&self) -> crate::heat::Access {
         use crate::heat::Access;
         use crate::repo::StoreKind;
@@ -678,12 +679,12 @@ fn find_one(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
     let found = index.by_id(id);
     let m = match found.as_slice() {
         [] => {
-            return Err(Shown { diagnostics, error: KbError::NotFound(raw_id.trim().to_string()) }.into());
+            return Err(Shown { diagnostics, error: KbError::NotFound { thing: "memory", id: raw_id.trim().to_string() } }.into());
         }
         [m] => m,
         many => {
             let files = many.iter().map(|m| m.file_name.to_string()).collect();
-            return Err(Shown { diagnostics, error: KbError::DuplicateId { id, files } }.into());
+            return Err(Shown { diagnostics, error: KbError::DuplicateId { thing: "memory", id, files } }.into());
         }
     };
     let file = index.dir.join(m.file_name);
@@ -741,7 +742,7 @@ impl Report for ShowReport {
                     text.push_str(&format!("Category: {c}\n"));
                 }
                 text.push_str(&format!("Source: {}\n", v.clean(&m.source)));
-                // The layer keys (SPEC §11.2), when they say more than the defaults.
+                // The layer keys (`type`, `importance`, `agent`), when they say more than the defaults.
                 if m.memory_type != MemoryType::default().as_str() {
                     text.push_str(&format!("Type: {}\n", m.memory_type));
                 }

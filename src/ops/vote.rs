@@ -1,4 +1,4 @@
-//! Voting on a Copilot record: `votes: {"up":N,"down":N}` in the record (SPEC §9).
+//! Voting on a Copilot record: `votes: {"up":N,"down":N}` in the record (docs/behaviour.md, Votes).
 
 use super::read::COPILOT;
 use super::{Report, View, abs};
@@ -59,7 +59,7 @@ pub fn vote_on(
     let voted = crate::copilot::RecordStore::new(repo).vote(&mut txn, target, direction, &reason, redacted);
     drop(txn);
     let out = match (voted, target) {
-        (Err(KbError::NotFound(_)), VoteTarget::Id(id)) if markdown_has(repo, id) => anyhow::bail!(
+        (Err(KbError::NotFound { .. }), VoteTarget::Id(id)) if markdown_has(repo, id) => anyhow::bail!(
             "memory {id} is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)"
         ),
         (other, _) => other?,
