@@ -1,10 +1,12 @@
-//! Whole-process benchmark of the core commands (SPEC §7), on a fresh clone and warm.
+//! Whole-process benchmark of the core commands, on a fresh clone and warm (the targets and the
+//! results are in docs/performance.md).
 //!
-//! Generates N memories of co-cli's shape (60–200 characters, 0–3 tags, 5 % protected, created
-//! over the last 60 days) in a temporary repository, with a project `context.md` of about 4 KiB,
-//! a global one of about 1.5 KiB and 24 Copilot records, then times `kb list`, `kb recall`,
-//! `kb save` (a unique text, and a near-duplicate that consolidates), `kb check` and
-//! `kb context` as separate processes, each twice per round:
+//! Generates N memories of the shape co-cli (the Python tool whose memory layout kb keeps) writes
+//! (60–200 characters, 0–3 tags, 5 % protected, created over the last 60 days) in a temporary
+//! repository, with a project `context.md` of about 4 KiB, a global one of about 1.5 KiB and 24
+//! Copilot records, then times `kb list`, `kb recall`, `kb save` (a unique text, and a
+//! near-duplicate that consolidates), `kb check` and `kb context` as separate processes, each
+//! twice per round:
 //!
 //! - **first run** (a fresh clone): `.co-cli/cache/` is deleted just before the run, as after a
 //!   `git clone`, so the run finds no kb cache, reads every file and builds the cache;
@@ -21,9 +23,9 @@
 //! `kb list | head -1` and `kb --json list | head -1` exit cleanly (status 0, nothing on stderr)
 //! when the pipe closes while kb is still writing.
 //!
-//! With `--layered` (the first argument), the bench times the layered context of SPEC §11 instead,
-//! on the same repository with the layers added (a mode of its own, so that the default tables
-//! stay comparable with earlier runs): of the N memories, 1 % get `type: core_context` (for the
+//! With `--layered` (the first argument), the bench times the layered context (docs/behaviour.md,
+//! Layers) instead, on the same repository with the layers added (a mode of its own, so that the
+//! default tables stay comparable with earlier runs): of the N memories, 1 % get `type: core_context` (for the
 //! agents reviewer, coder, tester or every agent) and 5 % `importance: high` (learnings and
 //! patterns), and the repository gets 200 decisions of every type and status (mostly active), 50
 //! `.github/instructions/` files with varied `applyTo` globs (7 apply to `src/api/routes.rs`, 3 of
@@ -35,7 +37,7 @@
 //! round); and checks (exit status 1 otherwise) that the layered block holds the decisions, the
 //! scoped instructions, the core context, the learnings and the session, within 8000 tokens.
 //!
-//! With `--heat`, the bench times access heat (SPEC §12.1) instead: the repository gets an access
+//! With `--heat`, the bench times access heat instead: the repository gets an access
 //! log of 100,000 lines over 30 active days (half the accesses to 20 memories, 30 % to 1 % of
 //! them), and the bench times `kb context --no-hot`, `kb context` (with Hot Memories), `kb heat`,
 //! and `kb recall postgres` logging its accesses and not logging them (the log moved aside and a
@@ -647,7 +649,7 @@ fn print_ratios(title: &str, lines: &[String], notes: &[String]) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Access heat (SPEC §12.1, `--heat`).
+// Access heat (`--heat`).
 
 /// Lines of the generated access log.
 const ACCESS_LINES: usize = 100_000;
@@ -716,7 +718,7 @@ fn log_disabled(root: &Path, disabled: bool) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The layered context (SPEC §11, `--layered`).
+// The layered context (`--layered`).
 
 /// The agent, the file and the budget of the layered `kb context`.
 const LAYERED: [&str; 7] = ["context", "--agent", "reviewer", "--for", "src/api/routes.rs", "--max-tokens", "8000"];
@@ -797,7 +799,7 @@ const APPLY_TO: &[(&str, bool)] = &[
     ("python/tests/test_*.py", false),
 ];
 
-/// Adds the layers of SPEC §11 to the repository `generate` wrote: of the N memories, 1 % become
+/// Adds the context layers to the repository `generate` wrote: of the N memories, 1 % become
 /// `type: core_context` (for the agents `reviewer`, `coder`, `tester` or none) and 5 %
 /// `importance: high` learnings or patterns; 200 decisions of every type and status (mostly
 /// active); 50 scoped instruction files; an open session. The memories keep their text, so the

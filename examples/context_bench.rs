@@ -1,4 +1,4 @@
-//! Benchmark of the always-loaded context (issue 4): the time of one compile of a 20 KiB
+//! Benchmark of the always-loaded context: the time of one compile of a 20 KiB
 //! context, and the latency from a change to a context file until `kb watch` has rewritten the
 //! target. Prints markdown tables. Run it through `bench/context.sh`, which builds in release mode.
 //!

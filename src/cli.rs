@@ -216,7 +216,7 @@ pub struct DecisionArgs {
     pub action: DecisionAction,
 }
 
-/// What a decision is about (SPEC §11.1).
+/// What a decision is about (the frontmatter `type` of a decision).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DecisionType {
     Architectural,
@@ -310,7 +310,7 @@ pub struct CompletionsArgs {
 
 pub use crate::repo::StoreKind;
 
-/// A memory's type (SPEC §11.2; the frontmatter `type`).
+/// A memory's type (the frontmatter `type`; docs/formats.md, Type, importance and agent).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MemoryTypeArg {
     /// Always loaded for the agents that see it; saved protected, never decayed
@@ -324,7 +324,7 @@ pub enum MemoryTypeArg {
     Update,
 }
 
-/// A memory's importance (SPEC §11.2; the frontmatter `importance`).
+/// A memory's importance (the frontmatter `importance`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImportanceArg {
     /// Loaded into the context's Learnings (with type learning or pattern)

@@ -67,8 +67,9 @@ pub struct Diagnostic {
     pub line: Option<usize>,
     pub severity: Severity,
     pub message: String,
-    /// The message carries the upper-case label (`WARNING:`/`ERROR:`) of co-cli (the Python tool whose file layout kb keeps),
-    /// which its users and their scripts look for, instead of kb's `warning:` prefix.
+    /// The message carries the upper-case label (`WARNING:`/`ERROR:`) of co-cli (the Python tool
+    /// whose file layout kb keeps), which its users and their scripts look for, instead of kb's
+    /// `warning:` prefix.
     pub co_cli_label: bool,
 }
 

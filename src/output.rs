@@ -52,8 +52,9 @@ impl Style {
     }
 
     /// Prints a diagnostic on stderr, its path shown by `show`: `warning: path:line: message`,
-    /// with `skipped` before the place when kb left the thing out, and co-cli's own labelled
-    /// lines (`WARNING: ...`) as co-cli prints them. Text from files is always escaped here.
+    /// with `skipped` before the place when kb left the thing out, and the labelled lines
+    /// (`WARNING: ...`) of co-cli (the Python tool whose file layout kb keeps) as co-cli prints them. Text from
+    /// files is always escaped here.
     pub fn diagnostic(&self, d: &Diagnostic, show: impl Fn(&Path) -> String) {
         let text = d.render(show);
         if d.co_cli_label {

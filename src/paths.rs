@@ -1,11 +1,11 @@
 //! Where kb's files live: the repository root, the global config folder, and the paths below them
-//! (SPEC §1). Resolved once per command and passed down; nothing else reads the environment for
-//! paths.
+//! (docs/formats.md, Where the files are). Resolved once per command and passed down; nothing else
+//! reads the environment for paths.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
-/// What kb says when no root was given or found (SPEC §1).
+/// What kb says when no root was given or found (docs/behaviour.md, The root).
 pub const NO_ROOT: &str = "no repository or .co-cli/ folder here or above";
 
 /// The resolved file locations for one repository.
@@ -27,7 +27,7 @@ impl Layout {
         }
     }
 
-    /// Resolves the root (SPEC §1): `--root`, else `$KB_ROOT`, else the nearest ancestor of `cwd`
+    /// Resolves the root (docs/behaviour.md, The root): `--root`, else `$KB_ROOT`, else the nearest ancestor of `cwd`
     /// (itself included) with a `.co-cli/` folder or a `.git` entry, whichever comes first on the
     /// way up, as git finds its repository: a stray `.co-cli/` above a repository never wins over
     /// it. Else `cwd`. Relative paths are taken from `cwd`.
@@ -64,7 +64,7 @@ impl Layout {
     pub fn memories(&self) -> PathBuf {
         self.knowledge().join("memories")
     }
-    /// `<root>/.co-cli/knowledge/decisions` (SPEC §11.1)
+    /// `<root>/.co-cli/knowledge/decisions`: team decisions.
     pub fn decisions(&self) -> PathBuf {
         self.knowledge().join("decisions")
     }
@@ -95,7 +95,7 @@ impl Layout {
         ensure_ignored_dir(&self.cache())
     }
 
-    /// `<root>/.co-cli/state/journal`: the undo journal (SPEC §12.4), local state.
+    /// `<root>/.co-cli/state/journal`: the undo journal, local state.
     pub fn journal(&self) -> PathBuf {
         self.co_cli().join("state").join("journal")
     }
@@ -143,11 +143,11 @@ impl Layout {
     pub fn copilot_memories(&self) -> PathBuf {
         self.root.join(".github").join("copilot-memories.jsonl")
     }
-    /// `<root>/.github/instructions`: scoped instruction files, `**/*.instructions.md` (SPEC §11.4).
+    /// `<root>/.github/instructions`: scoped instruction files, `**/*.instructions.md`.
     pub fn instructions(&self) -> PathBuf {
         self.root.join(".github").join("instructions")
     }
-    /// `<root>/.co-cli/knowledge/session.md`: the one open session (SPEC §11.3).
+    /// `<root>/.co-cli/knowledge/session.md`: the one open session.
     pub fn session(&self) -> PathBuf {
         self.knowledge().join("session.md")
     }
@@ -158,7 +158,7 @@ impl Layout {
 }
 
 /// Fails unless `path`, once every symlink in its existing part is resolved, lies inside `root`:
-/// kb never follows a link out of the repository when it writes (SPEC §6).
+/// kb never follows a link out of the repository when it writes (docs/safety.md, Writes).
 pub fn check_inside(root: &Path, path: &Path) -> std::io::Result<()> {
     let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let real = real_path(path)?;
@@ -173,7 +173,7 @@ pub fn check_inside(root: &Path, path: &Path) -> std::io::Result<()> {
 
 /// Creates `dir` (and parents) when missing and makes sure it holds a `.gitignore`, written `*`
 /// when kb adds it, so what kb keeps there never shows in `git status`, even in a clone where
-/// `kb init` never ran (SPEC §7, as pytest, ruff and mypy do for their caches). A folder without
+/// `kb init` never ran (as pytest, ruff and mypy do for their caches). A folder without
 /// its `.gitignore` (made by hand, or a kill between the two steps) gets one; an existing one is
 /// left as it is. Costs one `stat` when all is in place.
 ///

@@ -1,5 +1,5 @@
 //! One repository as every operation sees it: where its files are (`Layout`), its settings and
-//! the clock. This module owns the safety rules every write shares (SPEC §6): the one repository
+//! the clock. This module owns the safety rules every write shares (docs/safety.md): the one repository
 //! lock and the one guard that keeps writes inside the root, and the parsing of ids as people
 //! type them.
 
@@ -86,7 +86,7 @@ pub fn lock(layout: &Layout) -> Result<fsio::Lock, KbError> {
 }
 
 /// Fails unless `path`, once every symlink in its existing part is resolved, lies inside the
-/// root: kb never follows a link out of the repository when it writes (SPEC §6).
+/// root: kb never follows a link out of the repository when it writes.
 pub fn guard(layout: &Layout, path: &Path) -> Result<(), KbError> {
     paths::check_inside(&layout.root, path).map_err(io_at(path))
 }

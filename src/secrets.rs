@@ -627,7 +627,7 @@ fn base64url_decode(input: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The secret filter over the fields of one write (SPEC §6): a field holding a secret is refused
+/// The secret filter over the fields of one write (docs/safety.md, Secrets): a field holding a secret is refused
 /// (naming the field and the rule) or, when the person asked for `--redact` (and always over
 /// MCP), stored with each secret replaced; the rules that fired are reported.
 pub struct Screen {

@@ -1,7 +1,8 @@
-//! Settings: defaults < global `settings.json` < project `settings.json` < environment (SPEC §4).
+//! Settings: defaults < global `settings.json` < project `settings.json` < environment (docs/formats.md, Settings).
 //!
 //! Each value keeps where it came from, for `kb config` and for error messages. Keys kb does not
-//! know are ignored: `settings.json` is shared with co-cli, which keeps many other settings there.
+//! know are ignored: `settings.json` is shared with co-cli (the Python tool whose file layout kb keeps), which
+//! keeps many other settings there.
 
 use crate::error::{Diagnostic, KbError, io_at};
 use crate::paths::Layout;
@@ -64,19 +65,19 @@ pub struct Settings {
     /// Fraction (0.0–1.0) of all memories that one decay removes.
     pub memory_decay_percentage: Setting<f64>,
     /// Files `kb compile` writes the always-loaded context into, relative to the root, each
-    /// with the options of its own block (SPEC §11.7).
+    /// with the options of its own block (docs/behaviour.md, Compile targets).
     pub context_targets: Setting<Vec<TargetSpec>>,
-    /// The token budget of the compiled block (SPEC §11.6): ≥ 100, or none.
+    /// The token budget of the compiled block: ≥ 100, or none.
     pub context_max_tokens: Setting<Option<u32>>,
-    /// How many high-importance learnings the block shows (SPEC §11.5). 0–100.
+    /// How many high-importance learnings the block shows. 0–100.
     pub learnings_limit: Setting<u64>,
-    /// How many hot memories the block shows (SPEC §12.1). 0–100.
+    /// How many hot memories the block shows. 0–100.
     pub hot_limit: Setting<u64>,
-    /// The window of active days that heat counts (SPEC §12.1). 1–365.
+    /// The window of active days that heat counts. 1–365.
     pub heat_window_days: Setting<u64>,
 }
 
-/// One `context_targets` entry (SPEC §8, §11.7): a path, or an object with the options of that
+/// One `context_targets` entry (docs/behaviour.md, Compile targets): a path, or an object with the options of that
 /// target's own block. A plain path is `TargetSpec { path, ..Default::default() }`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TargetSpec {
@@ -119,7 +120,7 @@ impl TargetSpec {
     }
 
     /// Reads one entry: a non-empty path string, or an object with a `path` and the options of
-    /// SPEC §11.7 (an unknown key is an error, so a typo does not silently compile the wrong block).
+    /// a target's own block (an unknown key is an error, so a typo does not silently compile the wrong block).
     fn from_json(v: &Value) -> Result<TargetSpec, String> {
         match v {
             Value::String(s) if !s.is_empty() => Ok(TargetSpec { path: s.clone(), ..TargetSpec::default() }),
@@ -247,7 +248,7 @@ pub fn remove_key(path: &Path, key: &str) -> Result<bool, KbError> {
     Ok(found)
 }
 
-/// Returns `raw` as the JSON value of setting `key`, validated as SPEC §4 says: JSON when it
+/// Returns `raw` as the JSON value of setting `key`, validated as in docs/formats.md (Settings): JSON when it
 /// parses as JSON (`50`, `["AGENTS.md"]`), else the text itself as a string (`cut`). An unknown
 /// key or an invalid value is an error naming the valid keys or the valid range.
 pub fn parse_value(key: &str, raw: &str, path: &Path) -> Result<Value, SettingsError> {

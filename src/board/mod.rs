@@ -1,7 +1,8 @@
-//! The context board (SPEC §12.2, Copilot CLI's dynamic context board): a small scratchpad of
-//! reusable facts per repository and branch, `.co-cli/state/board/<branch>.json`, local state
-//! that is never committed. People (the CLI) write `user` items, agents (MCP) `agent` items; an
-//! agent can never prune what a person wrote. At most 25 items.
+//! The context board (GitHub Copilot CLI's dynamic context board, kept by kb; docs/behaviour.md,
+//! The context board): a small scratchpad of reusable facts per repository and branch,
+//! `.co-cli/state/board/<branch>.json`, local state that is never committed. People (the CLI)
+//! write `user` items, agents (MCP) `agent` items; an agent can never prune what a person wrote.
+//! At most 25 items.
 
 use crate::error::{Diagnostic, KbError, io_at};
 use crate::paths::Layout;
@@ -318,7 +319,7 @@ pub fn check_name(name: &str) -> Result<()> {
     }
 }
 
-/// Returns the board as agents see it (SPEC §12.2): a `<dynamic_context_board>` section with a
+/// Returns the board as agents see it: a `<dynamic_context_board>` section with a
 /// markdown table of the items' metadata and one line on how to read an item's content.
 pub fn render(board: &Board) -> Option<String> {
     if board.items.is_empty() {

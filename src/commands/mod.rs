@@ -1,8 +1,8 @@
 //! The command line: parse the arguments, run one operation from `ops`, print its report. This
 //! module builds the context, dispatches, prints reports (`emit`) and errors (`main`: the one
-//! error printer), and maps the outcome to SPEC's exit codes. Commands with work of their own at
-//! the command line live in their own files (`save` reads stdin, `watch` loops, `mcp` serves);
-//! no command file imports another.
+//! error printer), and maps the outcome to kb's exit codes (docs/behaviour.md, Output and exit
+//! status). Commands with work of their own at the command line live in their own files (`save`
+//! reads stdin, `watch` loops, `mcp` serves); no command file imports another.
 
 mod decision;
 mod mcp;
@@ -140,7 +140,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     };
     if !found {
         // Outside any repository: reading the working directory is harmless, creating `.co-cli/`
-        // in a random folder is not (SPEC §1).
+        // in a random folder is not.
         if writes(&cli.command) {
             anyhow::bail!("{NO_ROOT}; run `kb init` or pass --root");
         }

@@ -1,5 +1,6 @@
-//! The compiled block of SPEC §11.5: gathering every layer from its store for one agent and set
-//! of files, then fitting it into the token budget (§11.6) or, with none, §8's byte limit.
+//! The compiled block (docs/behaviour.md, Layers): gathering every layer from its store for one
+//! agent and set of files, then fitting it into the token budget or, with none, the block's
+//! 20,480-byte limit (docs/behaviour.md, Budgets).
 
 use super::layers::{self, Dropped, Layer, LayerKind, Unit};
 use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind, Sources};
@@ -11,7 +12,7 @@ use rustc_hash::FxHashMap;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-/// What to compile: `kb context`'s flags, or one target's options (SPEC §11.7).
+/// What to compile: `kb context`'s flags, or one target's options.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Request {
     /// The agent the block is for; `None`: memories that name no agent (or are `cross-team`).
@@ -19,13 +20,13 @@ pub struct Request {
     /// Root-relative, `/`-separated paths of the files being worked on: they select scoped
     /// instructions.
     pub for_paths: Vec<String>,
-    /// Only the decisions (Agentweaver's child workers).
+    /// Only the decisions, for child workers (the sub-agents a coordinating agent starts).
     pub decisions_only: bool,
     pub board: bool,
     /// Whether Hot Memories go in (`kb context` yes unless `--no-hot`; a target only with
     /// `"hot": true`).
     pub hot: bool,
-    /// The token budget; `None`: the setting `context_max_tokens`, else §8's byte limit.
+    /// The token budget; `None`: the setting `context_max_tokens`, else the byte limit.
     pub max_tokens: Option<u32>,
     pub wrap: bool,
     /// Count tokens even without a budget (for JSON).
@@ -44,7 +45,7 @@ pub struct LayerReport {
     pub dropped_tokens: usize,
 }
 
-/// How one §8 section (a context file or the Repository Memories) fared.
+/// How one section of Internal Knowledge (a context file or the Repository Memories) fared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SectionReport {
     pub kind: SectionKind,
@@ -78,7 +79,7 @@ pub struct Block {
 #[derive(Debug, Clone, Default)]
 pub struct Inputs {
     pub layers: Vec<Layer>,
-    /// Where each §8 section came from (the context files, the JSONL file).
+    /// Where each Internal Knowledge section came from (the context files, the JSONL file).
     pub files: Vec<(SectionKind, PathBuf)>,
     pub warnings: Vec<Diagnostic>,
 }
@@ -314,8 +315,8 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Fits the inputs into `budget` tokens, or with none into §8's byte limit, and adds the
-/// warnings SPEC asks for.
+/// Fits the inputs into `budget` tokens, or with none into the byte limit, and adds the
+/// size and budget warnings.
 pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: bool) -> Block {
     let Inputs { layers, files, mut warnings } = inputs;
     let count = crate::format::tokens::count;
@@ -397,7 +398,8 @@ pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: b
         None => {
             let full = layers::render(&layers, &layers::all_kept(&layers), None, wrap).map_or(0, |t| t.len());
             if fitted.truncated {
-                // co-cli's wording, which its users (and their scripts) look for.
+                // The wording of co-cli (the Python tool whose file layout kb keeps), which its users (and their
+                // scripts) look for.
                 warnings.push(Diagnostic::co_cli(
                     Severity::Error,
                     format!(
@@ -526,7 +528,7 @@ fn byte_cuts(layers: &[Layer], dropped: &[Dropped]) -> (usize, String) {
     (total, list.join("; "))
 }
 
-/// The last paragraph of a block cut to §8's byte limit.
+/// The last paragraph of a block cut to the byte limit.
 fn byte_marker(layers: &[Layer], dropped: &[Dropped]) -> String {
     let (total, list) = byte_cuts(layers, dropped);
     format!("[truncated by kb: {total} bytes cut to fit the {SIZE_LIMIT}-byte limit ({list})]")
@@ -536,7 +538,7 @@ fn byte_marker(layers: &[Layer], dropped: &[Dropped]) -> String {
 mod tests {
     use super::*;
 
-    /// Inputs of §8's sections alone: context files and records (each record line an item).
+    /// Inputs of the Internal Knowledge sections alone: context files and records (each record line an item).
     fn inputs(parts: &[(LayerKind, &str)]) -> Inputs {
         let mut i = Inputs::default();
         for &(kind, body) in parts {

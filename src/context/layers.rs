@@ -1,6 +1,6 @@
-//! The compiled block as layers of whole items (SPEC §11.5), and fitting it into a budget
-//! (§11.6): tokens when a budget is set, else §8's byte limit, removing whole items lowest
-//! priority first and cutting the context files last, section-aware.
+//! The compiled block as layers of whole items, and fitting it into a budget: tokens when a budget
+//! is set, else the block's byte limit, removing whole items lowest priority first and cutting the
+//! context files last, section-aware (docs/behaviour.md, Layers and Budgets).
 //!
 //! Nothing here reads a file: `gather` builds the layers, this module renders and fits them.
 
@@ -74,7 +74,7 @@ impl LayerKind {
     }
 }
 
-/// The order in which an over-budget block loses its content (SPEC §11.6): the board, the
+/// The order in which an over-budget block loses its content: the board, the
 /// session (its summary first), learnings, hot memories, Repository Memories, scoped
 /// instructions, core context, then the Project and Global Context are cut. Decisions never go.
 const REMOVAL: [LayerKind; 7] = [
@@ -197,7 +197,7 @@ pub fn render(layers: &[Layer], kept: &Kept, marker: Option<&str>, wrap: bool) -
     Some(if wrap { format!("{WRAP_OPEN}{text}{WRAP_CLOSE}") } else { text })
 }
 
-/// What the block is measured in: tokens (a budget is set) or UTF-8 bytes (§8's limit).
+/// What the block is measured in: tokens (a budget is set) or UTF-8 bytes (the byte limit).
 #[derive(Clone, Copy)]
 pub enum Unit<'a> {
     Tokens(&'a dyn Fn(&str) -> usize),
@@ -238,7 +238,7 @@ pub struct Fitted {
     pub truncated: bool,
 }
 
-/// Fits `layers` into `limit` (in `unit`), lowest priority first, as SPEC §11.6 says; `marker`
+/// Fits `layers` into `limit` (in `unit`), lowest priority first (`REMOVAL`); `marker`
 /// makes the last line from what was dropped. When even the decisions alone do not fit, they
 /// are all kept (with whatever else cannot go) and the result is over the limit: the caller
 /// warns.

@@ -5,7 +5,7 @@
 //! the start of a block (a heading, a paragraph, a list item...), never inside a UTF-8 character,
 //! a code block or an HTML block. It knows nothing about sections, budgets or files; the input is
 //! a markdown body whose frontmatter has already been removed (pulldown-cmark would otherwise read
-//! a YAML block as a thematic break plus a setext heading, crates.md §12).
+//! a YAML block as a thematic break plus a setext heading).
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
 use std::ops::Range;

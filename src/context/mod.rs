@@ -1,6 +1,6 @@
-//! The always-loaded context (SPEC §8): reading the context files (`context.md`, global and
-//! project) with their frontmatter rules, the `### Repository Memories` lines, and assembling them
-//! into the one block agents load, within its byte budgets.
+//! The always-loaded context (docs/formats.md, The compiled block): reading the context files
+//! (`context.md`, global and project) with their frontmatter rules, the `### Repository Memories`
+//! lines, and assembling them into the one block agents load, within its byte budgets.
 //!
 //! A context file has expected frontmatter with `version` (an integer) and `updated` (an ISO 8601
 //! timestamp). Problems are warnings for `kb context` and problems for `kb check`; the body is used
@@ -61,7 +61,8 @@ pub fn read(text: &str) -> (&str, Vec<Diagnostic>) {
     match fields.get("updated") {
         None => problems.push(Diagnostic::warning(Some(1), "missing required field: updated")),
         Some(Value::String(s)) => {
-            // co-cli only asks for a `YYYY-MM-DDTHH:MM:SS` prefix here; a naive time is fine.
+            // co-cli (the Python tool whose file layout kb keeps) only asks for a `YYYY-MM-DDTHH:MM:SS` prefix
+            // here; a naive time is fine.
             if let (Err(e), false) = (time::parse(s), co_cli_timestamp_prefix(s)) {
                 problems.push(Diagnostic::warning(
                     line_of("updated"),
@@ -129,7 +130,7 @@ fn warn_at(path: &Path, line: Option<usize>, message: impl Into<String>) -> Diag
     Diagnostic::warning(line, message).in_file(path)
 }
 
-/// What §8's part of the block is built from: the non-empty context files in priority order,
+/// What the Internal Knowledge part of the block is built from: the non-empty context files in priority order,
 /// the Copilot-style records with their file, and the warnings found while reading them.
 #[derive(Debug, Clone, Default)]
 pub struct Sources {
@@ -206,9 +207,9 @@ fn leading_lines(text: &str) -> usize {
 pub struct RepoMemory {
     pub subject: String,
     pub fact: String,
-    /// More down votes than up: left out of the block (SPEC §9).
+    /// More down votes than up: left out of the block.
     pub downvoted: bool,
-    /// Up votes minus down votes: over a budget the lowest goes first (SPEC §11.6).
+    /// Up votes minus down votes: over a budget the lowest goes first.
     pub score: i64,
     /// `created`, when it parses: among equal scores the oldest goes first.
     pub created_at: Option<crate::format::time::Micros>,
@@ -248,7 +249,7 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Returns a record's line in the block: `subject: fact` (SPEC §8), escaped so that it cannot
+/// Returns a record's line in the block: `subject: fact`, escaped so that it cannot
 /// open a code fence.
 pub fn record_line(r: &RepoMemory) -> String {
     let line = if r.subject.is_empty() { r.fact.clone() } else { format!("{}: {}", r.subject, r.fact) };

@@ -1,4 +1,5 @@
-//! Compile targets: where the always-loaded block is written (SPEC §8, `context_targets`).
+//! Compile targets: where the always-loaded block is written (the setting `context_targets`; docs/formats.md,
+//! Compile targets).
 //!
 //! A target is one of two kinds:
 //!

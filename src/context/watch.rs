@@ -1,4 +1,4 @@
-//! What `kb watch` watches and which file events make it recompile (SPEC §8).
+//! What `kb watch` watches and which file events make it recompile (docs/behaviour.md, kb watch).
 //!
 //! The inputs are the two `context.md` files, the two `settings.json` files, the Copilot JSONL
 //! file, the session file and the folders of memories, decisions and scoped instructions. Rather than watching the whole repository (a recursive watch
@@ -9,7 +9,7 @@
 //! Events are filtered by path against that list, which is why kb never reacts to its own writes
 //! (a target can never be an input: `compile::resolve` refuses that) nor to editors' swap,
 //! backup and temporary files. notify does not report files created inside a brand-new folder
-//! (crates.md §5, notify-rs/notify#727), so any event on a folder that holds or may hold inputs
+//! (notify-rs/notify#727), so any event on a folder that holds or may hold inputs
 //! asks for a re-plan of the watches and a full recompile, which reads every input afresh anyway.
 //!
 //! The debounce is a trailing edge of kb's own, kept by [`Pending`]: a recompile waits until the

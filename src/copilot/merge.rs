@@ -1,4 +1,4 @@
-//! The repairs `kb check --fix` makes to the JSONL file after a git merge (SPEC §13): a record
+//! The repairs `kb check --fix` makes to the JSONL file after a git merge (docs/safety.md, Git merges): a record
 //! line a union merge repeated byte for byte is removed, and the records that share an id are
 //! merged into one (citations united in order, each vote count the larger, the later line's
 //! other fields) in the place of the first. Pure: returns the edits, what each does and what was left alone; the caller

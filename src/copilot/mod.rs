@@ -1,4 +1,4 @@
-//! The Copilot-style record store: `.github/copilot-memories.jsonl` (SPEC §9, formats.md §1).
+//! The Copilot-style record store: `.github/copilot-memories.jsonl` (docs/formats.md, A Copilot record).
 //!
 //! One JSON object per line: `{"id","subject","fact","citations","reason","category"?,
 //! "source":{"agent":"kb"},"created",...}`. The same lifecycle as the markdown store: the secret

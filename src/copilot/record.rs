@@ -1,6 +1,6 @@
 //! One line of `.github/copilot-memories.jsonl`, parsed tolerantly into borrowed fields.
 //!
-//! The record schema is not public (formats.md §1.1), so the reader accepts what Copilot, VS Code
+//! The record schema is not public, so the reader accepts what Copilot, VS Code
 //! and people plausibly write: `citations` as a list or a comma-separated string, `source` as an
 //! object or a string, integer ids, unknown keys (skipped here; the line's bytes keep them). Only
 //! a line kb cannot address or show is fatal: not JSON, not an object, no string `subject` or

@@ -1,6 +1,7 @@
-//! One decision file (SPEC §11.1): markdown with YAML frontmatter in the memories' layout (keys
-//! sorted, co-cli quoting, `+00:00` timestamps). Keys: `id`, `created`, `type`, `status`, `tags`,
-//! optional `updated` and `superseded_by`; the body is the decision, its first line the title.
+//! One decision file (docs/formats.md, A decision): markdown with YAML frontmatter in the memories'
+//! layout (keys sorted, `+00:00` timestamps, strings quoted as for co-cli, the Python tool whose file layout kb keeps).
+//! Keys: `id`, `created`, `type`, `status`, `tags`, optional `updated` and `superseded_by`; the body
+//! is the decision, its first line the title.
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields};

@@ -2,10 +2,11 @@
 //! writing it back.
 //!
 //! Reading accepts what people and other tools write: a UTF-8 BOM, CRLF line ends, a `...`
-//! closing line. Writing produces what co-cli writes (`---`, keys sorted, block lists, a blank line,
-//! the stripped body) and quotes every string that PyYAML's YAML 1.1 resolver would read as another
-//! type. Keys kb does not change are written back with their original text, so a rewrite shows
-//! in a diff only where something really changed. This module knows nothing about memories.
+//! closing line. Writing produces what co-cli (the Python tool whose file layout kb keeps) writes
+//! (`---`, keys sorted, block lists, a blank line, the stripped body) and quotes every string that
+//! PyYAML's YAML 1.1 resolver would read as another type. Keys kb does not change are written
+//! back with their original text, so a rewrite shows in a diff only where something really
+//! changed. This module knows nothing about memories.
 
 use crate::format::yaml11;
 use serde_json::Value;

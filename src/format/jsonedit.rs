@@ -2,7 +2,7 @@
 //! other keys, their order, comments-free formatting, line ends — as the user wrote it.
 //!
 //! `serde_json` would re-serialise the whole object, sorting its keys (kb does not enable
-//! `preserve_order`, see crates.md §3) and reformatting everything. The input must be a valid
+//! `preserve_order`: it would change key order elsewhere in kb) and reformatting everything. The input must be a valid
 //! JSON object; it is checked with `serde_json` before the text is scanned.
 
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! What a git merge leaves in a text file (SPEC §13): the lines of an unresolved conflict, and
+//! What a git merge leaves in a text file (docs/safety.md, Git merges): the lines of an unresolved conflict, and
 //! the ids still written in a file that no longer parses. Pure text; no IO.
 
 /// One kind of git conflict-marker line.
@@ -79,7 +79,7 @@ pub fn may_have_markers(text: &str) -> bool {
 /// Returns the highest id written on an `id: N` line of `text` (at the start of a line; the
 /// number may be quoted), wherever the line is: the best guess at the ids of a memory or
 /// decision file that does not parse, such as one a merge left with conflict markers, so that a
-/// new id never reuses one of them (SPEC §13).
+/// new id never reuses one of them.
 pub fn written_id(text: &str) -> Option<u64> {
     text.split('\n')
         .filter_map(|line| {

@@ -1,8 +1,8 @@
 //! Text formats and the pure functions over them: YAML frontmatter and kb's YAML writer
-//! (`frontmatter`), PyYAML's YAML 1.1 resolver (`yaml11`), timestamps as co-cli writes them
-//! (`time`), RapidFuzz's similarity (`similarity`) and near-duplicate groups by it (`neardup`),
-//! surgical JSON edits (`jsonedit`), what a git merge leaves in a file (`merge`) and the binary
-//! encoding of the caches (`binary`).
+//! (`frontmatter`), PyYAML's YAML 1.1 resolver (`yaml11`), timestamps as co-cli (the Python tool
+//! whose file layout kb keeps) writes them (`time`), RapidFuzz's similarity (`similarity`) and
+//! near-duplicate groups by it (`neardup`), surgical JSON edits (`jsonedit`), what a git merge
+//! leaves in a file (`merge`) and the binary encoding of the caches (`binary`).
 //! Nothing here touches the file system.
 
 pub mod binary;

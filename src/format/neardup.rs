@@ -1,4 +1,4 @@
-//! Near-duplicate groups among many texts (`kb consolidate`, SPEC §12.3), by the dedup scorer
+//! Near-duplicate groups among many texts (for `kb consolidate`), by the dedup scorer
 //! (`similarity`) and a threshold, without scoring most pairs.
 //!
 //! Grouping: the texts come oldest first; each text not yet in a group starts one with every
@@ -45,7 +45,7 @@ pub struct Group {
 }
 
 /// Returns the groups of two or more near-duplicates among `texts` (oldest first): similarity
-/// (SPEC §3) at least `threshold` with the group's first text. Groups come in the order of their
+/// at least `threshold` with the group's first text. Groups come in the order of their
 /// first text, members in text order.
 pub fn groups(texts: &[&str], threshold: f64) -> Vec<Group> {
     let p = Profiles::new(texts);

@@ -1,8 +1,9 @@
 //! Text similarity for dedup-on-write: Python RapidFuzz's `fuzz.token_sort_ratio`.
 //!
-//! co-cli scores `token_sort_ratio(new.lower().strip(), old.lower().strip())` with RapidFuzz 3.x,
+//! co-cli (the Python tool whose file layout kb keeps) scores
+//! `token_sort_ratio(new.lower().strip(), old.lower().strip())` with RapidFuzz 3.x,
 //! whose default is no processor. The rapidfuzz crate has `ratio` (on a 0–1 scale) but no token
-//! functions, so the tokenising is rebuilt here to match Python exactly (crates.md §4).
+//! functions, so the tokenising is rebuilt here to match Python exactly.
 
 use crate::format::frontmatter::py_isspace;
 use rapidfuzz::fuzz;
@@ -99,7 +100,7 @@ mod tests {
         (a - b).abs() < 1e-9
     }
 
-    /// Reference values from Python RapidFuzz 3.14.6 (crates.md §4, co-cli.md §2.4).
+    /// Reference values from Python RapidFuzz 3.14.6.
     #[test]
     fn matches_python_reference_pairs() {
         let cases: &[(&str, &str, f64)] = &[

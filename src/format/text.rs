@@ -42,8 +42,8 @@ pub fn check_agent(name: &str) -> Result<(), String> {
     Err(format!("invalid agent name '{}': {why}", name.escape_debug()))
 }
 
-/// Returns the file name co-cli gives a memory: `{id:03}-{slug}.md`, the slug from the first 50
-/// characters of the text (co-cli.md §2.1).
+/// Returns the file name co-cli (the Python tool whose file layout kb keeps) gives a memory: `{id:03}-{slug}.md`,
+/// the slug from the first 50 characters of the text (docs/formats.md, A memory).
 pub fn file_name(id: u64, text: &str) -> String {
     let head: String = text.chars().take(50).collect();
     format!("{id:03}-{}.md", slugify(&head))
@@ -104,7 +104,7 @@ pub fn checked_tags(tags: &[String]) -> Result<Vec<String>, KbError> {
     Ok(kept)
 }
 
-/// Returns the words of a recall query, lower-cased (SPEC §3: a memory matches when every word
+/// Returns the words of a recall query, lower-cased (a memory matches when every word
 /// is in its content or one of its tags). A blank query is one empty word, which matches all.
 pub fn query_words(query: &str) -> Vec<String> {
     let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();

@@ -1,9 +1,9 @@
-//! Timestamps as co-cli writes and reads them.
+//! Timestamps as co-cli (the Python tool whose file layout kb keeps) writes and reads them.
 //!
 //! co-cli writes `datetime.now(timezone.utc).isoformat()`: UTC, a `+00:00` offset, six fraction
 //! digits, and no fraction at all when the microseconds are zero. It reads with
 //! `datetime.fromisoformat`. kb reads any RFC 3339 timestamp (`T` or a space, `Z` or an offset) and
-//! refuses naive and date-only values, which co-cli accepts but then crashes on (co-cli.md §2.10).
+//! refuses naive and date-only values, which co-cli accepts but then crashes on.
 
 use chrono::{DateTime, FixedOffset, Timelike, Utc};
 

@@ -1,5 +1,5 @@
 //! Token counts in OpenAI's `o200k_base` encoding, exactly as tiktoken counts them
-//! (`encode_ordinary(text)`'s length), with no start-up work (SPEC §11.6).
+//! (`encode_ordinary(text)`'s length), with no start-up work (the token budget of docs/behaviour.md, Budgets).
 //!
 //! tiktoken splits the text with a regex (the pre-tokeniser), then byte-pair-encodes each piece.
 //! tiktoken-rs spends 130 ms per process parsing its ranks into a hash map and compiling that

@@ -1,7 +1,8 @@
-//! How PyYAML (YAML 1.1, co-cli's reader) resolves a plain scalar, for the few fields where kb
-//! must read a hand-written value exactly as co-cli does: serde-saphyr resolves some plain
-//! scalars differently (`y` and `n` as booleans, `1e3` and `0o17` as numbers, `007` as 7.0), so
-//! kb re-reads such values as text and applies PyYAML's resolver rules (yaml/resolver.py).
+//! How PyYAML (YAML 1.1; the reader of co-cli, the Python tool whose file layout kb keeps)
+//! resolves a plain scalar, for the few fields where kb must read a hand-written value exactly as
+//! co-cli does: serde-saphyr resolves some plain scalars differently (`y` and `n` as booleans,
+//! `1e3` and `0o17` as numbers, `007` as 7.0), so kb re-reads such values as text and applies
+//! PyYAML's resolver rules (yaml/resolver.py).
 
 use regex::Regex;
 use std::sync::LazyLock;

@@ -1,7 +1,8 @@
-//! Access heat (SPEC §12.1, Base Coat's hot cache): every memory or record that `recall` or
-//! `show` returns is one line `{"id":ID,"store":"md"|"copilot","at":TS}` appended to
-//! `.co-cli/state/access.jsonl`; a memory's heat is its accesses during the last
-//! `heat_window_days` active days (the distinct UTC dates in the log).
+//! Access heat (after the hot cache of Base Coat, a layered memory design for coding agents;
+//! docs/behaviour.md, Heat): every memory or record that `recall` or `show` returns is one line
+//! `{"id":ID,"store":"md"|"copilot","at":TS}` appended to `.co-cli/state/access.jsonl`; a
+//! memory's heat is its accesses during the last `heat_window_days` active days (the distinct UTC
+//! dates in the log).
 //!
 //! The log is local state, never committed: one person's recalls must not change what a team's
 //! `AGENTS.md` says. Appending is one `write` of one line on a file opened with `O_APPEND`, so
@@ -122,7 +123,7 @@ impl Heats {
     }
 }
 
-/// Returns the memories of Hot Memories (SPEC §12.1): of `heats` (hottest first), the markdown
+/// Returns the memories of Hot Memories: of `heats` (hottest first), the markdown
 /// memories of heat ≥ `WARM` that `is_candidate` accepts, at most `limit`. `kb context` and
 /// `kb heat` (its `hot`) both take them from here.
 pub fn hot_ids(heats: &Heats, limit: usize, mut is_candidate: impl FnMut(u64) -> bool) -> Vec<u64> {

@@ -1,4 +1,4 @@
-//! Scoped instructions (SPEC §11.4): the `.instructions.md` files of VS Code and Copilot in
+//! Scoped instructions (docs/formats.md, Scoped instructions): the `.instructions.md` files of VS Code and Copilot in
 //! `.github/instructions/` (and its subfolders), each with an `applyTo` frontmatter key (one glob,
 //! or several separated by commas) and an optional `description`.
 //!
@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 /// What every instruction file's name ends with.
 pub const SUFFIX: &str = ".instructions.md";
 
-/// The globs that apply everywhere, even without `--for` (SPEC §11.4).
+/// The globs that apply everywhere, even without `--for`.
 const ALWAYS_ON: [&str; 2] = ["**", "**/*"];
 
 /// One instruction file as read.

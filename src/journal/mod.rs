@@ -1,4 +1,4 @@
-//! The undo journal (SPEC §12.4): one entry per operation that changes or removes knowledge
+//! The undo journal (docs/safety.md, The undo journal): one entry per operation that changes or removes knowledge
 //! files (`forget`, a consolidating `save`, decay, `consolidate`, `import`, `decision supersede`),
 //! in `.co-cli/state/journal/`, local state that is never committed. An entry holds the exact
 //! prior bytes of every file the operation changed or removed, and names the files it created, so

@@ -189,7 +189,7 @@ impl VoteDirection {
     }
 }
 
-/// `context_board` arguments: Copilot CLI's own names (SPEC §12.2).
+/// `context_board` arguments: the names GitHub Copilot CLI's own `context_board` tool uses.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct ContextBoardArgs {
     /// What to do: get_board (list the items), get (one item's content: src and name), add

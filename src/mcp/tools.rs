@@ -10,10 +10,10 @@
 //! - `vote_memory`: `kb vote ID up|down --reason R`, or the record named by its exact fact;
 //! - the context resource: `kb context`'s block.
 //!
-//! Secrets (SPEC §11.8): an agent cannot pass `--redact`, so every tool that writes stores a
-//! secret as `[REDACTED:<rule>]` instead of refusing it, and its result says which rules fired:
-//! `"redacted":[RULE...]` in the JSON and a line in the text. No message tells the agent to use
-//! `--redact` ([`error_message`]).
+//! Secrets (docs/mcp.md, Secrets are redacted, not refused): an agent cannot pass `--redact`, so
+//! every tool that writes stores a secret as `[REDACTED:<rule>]` instead of refusing it, and its
+//! result says which rules fired: `"redacted":[RULE...]` in the JSON and a line in the text. No
+//! message tells the agent to use `--redact` ([`error_message`]).
 //!
 //! Nothing here prints to stdout, which is the protocol: diagnostics (a skipped file) go to
 //! stderr, as the CLI's do.
@@ -51,14 +51,14 @@ pub struct Server {
     /// Only its stderr half is used: stdout is the protocol.
     pub style: Style,
     /// Whether this process has shown the board yet: its first board request counts one more
-    /// session that saw every item (SPEC §12.2).
+    /// session that saw every item.
     pub board_seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The process environment, read once at start.
     pub env: crate::settings::Environment,
 }
 
 impl Server {
-    /// Opens the repository for a tool that writes: refused without a root (SPEC §1).
+    /// Opens the repository for a tool that writes: refused without a root.
     fn repo_to_write(&self) -> Result<crate::repo::Repo> {
         if !self.found {
             anyhow::bail!("{}; start kb mcp inside a repository or pass --root", crate::paths::NO_ROOT);
@@ -203,7 +203,7 @@ impl Server {
         Ok(reply)
     }
 
-    /// `context_board`, with the seed's semantics (SPEC §12.2): `get_board` lists the items'
+    /// `context_board`, as GitHub Copilot CLI's tool of that name works: `get_board` lists the items'
     /// metadata as the `<dynamic_context_board>` table, `get` returns one item's content (src and
     /// name) and counts the read, `add` creates or overwrites an `agent` item (secrets redacted),
     /// `prune` deletes an `agent` item and never a person's.
@@ -281,7 +281,7 @@ impl Server {
         self.written(&report, report.redacted())
     }
 
-    /// Returns the always-loaded context block, as `kb context` prints it (SPEC §8); empty when
+    /// Returns the always-loaded context block, as `kb context` prints it; empty when
     /// no section has content. Its warnings go to stderr, as `kb context` prints them.
     pub fn context(&self) -> String {
         let repo = match self.repo() {

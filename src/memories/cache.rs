@@ -85,8 +85,8 @@ const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 
 /// Bump when the record layout, the parsing rules or the checksum change, so old caches are
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
-/// against an adversary. 4: `type`, `importance` and `agent`, SPEC §11.2. 5: an invalid file's
-/// record holds the id its `id: N` lines name, SPEC §13.)
+/// against an adversary. 4: the layer keys `type`, `importance` and `agent`. 5: an invalid file's
+/// record holds the id its `id: N` lines name, so a new id never reuses it.)
 const FORMAT: u32 = 5;
 
 const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;

@@ -1,5 +1,6 @@
 //! Decay past the maximum count: which memories go (the oldest unprotected ones) and what
-//! replaces them (co-cli's summary, one per agent, or nothing with `cut`).
+//! replaces them (a summary as co-cli, the Python tool whose file layout kb keeps, writes it, one per agent;
+//! or nothing with `cut`).
 
 use crate::error::KbError;
 use crate::format::text::{self, MAX_TEXT_BYTES};
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 /// Returns the memories a create would decay: none unless the count then exceeds the maximum;
 /// else the k oldest unprotected ones, k = max(1, floor(total × percentage)). A `core_context`
-/// memory is never one of them, even without `decay_protected` (SPEC §11.2).
+/// memory is never one of them, even without `decay_protected`.
 pub fn decay_victims(index: &Index, settings: &Settings) -> Vec<Pos> {
     let total = index.len() + 1;
     if total as u64 <= settings.memory_max_count.value {
@@ -44,7 +45,7 @@ pub fn decay(
         let tags = vec!["_consolidated".to_string(), "_auto_decay".to_string()];
         let mut last_id = index.max_id().unwrap_or(0).max(new_id);
         // One summary, unless the texts would not fit in one memory file; and one per agent, so
-        // an agent's memories stay that agent's (SPEC §11.2) instead of becoming shared.
+        // an agent's memories stay that agent's instead of becoming shared.
         for (agent, owned) in by_agent(victims) {
             let extra: Vec<(String, Value)> =
                 agent.map(|a| ("agent".to_string(), Value::from(a))).into_iter().collect();

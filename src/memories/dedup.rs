@@ -1,5 +1,6 @@
 //! Dedup on write: which recent memories a new text is compared with, and the best match by
-//! RapidFuzz's similarity (co-cli's rule), scored before the lock for a large text.
+//! RapidFuzz's similarity (the rule of co-cli, the Python tool whose file layout kb keeps), scored before the
+//! lock for a large text.
 
 use crate::format::similarity::Prepared;
 use crate::format::time::Micros;
@@ -14,7 +15,7 @@ pub const PRESCORE_BYTES: usize = 32 * 1024;
 /// Dedup compares a new text with at most this many recent memories (co-cli hard-codes 10).
 pub const DEDUP_CANDIDATES: usize = 10;
 
-/// Which memories a save may consolidate into (SPEC §11.2): those of the same effective type
+/// Which memories a save may consolidate into: those of the same effective type
 /// and the same agent (or both naming none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DedupScope<'s> {

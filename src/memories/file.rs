@@ -1,10 +1,11 @@
-//! The memory model: one markdown file with YAML frontmatter, read and validated as co-cli does
-//! (co-cli.md §2.8, §2.10), with kb's stricter rules where co-cli crashes or misleads:
-//! timestamps must carry an offset, ids are non-negative integers (not booleans).
+//! The memory model: one markdown file with YAML frontmatter, read and validated as co-cli (the
+//! Python tool whose memory layout kb keeps) does, with kb's stricter rules where co-cli crashes or
+//! misleads: timestamps must carry an offset, ids are non-negative integers (not booleans). The
+//! format is in docs/formats.md (A memory), the differences in docs/co-cli-differences.md.
 //!
-//! Also the layer keys of SPEC §11.2 (`type`, `importance`, `agent`): their typed values
-//! ([`MemoryType`], [`Importance`]), the agent-name rule ([`check_agent`]) and who may see a
-//! memory ([`visible`]).
+//! Also the layer keys (`type`, `importance`, `agent`; docs/formats.md, Type, importance and
+//! agent): their typed values ([`MemoryType`], [`Importance`]), the agent-name rule
+//! ([`check_agent`]) and who may see a memory ([`visible`]).
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields};
@@ -27,10 +28,10 @@ pub fn detect_category<S: AsRef<str>>(tags: &[S]) -> Option<&'static str> {
     SIGNAL_TAGS.into_iter().find(|s| tags.iter().any(|t| t.as_ref() == *s))
 }
 
-/// The tag that makes a memory that names an agent visible to every agent (SPEC §11.2).
+/// The tag that makes a memory that names an agent visible to every agent.
 pub const CROSS_TEAM_TAG: &str = "cross-team";
 
-/// What a memory is, its layer in the compiled context (SPEC §11.2): the frontmatter `type`.
+/// What a memory is, its layer in the compiled context: the frontmatter `type`.
 /// A memory without one is a [`MemoryType::Learning`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum MemoryType {
@@ -64,7 +65,7 @@ impl MemoryType {
     }
 }
 
-/// How much a memory matters (SPEC §11.2): the frontmatter `importance`. A memory without one is
+/// How much a memory matters: the frontmatter `importance`. A memory without one is
 /// [`Importance::Medium`]. Ordered: `Low < Medium < High`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum Importance {
@@ -96,7 +97,7 @@ impl Importance {
 }
 
 /// Returns whether a memory that names `owner` (`None`: every agent's) with `tags` is visible to
-/// `agent` (SPEC §11.2): when it names no agent, names that agent, or is tagged `cross-team`.
+/// `agent`: when it names no agent, names that agent, or is tagged `cross-team`.
 /// Without an agent, only memories that name none or are tagged `cross-team` are visible.
 pub fn visible<S: AsRef<str>>(owner: Option<&str>, tags: &[S], agent: Option<&str>) -> bool {
     match owner {
@@ -344,7 +345,7 @@ fn validate<'p>(
             ));
         }
     };
-    // The layer keys (SPEC §11.2): absent is the default; any other value, null included, makes
+    // The layer keys: absent is the default; any other value, null included, makes
     // the file invalid. A value YAML 1.1 reads as a string (`agent: 0o17`) is that string.
     let layer_text = |key: &'static str, expected: &str| -> Result<Option<String>, (&'static str, String)> {
         match f.get(key) {

@@ -1,5 +1,5 @@
 //! The memory scanner: every `*.md` file in the memories folder, parsed and validated, with a
-//! cache of the parsed results in `.co-cli/cache/` (SPEC §7).
+//! cache of the parsed results in `.co-cli/cache/` that keeps commands fast (docs/performance.md).
 //!
 //! The cache is derived state. An entry is trusted only when the file's size, mtime and inode
 //! match, and only when the mtime is older than the cache by a safety margin (a file written in the
@@ -56,7 +56,7 @@ impl MemoryRef<'_> {
         self.importance.unwrap_or_default()
     }
 
-    /// Returns whether the memory is visible to `agent` (SPEC §11.2): it names no agent, names
+    /// Returns whether the memory is visible to `agent`: it names no agent, names
     /// `agent`, or is tagged `cross-team`; without an agent, it names none or is tagged
     /// `cross-team`.
     pub fn visible_to(&self, agent: Option<&str>) -> bool {
@@ -132,7 +132,7 @@ impl Index {
         };
         index.dir_exists = true;
         // The folder itself may be a symlink out of the repository: then nothing in it is read,
-        // as for a memory file that links out (SPEC §6).
+        // as for a memory file that links out.
         let real_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         if let Some(real) = fs::canonicalize(dir).ok().filter(|real| !real.starts_with(&real_root)) {
             let message = format!("the memories folder leads outside the repository, to {}: not read", real.display());
@@ -484,7 +484,7 @@ impl Index {
 
     /// Returns the highest id in use, if any: in a valid memory, or on an `id: N` line of a file
     /// that does not parse (a merge may have left it with conflict markers), so that a new id never
-    /// reuses one written in any file (SPEC §13).
+    /// reuses one written in any file.
     pub fn max_id(&self) -> Option<u64> {
         self.records.iter().filter(|r| r.valid || r.id > 0).map(|r| r.id).max()
     }
@@ -747,7 +747,7 @@ mod tests {
 
     #[test]
     fn an_invalid_file_still_holds_its_ids_in_the_scan_and_the_cache() {
-        // SPEC §13: after a merge, a file with conflict markers does not parse, but its ids are
+        // After a merge, a file with conflict markers does not parse, but its ids are
         // in use; the next id is the highest seen + 1.
         let dir = tempfile::tempdir().unwrap();
         let memories = dir.path().join("memories");

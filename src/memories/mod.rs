@@ -1,6 +1,7 @@
-//! The markdown memory store (`.co-cli/knowledge/memories/*.md`, SPEC §2–§3): one file per
-//! memory (`file`), the cached scanner (`index`), and the operations that change the folder
-//! (`store`: save with dedup, consolidation and decay; forget; protect).
+//! The markdown memory store (`.co-cli/knowledge/memories/*.md`): one file per memory (`file`),
+//! the cached scanner (`index`), and the operations that change the folder (`store`: save with
+//! dedup, consolidation and decay; forget; protect). The file format is in docs/formats.md (A
+//! memory), the rules in docs/behaviour.md (Memories).
 
 pub mod cache;
 pub mod decay;

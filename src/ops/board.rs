@@ -1,5 +1,5 @@
-//! `kb board` and the MCP `context_board` tool (SPEC §12.2): list, get, add, remove or prune an
-//! item of the current branch's context board.
+//! `kb board` and the MCP `context_board` tool: list, get, add, remove or prune an item of the current
+//! branch's context board (docs/behaviour.md, The context board).
 
 use super::{Report, View, abs};
 use crate::board::{self, Added, Board, Edit, Item, Src};

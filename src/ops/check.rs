@@ -1,6 +1,7 @@
 //! `kb check`: validate every knowledge file — settings, context files, compile targets,
-//! memories, the JSONL file — and report each problem (SPEC §3), with what a git merge leaves:
-//! conflict markers and duplicate ids, each with path and line (SPEC §13). `kb check --fix` runs
+//! memories, the JSONL file — and report each problem (docs/behaviour.md, kb check), with what a
+//! git merge leaves: conflict markers and duplicate ids, each with path and line (docs/safety.md,
+//! Git merges). `kb check --fix` runs
 //! the repairs of `ops::fix` first and then checks.
 
 use super::{Report, View, abs, plural};

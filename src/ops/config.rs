@@ -102,8 +102,8 @@ fn settings_file(layout: &Layout, global: bool) -> Result<PathBuf> {
 }
 
 /// Sets `key` to `raw` (JSON, or plain text for a string) in the settings file, validated as
-/// SPEC §4 says, atomically, other keys and their order kept. The project's file is written under
-/// the repository lock.
+/// the settings are (docs/formats.md, Settings), atomically, other keys and their order kept. The
+/// project's file is written under the repository lock.
 pub fn set(layout: &Layout, key: &str, raw: &str, global: bool) -> Result<EditReport> {
     let file = settings_file(layout, global)?;
     let value = settings::parse_value(key, raw, &file).map_err(|e| KbError::Invalid(e.detail))?;

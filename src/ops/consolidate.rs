@@ -1,4 +1,4 @@
-//! `kb consolidate` (SPEC §12.3): the offline pass over the whole store, under the lock.
+//! `kb consolidate` (docs/behaviour.md, kb consolidate): the offline pass over the whole store, under the lock.
 //!
 //! 1. Near-duplicate markdown memories of the same type and agent, at any age (the dedup scorer
 //!    and `memory_dedup_threshold`; `format::neardup` finds them without scoring most pairs), are
@@ -9,7 +9,7 @@
 //!    frontmatter kb cannot edit exactly is left alone, with a warning.
 //! 2. Copilot records with more down than up votes whose `last_vote.at` (else `created`) is more
 //!    than 28 days old are removed.
-//! 3. On the current branch's context board (SPEC §12.2), `agent` items are removed, least read
+//! 3. On the current branch's context board, `agent` items are removed, least read
 //!    then oldest first, until the board holds at most 18 items or no agent item is left; `user`
 //!    items count toward the 18 but are never removed. A board file that does not read as a
 //!    board is reported and left alone.
@@ -242,7 +242,7 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
 }
 
 /// Returns the positions of the board items to prune: `agent` items, least read then oldest
-/// first, until at most 18 items are left (SPEC §12.3); in board order.
+/// first, until at most 18 items are left; in board order.
 fn board_prunes(board: &crate::board::Board) -> Vec<usize> {
     let excess = board.items.len().saturating_sub(crate::board::PRUNE_TO);
     let created = |i: usize| time::parse(&board.items[i].created).map(time::micros).unwrap_or(Micros::MIN);

@@ -1,5 +1,5 @@
 //! `kb context`, the MCP `get_context` tool and the context resource: the compiled block
-//! (SPEC §8, §11.5, §11.6).
+//! (docs/behaviour.md, The context block: Layers and Budgets).
 
 use super::{Report, View, abs};
 use crate::context::block::{self, Block, LayerReport};

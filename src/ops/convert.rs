@@ -1,5 +1,5 @@
 //! `kb export --to copilot` and `kb import --from copilot`: convert between the markdown store and
-//! the Copilot record store (SPEC §9).
+//! the Copilot record store (docs/behaviour.md, Export and import).
 //!
 //! Mapping: subject ↔ the memory's first tag that is not a signal tag (nor kb's own `_` tags),
 //! else its category, else `general`; fact ↔ content; citations and reason ↔ the extra frontmatter

@@ -1,4 +1,4 @@
-//! `kb decision add|list|show|supersede|archive|accept|reject` (SPEC §11.1): the decision store
+//! `kb decision add|list|show|supersede|archive|accept|reject` (docs/behaviour.md, Decisions): the decision store
 //! does the work; this module shapes the reports.
 
 use super::{Report, View, abs, file_name};

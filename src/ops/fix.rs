@@ -1,4 +1,4 @@
-//! `kb check --fix`: the repairs of what a git merge leaves that kb can make safely (SPEC §13),
+//! `kb check --fix`: the repairs of what a git merge leaves that kb can make safely (docs/safety.md, Git merges),
 //! under the repository lock, each file replaced atomically:
 //!
 //! - memories that share an id: the oldest (parsed `created`, then file name) keeps it, each

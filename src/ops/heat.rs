@@ -1,4 +1,4 @@
-//! `kb heat` (the heat of each memory and record, SPEC §12.1) and `kb promote` (a memory made
+//! `kb heat` (the heat of each memory and record; docs/behaviour.md, Heat) and `kb promote` (a memory made
 //! into a scoped instruction file, by a person).
 
 use super::{Report, View, abs};

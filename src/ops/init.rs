@@ -1,5 +1,5 @@
 //! `kb init`: create the knowledge folder from the embedded templates, gitignore kb's cache and
-//! local state, and give the JSONL file git's union merge (SPEC §13). Never overwrites a file:
+//! local state, and give the JSONL file git's union merge (docs/safety.md, Git merges). Never overwrites a file:
 //! `.gitignore` and `.gitattributes` only get the lines they lack appended.
 
 use super::compile::{AgentsMd, add_agents_md};
@@ -36,7 +36,7 @@ struct Wanted {
     said_by: fn(&str) -> bool,
 }
 
-/// The lines kb adds to the root `.gitignore`: the derived cache and the local state (§1).
+/// The lines kb adds to the root `.gitignore`: the derived cache and the local state.
 const IGNORED: [Wanted; 2] = [
     Wanted { line: ".co-cli/cache/", said_by: |l| ignores(l, "cache") },
     Wanted { line: ".co-cli/state/", said_by: |l| ignores(l, "state") },

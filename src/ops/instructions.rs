@@ -1,5 +1,5 @@
-//! `kb instructions [--for PATH]...`: list the scoped instruction files (SPEC §11.4) and say which
-//! apply to the paths being worked on.
+//! `kb instructions [--for PATH]...`: list the scoped instruction files (docs/formats.md, Scoped
+//! instructions) and say which apply to the paths being worked on.
 
 use super::{Report, View, abs};
 use crate::error::Diagnostic;

@@ -90,7 +90,7 @@ pub fn abs(path: &Path) -> String {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
 }
 
-/// Returns the `action` of save JSON (SPEC §5).
+/// Returns the `action` of save JSON (docs/formats.md, JSON output).
 pub fn save_action(consolidated: bool, dry_run: bool) -> &'static str {
     match (consolidated, dry_run) {
         (true, false) => "consolidated",
@@ -105,7 +105,7 @@ pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
-/// Writes where a command read its settings from (SPEC §1: `kb config` and `kb check` say so):
+/// Writes where a command read its settings from (`kb config` and `kb check` say so):
 /// the root, then each settings file, marked when it does not exist.
 pub fn write_sources(layout: &crate::paths::Layout, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "root: {}", layout.root.display())?;

@@ -1,4 +1,4 @@
-//! The session focus (SPEC §11.3): `kb session start | update | end | show`. The session store
+//! The session focus (docs/behaviour.md, Sessions): `kb session start | update | end | show`. The session store
 //! (`crate::session`) does the work; this module shapes what each command reports.
 
 use super::{Report, View, abs};
@@ -94,7 +94,7 @@ pub fn start(repo: &Repo, focus: &str, redact: bool) -> Result<SessionReport> {
     let out = session::start(repo, &mut txn, focus)?;
     txn.finish()?;
     let mut started = report(out, Action::Started);
-    // A new session sees the board: every item's `count` goes up (SPEC §12.2).
+    // A new session sees the board: every item's `count` goes up.
     let branch = crate::board::current_branch(&repo.layout.root);
     started.diagnostics.extend(super::board::seen(repo, &branch));
     Ok(started)

@@ -1,4 +1,4 @@
-//! `kb undo` and `kb undo --list` (SPEC §12.4): the journal (`crate::journal`) does the
+//! `kb undo` and `kb undo --list` (docs/behaviour.md, Undo): the journal (`crate::journal`) does the
 //! recording and the restoring; this module adds the one check that needs the memory store (a
 //! memory put back must not share its id with one saved since) and shapes the reports.
 

@@ -1,8 +1,9 @@
-//! One session file (SPEC §11.3): markdown with YAML frontmatter, keys `started`, `focus`,
-//! optional `updated` (and `ended` once archived), the running summary as the body. Written
-//! with kb's frontmatter writer (sorted keys, co-cli quoting, `+00:00` timestamps); read
-//! tolerantly (BOM, CRLF, `...`), refusing git conflict markers, a missing key and bad YAML
-//! with the line at fault. Keys kb does not know are kept when kb rewrites the file.
+//! One session file (docs/formats.md, A session): markdown with YAML frontmatter, keys `started`,
+//! `focus`, optional `updated` (and `ended` once archived), the running summary as the body.
+//! Written with kb's frontmatter writer (sorted keys, `+00:00` timestamps, strings quoted as for
+//! co-cli, the Python tool whose file layout kb keeps); read tolerantly (BOM, CRLF, `...`), refusing git
+//! conflict markers, a missing key and bad YAML with the line at fault. Keys kb does not know are
+//! kept when kb rewrites the file.
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields};

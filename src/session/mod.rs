@@ -1,4 +1,4 @@
-//! The session store (SPEC §11.3): `.co-cli/knowledge/session.md` is the one open session, and
+//! The session store (docs/behaviour.md, Sessions): `.co-cli/knowledge/session.md` is the one open session, and
 //! `.co-cli/knowledge/sessions/` keeps the ended ones. Every write takes the repository lock
 //! for its whole read-modify-write, guards its paths and replaces files atomically; ending a
 //! session writes the archived file first and only then removes `session.md`, so a crash never
