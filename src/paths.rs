@@ -124,7 +124,7 @@ impl Layout {
         ]
     }
 
-    /// Removes the stale temporary files ([`crate::fsio::STALE_TEMP_AGE`]) that killed writes left
+    /// Removes the stale temporary files (older than `fsio::STALE_TEMP_AGE`) that killed writes left
     /// in [`Layout::temp_file_dirs`]: one `read_dir` each. Call it under the repository lock. A
     /// folder that leads out of the root through a symlink is left alone. Returns how many were
     /// removed.
