@@ -12,7 +12,7 @@ use anyhow::Result;
 use serde::Serialize;
 use std::io::{self, Write};
 
-/// The JSON of a save (SPEC §5): `{"action", "memory_id":ID, "path":ABS, "line":N (records
+/// The JSON of a save (docs/formats.md, JSON output): `{"action", "memory_id":ID, "path":ABS, "line":N (records
 /// only), "similarity":F|null, "replaced":S|null, "decayed":N, "decay_strategy":S|null,
 /// "redacted":[S...], "store":"md"|"copilot"}`. A memory's id is its integer, a record's its string.
 #[derive(Serialize)]
@@ -87,7 +87,7 @@ fn redacted_warning(rules: &[&str]) -> Option<Diagnostic> {
 }
 
 impl Report for SaveReport {
-    /// co-cli's display text.
+    /// The display text of co-cli (the Python tool whose file layout kb keeps).
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let out = &self.outcome;
         let mark = v.style.ok("✓");
@@ -117,7 +117,7 @@ impl Report for SaveReport {
 }
 
 /// Writes what a consolidation replaced, after the location: the score and the old text, so a
-/// different fact never vanishes unseen (SPEC §5).
+/// different fact never vanishes unseen.
 fn write_replaced(
     v: &View,
     w: &mut dyn Write,
