@@ -509,7 +509,11 @@ pub fn one(index: &Index, id: u64) -> Result<MemoryRef<'_>> {
     match found.len() {
         0 => Err(KbError::NotFound { thing: "memory", id: id.to_string() }),
         1 => Ok(found.remove(0)),
-        _ => Err(KbError::DuplicateId { thing: "memory", id, files: found.iter().map(|m| m.file_name.to_string()).collect() }),
+        _ => Err(KbError::DuplicateId {
+            thing: "memory",
+            id,
+            files: found.iter().map(|m| m.file_name.to_string()).collect(),
+        }),
     }
 }
 

@@ -679,7 +679,11 @@ fn find_one(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
     let found = index.by_id(id);
     let m = match found.as_slice() {
         [] => {
-            return Err(Shown { diagnostics, error: KbError::NotFound { thing: "memory", id: raw_id.trim().to_string() } }.into());
+            return Err(Shown {
+                diagnostics,
+                error: KbError::NotFound { thing: "memory", id: raw_id.trim().to_string() },
+            }
+            .into());
         }
         [m] => m,
         many => {

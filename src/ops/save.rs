@@ -54,12 +54,7 @@ pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
     } else {
         let held = repo.lock()?;
         let plan = store.plan(prepared, Some(&held))?;
-        let mut txn = if plan.replaces() {
-            let what = plan.describe().to_string();
-            Txn::begin(repo, held, "save", what)
-        } else {
-            Txn::unrecorded(held)
-        };
+        let mut txn = save_txn(repo, held, plan.replaces(), || plan.describe().to_string());
         let out = plan.write(repo, &mut txn)?;
         txn.finish()?;
         out
@@ -79,6 +74,12 @@ pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
         store: "md",
     };
     Ok(SaveReport { json, outcome: out, diagnostics })
+}
+
+/// Returns a save's transaction, under the lock `held`: recorded when the save replaces or removes
+/// knowledge (`what` describes it in `kb undo --list`), so `kb undo` takes it back; else not.
+fn save_txn(repo: &Repo, held: crate::fsio::Lock, replaces: bool, what: impl FnOnce() -> String) -> Txn {
+    if replaces { Txn::begin(repo, held, "save", what()) } else { Txn::unrecorded(held) }
 }
 
 /// Returns the warning that secrets were redacted, when some were.
@@ -153,12 +154,8 @@ pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> 
     } else {
         let held = repo.lock()?;
         let plan = store.plan_save(req, redacted)?;
-        let mut txn = if plan.replaces() {
-            let what = format!("consolidated into Copilot memory {}", plan.outcome().id);
-            Txn::begin(repo, held, "save", what)
-        } else {
-            Txn::unrecorded(held)
-        };
+        let what = || format!("consolidated into Copilot memory {}", plan.outcome().id);
+        let mut txn = save_txn(repo, held, plan.replaces(), what);
         let out = plan.write(&store, &mut txn)?;
         txn.finish()?;
         out
