@@ -35,7 +35,7 @@ pub use commands::main;
 /// the settings' budget.
 pub fn build_context(layout: &Layout, wrap: bool) -> anyhow::Result<context::Block> {
     let repo = repo::Repo::open(layout.clone(), format::time::now(), settings::Environment::from_process())?;
-    Ok(context::build(&repo, &context::Request { wrap, hot: true, ..Default::default() }))
+    Ok(context::build(&repo, &settings::BlockRequest { wrap, hot: true, ..Default::default() }))
 }
 /// Writes the block into compile targets (benchmarks).
 pub use context::targets::write_all as write_targets;

@@ -77,21 +77,40 @@ pub struct Settings {
     pub heat_window_days: Setting<u64>,
 }
 
-/// One `context_targets` entry (docs/behaviour.md, Compile targets): a path, or an object with the options of that
-/// target's own block. A plain path is `TargetSpec { path, ..Default::default() }`.
+/// What a compiled block is for: the agent, the files being worked on, which layers, the budget.
+/// The one shape of a block request: a compile target stores one ([`TargetSpec::block`]),
+/// `kb context` and MCP `get_context` build one from their arguments, and `ops::context::check`
+/// checks it once for all of them before the compiler reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockRequest {
+    /// The agent the block is for (its core context and learnings); `None`: memories that name no
+    /// agent (or are `cross-team`).
+    pub agent: Option<String>,
+    /// The files being worked on: they select scoped instructions. As given until checked; then
+    /// root-relative and `/`-separated.
+    pub for_paths: Vec<String>,
+    /// Only the decisions (for short-lived helper agents).
+    pub decisions_only: bool,
+    pub board: bool,
+    /// Whether Hot Memories go in (`kb context` yes unless `--no-hot`; a target only with
+    /// `"hot": true`: heat is local, so a committed file leaves them out by default).
+    pub hot: bool,
+    /// The token budget; `None`: the setting `context_max_tokens`, else the byte limit.
+    pub max_tokens: Option<u32>,
+    /// Put the block inside `<system-reminder>` tags.
+    pub wrap: bool,
+    /// Count tokens even without a budget (for JSON).
+    pub count_tokens: bool,
+}
+
+/// One `context_targets` entry (docs/behaviour.md, Compile targets): a path, or an object with the
+/// options of that target's own block. A plain path is `TargetSpec { path, ..Default::default() }`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TargetSpec {
     /// As written: relative to the root, or absolute.
     pub path: String,
-    /// The agent the block is compiled for (its core context and learnings).
-    pub agent: Option<String>,
-    /// The files the agent works on: they select scoped instructions.
-    pub for_paths: Vec<String>,
-    pub decisions_only: bool,
-    pub board: bool,
-    /// Whether Hot Memories go in: heat is local, so a committed file leaves them out by default.
-    pub hot: bool,
-    pub max_tokens: Option<u32>,
+    /// The target's block (never wrapped; tokens counted only for a budget).
+    pub block: BlockRequest,
 }
 
 impl TargetSpec {
@@ -102,18 +121,20 @@ impl TargetSpec {
         }
         let mut o = serde_json::Map::new();
         o.insert("path".into(), Value::from(self.path.as_str()));
-        if let Some(a) = &self.agent {
+        if let Some(a) = &self.block.agent {
             o.insert("agent".into(), Value::from(a.as_str()));
         }
-        if !self.for_paths.is_empty() {
-            o.insert("for".into(), Value::from(self.for_paths.clone()));
+        if !self.block.for_paths.is_empty() {
+            o.insert("for".into(), Value::from(self.block.for_paths.clone()));
         }
-        for (key, on) in [("decisions_only", self.decisions_only), ("board", self.board), ("hot", self.hot)] {
+        for (key, on) in
+            [("decisions_only", self.block.decisions_only), ("board", self.block.board), ("hot", self.block.hot)]
+        {
             if on {
                 o.insert(key.into(), Value::Bool(true));
             }
         }
-        if let Some(n) = self.max_tokens {
+        if let Some(n) = self.block.max_tokens {
             o.insert("max_tokens".into(), Value::from(n));
         }
         Value::Object(o)
@@ -139,10 +160,10 @@ impl TargetSpec {
                         "agent" => {
                             let name = v.as_str().ok_or("\"agent\" must be a string")?;
                             crate::format::text::check_agent(name)?;
-                            t.agent = Some(name.to_string());
+                            t.block.agent = Some(name.to_string());
                         }
                         "for" => {
-                            t.for_paths = match v {
+                            t.block.for_paths = match v {
                                 Value::String(s) => vec![s.clone()],
                                 Value::Array(a) => a
                                     .iter()
@@ -152,11 +173,11 @@ impl TargetSpec {
                                 _ => return Err("\"for\" must be a list of paths".into()),
                             }
                         }
-                        "decisions_only" => t.decisions_only = bool_of(v)?,
-                        "board" => t.board = bool_of(v)?,
-                        "hot" => t.hot = bool_of(v)?,
+                        "decisions_only" => t.block.decisions_only = bool_of(v)?,
+                        "board" => t.block.board = bool_of(v)?,
+                        "hot" => t.block.hot = bool_of(v)?,
                         "max_tokens" => {
-                            t.max_tokens = match v {
+                            t.block.max_tokens = match v {
                                 Value::Null => None,
                                 v => Some(max_tokens_of(v).ok_or_else(|| {
                                     format!("\"max_tokens\" must be an integer from {MIN_MAX_TOKENS} to 4294967295")

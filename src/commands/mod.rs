@@ -271,7 +271,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 Ok(p) => p,
                 Err(code) => return Ok(code),
             };
-            let req = ops::context::Request {
+            let req = crate::settings::BlockRequest {
                 agent: a.agent,
                 for_paths,
                 decisions_only: a.decisions_only,
@@ -281,7 +281,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 wrap: a.wrap,
                 count_tokens: ctx.json,
             };
-            let req = req.build(&ctx.layout.root, ops::context::Outside::Refuse)?;
+            let req = ops::context::check(req, &ctx.layout.root, ops::context::Outside::Refuse)?;
             ctx.emit(&ops::context::context(&ctx.repo()?, &req))
         }
         Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),

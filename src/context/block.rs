@@ -12,26 +12,7 @@ use rustc_hash::FxHashMap;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-/// What to compile: `kb context`'s flags, or one target's options.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Request {
-    /// The agent the block is for; `None`: memories that name no agent (or are `cross-team`).
-    pub agent: Option<String>,
-    /// Root-relative, `/`-separated paths of the files being worked on: they select scoped
-    /// instructions.
-    pub for_paths: Vec<String>,
-    /// Only the decisions, for child workers (the sub-agents a coordinating agent starts).
-    pub decisions_only: bool,
-    pub board: bool,
-    /// Whether Hot Memories go in (`kb context` yes unless `--no-hot`; a target only with
-    /// `"hot": true`).
-    pub hot: bool,
-    /// The token budget; `None`: the setting `context_max_tokens`, else the byte limit.
-    pub max_tokens: Option<u32>,
-    pub wrap: bool,
-    /// Count tokens even without a budget (for JSON).
-    pub count_tokens: bool,
-}
+pub use crate::settings::BlockRequest;
 
 /// How one layer fared. JSON: `{"name", "items", "tokens", "dropped_items", "dropped_tokens"}`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -85,12 +66,12 @@ pub struct Inputs {
 }
 
 /// Builds the block for `req` from the repository's files.
-pub fn build(repo: &Repo, req: &Request) -> Block {
+pub fn build(repo: &Repo, req: &BlockRequest) -> Block {
     build_from(&Knowledge::new(repo), req)
 }
 
 /// Builds the block for `req` from files already read (or read now, once, for every request).
-pub fn build_from(knowledge: &Knowledge<'_>, req: &Request) -> Block {
+pub fn build_from(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Block {
     let budget = req.max_tokens.or(knowledge.repo.settings.context_max_tokens.value);
     assemble(gather(knowledge, req), budget, req.wrap, req.count_tokens)
 }
@@ -173,7 +154,7 @@ impl<'r> Knowledge<'r> {
 
 /// Takes every layer the request asks for from `knowledge`. Unreadable files are warnings;
 /// nothing is written but the caches.
-pub fn gather(knowledge: &Knowledge<'_>, req: &Request) -> Inputs {
+pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
     let mut inputs = Inputs::default();
     let (decisions, problems) = knowledge.decisions();
     inputs.warnings.extend(problems.iter().cloned());
@@ -253,7 +234,7 @@ fn file_name(path: &Path) -> String {
 /// `hot_limit`; the coldest goes first) and Learnings (the `learnings_limit` newest visible
 /// high-importance learnings and patterns, newest first; the oldest goes first). A memory shows
 /// once, in the first of these it qualifies for.
-fn memory_layers(knowledge: &Knowledge<'_>, req: &Request, warnings: &mut Vec<Diagnostic>) -> [Layer; 3] {
+fn memory_layers(knowledge: &Knowledge<'_>, req: &BlockRequest, warnings: &mut Vec<Diagnostic>) -> [Layer; 3] {
     let repo = knowledge.repo;
     let empty = || {
         [

@@ -181,7 +181,7 @@ impl Server {
     /// the Hot Memories (as `kb context` has them). The JSON is `kb --json context`'s, tokens
     /// counted.
     pub fn get_context(&self, args: super::GetContextArgs) -> Result<Reply> {
-        let req = ops::context::Request {
+        let req = crate::settings::BlockRequest {
             agent: args.agent,
             for_paths: args.for_paths,
             decisions_only: args.decisions_only,
@@ -191,7 +191,7 @@ impl Server {
             wrap: false,
             count_tokens: true,
         };
-        let req = req.build(&self.layout.root, ops::context::Outside::Refuse)?;
+        let req = ops::context::check(req, &self.layout.root, ops::context::Outside::Refuse)?;
         let repo = self.repo()?;
         let report = ops::context::context(&repo, &req);
         let mut reply = self.reply(&report)?;
@@ -291,7 +291,7 @@ impl Server {
                 return String::new();
             }
         };
-        let report = ops::context::context(&repo, &crate::context::Request { hot: true, ..Default::default() });
+        let report = ops::context::context(&repo, &crate::settings::BlockRequest { hot: true, ..Default::default() });
         self.warn(report.diagnostics());
         report.block.text.unwrap_or_default()
     }
@@ -375,8 +375,9 @@ mod tests {
             "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n  Project body\n\n",
         );
         let repo = server.repo().unwrap();
-        let block =
-            crate::context::build(&repo, &crate::context::Request { hot: true, ..Default::default() }).text.unwrap();
+        let block = crate::context::build(&repo, &crate::settings::BlockRequest { hot: true, ..Default::default() })
+            .text
+            .unwrap();
         assert_eq!(server.context(), block);
         assert!(block.starts_with("## Internal Knowledge\n\n### Project Context\n\nProject body"), "{block}");
     }

@@ -86,7 +86,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
                 problems
                     .push(Diagnostic::error(None, format!("context_targets: {}", e.message)).in_file(settings_file));
             }
-            for p in &spec.for_paths {
+            for p in &spec.block.for_paths {
                 if let Err(e) = crate::instructions::relative_path(&layout.root, Path::new(p)) {
                     let msg = format!("context_targets: {}: \"for\" {e}; it selects no instruction", spec.path);
                     problems.push(Diagnostic::warning(None, msg).in_file(settings_file));

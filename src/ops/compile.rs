@@ -4,7 +4,7 @@
 use super::context::Outside;
 use super::{Report, View, abs};
 use crate::context::targets::{self, Outcome, TargetError, TargetKind, Written};
-use crate::context::{self, Block, Request};
+use crate::context::{self, Block, BlockRequest};
 use crate::error::Diagnostic;
 use crate::paths;
 use crate::repo::{self, Repo};
@@ -48,27 +48,27 @@ pub fn compile(repo: &Repo) -> Result<CompileReport> {
     Ok(compile_locked(repo, &repo.settings.context_targets.value, start))
 }
 
-/// Returns the block request of a target (see [`super::context::Request::of_target`]). Settings
+/// Returns the block request of a target, checked ([`super::context::check`]). Settings
 /// checked the target when they were read; a `for` path outside the root is left out.
-pub fn request_of(repo: &Repo, spec: &TargetSpec) -> Request {
+pub fn request_of(repo: &Repo, spec: &TargetSpec) -> BlockRequest {
     // The settings checked the agent and the budget when they were read, so only a `for` path
     // can be wrong here, and one outside the root is left out.
-    super::context::Request::of_target(spec).build(&repo.layout.root, Outside::Skip).unwrap_or_default()
+    super::context::check(spec.block.clone(), &repo.layout.root, Outside::Skip).unwrap_or_default()
 }
 
 /// Builds each target's block (once per distinct request) and writes `targets`; the caller holds
 /// the lock. The report's block is the first target's (the default block when there is none).
 fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant) -> CompileReport {
-    let requests: Vec<Request> = targets.iter().map(|t| request_of(repo, t)).collect();
+    let requests: Vec<BlockRequest> = targets.iter().map(|t| request_of(repo, t)).collect();
     // One reading of the repository for every target's block.
     let knowledge = context::Knowledge::new(repo);
-    let mut built: Vec<(Request, Block)> = Vec::new();
+    let mut built: Vec<(BlockRequest, Block)> = Vec::new();
     for req in requests.iter().chain(requests.is_empty().then(|| request_of(repo, &TargetSpec::default())).as_ref()) {
         if !built.iter().any(|(r, _)| r == req) {
             built.push((req.clone(), context::build_from(&knowledge, req)));
         }
     }
-    let block_of = |req: &Request| built.iter().find(|(r, _)| r == req).map(|(_, b)| b);
+    let block_of = |req: &BlockRequest| built.iter().find(|(r, _)| r == req).map(|(_, b)| b);
     let writes: Vec<(&str, Option<&str>)> = targets
         .iter()
         .zip(&requests)

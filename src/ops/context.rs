@@ -2,27 +2,13 @@
 //! (docs/behaviour.md, The context block: Layers and Budgets).
 
 use super::{Report, View, abs};
-use crate::context::block::{self, Block, LayerReport};
+use crate::context::block::{Block, LayerReport};
 use crate::error::{Diagnostic, KbError};
 use crate::repo::Repo;
-use crate::settings::{MIN_MAX_TOKENS, TargetSpec};
+use crate::settings::{BlockRequest, MIN_MAX_TOKENS};
+use serde::Serialize;
+use std::io::{self, Write};
 use std::path::Path;
-
-/// A request for the compiled block as a face asks for it: `kb context`'s flags, an MCP
-/// `get_context` call, or a compile target's options. [`Request::build`] checks it once (the
-/// agent's name, the budget's minimum, the `for` paths) for every face.
-#[derive(Debug, Clone, Default)]
-pub struct Request {
-    pub agent: Option<String>,
-    /// The files being worked on, relative to the root (or absolute inside it).
-    pub for_paths: Vec<String>,
-    pub decisions_only: bool,
-    pub board: bool,
-    pub hot: bool,
-    pub max_tokens: Option<u32>,
-    pub wrap: bool,
-    pub count_tokens: bool,
-}
 
 /// What to do with a `for` path outside the root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,57 +20,29 @@ pub enum Outside {
     Skip,
 }
 
-impl Request {
-    /// Returns a compile target's request: its agent, files, options and budget; Hot Memories
-    /// only with `"hot": true`, since heat is local and a committed file must not change because
-    /// one person recalled something.
-    pub fn of_target(spec: &TargetSpec) -> Request {
-        Request {
-            agent: spec.agent.clone(),
-            for_paths: spec.for_paths.clone(),
-            decisions_only: spec.decisions_only,
-            board: spec.board,
-            hot: spec.hot,
-            max_tokens: spec.max_tokens,
-            wrap: false,
-            count_tokens: false,
-        }
+/// Checks a block request as a face built it (`kb context`'s flags, an MCP `get_context` call, a
+/// compile target's options) and returns it ready for the compiler: an agent name kb accepts, a
+/// budget of at least [`MIN_MAX_TOKENS`], `for` paths inside the root made root-relative (one
+/// outside is refused or skipped as `outside` says). One check for every face.
+pub fn check(req: BlockRequest, root: &Path, outside: Outside) -> Result<BlockRequest, KbError> {
+    if let Some(agent) = &req.agent {
+        crate::format::text::check_agent(agent).map_err(KbError::Invalid)?;
     }
-
-    /// Checks the request and returns the block request it asks for: an agent name kb accepts,
-    /// a budget of at least [`MIN_MAX_TOKENS`], `for` paths inside the root (made root-relative;
-    /// one outside is refused or skipped as `outside` says).
-    pub fn build(self, root: &Path, outside: Outside) -> Result<block::Request, KbError> {
-        if let Some(agent) = &self.agent {
-            crate::format::text::check_agent(agent).map_err(KbError::Invalid)?;
-        }
-        if self.max_tokens.is_some_and(|n| n < MIN_MAX_TOKENS) {
-            return Err(KbError::Invalid(format!("max_tokens must be at least {MIN_MAX_TOKENS}")));
-        }
-        let mut for_paths = Vec::with_capacity(self.for_paths.len());
-        for p in &self.for_paths {
-            match (crate::instructions::relative_path(root, Path::new(p)), outside) {
-                (Ok(rel), _) => for_paths.push(rel),
-                (Err(_), Outside::Skip) => {}
-                (Err(e), Outside::Refuse) => {
-                    return Err(KbError::Invalid(format!("for: {e}: give a path inside the repository")));
-                }
+    if req.max_tokens.is_some_and(|n| n < MIN_MAX_TOKENS) {
+        return Err(KbError::Invalid(format!("max_tokens must be at least {MIN_MAX_TOKENS}")));
+    }
+    let mut for_paths = Vec::with_capacity(req.for_paths.len());
+    for p in &req.for_paths {
+        match (crate::instructions::relative_path(root, Path::new(p)), outside) {
+            (Ok(rel), _) => for_paths.push(rel),
+            (Err(_), Outside::Skip) => {}
+            (Err(e), Outside::Refuse) => {
+                return Err(KbError::Invalid(format!("for: {e}: give a path inside the repository")));
             }
         }
-        Ok(block::Request {
-            agent: self.agent,
-            for_paths,
-            decisions_only: self.decisions_only,
-            board: self.board,
-            hot: self.hot,
-            max_tokens: self.max_tokens,
-            wrap: self.wrap,
-            count_tokens: self.count_tokens,
-        })
     }
+    Ok(BlockRequest { for_paths, ..req })
 }
-use serde::Serialize;
-use std::io::{self, Write};
 
 /// The block and its warnings. JSON: `{"text":S|null, "bytes":N, "truncated":bool,
 /// "tokens":N, "max_tokens":N|null, "layers":[LAYER...], "sections":[SECTION...],
@@ -98,7 +56,7 @@ pub struct ContextReport {
 }
 
 /// Compiles the block `req` asks for.
-pub fn context(repo: &Repo, req: &block::Request) -> ContextReport {
+pub fn context(repo: &Repo, req: &BlockRequest) -> ContextReport {
     let block = crate::context::build(repo, req);
     let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&repo.layout.root, p).into_owned())).collect();
     ContextReport { block, warnings }
