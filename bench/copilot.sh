@@ -7,7 +7,10 @@
 #   list    kb list --store copilot
 #   recall  kb recall --store copilot QUERY
 #   save    kb save --store copilot ... (a unique fact each run, in a subject with N/40 records,
-#           so dedup scores every record of that subject and the whole file is rewritten)
+#           so dedup scores every record of that subject and the whole file is rewritten; the
+#           facts differ in every word, so no run consolidates into the one before)
+#   merge   the same save repeated: it consolidates into the record it wrote, which the undo
+#           journal records first (the whole file's prior bytes)
 # plus the peak RSS and the CPU time (user + system) of one more run (/usr/bin/time, else getrusage
 # through python3). On a shared machine the CPU time is the steadier number.
 # Targets (docs/performance.md): <= 50 ms at 10k, <= 500 ms at 100k, <= 64 MB.
@@ -15,6 +18,13 @@
 # Usage: bench/copilot.sh [N...]        env: RUNS=7 KB=path/to/kb
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# Prints a fact whose every word is new (hex digits of a random hash), so dedup never matches it.
+unique_fact() {
+  local words=() w
+  for w in 1 2 3 4 5 6; do words+=("$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' | cut -c1-10)"); done
+  echo "Fact ${words[*]}"
+}
 
 RUNS=${RUNS:-7}
 (( RUNS >= 5 )) || { echo "RUNS must be at least 5" >&2; exit 2; }
@@ -86,14 +96,16 @@ for n in "${SIZES[@]}"; do
   generate "$n" "$root"
   export KB_ROOT=$root
   size=$(stat -c %s "$root/.github/copilot-memories.jsonl")
-  for cmd in list recall save; do
+  for cmd in list recall save merge; do
     samples=()
     for (( r = 0; r < RUNS + 1; r++ )); do
       case $cmd in
         list) args=(list --store copilot) ;;
         recall) args=(recall --store copilot "cache module") ;;
         save) args=(save --store copilot --subject subject-7 --citation "bench.rs:$r" --reason "bench"
-                    "Benchmark run $r $RANDOM$RANDOM: a fact nobody wrote before about zebra quartz $RANDOM") ;;
+                    "$(unique_fact)") ;;
+        merge) args=(save --store copilot --subject subject-7 --citation "bench.rs:1" --reason "bench"
+                     "The merge benchmark's fact about zebra quartz, run $r") ;;
       esac
       t=$(time_us "$KB" "${args[@]}")
       (( r == 0 )) || samples+=("$t")   # the first run warms the page cache
@@ -102,7 +114,7 @@ for n in "${SIZES[@]}"; do
     min=$(printf '%s\n' "${samples[@]}" | sort -n | head -n 1)
     max=$(printf '%s\n' "${samples[@]}" | sort -n | tail -n 1)
     case $cmd in
-      save) usage=$(rusage "$KB" save --store copilot --subject subject-7 --reason bench "RSS probe $RANDOM$RANDOM zebra") ;;
+      save) usage=$(rusage "$KB" save --store copilot --subject subject-7 --reason bench "$(unique_fact)") ;;
       *) usage=$(rusage "$KB" "${args[@]}") ;;
     esac
     read -r rss cpu <<< "$usage"

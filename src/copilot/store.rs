@@ -239,13 +239,10 @@ impl<'r> RecordStore<'r> {
                 redacted,
             };
             let edit = Edit::Replace(rec.index, line);
-            drop(all);
             return Ok(RecordSavePlan { outcome, file, edit });
         }
         let taken = all.ids();
         let id = draw_id(&req.subject, &req.fact, |c| taken.contains(c));
-        drop(taken);
-        drop(all);
         let line = Draft {
             id: &id,
             subject: &req.subject,
