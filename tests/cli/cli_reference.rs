@@ -5,6 +5,9 @@
 //! differ it fails and says how to regenerate; with `KB_UPDATE_DOCS=1` it writes the file instead
 //! (jj's `test_generate_md_cli_help` does the same for its CLI reference). The guide's examples are
 //! checked by `guide.rs`.
+// The reference documents the full build (`kb mcp` included): without `mcp` only the helpers the
+// guide shares are used.
+#![cfg_attr(not(feature = "mcp"), allow(dead_code))]
 
 use crate::common::*;
 use std::path::PathBuf;
@@ -109,7 +112,7 @@ fn render(tree: &[(Vec<String>, String)]) -> String {
     md
 }
 
-#[cfg(feature = "mcp")] // the reference documents the full build, `kb mcp` included
+#[cfg(feature = "mcp")]
 #[test]
 fn the_command_reference_is_the_binarys_own_help() {
     let t = TestEnv::new();
