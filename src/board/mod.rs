@@ -66,14 +66,18 @@ pub struct Board {
 /// file is followed), `detached` for a detached HEAD, `default` outside git.
 pub fn current_branch(root: &Path) -> String {
     let dot_git = root.join(".git");
-    let git_dir = match std::fs::read_to_string(&dot_git) {
-        // A worktree or submodule: `.git` is a file naming the real git folder.
-        Ok(text) => match text.trim().strip_prefix("gitdir:") {
-            Some(dir) => root.join(dir.trim()),
-            None => return "default".into(),
+    let git_dir = match std::fs::metadata(&dot_git) {
+        Ok(m) if m.is_dir() => dot_git,
+        // A worktree or submodule: `.git` is a file naming the real git folder. Only a regular
+        // file is read: a FIFO named `.git` would block the read for ever.
+        Ok(m) if m.is_file() => match crate::fsio::read_input(&dot_git, Path::new("/")) {
+            Ok(Some(bytes)) => match String::from_utf8_lossy(&bytes).trim().strip_prefix("gitdir:") {
+                Some(dir) => root.join(dir.trim()),
+                None => return "default".into(),
+            },
+            _ => return "default".into(),
         },
-        Err(_) if dot_git.is_dir() => dot_git,
-        Err(_) => return "default".into(),
+        _ => return "default".into(),
     };
     let head = match crate::fsio::read_input(&git_dir.join("HEAD"), Path::new("/")) {
         Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
@@ -85,10 +89,21 @@ pub fn current_branch(root: &Path) -> String {
     }
 }
 
+/// The longest board file name kept as the branch spells it; file systems allow 255 bytes.
+const MAX_NAME_BYTES: usize = 200;
+
 /// Returns the board file of `branch`: `/` becomes `%2F` (and `%` itself `%25`, so two branch
-/// names never share a file).
+/// names never share a file). A name longer than [`MAX_NAME_BYTES`] (git allows long branch
+/// names) becomes its first 160 bytes and a hash of the whole name, so every branch has a file.
 pub fn board_path(layout: &Layout, branch: &str) -> PathBuf {
-    let file = branch.replace('%', "%25").replace('/', "%2F");
+    let mut file = branch.replace('%', "%25").replace('/', "%2F");
+    if file.len() > MAX_NAME_BYTES {
+        let mut cut = 160;
+        while !file.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        file = format!("{}~{:016x}", &file[..cut], xxhash_rust::xxh3::xxh3_64(branch.as_bytes()));
+    }
     layout.co_cli().join("state").join("board").join(format!("{file}.json"))
 }
 

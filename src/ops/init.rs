@@ -85,6 +85,10 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: b
     for path in [&memories, &context, &gitignore, &gitattributes] {
         repo::guard(layout, path)?;
     }
+    // Read before anything is created: a FIFO or a link out of the root is refused while the
+    // repository is still untouched.
+    let ignore_text = read_bytes(&gitignore, &layout.root)?;
+    let attributes_text = read_bytes(&gitattributes, &layout.root)?;
     {
         // The lock also creates the cache folder (derived state that ignores itself in git),
         // which lets read commands keep an index.
@@ -101,8 +105,10 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: b
             create_new(&context, &CONTEXT_TEMPLATE.replace("{{updated}}", &py_isoformat(now)))?;
             created.push(context);
         }
-        for (path, wanted) in [(gitignore, &IGNORED[..]), (gitattributes, &ATTRIBUTES[..])] {
-            if add_lines(&path, wanted)? {
+        for (path, current, wanted) in
+            [(gitignore, ignore_text, &IGNORED[..]), (gitattributes, attributes_text, &ATTRIBUTES[..])]
+        {
+            if add_lines(&path, current, wanted)? {
                 created.push(path);
             } else {
                 existing.push(path);
@@ -119,28 +125,30 @@ fn create_new(path: &Path, text: &str) -> Result<(), KbError> {
     f.write_all(text.as_bytes()).map_err(io_at(path))
 }
 
-/// Appends to the file at `path` (created when missing) each wanted line no existing line says
-/// yet; every existing byte stays. Returns whether it changed the file.
-fn add_lines(path: &Path, wanted: &[Wanted]) -> Result<bool, KbError> {
-    let current = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(io_at(path)(e)),
-    };
-    let missing: Vec<&str> =
-        wanted.iter().filter(|w| !current.lines().map(str::trim).any(|l| (w.said_by)(l))).map(|w| w.line).collect();
+/// Reads a git file kb appends to (`.gitignore`, `.gitattributes`) as bytes: git reads them as
+/// bytes, so they need not be UTF-8. Missing: empty. Only a regular file inside the root is read.
+fn read_bytes(path: &Path, root: &Path) -> Result<Vec<u8>, KbError> {
+    Ok(fsio::read_input(path, root).map_err(io_at(path))?.unwrap_or_default())
+}
+
+/// Appends to the file at `path` (created when missing), which holds `current`, each wanted line
+/// no existing line says yet; every existing byte stays. Returns whether it changed the file.
+fn add_lines(path: &Path, current: Vec<u8>, wanted: &[Wanted]) -> Result<bool, KbError> {
+    let lines: Vec<String> =
+        current.split(|&b| b == b'\n').map(|l| String::from_utf8_lossy(l).trim().to_string()).collect();
+    let missing: Vec<&str> = wanted.iter().filter(|w| !lines.iter().any(|l| (w.said_by)(l))).map(|w| w.line).collect();
     if missing.is_empty() {
         return Ok(false);
     }
-    let mut text = current;
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
+    let mut bytes = current;
+    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+        bytes.push(b'\n');
     }
     for line in missing {
-        text.push_str(line);
-        text.push('\n');
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
     }
-    fsio::write_atomic(path, text.as_bytes()).map_err(io_at(path))?;
+    fsio::write_atomic(path, &bytes).map_err(io_at(path))?;
     Ok(true)
 }
 

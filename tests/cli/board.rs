@@ -373,3 +373,26 @@ fn the_list_shows_src_name_description_reads_and_views() {
     assert_eq!((v["items"][1]["read_count"].as_u64(), v["items"][1]["count"].as_u64()), (Some(4), Some(2)));
     assert_eq!(t.kb(&["board", "--branch", "empty"]).ok().stdout, "The context board of branch empty is empty.\n");
 }
+
+#[test]
+fn a_long_branch_name_gets_a_bounded_board_file() {
+    // git allows a branch name longer than a file name may be (255 bytes).
+    let t = env();
+    let long = format!("feature/{}", "very-long-branch-name-".repeat(14));
+    assert!(long.len() > 300);
+    std::fs::write(t.root().join(".git/HEAD"), format!("ref: refs/heads/{long}\n")).unwrap();
+    t.kb(&["board", "add", "a", "--description", "d", "c"]).ok();
+    let list = t.kb(&["--json", "board"]).ok().json();
+    assert_eq!((list["branch"].as_str(), list["items"].as_array().map(Vec::len)), (Some(long.as_str()), Some(1)));
+    assert_eq!(t.kb(&["board", "get", "a"]).ok().stdout, "c\n");
+    let names: Vec<String> = std::fs::read_dir(t.root().join(".co-cli/state/board"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1);
+    assert!(names[0].len() <= 200, "{}", names[0]);
+    // Another long name with the same beginning has a board of its own.
+    let twin = format!("{long}-2");
+    t.kb(&["board", "--branch", &twin, "add", "b", "--description", "d", "c"]).ok();
+    assert_eq!(std::fs::read_dir(t.root().join(".co-cli/state/board")).unwrap().count(), 2);
+}

@@ -360,3 +360,56 @@ fn a_fifo_access_log_never_blocks_or_fails_a_read() {
     assert!(context.stderr.contains("access.jsonl") && context.stderr.contains("not a regular file"), "{context:?}");
     assert!(kb_within(&t, &["recall", "nextest"], LIMIT).stdout.contains("Use nextest in CI"));
 }
+
+#[test]
+fn a_fifo_named_git_does_not_block_the_branch_read() {
+    let t = TestEnv::new();
+    std::fs::create_dir_all(t.root().join(".co-cli")).unwrap();
+    std::fs::remove_dir_all(t.root().join(".git")).ok();
+    mkfifo(&t.root().join(".git"));
+    for args in [
+        &["board"][..],
+        &["session", "start", "Fix the parser"],
+        &["context", "--board"],
+        &["consolidate", "--dry-run"],
+    ] {
+        let run = kb_within(&t, args, LIMIT);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+    }
+    assert_eq!(kb_within(&t, &["--json", "board"], LIMIT).json()["branch"], "default");
+}
+
+#[test]
+fn a_fifo_gitignore_or_gitattributes_stops_init_before_it_creates_anything() {
+    for name in [".gitignore", ".gitattributes"] {
+        let t = TestEnv::new();
+        mkfifo(&t.root().join(name));
+        let run = kb_within(&t, &["init"], LIMIT);
+        assert_eq!(run.code, 1, "{name}: {run:?}");
+        assert!(run.stderr.contains(name) && run.stderr.contains("not a regular file"), "{run:?}");
+        assert!(!t.root().join(".co-cli").exists(), "{name}: nothing is created");
+    }
+}
+
+#[test]
+fn init_appends_to_a_gitignore_that_is_not_utf8() {
+    // git reads these files as bytes: kb appends its lines and keeps every byte.
+    let t = TestEnv::new();
+    let ignore = b"# caf\xe9\n*.o\n".to_vec();
+    let attributes = b"*.bin binary \xff\xfe".to_vec();
+    std::fs::write(t.root().join(".gitignore"), &ignore).unwrap();
+    std::fs::write(t.root().join(".gitattributes"), &attributes).unwrap();
+    t.kb(&["init"]).ok();
+    let after = std::fs::read(t.root().join(".gitignore")).unwrap();
+    assert!(after.starts_with(&ignore) && after.len() > ignore.len(), "{after:?}");
+    assert!(String::from_utf8_lossy(&after[ignore.len()..]).contains(".co-cli/cache/"));
+    let after = std::fs::read(t.root().join(".gitattributes")).unwrap();
+    assert!(after.starts_with(&attributes), "{after:?}");
+    assert_eq!(after[attributes.len()], b'\n', "a line break before the appended line");
+    // A second init changes nothing.
+    let before =
+        (std::fs::read(t.root().join(".gitignore")).unwrap(), std::fs::read(t.root().join(".gitattributes")).unwrap());
+    t.kb(&["init"]).ok();
+    assert_eq!(before.0, std::fs::read(t.root().join(".gitignore")).unwrap());
+    assert_eq!(before.1, std::fs::read(t.root().join(".gitattributes")).unwrap());
+}
