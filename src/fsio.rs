@@ -128,15 +128,14 @@ pub fn temp_files_in(dir: &Path) -> Vec<PathBuf> {
 /// an unlocked write (a cache) renames within milliseconds, so its file is never that old. A file
 /// that cannot be removed is left for `kb check` to report. Returns the paths removed.
 pub fn remove_stale_temp_files(paths: &[PathBuf]) -> Vec<PathBuf> {
-    let Some(cutoff) = SystemTime::now().checked_sub(STALE_TEMP_AGE) else { return Vec::new() };
-    paths
-        .iter()
-        .filter(|p| {
-            fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file() && m.modified().is_ok_and(|t| t < cutoff))
-                && fs::remove_file(p).is_ok()
-        })
-        .cloned()
-        .collect()
+    paths.iter().filter(|p| is_stale_temp_file(p) && fs::remove_file(p).is_ok()).cloned().collect()
+}
+
+/// Returns whether `path` is a regular file last modified more than [`STALE_TEMP_AGE`] ago: a
+/// temporary file a killed write left, not one a write under way is filling.
+pub fn is_stale_temp_file(path: &Path) -> bool {
+    let Some(cutoff) = SystemTime::now().checked_sub(STALE_TEMP_AGE) else { return false };
+    fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file() && m.modified().is_ok_and(|t| t < cutoff))
 }
 
 fn parent_dir(path: &Path) -> &Path {

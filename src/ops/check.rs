@@ -122,10 +122,12 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
             problems.push(Diagnostic::error(id_line(layout, &path), message).in_file(&path));
         }
     }
-    // Temporary files of writes that were killed (or are under way), whatever their age: the
-    // memories folder's from the scan's own listing, the other folders kb writes into read once.
+    // Temporary files of writes that were killed: the memories folder's from the scan's own
+    // listing, the other folders kb writes into read once. One younger than the sweep's minute
+    // belongs to a write under way in another kb process, and is no problem.
     let mut temps = index.temp_files();
     temps.extend(layout.temp_file_dirs().iter().flat_map(|dir| fsio::temp_files_in(dir)));
+    temps.retain(|p| fsio::is_stale_temp_file(p));
     temps.sort();
     problems.extend(temps.iter().map(|p| Diagnostic::warning(None, TEMP_FILE).in_file(p)));
 
