@@ -207,7 +207,9 @@ pub fn parse(text: &str, path: PathBuf) -> (Instruction, Vec<Diagnostic>) {
         match compile(glob) {
             Ok(m) => matchers.push(m),
             Err(e) => {
-                let msg = format!("applyTo glob '{glob}' does not parse: {e}; the file applies to nothing");
+                let shown: String = glob.chars().take(80).collect();
+                let shown = if shown.len() < glob.len() { format!("{shown}…") } else { shown };
+                let msg = format!("applyTo glob '{shown}' does not parse: {e}; the file applies to nothing");
                 problems.push(Diagnostic::warning(line, msg));
                 return (instruction, problems);
             }
@@ -232,9 +234,25 @@ fn kind(v: &Value) -> &'static str {
 /// Compiles one glob with VS Code's semantics: `*` and `?` stay inside a folder, `**` crosses
 /// folders, `{a,b}` is an alternation.
 pub fn compile(glob: &str) -> Result<GlobMatcher, String> {
+    if glob.len() > MAX_GLOB_BYTES {
+        return Err(format!("it is {} bytes long; a glob may be at most {MAX_GLOB_BYTES}", glob.len()));
+    }
     let built = GlobBuilder::new(glob).literal_separator(true).backslash_escape(true).build();
-    built.map(|g| g.compile_matcher()).map_err(|e| e.kind().to_string())
+    let glob = built.map_err(|e| e.kind().to_string())?;
+    // globset panics when the regex of a glob exceeds the regex size limit (a 20,000-way
+    // alternation does): a long glob's regex is built here first, where that is an error.
+    if glob.glob().len() > CHECKED_GLOB_BYTES {
+        regex::bytes::Regex::new(glob.regex()).map_err(|_| "it is too complex to match".to_string())?;
+    }
+    Ok(glob.compile_matcher())
 }
+
+/// The longest glob kb compiles; `applyTo` globs are paths and a few alternatives.
+const MAX_GLOB_BYTES: usize = 16 * 1024;
+
+/// A glob longer than this has its regex checked before globset builds it (shorter ones cannot
+/// reach the regex size limit).
+const CHECKED_GLOB_BYTES: usize = 256;
 
 /// Splits an `applyTo` value into its globs: at each comma outside `{…}` (an alternation) and
 /// `[…]` (a character class), each glob trimmed, empty ones dropped. A backslash escapes the next

@@ -282,3 +282,31 @@ fn help_has_examples() {
     let out = t.kb(&["instructions", "--help"]).ok().stdout;
     assert!(out.contains("Examples:\n  kb instructions") && out.contains("--for"), "{out}");
 }
+
+#[test]
+fn a_huge_alternation_is_a_warning_not_a_crash() {
+    // globset panics on a glob whose regex is too large; kb refuses such a glob with a warning.
+    let t = TestEnv::pinned();
+    instruction(&t, "good.instructions.md", "applyTo: 'src/**'\n");
+    let huge: Vec<String> = (0..20_000).map(|i| format!("f{i}")).collect();
+    t.write(
+        ".github/instructions/huge.instructions.md",
+        &format!("---\napplyTo: 'src/{{{}}}'\n---\nbody\n", huge.join(",")),
+    );
+    let large: Vec<String> = (0..2_000).map(|i| format!("d{i}")).collect();
+    t.write(
+        ".github/instructions/large.instructions.md",
+        &format!("---\napplyTo: 'src/{{{}}}/**'\n---\nbody\n", large.join(",")),
+    );
+    let run = t.kb(&["--json", "instructions", "--for", "src/d1999/x.rs"]).ok();
+    assert!(run.stderr.contains("huge.instructions.md") && run.stderr.contains("does not parse"), "{run:?}");
+    assert!(run.stderr.len() < 2_000, "the warning does not print the whole glob: {} bytes", run.stderr.len());
+    let applies: Vec<bool> =
+        run.json()["instructions"].as_array().unwrap().iter().map(|i| i["applies"].as_bool().unwrap()).collect();
+    assert_eq!(applies, [true, false, true], "good and large apply, huge applies to nothing");
+    for args in [&["context", "--for", "src/a.rs"][..], &["compile"], &["check"]] {
+        let run = t.kb(args);
+        assert!(run.code == 0 || run.code == 1, "{args:?}: {run:?}");
+        assert!(!run.stderr.contains("panicked"), "{args:?}: {run:?}");
+    }
+}
