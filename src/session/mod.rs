@@ -104,6 +104,12 @@ pub struct Checked {
 pub fn check_text(field: &str, raw: &str, redact: bool) -> Result<Checked> {
     let mut filter = secrets::Screen::new(redact);
     let text = screen(field, raw, &mut filter)?;
+    if let Some(line) = file::conflict_line(&text) {
+        // The session reader refuses a file with such a line: storing it would break the session.
+        return Err(KbError::Invalid(format!(
+            "the {field} holds a git conflict-marker line (its line {line}): a session cannot store one"
+        )));
+    }
     if field == "focus" && text.contains('\n') {
         return Err(KbError::Invalid("the focus is one line: put the details in the summary".into()));
     }
@@ -129,8 +135,9 @@ pub fn start(repo: &Repo, txn: &mut Txn, focus: Checked) -> Result<Outcome> {
     repo.guard(&path)?;
     std::fs::create_dir_all(&knowledge).map_err(io_at(&knowledge))?;
     let text = file::new_file(&focus, repo.now);
-    txn.write(&path, text.as_bytes())?;
+    // kb never writes what its own reader rejects.
     let session = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(&path)))?;
+    txn.write(&path, text.as_bytes())?;
     Ok(Outcome { located: Located { path, session }, redacted })
 }
 
@@ -149,8 +156,8 @@ pub fn update(repo: &Repo, txn: &mut Txn, text: Checked, append: bool) -> Result
     let now = time::py_isoformat(repo.now);
     let new = open.session.rewrite(&[("updated", &now)], &summary);
     repo.guard(&open.path)?;
-    txn.write(&open.path, new.as_bytes())?;
     let session = file::parse(&new).map_err(|d| KbError::BadFile(d.in_file(&open.path)))?;
+    txn.write(&open.path, new.as_bytes())?;
     Ok(Outcome { located: Located { path: open.path, session }, redacted })
 }
 
@@ -173,10 +180,10 @@ pub fn end(repo: &Repo, txn: &mut Txn, summary: Option<Checked>) -> Result<Outco
     std::fs::create_dir_all(&dir).map_err(io_at(&dir))?;
     let target = crate::paths::free_path(&dir, &file::archive_name(s.started_at, &s.focus));
     repo.guard(&target)?;
+    let session = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(&target)))?;
     txn.write(&target, text.as_bytes())?;
     repo.guard(&open.path)?;
     txn.remove(&open.path)?;
-    let session = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(&target)))?;
     Ok(Outcome { located: Located { path: target, session }, redacted })
 }
 

@@ -445,3 +445,25 @@ fn concurrent_starts_open_one_session() {
     let v = t.kb(&["--json", "session", "show"]).ok().json();
     assert!(v["focus"].as_str().unwrap().starts_with("focus "), "{v}");
 }
+
+#[test]
+fn text_with_conflict_marker_lines_is_refused_and_nothing_is_written() {
+    // Exit 1 means nothing was written: kb never stores what its own session reader rejects.
+    let t = TestEnv::pinned();
+    t.kb(&["session", "start", "Fix the parser"]).ok();
+    let before = std::fs::read(session_path(&t)).unwrap();
+    let marked = "Merged the branches\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature";
+    for args in [&["session", "update", "--append", marked][..], &["session", "update", marked], &["session", "end", "--summary", marked]] {
+        let run = t.kb(args).err();
+        assert!(run.stderr.contains("conflict-marker line"), "{args:?}: {run:?}");
+        assert_eq!(std::fs::read(session_path(&t)).unwrap(), before, "{args:?}: session.md is untouched");
+        assert!(ended(&t).is_empty(), "{args:?}: no session was ended");
+    }
+    let run = t.kb(&["session", "start", "<<<<<<< HEAD"]).err();
+    assert!(run.stderr.contains("conflict-marker line"), "{run:?}");
+    // The session still works.
+    t.kb(&["session", "update", "--append", "Tests next"]).ok();
+    t.kb(&["session", "show"]).ok();
+    t.kb(&["session", "end"]).ok();
+    assert_eq!(ended(&t).len(), 1);
+}
