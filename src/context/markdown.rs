@@ -8,7 +8,52 @@
 //! a YAML block as a thematic break plus a setext heading).
 
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
+use std::borrow::Cow;
 use std::ops::Range;
+
+/// The deepest nesting of block quotes and list items handed to the parser. pulldown-cmark's
+/// time grows with the square of the nesting (a line of 100,000 `>` took 20 s); a markdown file
+/// people write nests a few levels.
+const MAX_NESTING: usize = 32;
+
+/// Returns the parser kb reads markdown with; its input comes from [`tamed`], whose offsets are
+/// the original text's.
+fn parser(text: &str) -> Parser<'_> {
+    Parser::new_ext(text, Options::empty())
+}
+
+/// Returns `text` with the container markers beyond [`MAX_NESTING`] at the start of any line
+/// replaced by `.` (ASCII for ASCII, so offsets and character boundaries stay), borrowed when no
+/// line nests that deep.
+fn tamed(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let mut j = i;
+        let mut markers = 0;
+        while j < bytes.len() {
+            let marker = match bytes[j] {
+                b'>' => true,
+                b'-' | b'*' | b'+' => matches!(bytes.get(j + 1), Some(b' ' | b'\t')),
+                b' ' | b'\t' => false,
+                _ => break,
+            };
+            if marker {
+                markers += 1;
+                if markers > MAX_NESTING {
+                    out.get_or_insert_with(|| bytes.to_vec())[j] = b'.';
+                }
+            }
+            j += 1;
+        }
+        i = memchr::memchr(b'\n', &bytes[j..]).map_or(bytes.len(), |k| j + k + 1);
+    }
+    match out.map(String::from_utf8) {
+        Some(Ok(s)) => Cow::Owned(s),
+        _ => Cow::Borrowed(text),
+    }
+}
 
 /// Returns the byte offsets at which `text` may be cut, ascending, always ending with `text.len()`.
 ///
@@ -26,7 +71,8 @@ pub fn block_starts(text: &str) -> Vec<usize> {
 fn scan(text: &str) -> (Vec<usize>, Vec<usize>) {
     let mut out = Vec::new();
     let mut heading_ends = Vec::new();
-    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+    let parsed = tamed(text);
+    for (event, range) in parser(&parsed).into_offset_iter() {
         if let Event::Start(Tag::Heading { .. }) = event {
             heading_ends.push(text[..range.end].trim_end().len());
         }
@@ -74,7 +120,7 @@ fn line_start(text: &str, pos: usize) -> usize {
 /// Returns the byte ranges of code blocks (fenced and indented) and, when `with_html` is set, of
 /// HTML blocks.
 pub fn code_ranges(text: &str, with_html: bool) -> Vec<Range<usize>> {
-    Parser::new_ext(text, Options::empty())
+    parser(&tamed(text))
         .into_offset_iter()
         .filter_map(|(event, range)| match event {
             Event::Start(Tag::CodeBlock(_)) => Some(range),
@@ -148,7 +194,8 @@ pub struct OpenFence {
 pub fn open_fence(text: &str) -> Option<OpenFence> {
     let mut depth = 0usize;
     let mut last = None;
-    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+    let parsed = tamed(text);
+    for (event, range) in parser(&parsed).into_offset_iter() {
         match event {
             Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) if depth == 0 => {
                 last = Some(range);
@@ -182,6 +229,25 @@ pub fn open_fence(text: &str) -> Option<OpenFence> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_past_the_limit_is_read_as_text_with_every_offset_kept() {
+        let deep = format!("{} deep\n\nafter\n", ">".repeat(100));
+        let t = tamed(&deep);
+        assert_eq!(t.len(), deep.len());
+        assert_eq!(&t[..MAX_NESTING], &deep[..MAX_NESTING]);
+        assert!(t[MAX_NESTING..100].bytes().all(|b| b == b'.'));
+        assert_eq!(&t[100..], &deep[100..]);
+        let bullets = format!("{}x\n", "- ".repeat(40));
+        assert_eq!(tamed(&bullets).matches("- ").count(), MAX_NESTING);
+        // Ordinary markdown, a long rule and a setext underline included, is handed over as it is.
+        for plain in ["# T\n\n> quote\n> > inner\n\n- a\n  - b\n", "Title\n-----------------------------------------\n"]
+        {
+            assert!(matches!(tamed(plain), Cow::Borrowed(_)), "{plain:?}");
+        }
+        // A block start after the deep quote is still found, at its own offset.
+        assert!(block_starts(&deep).contains(&deep.find("after").unwrap()));
+    }
 
     #[test]
     fn starts_are_block_boundaries_outside_code() {

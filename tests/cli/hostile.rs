@@ -413,3 +413,17 @@ fn init_appends_to_a_gitignore_that_is_not_utf8() {
     assert_eq!(before.0, std::fs::read(t.root().join(".gitignore")).unwrap());
     assert_eq!(before.1, std::fs::read(t.root().join(".gitattributes")).unwrap());
 }
+
+#[test]
+fn deeply_nested_markdown_stays_fast() {
+    // pulldown-cmark's time grows with the square of the nesting; kb bounds what it hands over.
+    let t = TestEnv::new();
+    let deep = format!("# Project context\n\n{} deep\n\n## Commands\n\nrun it\n", ">".repeat(100_000));
+    let lines: String = (1..300).map(|i| format!("{} line\n", ">".repeat(i))).collect();
+    for body in [deep, lines] {
+        t.write(".co-cli/knowledge/context.md", &body);
+        let run = kb_within(&t, &["context"], LIMIT);
+        assert_eq!(run.code, 0, "{run:?}");
+        kb_within(&t, &["compile"], LIMIT);
+    }
+}

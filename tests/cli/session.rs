@@ -453,7 +453,11 @@ fn text_with_conflict_marker_lines_is_refused_and_nothing_is_written() {
     t.kb(&["session", "start", "Fix the parser"]).ok();
     let before = std::fs::read(session_path(&t)).unwrap();
     let marked = "Merged the branches\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> feature";
-    for args in [&["session", "update", "--append", marked][..], &["session", "update", marked], &["session", "end", "--summary", marked]] {
+    for args in [
+        &["session", "update", "--append", marked][..],
+        &["session", "update", marked],
+        &["session", "end", "--summary", marked],
+    ] {
         let run = t.kb(args).err();
         assert!(run.stderr.contains("conflict-marker line"), "{args:?}: {run:?}");
         assert_eq!(std::fs::read(session_path(&t)).unwrap(), before, "{args:?}: session.md is untouched");
