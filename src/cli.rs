@@ -536,8 +536,10 @@ pub struct SaveArgs {
 
 #[derive(Debug, Args)]
 pub struct RecallArgs {
-    /// Words to look for: a memory matches when every word is in its text or one of its tags
-    pub query: String,
+    /// Words to look for, as one argument or several: a memory matches when every word is in its
+    /// text or one of its tags
+    #[arg(required = true, value_name = "QUERY")]
+    pub query: Vec<String>,
     /// Return at most N memories (N ≥ 1)
     #[arg(short = 'n', long = "max-results", default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_results: u64,

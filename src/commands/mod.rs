@@ -235,7 +235,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             let repo = ctx.repo()?;
             let loaded = ops::read::load(&repo, scope(a.store))?;
             let limit = usize::try_from(a.max_results).unwrap_or(usize::MAX);
-            ctx.emit(&ops::read::recall(&repo, &loaded, &a.query, limit))
+            ctx.emit(&ops::read::recall(&repo, &loaded, &a.query.join(" "), limit))
         }
         Command::List(a) => list(ctx, a),
         Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),

@@ -523,18 +523,20 @@ fn one_by_id(index: &Index, id: u64) -> Result<PathBuf> {
 }
 
 /// Recall: memories whose text or a tag contains `query` (case-insensitive), newest first.
-pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> Vec<MemoryRef<'a>> {
+/// Returns the newest `limit` matches and how many memories matched in all.
+pub fn recall<'a>(index: &'a Index, query: &str, limit: usize) -> (Vec<MemoryRef<'a>>, usize) {
     let words = query_words(query);
     let found =
         |p: Pos, w: &str| contains_lower(index.content_at(p), w) || index.tags_at(p).any(|t| contains_lower(t, w));
     let mut hits: Vec<Pos> = index.positions().filter(|&p| words.iter().all(|w| found(p, w))).collect();
+    let total = hits.len();
     let newest_first = |p: &Pos| std::cmp::Reverse(index.age_key_at(*p));
     if hits.len() > limit && limit > 0 {
         hits.select_nth_unstable_by_key(limit - 1, newest_first);
     }
     hits.truncate(limit);
     hits.sort_by_key(newest_first);
-    hits.into_iter().map(|p| index.at(p)).collect()
+    (hits.into_iter().map(|p| index.at(p)).collect(), total)
 }
 
 #[cfg(test)]

@@ -231,6 +231,8 @@ pub struct RecallReport<'a> {
     loaded: &'a Loaded,
     records: Option<Records<'a>>,
     hits: Vec<Hit<'a>>,
+    /// How many memories and records matched in all (the hits are the newest of them).
+    total: usize,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -255,8 +257,11 @@ fn find<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport
     let mut diagnostics = loaded.diagnostics.clone();
     let records = loaded.file.as_ref().map(Records::parse);
     let mut hits: Vec<Hit<'a>> = Vec::new();
+    let mut total = 0;
     if let Some(index) = &loaded.index {
-        hits.extend(store::recall(index, query, max_results).into_iter().map(Hit::Md));
+        let (found, matched) = store::recall(index, query, max_results);
+        hits.extend(found.into_iter().map(Hit::Md));
+        total += matched;
     }
     if let Some(all) = &records {
         diagnostics.extend(skipped_lines(all));
@@ -265,13 +270,14 @@ fn find<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport
         // most of 100,000 records).
         let mut found: Vec<((i64, usize), usize)> =
             all.iter().enumerate().filter(|(_, r)| all.matches(r, &q)).map(|(pos, r)| (r.age_key(), pos)).collect();
+        total += found.len();
         found.sort_unstable_by_key(|(age, _)| std::cmp::Reverse(*age));
         found.truncate(max_results);
         hits.extend(found.into_iter().map(|(age, pos)| Hit::Copilot { pos, age }));
     }
     hits.sort_by_key(|h| std::cmp::Reverse(h.age_key()));
     hits.truncate(max_results);
-    RecallReport { query: query.to_string(), loaded, records, hits, diagnostics }
+    RecallReport { query: query.to_string(), loaded, records, hits, total, diagnostics }
 }
 
 impl Serialize for RecallReport<'_> {
@@ -280,6 +286,7 @@ impl Serialize for RecallReport<'_> {
         struct RecallJson<'q> {
             query: &'q str,
             count: usize,
+            total: usize,
             results: Vec<Either<MemoryJson, RecordJson>>,
         }
         let results = self
@@ -293,7 +300,7 @@ impl Serialize for RecallReport<'_> {
                 _ => None,
             })
             .collect();
-        RecallJson { query: &self.query, count: self.hits.len(), results }.serialize(s)
+        RecallJson { query: &self.query, count: self.hits.len(), total: self.total, results }.serialize(s)
     }
 }
 
@@ -321,8 +328,10 @@ impl Report for RecallReport<'_> {
         if self.hits.is_empty() {
             return writeln!(w, "No memories found matching '{q}' in {}", self.loaded.root.display());
         }
-        let noun = if self.hits.len() == 1 { "memory" } else { "memories" };
-        let mut lines = vec![format!("Found {} {noun} matching '{q}':", self.hits.len()), String::new()];
+        let noun = if self.total == 1 { "memory" } else { "memories" };
+        let showing =
+            if self.total > self.hits.len() { format!(" (showing {})", self.hits.len()) } else { String::new() };
+        let mut lines = vec![format!("Found {} {noun} matching '{q}'{showing}:", self.total), String::new()];
         for h in &self.hits {
             match h {
                 Hit::Md(m) => {

@@ -455,3 +455,26 @@ fn show_names_skipped_files_even_when_it_finds_the_memory() {
     assert!(run.stdout.contains("a good memory"), "{run:?}");
     assert!(run.stderr.contains("002-bad.md"), "{run:?}");
 }
+
+#[test]
+fn recall_takes_several_words_and_says_how_many_matched_in_all() {
+    let t = TestEnv::pinned();
+    for i in 1..=7u64 {
+        let text =
+            if i == 7 { "Use cargo build for release".to_string() } else { format!("Run nextest on CI, step {i}") };
+        t.memory(i, &text, &days_ago(10.0 - i as f64), &[]);
+    }
+    // Several words are one query: every word must match.
+    let run = t.kb(&["recall", "nextest", "CI"]).ok();
+    assert!(run.stdout.starts_with("Found 6 memories matching 'nextest CI' (showing 5):"), "{run:?}");
+    assert_eq!(t.kb(&["recall", "nextest CI"]).ok().stdout, run.stdout);
+    let json = t.kb(&["--json", "recall", "nextest", "CI"]).ok().json();
+    assert_eq!((json["count"].as_u64(), json["total"].as_u64()), (Some(5), Some(6)));
+    assert_eq!(json["query"], "nextest CI");
+    // All shown: no "(showing N)".
+    let run = t.kb(&["recall", "-n", "10", "nextest"]).ok();
+    assert!(run.stdout.starts_with("Found 6 memories matching 'nextest':"), "{run:?}");
+    let run = t.kb(&["recall", "release"]).ok();
+    assert!(run.stdout.starts_with("Found 1 memory matching 'release':"), "{run:?}");
+    assert_eq!(t.kb(&["recall"]).code, 2, "a query is required");
+}
