@@ -142,7 +142,7 @@ impl TargetSpec {
 
     /// Reads one entry: a non-empty path string, or an object with a `path` and the options of
     /// a target's own block (an unknown key is an error, so a typo does not silently compile the wrong block).
-    fn from_json(v: &Value) -> Result<TargetSpec, String> {
+    pub fn from_json(v: &Value) -> Result<TargetSpec, String> {
         match v {
             Value::String(s) if !s.is_empty() => Ok(TargetSpec { path: s.clone(), ..TargetSpec::default() }),
             Value::Object(o) => {

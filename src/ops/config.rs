@@ -107,6 +107,9 @@ fn settings_file(layout: &Layout, global: bool) -> Result<PathBuf> {
 pub fn set(layout: &Layout, key: &str, raw: &str, global: bool) -> Result<EditReport> {
     let file = settings_file(layout, global)?;
     let value = settings::parse_value(key, raw, &file).map_err(|e| KbError::Invalid(e.detail))?;
+    if key == "context_targets" {
+        check_targets(layout, &value)?;
+    }
     let _lock = if global { None } else { Some(repo::lock(layout)?) };
     // JSON as the user typed it (the keys of an object target stay in their order); a bare word
     // such as `cut` is written as the JSON string it stands for.
@@ -114,6 +117,19 @@ pub fn set(layout: &Layout, key: &str, raw: &str, global: bool) -> Result<EditRe
         if serde_json::from_str::<serde_json::Value>(raw).is_ok() { raw.trim().to_string() } else { value.to_string() };
     let changed = settings::write_key(&file, key, &text)?;
     Ok(EditReport { key: key.to_string(), value: Some(value), path: abs(&file), changed, file })
+}
+
+/// Fails unless every target of a `context_targets` value is one `kb compile` can write: inside
+/// the root, outside `.git/` and kb's own folders (checked when set, so the next compile does not
+/// fail on it).
+fn check_targets(layout: &Layout, value: &Value) -> Result<()> {
+    for entry in value.as_array().map(Vec::as_slice).unwrap_or_default() {
+        let Ok(spec) = settings::TargetSpec::from_json(entry) else { continue };
+        if let Err(e) = crate::context::targets::resolve(layout, &spec.path) {
+            return Err(KbError::Invalid(format!("context_targets: {}: {}", e.target, e.message)).into());
+        }
+    }
+    Ok(())
 }
 
 /// Removes `key` from the settings file (a key that is not there is not an error).

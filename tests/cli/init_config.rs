@@ -420,3 +420,22 @@ fn works_without_home_and_in_a_root_with_spaces_and_unicode() {
     cmd.env_remove("HOME");
     run_command(cmd, None).ok();
 }
+
+#[test]
+fn config_set_refuses_a_target_compile_could_not_write() {
+    // Checked when set: a value every later compile fails on is never written.
+    let t = TestEnv::pinned();
+    t.kb(&["init"]).ok();
+    let settings = t.root().join(".co-cli/settings.json");
+    let before = std::fs::read(&settings).ok();
+    for target in
+        [r#"["../outside.md"]"#, r#"[".git/config"]"#, r#"[{"path": ".co-cli/cache/x.md"}]"#, r#"["/etc/agents.md"]"#]
+    {
+        let run = t.kb(&["config", "set", "context_targets", target]).err();
+        assert!(run.stderr.contains("context_targets"), "{target}: {run:?}");
+        assert_eq!(std::fs::read(&settings).ok(), before, "{target}: nothing written");
+    }
+    t.kb(&["config", "set", "context_targets", r#"["AGENTS.md", {"path": "docs/agents.md", "agent": "reviewer"}]"#])
+        .ok();
+    t.kb(&["compile"]).ok();
+}
