@@ -71,8 +71,43 @@ pub fn parse(yaml: &str) -> Result<Fields, YamlError> {
     }
     serde_saphyr::from_str::<Fields>(yaml).map_err(|e| {
         let line = e.location().map(|l| l.line() as usize).filter(|&l| l > 0);
-        YamlError { line, message: clean_yaml_message(&e.to_string()) }
+        // A flow list or mapping left open (`tags: [bash`) swallows the lines after it, so the
+        // parser stops further down: the line at fault is the one that opened it.
+        match (line, unclosed_flow(yaml, line)) {
+            (_, Some((open, bracket))) => YamlError {
+                line: Some(open),
+                message: format!(
+                    "malformed YAML: unclosed bracket '{bracket}' (the list or mapping it opens is not closed)"
+                ),
+            },
+            _ => YamlError { line, message: clean_yaml_message(&e.to_string()) },
+        }
     })
+}
+
+/// Returns the 1-based line (and the bracket) of the first `[` or `{` outside quotes and comments
+/// that is still open at the end of line `upto` (the whole block when `None`).
+fn unclosed_flow(yaml: &str, upto: Option<usize>) -> Option<(usize, char)> {
+    let mut open: Vec<(usize, char)> = Vec::new();
+    for (n, line) in yaml.lines().enumerate().take(upto.unwrap_or(usize::MAX)) {
+        let mut quote: Option<char> = None;
+        let mut prev = ' ';
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') => quote = Some(c),
+                (None, '#') if prev == ' ' || prev == '\t' => break,
+                (None, '[' | '{') => open.push((n + 1, c)),
+                (None, ']' | '}') => {
+                    open.pop();
+                }
+                _ => {}
+            }
+            prev = c;
+        }
+    }
+    open.first().copied()
 }
 
 /// Parses the frontmatter shape kb and co-cli write — `key: scalar` lines and block lists of

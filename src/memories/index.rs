@@ -489,6 +489,19 @@ impl Index {
         self.records.iter().filter(|r| r.valid || r.id > 0).map(|r| r.id).max()
     }
 
+    /// Returns the problem of each file that is not a valid memory but names `id` in an `id: N`
+    /// line (so `kb show N` can say why memory N cannot be read).
+    pub fn problems_of_id(&self, id: u64) -> Vec<Diagnostic> {
+        self.records
+            .iter()
+            .filter(|r| !r.valid && r.id == id)
+            .map(|r| {
+                let line = (r.line > 0).then_some(r.line as usize);
+                Diagnostic::error(line, self.str(r.content)).in_file(&self.dir.join(self.str(r.name)))
+            })
+            .collect()
+    }
+
     /// Returns every file that is not a valid memory, sorted by path.
     pub fn problems(&self) -> Vec<Diagnostic> {
         let mut out: Vec<Diagnostic> = self

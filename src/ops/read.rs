@@ -688,11 +688,12 @@ fn find_one(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
     let found = index.by_id(id);
     let m = match found.as_slice() {
         [] => {
-            return Err(Shown {
-                diagnostics,
-                error: KbError::NotFound { thing: "memory", id: raw_id.trim().to_string() },
-            }
-            .into());
+            // A file that names this id but does not read as a memory: its problem is the answer.
+            let error = match index.problems_of_id(id).into_iter().next() {
+                Some(problem) => KbError::BadFile(problem),
+                None => KbError::NotFound { thing: "memory", id: raw_id.trim().to_string() },
+            };
+            return Err(Shown { diagnostics, error }.into());
         }
         [m] => m,
         many => {

@@ -478,3 +478,18 @@ fn recall_takes_several_words_and_says_how_many_matched_in_all() {
     assert!(run.stdout.starts_with("Found 1 memory matching 'release':"), "{run:?}");
     assert_eq!(t.kb(&["recall"]).code, 2, "a query is required");
 }
+
+#[test]
+fn show_of_a_memory_whose_yaml_is_broken_names_the_file_and_the_line() {
+    let t = TestEnv::pinned();
+    let bad = t.write(
+        ".co-cli/knowledge/memories/005-broken.md",
+        "---\ntags: [bash\ncreated: '2026-11-01T10:00:00+00:00'\nid: 5\n---\n\nbody\n",
+    );
+    let run = t.kb(&["show", "5"]).err();
+    let error = run.stderr.lines().find(|l| l.starts_with("error:")).unwrap_or_default().to_string();
+    assert!(error.contains(&format!("{}:2:", bad.display())), "the tags line: {run:?}");
+    assert!(error.contains("unclosed bracket '['") && !error.contains("not found"), "{run:?}");
+    // A memory id no file names is still not found.
+    assert!(t.kb(&["show", "6"]).err().stderr.contains("memory 6 not found"));
+}
