@@ -93,9 +93,11 @@ pub enum Command {
         after_help = "Examples:\n  kb completions bash > ~/.local/share/bash-completion/completions/kb\n  kb completions zsh > \"${fpath[1]}/_kb\"\n  kb completions fish > ~/.config/fish/completions/kb.fish"
     )]
     Completions(CompletionsArgs),
-    /// Print the manual page (roff)
-    #[command(after_help = "Examples:\n  kb manpage > ~/.local/share/man/man1/kb.1\n  kb manpage | man -l -")]
-    Manpage,
+    /// Print the manual page (roff), or write one page per command into a folder
+    #[command(
+        after_help = "Examples:\n  kb manpage > ~/.local/share/man/man1/kb.1\n  kb manpage | man -l -\n  kb manpage --dir ~/.local/share/man/man1"
+    )]
+    Manpage(ManpageArgs),
     /// Record team decisions: add, list, show, supersede, archive, accept or reject one
     #[command(
         after_help = "Examples:\n  kb decision add \"Use PostgreSQL for all services\" --type architectural -t db\n  kb decision list --all\n  kb decision supersede 3 \"Use PostgreSQL 17\"\n  kb decision accept 4"
@@ -299,6 +301,13 @@ pub enum DecisionAction {
         /// The decision's id
         id: String,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ManpageArgs {
+    /// Write kb.1 and a page per command (kb-init.1, kb-session-start.1...) into DIR instead
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

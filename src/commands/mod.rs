@@ -144,12 +144,41 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
         if writes(&cli.command) {
             anyhow::bail!("{NO_ROOT}; run `kb init` or pass --root");
         }
-        if !matches!(cli.command, Command::Init(_) | Command::Completions(_) | Command::Manpage) {
+        if !matches!(cli.command, Command::Init(_) | Command::Completions(_) | Command::Manpage(_)) {
             style.warn(&format!("{NO_ROOT}; reading {}", layout.root.display()));
         }
     }
     let ctx = Ctx { layout, json: cli.json, style, now, found, env: Environment::from_process() };
     dispatch(&ctx, cli.command)
+}
+
+/// Writes kb's one manual page: clap_mangen's sections, but the commands listed by name and
+/// purpose (its own list refers to a page per command, `kb-init(1)`..., which only
+/// `kb manpage --dir` writes).
+fn manpage(mut cli: clap::Command, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+    cli.build();
+    let man = clap_mangen::Man::new(cli.clone());
+    man.render_title(w)?;
+    man.render_name_section(w)?;
+    man.render_synopsis_section(w)?;
+    man.render_description_section(w)?;
+    man.render_options_section(w)?;
+    writeln!(w, ".SH COMMANDS")?;
+    for sub in cli.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        writeln!(w, ".TP\n\\fBkb {}\\fR\n{}", roff_text(sub.get_name()), roff_text(&about))?;
+    }
+    writeln!(
+        w,
+        ".PP\nEach command's options: \\fBkb COMMAND \\-\\-help\\fR, or a page per command with \\fBkb manpage \\-\\-dir DIR\\fR."
+    )?;
+    man.render_version_section(w)
+}
+
+/// Escapes text for a roff line: backslashes and hyphens, and a leading `.` or `'`.
+fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) { format!("\\&{escaped}") } else { escaped }
 }
 
 /// Reads all of stdin as UTF-8 text (the `-` argument of save, decision, session and board).
@@ -332,9 +361,14 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             })?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Manpage => {
+        Command::Manpage(a) => {
             let cli = <Cli as clap::CommandFactory>::command();
-            output::stream(|w| clap_mangen::Man::new(cli).render(w))?;
+            match a.dir {
+                Some(dir) => {
+                    clap_mangen::generate_to(cli, &dir).with_context(|| format!("cannot write to {}", dir.display()))?
+                }
+                None => output::stream(|w| manpage(cli, w))?,
+            }
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -306,3 +306,31 @@ fn completions_for_every_shell_and_a_man_page() {
     let man = t.kb(&["manpage"]).ok().stdout;
     assert!(man.contains(".TH kb 1") && man.contains("recall"), "{man}");
 }
+
+#[test]
+fn the_man_page_refers_only_to_pages_that_exist() {
+    let t = TestEnv::pinned();
+    let man = t.kb(&["manpage"]).ok().stdout;
+    assert!(!man.contains("(1)"), "the single page names no other page: {man}");
+    assert!(
+        man.contains(".SH COMMANDS") && man.contains("\\fBkb session\\fR") && man.contains("kb manpage \\-\\-dir"),
+        "{man}"
+    );
+    // With --dir, a page per command: every page a page refers to is written.
+    let dir = t.dir.path().join("man1");
+    std::fs::create_dir_all(&dir).unwrap();
+    t.kb(&["manpage", "--dir", dir.to_str().unwrap()]).ok();
+    let pages: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(pages.contains(&"kb.1".to_string()) && pages.contains(&"kb-session-start.1".to_string()), "{pages:?}");
+    let mut references = 0;
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        for name in text.lines().filter_map(|l| l.strip_suffix("(1)")) {
+            let file = format!("{}.1", name.replace("\\-", "-"));
+            assert!(pages.contains(&file), "{page} refers to {file}");
+            references += 1;
+        }
+    }
+    assert!(references > 20, "the pages refer to the commands' pages: {references}");
+}
