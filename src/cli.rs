@@ -119,7 +119,7 @@ pub enum Command {
         after_help = "Examples:\n  kb consolidate --dry-run\n  kb consolidate\n  kb consolidate --summarizer 'llm -s \"Merge these notes into one\"'\n  kb undo"
     )]
     Consolidate(ConsolidateArgs),
-    /// Undo the last command that changed or removed knowledge (forget, a consolidating save, consolidate, import, export, promote, check --fix, a decision's status, session end)
+    /// Undo the last command that changed or removed knowledge (--list shows what can be undone)
     #[command(after_help = "Examples:\n  kb undo\n  kb undo --list\n  kb --json undo --list\n  kb undo --drop")]
     Undo(UndoArgs),
 }
