@@ -940,6 +940,36 @@ mod tests {
     }
 
     #[test]
+    fn removed_items_put_back_a_changed_file_and_drop_discards() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let board = dir.path().join("board.json");
+        fs::write(&board, b"[1,2,3]").unwrap();
+        let mut txn = Txn::begin(&repo, repo.lock().unwrap(), "test", "pruned").saving("the text");
+        txn.removes_items(&board, vec![(1, serde_json::json!(2))]);
+        txn.write(&board, b"[1,3]").unwrap();
+        txn.finish().unwrap();
+        let all = entries(&repo).unwrap();
+        assert_eq!(all[0].saved.as_deref(), Some("the text"));
+        assert_eq!(all[0].files[0].removed_items.len(), 1);
+        let held = repo.lock().unwrap();
+        // As the operation left it: the bytes come back; changed since: the items go back.
+        assert_eq!(plan_undo(&repo, &held).unwrap().unwrap().restore.len(), 1);
+        fs::write(&board, b"[1,3,4]").unwrap();
+        let plan = plan_undo(&repo, &held).unwrap().unwrap();
+        assert!(plan.restore.is_empty());
+        assert_eq!(plan.put_back[0].removed_items[0].at, 1);
+        // An entry of an older kb (no `saved`, no `removed_items`) reads as before.
+        let old = repo.layout.journal().join("000002.jsonl");
+        fs::write(&old, "{\"journal\":1,\"op\":\"x\",\"what\":\"y\",\"at\":\"t\"}\n").unwrap();
+        let e = drop_last(&repo, &held).unwrap().unwrap();
+        assert_eq!((e.seq, e.saved.is_none()), (2, true));
+        assert_eq!(drop_last(&repo, &held).unwrap().unwrap().seq, 1);
+        assert!(drop_last(&repo, &held).unwrap().is_none());
+        assert_eq!(fs::read(&board).unwrap(), b"[1,3,4]", "dropping restores nothing");
+    }
+
+    #[test]
     fn hex_round_trips() {
         assert_eq!(from_hex(&to_hex(&[0, 1, 0xab, 0xff])).unwrap(), [0, 1, 0xab, 0xff]);
         assert!(from_hex("abc").is_none() && from_hex("zz").is_none());
