@@ -121,8 +121,8 @@ pub enum Command {
         after_help = "Examples:\n  kb consolidate --dry-run\n  kb consolidate\n  kb consolidate --summarizer 'llm -s \"Merge these notes into one\"'\n  kb undo"
     )]
     Consolidate(ConsolidateArgs),
-    /// Undo the last forget, consolidating save, decay, consolidate, import or decision supersede
-    #[command(after_help = "Examples:\n  kb undo\n  kb undo --list\n  kb --json undo --list")]
+    /// Undo the last command that changed or removed knowledge (--list shows what can be undone)
+    #[command(after_help = "Examples:\n  kb undo\n  kb undo --list\n  kb --json undo --list\n  kb undo --drop")]
     Undo(UndoArgs),
 }
 
@@ -141,6 +141,9 @@ pub struct UndoArgs {
     /// List the journal's entries, newest first, instead of undoing one
     #[arg(long)]
     pub list: bool,
+    /// Discard the last entry without restoring anything (for an entry that can no longer apply)
+    #[arg(long, conflicts_with = "list")]
+    pub drop: bool,
 }
 
 #[derive(Debug, Args)]

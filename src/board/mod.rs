@@ -119,8 +119,15 @@ pub fn check_branch(branch: &str) -> std::result::Result<(), String> {
 /// Reads a board. A missing file is an empty board; a file that is not a board (corrupt, torn,
 /// edited by hand) is an empty board and a diagnostic; nothing is written.
 pub fn read(layout: &Layout, branch: &str) -> (Board, Option<Diagnostic>) {
-    let path = board_path(layout, branch);
-    let mut board = Board { branch: branch.to_string(), path: path.clone(), items: Vec::new() };
+    let (mut board, problem) = read_path(layout, &board_path(layout, branch));
+    board.branch = branch.to_string();
+    (board, problem)
+}
+
+/// Reads the board file at `path` as [`read`] does (its `branch` left empty).
+fn read_path(layout: &Layout, path: &Path) -> (Board, Option<Diagnostic>) {
+    let path = path.to_path_buf();
+    let mut board = Board { branch: String::new(), path: path.clone(), items: Vec::new() };
     let bytes = match crate::fsio::read_input(&path, &layout.root) {
         Ok(Some(b)) => b,
         Ok(None) => return (board, None),
@@ -172,12 +179,7 @@ impl Edit<'_> {
     }
 
     fn save(&self, board: &Board) -> Result<()> {
-        let dir = board.path.parent().unwrap_or(Path::new("."));
-        self.repo.guard(dir)?;
-        crate::paths::ensure_ignored_dir(&self.repo.layout.co_cli().join("state")).map_err(io_at(dir))?;
-        std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-        let text = file_text(&board.items)?;
-        crate::fsio::write_atomic(&board.path, text.as_bytes()).map_err(io_at(&board.path))
+        write(self.repo, &board.path, &board.items)
     }
 
     /// Creates or overwrites the item `(src, name)`. A new item on a full board fails ("prune
@@ -293,6 +295,71 @@ impl Edit<'_> {
             item.count = item.count.saturating_add(1);
         }
         self.save(&board)
+    }
+}
+
+/// Writes the board file at `path` holding `items`, atomically. The caller holds the lock.
+fn write(repo: &Repo, path: &Path, items: &[Item]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    repo.guard(dir)?;
+    crate::paths::ensure_ignored_dir(&repo.layout.co_cli().join("state")).map_err(io_at(dir))?;
+    std::fs::create_dir_all(dir).map_err(io_at(dir))?;
+    let text = file_text(items)?;
+    crate::fsio::write_atomic(path, text.as_bytes()).map_err(io_at(path))
+}
+
+/// Returns whether `path` is a board file's place (`.co-cli/state/board/*.json`).
+pub fn is_board_path(layout: &Layout, path: &Path) -> bool {
+    path.parent() == board_path(layout, "x").parent() && path.extension().is_some_and(|e| e == "json")
+}
+
+/// Items to put back into a board: what undoing a `kb consolidate` does to a board that changed
+/// since it pruned it ([`PutBack::plan`], then [`PutBack::write`]).
+#[derive(Debug, Clone)]
+pub struct PutBack {
+    path: PathBuf,
+    items: Vec<Item>,
+    /// The names of the items put back (those already on the board are not).
+    pub names: Vec<String>,
+}
+
+impl PutBack {
+    /// Plans putting `back` (items with their positions before they were removed, counters and
+    /// all) into the board at `path` as it is now: each goes back at its old position (or at the
+    /// end); one that is on the board already, identical, stays as it is. Whatever else changed
+    /// on the board stays too. Fails, writing nothing, when the board does not read as a board or
+    /// holds another item of the same src and name (written again since). The caller holds the
+    /// lock.
+    pub fn plan(layout: &Layout, path: &Path, mut back: Vec<(usize, Item)>) -> Result<PutBack> {
+        let (board, problem) = read_path(layout, path);
+        if let Some(p) = problem {
+            return Err(KbError::BadFile(p));
+        }
+        let mut items = board.items;
+        let mut names = Vec::new();
+        back.sort_by_key(|(at, _)| *at);
+        for (at, item) in back {
+            match items.iter().find(|i| i.src == item.src && i.name == item.name) {
+                Some(now) if *now == item => {}
+                Some(_) => {
+                    return Err(KbError::Invalid(format!(
+                        "board item {} ({}) was written again since",
+                        item.name,
+                        item.src.as_str()
+                    )));
+                }
+                None => {
+                    names.push(item.name.clone());
+                    items.insert(at.min(items.len()), item);
+                }
+            }
+        }
+        Ok(PutBack { path: path.to_path_buf(), items, names })
+    }
+
+    /// Writes the board with the items put back. The caller holds the lock.
+    pub fn write(&self, repo: &Repo) -> Result<()> {
+        write(repo, &self.path, &self.items)
     }
 }
 

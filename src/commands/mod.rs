@@ -351,6 +351,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             ctx.emit(&ops::consolidate::consolidate(&ctx.repo()?, &req)?)
         }
         Command::Undo(a) if a.list => ctx.emit(&ops::undo::list(&ctx.repo()?)?),
+        Command::Undo(a) if a.drop => ctx.emit(&ops::undo::drop_last(&ctx.repo()?)?),
         Command::Undo(_) => ctx.emit(&ops::undo::undo(&ctx.repo()?)?),
         Command::Mcp => mcp::run(ctx),
         Command::Completions(a) => {

@@ -239,7 +239,7 @@ impl<'r> RecordStore<'r> {
                 redacted,
             };
             let edit = Edit::Replace(rec.index, line);
-            return Ok(RecordSavePlan { outcome, file, edit });
+            return Ok(RecordSavePlan { outcome, file, edit, saved: Some(req.fact) });
         }
         let taken = all.ids();
         let id = draw_id(&req.subject, &req.fact, |c| taken.contains(c));
@@ -263,7 +263,7 @@ impl<'r> RecordStore<'r> {
             replaced: None,
             redacted,
         };
-        Ok(RecordSavePlan { outcome, file, edit: Edit::Append(line) })
+        Ok(RecordSavePlan { outcome, file, edit: Edit::Append(line), saved: None })
     }
 
     /// Counts a vote in the record's `votes` (other members of `votes` are kept) and notes it in
@@ -349,6 +349,8 @@ pub struct RecordSavePlan {
     outcome: RecordSaveOutcome,
     file: JsonlFile,
     edit: Edit,
+    /// The fact a consolidation stores in place of the record's.
+    saved: Option<String>,
 }
 
 impl RecordSavePlan {
@@ -363,9 +365,14 @@ impl RecordSavePlan {
         self.outcome.consolidated
     }
 
+    /// Returns the fact a consolidation stores in place of the record's (`None`: an append).
+    pub fn consolidates(&self) -> Option<&str> {
+        self.saved.as_deref()
+    }
+
     /// Writes the save through `txn`.
     pub fn write(self, store: &RecordStore<'_>, txn: &mut Txn) -> Result<RecordSaveOutcome> {
-        let RecordSavePlan { mut outcome, file, edit } = self;
+        let RecordSavePlan { mut outcome, file, edit, .. } = self;
         let appended = store.write(txn, &file, std::slice::from_ref(&edit))?;
         if let Some(&line) = appended.first() {
             outcome.line = line;

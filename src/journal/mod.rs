@@ -1,6 +1,7 @@
 //! The undo journal (docs/safety.md, The undo journal): one entry per operation that changes or removes knowledge
-//! files (`forget`, a consolidating `save`, decay, `consolidate`, `import`, `decision supersede`),
-//! in `.co-cli/state/journal/`, local state that is never committed. An entry holds the exact
+//! files (`forget`, a consolidating `save`, decay, `consolidate`, `import`, `export`, `promote`,
+//! `check --fix`, `decision supersede|accept|reject|archive`, `session end`), in
+//! `.co-cli/state/journal/`, local state that is never committed. An entry holds the exact
 //! prior bytes of every file the operation changed or removed, and names the files it created, so
 //! `kb undo` puts them back byte for byte. This module owns the entry format, the recording
 //! ([`Txn`]), the reading ([`entries`]) and the restoring ([`plan_undo`], [`restore`]); which
@@ -9,11 +10,14 @@
 //! An entry is `NNNNNN.jsonl`, one JSON object per line, appended and synced **before** each
 //! change is made (a write-ahead log):
 //!
-//! - first line: `{"journal":1, "op":S, "what":S, "at":TS}`;
-//! - one line per change: `{"path":REL, "prior":PRIOR, "after":HASH|null}`, where `PRIOR` comes
-//!   with a path's first change only: `{"absent":true}`, `{"text":S,"mode":N}`,
+//! - first line: `{"journal":1, "op":S, "what":S, "at":TS, "saved":S}`, `saved` (optional) the
+//!   text a consolidating save stored, which an undo takes away with it;
+//! - one line per change: `{"path":REL, "prior":PRIOR, "after":HASH|null, "removed_items":[...]}`,
+//!   where `PRIOR` comes with a path's first change only: `{"absent":true}`, `{"text":S,"mode":N}`,
 //!   `{"hex":S,"mode":N}` (bytes that are not UTF-8) or `{"link":S}` (a symlink); `HASH` is the
-//!   xxh3-128 of the bytes written (32 hex digits), null for a removal;
+//!   xxh3-128 of the bytes written (32 hex digits), null for a removal; `removed_items` (optional)
+//!   are `{"at":N, "item":JSON}`, the elements the change removed from a JSON array file (a
+//!   board): when that file changed since, an undo puts them back into it instead of refusing;
 //! - last, once the operation finished: `{"end":TS}`.
 //!
 //! Why this survives a crash: a change is on disk in the entry before the file is touched, and
@@ -70,6 +74,8 @@ struct Recorder {
     open: Option<(File, PathBuf)>,
     /// Paths whose prior state is recorded already.
     seen: std::collections::HashSet<PathBuf>,
+    /// The elements the next change of a path removes ([`Txn::removes_items`]).
+    items: HashMap<PathBuf, Vec<RemovedItem>>,
 }
 
 impl Txn {
@@ -82,6 +88,7 @@ impl Txn {
             op: op.to_string(),
             what: what.into(),
             at: crate::format::time::py_isoformat(repo.now),
+            saved: None,
         };
         let recorder = Recorder {
             root: repo.layout.root.clone(),
@@ -89,8 +96,29 @@ impl Txn {
             head,
             open: None,
             seen: Default::default(),
+            items: HashMap::new(),
         };
         Txn { journal: Some(recorder), held }
+    }
+
+    /// Returns the transaction with the text a consolidating save stores, which undoing it takes
+    /// away (`kb undo` says so). Without a journal it changes nothing.
+    pub fn saving(mut self, text: impl Into<String>) -> Txn {
+        if let Some(j) = &mut self.journal {
+            j.head.saved = Some(text.into());
+        }
+        self
+    }
+
+    /// Notes that the next change of `path`, a JSON array file (a board), removes `items`, each
+    /// with its position in the array before the change: an undo that finds the file changed
+    /// since puts them back into it as it is then, rather than refusing. Without a journal it
+    /// does nothing.
+    pub fn removes_items(&mut self, path: &Path, items: Vec<(usize, serde_json::Value)>) {
+        if let Some(j) = &mut self.journal {
+            let items = items.into_iter().map(|(at, item)| RemovedItem { at, item }).collect();
+            j.items.insert(path.to_path_buf(), items);
+        }
     }
 
     /// Returns a transaction, under the lock `held`, whose changes are made without a journal
@@ -238,7 +266,8 @@ impl Recorder {
             } else {
                 None
             };
-            let line = ChangeLine { path: rel, prior, after: after.clone() };
+            let removed_items = self.items.remove(path).unwrap_or_default();
+            let line = ChangeLine { path: rel, prior, after: after.clone(), removed_items };
             lines.push_str(&serde_json::to_string(&line).map_err(|e| io_at(path)(io::Error::other(e)))?);
             lines.push('\n');
             recorded.push(path);
@@ -374,6 +403,9 @@ struct Head {
     op: String,
     what: String,
     at: String,
+    /// The text a consolidating save stored (entries of older kb versions have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    saved: Option<String>,
 }
 
 /// The last line of a complete entry.
@@ -389,6 +421,15 @@ struct ChangeLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     prior: Option<Prior>,
     after: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    removed_items: Vec<RemovedItem>,
+}
+
+/// An element a change removed from a JSON array file, at its position before the change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RemovedItem {
+    pub at: usize,
+    pub item: serde_json::Value,
 }
 
 /// What a path held before the operation first changed it.
@@ -476,6 +517,9 @@ pub struct FileChange {
     prior: State,
     /// The hash of each state the operation wrote, `None` for a removal.
     afters: Vec<Option<String>>,
+    /// The elements the operation removed from the file (a JSON array), to put back into it when
+    /// it changed since.
+    pub removed_items: Vec<RemovedItem>,
 }
 
 impl FileChange {
@@ -521,6 +565,8 @@ pub struct Entry {
     pub path: PathBuf,
     pub op: String,
     pub what: String,
+    /// The text a consolidating save stored, which undoing it takes away.
+    pub saved: Option<String>,
     /// When the operation ran (the repository's clock).
     pub at: String,
     /// Whether the operation ended (else it was interrupted: the entry undoes what it did).
@@ -565,6 +611,7 @@ fn read_entry(root: &Path, seq: u64, path: &Path) -> Result<Option<Entry>> {
         path: path.to_path_buf(),
         op: head.op,
         what: head.what,
+        saved: head.saved,
         at: head.at,
         complete: false,
         files: Vec::new(),
@@ -600,12 +647,17 @@ fn read_entry(root: &Path, seq: u64, path: &Path) -> Result<Option<Entry>> {
             break;
         }
         let abs = root.join(&change.path);
+        let items = change.removed_items;
         match (place.get(&abs), change.prior) {
-            (Some(&i), None) => entry.files[i].afters.push(change.after),
+            (Some(&i), None) => {
+                entry.files[i].afters.push(change.after);
+                entry.files[i].removed_items.extend(items);
+            }
             (None, Some(prior)) => match prior.state() {
                 Ok(prior) => {
                     place.insert(abs.clone(), entry.files.len());
-                    entry.files.push(FileChange { path: abs, prior, afters: vec![change.after] });
+                    let afters = vec![change.after];
+                    entry.files.push(FileChange { path: abs, prior, afters, removed_items: items });
                 }
                 Err(why) => {
                     entry.damaged = Some(format!("line {line_no}: {why}"));
@@ -635,6 +687,26 @@ pub struct Plan {
     pub remove: Vec<PathBuf>,
     /// The files already in their prior state.
     pub unchanged: Vec<PathBuf>,
+    /// The JSON array files (boards) that changed since, whose removed elements go back into
+    /// them as they are now: the caller does that, between [`restore_files`] and [`discard`].
+    pub put_back: Vec<FileChange>,
+}
+
+/// Returns the newest entry that has a complete first line, removing on the way the entries
+/// cut off before their first change. The caller holds the lock.
+fn last_entry(repo: &Repo) -> Result<Option<Entry>> {
+    let dir = repo.layout.journal();
+    let mut all = list(&dir).map_err(io_at(&dir))?;
+    loop {
+        let Some((seq, path)) = all.pop() else { return Ok(None) };
+        match read_entry(&repo.layout.root, seq, &path)? {
+            Some(e) => return Ok(Some(e)),
+            None => {
+                repo.guard(&path)?;
+                fs::remove_file(&path).map_err(io_at(&path))?;
+            }
+        }
+    }
 }
 
 /// Plans undoing the newest entry: checks that every file of it is in a state the operation left
@@ -642,28 +714,29 @@ pub struct Plan {
 /// fails, naming the file, when one changed since. Entries cut off before their first change are
 /// removed on the way. The caller holds the lock (`_held`).
 pub fn plan_undo(repo: &Repo, _held: &fsio::Lock) -> Result<Option<Plan>> {
-    let dir = repo.layout.journal();
-    let mut all = list(&dir).map_err(io_at(&dir))?;
-    let entry = loop {
-        let Some((seq, path)) = all.pop() else { return Ok(None) };
-        match read_entry(&repo.layout.root, seq, &path)? {
-            Some(e) => break e,
-            None => {
-                repo.guard(&path)?;
-                fs::remove_file(&path).map_err(io_at(&path))?;
-            }
-        }
-    };
+    let Some(entry) = last_entry(repo)? else { return Ok(None) };
     if let Some(why) = &entry.damaged {
         return Err(KbError::Invalid(format!(
-            "cannot undo: the journal entry {} is damaged ({why}); nothing restored (remove the entry to undo the one before)",
+            "cannot undo: the journal entry {} is damaged ({why}); nothing restored (`kb undo --drop` discards it, to undo the one before)",
             entry.path.display()
         )));
     }
-    let mut plan = Plan { entry: entry.clone(), restore: Vec::new(), remove: Vec::new(), unchanged: Vec::new() };
+    let mut plan = Plan {
+        entry: entry.clone(),
+        restore: Vec::new(),
+        remove: Vec::new(),
+        unchanged: Vec::new(),
+        put_back: Vec::new(),
+    };
     for f in &entry.files {
         repo.guard(&f.path)?;
         let now = state_of(&f.path).map_err(io_at(&f.path))?;
+        if !f.knows(&now) && !f.removed_items.is_empty() && !matches!(now, State::Link(_)) {
+            // A board changed since (a counter bumped, an item added): what the operation
+            // removed goes back into it as it is now.
+            plan.put_back.push(f.clone());
+            continue;
+        }
         if !f.knows(&now) {
             let rel = f.path.strip_prefix(&repo.layout.root).unwrap_or(&f.path).display().to_string();
             return Err(KbError::Invalid(format!(
@@ -685,8 +758,36 @@ pub fn plan_undo(repo: &Repo, _held: &fsio::Lock) -> Result<Option<Plan>> {
 /// Carries out a plan: puts every file back as it was, removes the files the operation
 /// created, then removes the entry. Each write is atomic; a crash part way leaves the entry,
 /// and undoing it again finishes the job (files already back count as unchanged). The caller
-/// holds the lock and made the plan under it.
+/// holds the lock and made the plan under it, and has nothing to put back ([`Plan::put_back`]).
+#[cfg(test)]
 pub fn restore(repo: &Repo, plan: &Plan) -> Result<()> {
+    restore_files(repo, plan)?;
+    discard(&plan.entry)
+}
+
+/// Discards the newest entry without restoring anything (`kb undo --drop`, for an entry that
+/// can no longer apply, a damaged one included). Returns it, or `None` when the journal is
+/// empty. The caller holds the lock (`_held`).
+pub fn drop_last(repo: &Repo, _held: &fsio::Lock) -> Result<Option<Entry>> {
+    let Some(entry) = last_entry(repo)? else { return Ok(None) };
+    repo.guard(&entry.path)?;
+    discard(&entry)?;
+    Ok(Some(entry))
+}
+
+/// Removes an entry's file, synced with its folder: the last step of an undo.
+pub fn discard(entry: &Entry) -> Result<()> {
+    let path = &entry.path;
+    fs::remove_file(path).map_err(io_at(path))?;
+    if let Some(dir) = path.parent() {
+        File::open(dir).and_then(|d| d.sync_all()).map_err(io_at(dir))?;
+    }
+    Ok(())
+}
+
+/// Puts back the files of a plan: every file changed or removed as it was, every file the
+/// operation created removed. The entry stays ([`discard`] removes it).
+pub fn restore_files(repo: &Repo, plan: &Plan) -> Result<()> {
     for f in &plan.restore {
         let path = &f.path;
         if let Some(dir) = path.parent() {
@@ -723,11 +824,6 @@ pub fn restore(repo: &Repo, plan: &Plan) -> Result<()> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_at(path)(e)),
         }
-    }
-    let entry = &plan.entry.path;
-    fs::remove_file(entry).map_err(io_at(entry))?;
-    if let Some(dir) = entry.parent() {
-        File::open(dir).and_then(|d| d.sync_all()).map_err(io_at(dir))?;
     }
     Ok(())
 }
@@ -841,6 +937,36 @@ mod tests {
         assert_eq!(all.len(), KEEP);
         assert_eq!(all[0].what, "3");
         assert_eq!(all.last().unwrap().seq as usize, KEEP + 3);
+    }
+
+    #[test]
+    fn removed_items_put_back_a_changed_file_and_drop_discards() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let board = dir.path().join("board.json");
+        fs::write(&board, b"[1,2,3]").unwrap();
+        let mut txn = Txn::begin(&repo, repo.lock().unwrap(), "test", "pruned").saving("the text");
+        txn.removes_items(&board, vec![(1, serde_json::json!(2))]);
+        txn.write(&board, b"[1,3]").unwrap();
+        txn.finish().unwrap();
+        let all = entries(&repo).unwrap();
+        assert_eq!(all[0].saved.as_deref(), Some("the text"));
+        assert_eq!(all[0].files[0].removed_items.len(), 1);
+        let held = repo.lock().unwrap();
+        // As the operation left it: the bytes come back; changed since: the items go back.
+        assert_eq!(plan_undo(&repo, &held).unwrap().unwrap().restore.len(), 1);
+        fs::write(&board, b"[1,3,4]").unwrap();
+        let plan = plan_undo(&repo, &held).unwrap().unwrap();
+        assert!(plan.restore.is_empty());
+        assert_eq!(plan.put_back[0].removed_items[0].at, 1);
+        // An entry of an older kb (no `saved`, no `removed_items`) reads as before.
+        let old = repo.layout.journal().join("000002.jsonl");
+        fs::write(&old, "{\"journal\":1,\"op\":\"x\",\"what\":\"y\",\"at\":\"t\"}\n").unwrap();
+        let e = drop_last(&repo, &held).unwrap().unwrap();
+        assert_eq!((e.seq, e.saved.is_none()), (2, true));
+        assert_eq!(drop_last(&repo, &held).unwrap().unwrap().seq, 1);
+        assert!(drop_last(&repo, &held).unwrap().is_none());
+        assert_eq!(fs::read(&board).unwrap(), b"[1,3,4]", "dropping restores nothing");
     }
 
     #[test]

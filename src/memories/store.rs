@@ -272,6 +272,15 @@ impl SavePlan {
         }
     }
 
+    /// Returns the text a consolidation stores in place of the memory's body (`None`: not a
+    /// consolidation).
+    pub fn consolidates(&self) -> Option<&str> {
+        match &self.action {
+            Action::Consolidate { content, .. } => Some(content),
+            Action::Create { .. } => None,
+        }
+    }
+
     /// Returns the journal entry's description of the save.
     pub fn describe(&self) -> &str {
         &self.what

@@ -15,7 +15,9 @@
 //!    board is reported and left alone.
 //!
 //! Decisions are never touched. Every change of a run is one journal entry, recorded before any
-//! file changes, so `kb undo` takes the whole run back, even after a crash part way.
+//! file changes, so `kb undo` takes the whole run back, even after a crash part way. The entry
+//! also holds the pruned board items: a board changed since (a counter bumped) gets them back
+//! rather than refusing the undo.
 
 use super::read::{read_records, skipped_lines};
 use super::{Report, View, abs, plural};
@@ -214,6 +216,13 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
                 .map(|(_, item)| item.clone())
                 .collect();
             repo.guard(&board.path)?;
+            // The pruned items themselves, so that an undo puts them back even into a board
+            // changed since (a counter bumped by a `board get` or a session start).
+            let removed = pruned
+                .iter()
+                .map(|&i| serde_json::to_value(&board.items[i]).map(|v| (i, v)))
+                .collect::<serde_json::Result<Vec<_>>>()?;
+            txn.removes_items(&board.path, removed);
             writes.push((board.path.clone(), crate::board::file_text(&items)?.into_bytes()));
         }
         // Merged memories are written before the others are removed: a crash in between leaves

@@ -315,8 +315,12 @@ fn memory_entries(md: &MemoryStore, with_extras: bool) -> Result<MemoryEntries> 
 /// Exports every markdown memory into the Copilot store.
 fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     let (md, records, now) = (MemoryStore::new(repo), crate::copilot::RecordStore::new(repo), repo.now);
-    // Not undone by `kb undo`: the export's transaction is not recorded.
-    let mut txn = if dry_run { None } else { Some(Txn::unrecorded(repo.lock()?)) };
+    // One journal entry for the whole export: `kb undo` takes it back.
+    let mut txn = if dry_run {
+        None
+    } else {
+        Some(Txn::begin(repo, repo.lock()?, "export", "exported memories to Copilot memories"))
+    };
     let (sources, _) = memory_entries(&md, true)?;
     let file: JsonlFile = records.read()?;
     let parsed = Records::parse(&file);

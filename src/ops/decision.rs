@@ -122,14 +122,14 @@ pub fn supersede(
 /// Accepts, rejects or archives decision `raw_id`.
 pub fn change(repo: &Repo, raw_id: &str, change: Change) -> Result<ActionReport> {
     let id = parse_id(raw_id)?;
-    let mut txn = Txn::unrecorded(repo.lock()?);
+    let (verb, action) = match change {
+        Change::Accept => ("accept", "accepted"),
+        Change::Reject => ("reject", "rejected"),
+        Change::Archive => ("archive", "archived"),
+    };
+    let mut txn = Txn::begin(repo, repo.lock()?, &format!("decision {verb}"), format!("{action} decision {id}"));
     let out = store(repo).change(&mut txn, id, change)?;
     txn.finish()?;
-    let action = match change {
-        Change::Accept => "accepted",
-        Change::Reject => "rejected",
-        Change::Archive => "archived",
-    };
     Ok(action_report(action, out))
 }
 

@@ -22,6 +22,9 @@ use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use std::path::Path;
 
+/// The journal's name of a repair's entry.
+pub const OP: &str = "check --fix";
+
 /// What `--fix` did: one entry per repair, at the path and line of what it repaired, and the
 /// duplicates it left alone with why.
 #[derive(Debug, Default)]
@@ -35,8 +38,8 @@ pub fn fix(layout: &Layout, now: DateTime<Utc>, env: &Environment) -> Result<Fix
     // Settings do not matter to a repair: an invalid value must not stop one (check reports it).
     let (settings, _) = Settings::load_all(layout, &crate::settings::env);
     let repo = Repo { layout: layout.clone(), settings, now, env: env.clone() };
-    // A repair is not undone by `kb undo`: its transaction is not recorded.
-    let mut txn = Txn::unrecorded(repo.lock()?);
+    // One journal entry for every repair of the run: `kb undo` takes them back.
+    let mut txn = Txn::begin(&repo, repo.lock()?, OP, "repaired what a merge left");
     let mut out = Fixed::default();
     fix_memory_ids(&repo, &mut txn, &mut out)?;
     fix_records(&repo, &mut txn, &mut out)?;

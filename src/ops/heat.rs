@@ -222,7 +222,8 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) ->
             .into());
         }
     }
-    let mut txn = Txn::unrecorded(repo.lock()?);
+    let what = format!("promoted memory {id} (applyTo {})", apply_to.trim());
+    let mut txn = Txn::begin(repo, repo.lock()?, "promote", what);
     let index = MemoryStore::new(repo).scan()?;
     let m = crate::memories::store::one(&index, id)?;
     let name = name.map_or_else(|| crate::format::text::slugify(m.content), str::to_string);

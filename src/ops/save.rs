@@ -54,7 +54,7 @@ pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
     } else {
         let held = repo.lock()?;
         let plan = store.plan(prepared, Some(&held))?;
-        let mut txn = save_txn(repo, held, plan.replaces(), || plan.describe().to_string());
+        let mut txn = save_txn(repo, held, plan.replaces(), || plan.describe().to_string(), plan.consolidates());
         let out = plan.write(repo, &mut txn)?;
         txn.finish()?;
         out
@@ -77,9 +77,23 @@ pub fn save(repo: &Repo, req: SaveRequest) -> Result<SaveReport> {
 }
 
 /// Returns a save's transaction, under the lock `held`: recorded when the save replaces or removes
-/// knowledge (`what` describes it in `kb undo --list`), so `kb undo` takes it back; else not.
-fn save_txn(repo: &Repo, held: crate::fsio::Lock, replaces: bool, what: impl FnOnce() -> String) -> Txn {
-    if replaces { Txn::begin(repo, held, "save", what()) } else { Txn::unrecorded(held) }
+/// knowledge (`what` describes it in `kb undo --list`), so `kb undo` takes it back; else not. A
+/// consolidation's entry holds the text it stored (`saved`): undoing it says that text goes too.
+fn save_txn(
+    repo: &Repo,
+    held: crate::fsio::Lock,
+    replaces: bool,
+    what: impl FnOnce() -> String,
+    saved: Option<&str>,
+) -> Txn {
+    if !replaces {
+        return Txn::unrecorded(held);
+    }
+    let txn = Txn::begin(repo, held, "save", what());
+    match saved {
+        Some(text) => txn.saving(text),
+        None => txn,
+    }
 }
 
 /// Returns the warning that secrets were redacted, when some were.
@@ -155,7 +169,7 @@ pub fn save_record(repo: &Repo, req: RecordRequest) -> Result<RecordSaveReport> 
         let held = repo.lock()?;
         let plan = store.plan_save(req, redacted)?;
         let what = || format!("consolidated into Copilot memory {}", plan.outcome().id);
-        let mut txn = save_txn(repo, held, plan.replaces(), what);
+        let mut txn = save_txn(repo, held, plan.replaces(), what, plan.consolidates());
         let out = plan.write(&store, &mut txn)?;
         txn.finish()?;
         out

@@ -113,7 +113,13 @@ pub fn update(repo: &Repo, text: &str, append: bool, redact: bool) -> Result<Ses
 /// `kb session end [--summary TEXT]`.
 pub fn end(repo: &Repo, summary: Option<&str>, redact: bool) -> Result<SessionReport> {
     let summary = summary.map(|s| session::check_text("summary", s, redact)).transpose()?;
-    let mut txn = Txn::unrecorded(repo.lock()?);
+    let held = repo.lock()?;
+    // The focus names the entry in `kb undo --list`; an unreadable session fails in `end` below.
+    let what = match session::current(&repo.layout).0 {
+        Some(open) => format!("ended session: {}", open.session.focus),
+        None => "ended the open session".to_string(),
+    };
+    let mut txn = Txn::begin(repo, held, "session end", what);
     let out = session::end(repo, &mut txn, summary)?;
     txn.finish()?;
     Ok(report(out, Action::Ended))

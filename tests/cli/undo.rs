@@ -426,3 +426,249 @@ fn a_second_undo_never_touches_a_file_changed_since_its_entry() {
     assert_same_tree(&snapshot, &t.snapshot());
     assert_eq!(t.kb(&["--json", "undo", "--list"]).ok().json()["count"], 1, "the entry stays");
 }
+
+/// Runs `args`, checks it made one journal entry whose `kb undo` brings every file back byte for
+/// byte, and returns the undo's text.
+fn undone_byte_for_byte(t: &TestEnv, args: &[&str]) -> String {
+    let before = files(t);
+    let count = entries(t).len();
+    t.kb(args).ok();
+    assert_ne!(files(t), before, "{args:?} changed nothing");
+    assert_eq!(entries(t).len(), count + 1, "{args:?} is an entry");
+    let run = t.kb(&["undo"]).ok();
+    assert_same_files(&before, &files(t));
+    assert_eq!(entries(t).len(), count, "the entry is gone once undone");
+    run.stdout
+}
+
+#[test]
+fn export_is_undone() {
+    let t = TestEnv::pinned();
+    t.memory(1, "Run make before pushing", &days_ago(3.0), &["build"]);
+    t.memory(2, "Deploys go out on Tuesdays", &days_ago(2.0), &["deploy"]);
+    // Into a file that has a record already, and into none.
+    let out = undone_byte_for_byte(&t, &["export", "--to", "copilot"]);
+    assert!(out.starts_with("✓ Undid export: exported memories to Copilot memories"), "{out}");
+    t.write(".github/copilot-memories.jsonl", &record("mem-1", "Run make before pushing to main"));
+    undone_byte_for_byte(&t, &["export", "--to", "copilot"]);
+}
+
+#[test]
+fn promote_is_undone() {
+    let t = TestEnv::pinned();
+    t.memory(1, "Run the linter before pushing workflow changes", &days_ago(3.0), &["ci"]);
+    let out = undone_byte_for_byte(&t, &["promote", "1", "--apply-to", "ci/**", "--name", "ci"]);
+    assert!(out.starts_with("✓ Undid promote: promoted memory 1 (applyTo ci/**)"), "{out}");
+    assert!(!t.root().join(".github/instructions/ci.instructions.md").exists());
+    assert!(!t.read(&t.file_of(1)).contains("promoted_to"));
+}
+
+#[test]
+fn check_fix_is_undone() {
+    let t = TestEnv::pinned();
+    // A merge left two memories with id 2 and a record line twice.
+    t.memory(1, "The base memory", &days_ago(5.0), &[]);
+    t.memory(2, "Zebra crossings are the older memory", &days_ago(4.0), &[]);
+    t.memory(2, "Apples are the newer memory", &days_ago(3.0), &[]);
+    t.write(".github/copilot-memories.jsonl", &(record("mem-1", "Run make").repeat(2) + &record("mem-2", "Run tests")));
+    let out = undone_byte_for_byte(&t, &["check", "--fix"]);
+    assert!(out.starts_with("✓ Undid check --fix: repaired what a merge left"), "{out}");
+    // The duplicates are back for `kb check` to report; once repaired, nothing to repair is no entry.
+    let run = t.kb(&["check"]);
+    assert!(run.code == 1 && run.stdout.contains("duplicate id 2"), "{run:?}");
+    t.kb(&["check", "--fix"]).ok();
+    assert_eq!(entries(&t).len(), 1);
+    t.kb(&["check", "--fix"]).ok();
+    assert_eq!(entries(&t).len(), 1);
+}
+
+#[test]
+fn decision_accept_reject_archive_are_undone() {
+    let t = TestEnv::pinned();
+    for (id, name) in [(1, "001-a.md"), (2, "002-b.md")] {
+        t.write(
+            &format!(".co-cli/knowledge/decisions/{name}"),
+            &format!("---\ncreated: '2026-01-01T00:00:00+00:00'\nid: {id}\nstatus: proposed\ntags: []\ntype: scope\n---\n\nBody {id}\n"),
+        );
+    }
+    let out = undone_byte_for_byte(&t, &["decision", "accept", "1"]);
+    assert!(out.starts_with("✓ Undid decision accept: accepted decision 1"), "{out}");
+    let out = undone_byte_for_byte(&t, &["decision", "reject", "2"]);
+    assert!(out.starts_with("✓ Undid decision reject: rejected decision 2"), "{out}");
+    t.kb(&["decision", "accept", "1"]).ok();
+    let out = undone_byte_for_byte(&t, &["decision", "archive", "1"]);
+    assert!(out.starts_with("✓ Undid decision archive: archived decision 1"), "{out}");
+    assert_eq!(t.kb(&["--json", "decision", "show", "1"]).ok().json()["status"], "active");
+}
+
+#[test]
+fn session_end_is_undone() {
+    let t = TestEnv::pinned();
+    t.kb(&["session", "start", "Wire the undo journal"]).ok();
+    t.kb(&["session", "update", "Half done"]).ok();
+    let session = t.root().join(".co-cli/knowledge/session.md");
+    let open = t.read(&session);
+    let out = undone_byte_for_byte(&t, &["session", "end", "--summary", "All done"]);
+    assert!(out.starts_with("✓ Undid session end: ended session: Wire the undo journal"), "{out}");
+    assert_eq!(t.read(&session), open);
+    let ended: Vec<_> = std::fs::read_dir(t.root().join(".co-cli/knowledge/sessions"))
+        .map(|rd| rd.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".md")).collect())
+        .unwrap_or_default();
+    assert!(ended.is_empty(), "the ended file goes: {ended:?}");
+}
+
+#[test]
+fn drop_discards_the_last_entry_without_restoring() {
+    let t = TestEnv::pinned();
+    let run = t.kb(&["undo", "--drop"]).err();
+    assert!(run.stderr.contains("nothing to undo"), "{run:?}");
+    t.kb(&["--json", "undo", "--drop"]).err();
+    t.memory(1, "First", &days_ago(1.0), &[]);
+    t.memory(2, "Second", &days_ago(1.0), &[]);
+    t.kb(&["forget", "1"]).ok();
+    t.kb(&["forget", "2"]).ok();
+    let before = t.snapshot();
+    let run = t.kb(&["undo", "--drop"]).ok();
+    assert_eq!(
+        run.stdout,
+        "✓ Dropped journal entry 2: forget: forgot memory 2 (2026-11-22 12:00:00)\nNothing restored: its files stay as they are.\n"
+    );
+    let mut after = t.snapshot();
+    after.retain(|p, _| !p.starts_with(".co-cli/state/journal"));
+    let mut want = before.clone();
+    want.retain(|p, _| !p.starts_with(".co-cli/state/journal"));
+    assert_same_tree(&want, &after);
+    assert_eq!(entries(&t), ["000001.jsonl"]);
+    // The undo now undoes the entry before.
+    t.kb(&["undo"]).ok();
+    assert_eq!(t.ids(), [1]);
+    // JSON names the dropped entry; a damaged entry can be dropped too.
+    t.kb(&["forget", "1"]).ok();
+    let entry = t.root().join(".co-cli/state/journal/000001.jsonl");
+    let text = t.read(&entry).replacen("\"path\":\".co-cli", "\"path\":\"../../outside", 1);
+    std::fs::write(&entry, text).unwrap();
+    let run = t.kb(&["undo"]).err();
+    assert!(run.stderr.contains("kb undo --drop"), "{run:?}");
+    let v = t.kb(&["--json", "undo", "--drop"]).ok().json();
+    let d = &v["dropped"];
+    assert_eq!(
+        (d["id"].as_u64(), d["op"].as_str(), d["what"].as_str()),
+        (Some(1), Some("forget"), Some("forgot memory 1"))
+    );
+    assert_eq!(d["at"], "2026-11-22T12:00:00+00:00");
+    assert!(d["path"].as_str().unwrap().ends_with(".co-cli/state/journal/000001.jsonl"));
+    assert!(entries(&t).is_empty());
+    assert!(t.ids().is_empty(), "nothing restored");
+    t.kb(&["undo", "--drop"]).err();
+    t.kb(&["undo", "--drop", "--list"]).usage();
+}
+
+#[test]
+fn undoing_a_consolidating_save_says_the_saved_text_goes() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "The api service listens on port 8080"]).ok();
+    t.kb(&["save", "The web service listens on port 8081"]).ok();
+    let run = t.kb(&["undo"]).ok();
+    assert!(
+        run.stdout.ends_with(
+            "The text you saved is no longer stored: The web service listens on port 8081; save it again with --no-dedup to keep both.\n"
+        ),
+        "{run:?}"
+    );
+    // JSON carries it in the entry.
+    t.kb(&["save", "The web service listens on port 8081"]).ok();
+    let list = t.kb(&["--json", "undo", "--list"]).ok().json();
+    assert_eq!(list["entries"][0]["saved"], "The web service listens on port 8081");
+    let v = t.kb(&["--json", "undo"]).ok().json();
+    assert_eq!(v["undone"]["saved"], "The web service listens on port 8081");
+    // A Copilot record's consolidation too.
+    let save = ["save", "--store", "copilot", "--subject", "build", "--reason", "seen"];
+    t.kb(&[&save[..], &["Run make before pushing"]].concat()).ok();
+    t.kb(&[&save[..], &["Run make before pushing!"]].concat()).ok();
+    let run = t.kb(&["undo"]).ok();
+    assert!(
+        run.stdout.contains("The text you saved is no longer stored: Run make before pushing!; save it again with --no-dedup to keep both.\n"),
+        "{run:?}"
+    );
+    // Other entries say nothing of the kind.
+    t.memory(7, "Seven", &days_ago(1.0), &[]);
+    t.kb(&["forget", "7"]).ok();
+    let run = t.kb(&["undo"]).ok();
+    assert!(!run.stdout.contains("no longer stored"), "{run:?}");
+    assert!(t.kb(&["--json", "undo", "--list"]).ok().json()["entries"].as_array().unwrap().is_empty());
+}
+
+/// A board item as the board stores it.
+fn board_item(src: &str, name: &str, read_count: u64, count: u64) -> serde_json::Value {
+    serde_json::json!({"src": src, "name": name, "description": "d", "content": format!("content of {name}"),
+        "read_count": read_count, "count": count, "created": "2026-11-01T00:00:00+00:00",
+        "updated": "2026-11-01T00:00:00+00:00"})
+}
+
+#[test]
+fn a_consolidate_is_undone_after_a_board_counter_bump() {
+    let t = TestEnv::pinned();
+    std::fs::write(t.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    // 22 items: 4 user, 18 agent; the four least read agent items are pruned.
+    let mut items: Vec<serde_json::Value> = (0..4).map(|i| board_item("user", &format!("user-{i}"), 1, 3)).collect();
+    items.extend((0..18).map(|i| board_item("agent", &format!("agent-{i}"), 5 + i, 2)));
+    for (k, i) in [5usize, 9, 14, 20].iter().enumerate() {
+        items[*i]["read_count"] = serde_json::json!(k);
+    }
+    let board = t.write(".co-cli/state/board/main.json", &(serde_json::to_string_pretty(&items).unwrap() + "\n"));
+    t.memory(1, "alpha beta gamma delta", &days_ago(5.0), &[]);
+    t.memory(2, "alpha beta gamma delta!", &days_ago(4.0), &[]);
+    let memories = files(&t);
+    let v = t.kb(&["--json", "consolidate"]).ok().json();
+    let pruned: Vec<&str> = v["board_pruned"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert_eq!(pruned, ["agent-1", "agent-5", "agent-10", "agent-16"]);
+    // Since then: an item read, a session started (every count + 1), a user item added.
+    t.kb(&["board", "get", "agent-0"]).ok();
+    t.kb(&["session", "start", "After the consolidate"]).ok();
+    t.kb(&["board", "add", "fresh", "--description", "Added since", "new"]).ok();
+    let now: Vec<serde_json::Value> = serde_json::from_str(&t.read(&board)).unwrap();
+    let run = t.kb(&["undo"]).ok();
+    assert!(run.stdout.contains("Put back 4 board items: "), "{run:?}");
+    let back: Vec<serde_json::Value> = serde_json::from_str(&t.read(&board)).unwrap();
+    // The pruned items at their old places with their counters as they were; every other item as
+    // it is now.
+    let mut want = now.clone();
+    for i in [5usize, 9, 14, 20] {
+        want.insert(i, items[i].clone());
+    }
+    assert_eq!(back, want);
+    // The rest of the run is undone byte for byte.
+    let mut f = files(&t);
+    f.retain(|p, _| p.starts_with(".co-cli/knowledge/memories"));
+    let mut m = memories.clone();
+    m.retain(|p, _| p.starts_with(".co-cli/knowledge/memories"));
+    assert_same_files(&m, &f);
+    assert!(entries(&t).is_empty());
+}
+
+#[test]
+fn a_consolidate_undo_refuses_a_pruned_item_written_again_since() {
+    let t = TestEnv::pinned();
+    std::fs::write(t.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let items: Vec<serde_json::Value> = (0..20).map(|i| board_item("agent", &format!("agent-{i}"), i, 0)).collect();
+    let board = t.write(".co-cli/state/board/main.json", &(serde_json::to_string_pretty(&items).unwrap() + "\n"));
+    let v = t.kb(&["--json", "consolidate"]).ok().json();
+    assert_eq!(v["board_pruned"], serde_json::json!(["agent-0", "agent-1"]));
+    // An agent wrote agent-0 again, with other content.
+    let mut now: Vec<serde_json::Value> = serde_json::from_str(&t.read(&board)).unwrap();
+    now.push(serde_json::json!({"src": "agent", "name": "agent-0", "description": "d", "content": "new",
+        "read_count": 0, "count": 0, "created": "2026-11-22T00:00:00+00:00", "updated": "2026-11-22T00:00:00+00:00"}));
+    std::fs::write(&board, serde_json::to_string_pretty(&now).unwrap()).unwrap();
+    let before = t.snapshot();
+    let run = t.kb(&["undo"]).err();
+    assert!(run.stderr.contains("agent-0") && run.stderr.contains("nothing restored"), "{run:?}");
+    assert_same_tree(&before, &t.snapshot());
+    // Without it, the undo puts both back; an item already back as it was is left alone.
+    now.pop();
+    now.insert(0, items[0].clone());
+    std::fs::write(&board, serde_json::to_string_pretty(&now).unwrap()).unwrap();
+    let run = t.kb(&["undo"]).ok();
+    assert!(run.stdout.contains("Put back 1 board item: agent-1"), "{run:?}");
+    let back: Vec<serde_json::Value> = serde_json::from_str(&t.read(&board)).unwrap();
+    assert_eq!(back, items);
+}
