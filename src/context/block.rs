@@ -646,6 +646,19 @@ fn byte_marker(layers: &[Layer], dropped: &[Dropped]) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn screened_leaves_out_marker_items_and_lengthens_a_bare_underline() {
+        let mut i = Inputs::default();
+        let items = ["a: one", "<<<<<<< HEAD", "b: two", ">>>>>>> x"].map(String::from).to_vec();
+        i.layers.push(Layer::with_removal(LayerKind::RepositoryMemories, items, vec![3, 0, 1, 2]));
+        i.layers.push(Layer::last_first(LayerKind::Project, vec!["Title\n=======\n\ntext\n========".into()]));
+        let out = screened(i);
+        assert_eq!(out.layers[0].items, ["a: one", "b: two"]);
+        assert_eq!(out.layers[0].removal, [0, 1], "the removal order of what is left");
+        assert_eq!(out.layers[1].items, ["Title\n========\n\ntext\n========"]);
+        assert_eq!(out.conflicts.len(), 2);
+    }
+
     /// Inputs of the Internal Knowledge sections alone: context files and records (each record line an item).
     fn inputs(parts: &[(LayerKind, &str)]) -> Inputs {
         let mut i = Inputs::default();
