@@ -372,20 +372,6 @@ fn conflict_regions(data: &[u8]) -> Vec<std::ops::RangeInclusive<usize>> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn conflict_regions_run_from_start_to_end_marker() {
-        let text = "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\nd\n>>>>>>> y\ne\n<<<<<<< z\nf";
-        assert_eq!(conflict_regions(text.as_bytes()), [2..=6, 8..=8, 10..=11]);
-        assert!(conflict_regions(b"Title\n=======\n").is_empty());
-        assert_eq!(first_marker("x\n||||||| base\n"), None);
-        assert_eq!(first_marker("x\n<<<<<<< a\n||||||| base\n"), Some(2));
-    }
-}
-
 /// Returns whether `s` starts with `YYYY-MM-DDTHH:MM:SS`, co-cli's check for context files.
 fn co_cli_timestamp_prefix(s: &str) -> bool {
     let b = s.as_bytes();
@@ -401,4 +387,18 @@ fn co_cli_timestamp_prefix(s: &str) -> bool {
         && digits(14..16)
         && b.get(16) == Some(&b':')
         && digits(17..19)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_regions_run_from_start_to_end_marker() {
+        let text = "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\nd\n>>>>>>> y\ne\n<<<<<<< z\nf";
+        assert_eq!(conflict_regions(text.as_bytes()), [2..=6, 8..=8, 10..=11]);
+        assert!(conflict_regions(b"Title\n=======\n").is_empty());
+        assert_eq!(first_marker("x\n||||||| base\n"), None);
+        assert_eq!(first_marker("x\n<<<<<<< a\n||||||| base\n"), Some(2));
+    }
 }
