@@ -66,7 +66,7 @@ pub enum Command {
     Import(ImportArgs),
     /// Print the compiled context block: decisions, context files, records, instructions, memories, session
     #[command(
-        after_help = "Examples:\n  kb context\n  kb context --agent reviewer --for src/api/routes.rs\n  kb context --max-tokens 8000 --wrap\n  kb context --decisions-only\n  kb --json context --agent reviewer"
+        after_help = "Hot Memories differ between kb context and the committed compile targets by design: heat comes\nfrom this clone's own access log (.co-cli/state/), so kb context includes them (unless --no-hot)\nand a compile target only with \"hot\": true.\n\nExamples:\n  kb context\n  kb context --agent reviewer --for src/api/routes.rs\n  kb context --max-tokens 8000 --wrap\n  kb context --decisions-only\n  kb --json context --agent reviewer"
     )]
     Context(ContextArgs),
     /// Write the context block into every file in context_targets
@@ -465,7 +465,7 @@ pub struct ContextArgs {
     /// Add the context board of the current branch
     #[arg(long)]
     pub board: bool,
-    /// Leave out the Hot Memories
+    /// Leave out the Hot Memories (local heat: compile targets leave them out unless "hot": true)
     #[arg(long)]
     pub no_hot: bool,
     /// Fit the block into N o200k tokens (at least 100), removing whole items lowest priority first

@@ -4,6 +4,7 @@
 //! know are ignored: `settings.json` is shared with co-cli (the Python tool whose file layout kb keeps), which
 //! keeps many other settings there.
 
+use crate::decisions::file::DecisionKind;
 use crate::error::{Diagnostic, KbError, io_at};
 use crate::paths::Layout;
 use serde_json::Value;
@@ -75,6 +76,9 @@ pub struct Settings {
     pub hot_limit: Setting<u64>,
     /// The window of active days that heat counts. 1–365.
     pub heat_window_days: Setting<u64>,
+    /// The types of the active decisions the block shows (any subset of the four; in the order
+    /// given, without repeats).
+    pub context_decision_types: Setting<Vec<DecisionKind>>,
 }
 
 /// What a compiled block is for: the agent, the files being worked on, which layers, the budget.
@@ -297,7 +301,7 @@ impl SettingsError {
 }
 
 /// The keys kb reads, with their environment variables.
-pub const KEYS: [(&str, Option<&str>); 10] = [
+pub const KEYS: [(&str, Option<&str>); 11] = [
     ("memory_max_count", Some("CO_CLI_MEMORY_MAX_COUNT")),
     ("memory_dedup_window_days", Some("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS")),
     ("memory_dedup_threshold", Some("CO_CLI_MEMORY_DEDUP_THRESHOLD")),
@@ -308,7 +312,11 @@ pub const KEYS: [(&str, Option<&str>); 10] = [
     ("learnings_limit", Some("KB_LEARNINGS_LIMIT")),
     ("hot_limit", Some("KB_HOT_LIMIT")),
     ("heat_window_days", Some("KB_HEAT_WINDOW_DAYS")),
+    ("context_decision_types", Some("KB_CONTEXT_DECISION_TYPES")),
 ];
+
+/// The decision types compiled by default: Agentweaver's choice.
+pub const DEFAULT_CONTEXT_DECISION_TYPES: [DecisionKind; 2] = [DecisionKind::Architectural, DecisionKind::Scope];
 
 /// The default compile target.
 pub const DEFAULT_CONTEXT_TARGET: &str = ".co-cli/knowledge/compiled.md";
@@ -329,6 +337,7 @@ impl Default for Settings {
             learnings_limit: d(5),
             hot_limit: d(10),
             heat_window_days: d(10),
+            context_decision_types: d(DEFAULT_CONTEXT_DECISION_TYPES.to_vec()),
         }
     }
 }
@@ -453,6 +462,12 @@ impl Settings {
                 let n = as_int(v).filter(|n| (1..=365).contains(n)).ok_or_else(|| fail("an integer from 1 to 365"))?;
                 self.heat_window_days = Setting { value: n as u64, source };
             }
+            "context_decision_types" => {
+                let kinds = decision_kinds(v).ok_or_else(|| {
+                    fail("a list of decision types (architectural, scope, process, technical), as JSON or comma-separated")
+                })?;
+                self.context_decision_types = Setting { value: kinds, source };
+            }
             _ => {}
         }
         Ok(())
@@ -495,6 +510,11 @@ impl Settings {
             ("learnings_limit", Value::from(self.learnings_limit.value), &self.learnings_limit.source),
             ("hot_limit", Value::from(self.hot_limit.value), &self.hot_limit.source),
             ("heat_window_days", Value::from(self.heat_window_days.value), &self.heat_window_days.source),
+            (
+                "context_decision_types",
+                Value::from(self.context_decision_types.value.iter().map(|k| k.as_str()).collect::<Vec<_>>()),
+                &self.context_decision_types.source,
+            ),
         ]
     }
 }
@@ -535,6 +555,29 @@ fn show(v: &Value) -> String {
         Value::String(s) => format!("'{s}'"),
         other => other.to_string(),
     }
+}
+
+/// Decision types from a JSON list of names, or a string holding a JSON list or comma-separated
+/// names (the environment variable; `kb config set`). Repeats are dropped; an empty list is none
+/// compiled. Returns `None` for anything else, or an unknown name.
+fn decision_kinds(v: &Value) -> Option<Vec<DecisionKind>> {
+    let names: Vec<String> = match v {
+        Value::Array(items) => items.iter().map(|i| i.as_str().map(str::to_string)).collect::<Option<_>>()?,
+        Value::String(s) if s.trim_start().starts_with('[') => match serde_json::from_str::<Value>(s) {
+            Ok(list @ Value::Array(_)) => return decision_kinds(&list),
+            _ => return None,
+        },
+        Value::String(s) => s.split(',').map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect(),
+        _ => return None,
+    };
+    let mut kinds = Vec::new();
+    for name in &names {
+        let kind = DecisionKind::parse(name.trim())?;
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    Some(kinds)
 }
 
 /// An integer from a JSON number (integral) or a numeric string, as pydantic's lax mode accepts.

@@ -4,7 +4,7 @@
 
 use super::layers::{self, Dropped, Layer, LayerKind, Unit};
 use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind, Sources};
-use crate::decisions::{self, file::DecisionKind, file::Status};
+use crate::decisions::{self, file::Status};
 use crate::error::{Diagnostic, Severity};
 use crate::memories::file::{Importance, MemoryType};
 use crate::repo::Repo;
@@ -54,6 +54,9 @@ pub struct Block {
     pub sections: Vec<SectionReport>,
     pub layers: Vec<LayerReport>,
     pub warnings: Vec<Diagnostic>,
+    /// The source items left out for their git conflict markers, one warning each (also in
+    /// `warnings`): `kb compile` then exits 1.
+    pub conflicts: Vec<Diagnostic>,
 }
 
 /// Everything the block is made of, before fitting.
@@ -63,6 +66,8 @@ pub struct Inputs {
     /// Where each Internal Knowledge section came from (the context files, the JSONL file).
     pub files: Vec<(SectionKind, PathBuf)>,
     pub warnings: Vec<Diagnostic>,
+    /// The items left out for their conflict markers (`super::conflict`).
+    pub conflicts: Vec<Diagnostic>,
 }
 
 /// Builds the block for `req` from the repository's files.
@@ -81,8 +86,9 @@ pub fn build_from(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Block {
 /// decisions scan, one heat read), and `kb context` reads what its one block needs.
 pub struct Knowledge<'r> {
     repo: &'r Repo,
-    /// The active architectural and scope decisions, oldest first, and the problems.
-    decisions: OnceCell<(Vec<String>, Vec<Diagnostic>)>,
+    /// The active decisions of the types `context_decision_types` names, oldest first, the
+    /// problems, and the decisions left out for their conflict markers.
+    decisions: OnceCell<(Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>)>,
     sources: OnceCell<Sources>,
     instructions: OnceCell<crate::instructions::Instructions>,
     index: OnceCell<Result<crate::memories::index::Index, String>>,
@@ -105,22 +111,32 @@ impl<'r> Knowledge<'r> {
         }
     }
 
-    fn decisions(&self) -> &(Vec<String>, Vec<Diagnostic>) {
+    fn decisions(&self) -> &(Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
+        // The types of `context_decision_types` (architectural and scope by default).
+        let types = &self.repo.settings.context_decision_types.value;
+        let root = &self.repo.layout.root;
         self.decisions.get_or_init(|| match (decisions::DecisionStore::new(self.repo)).scan() {
             Ok(scan) => {
+                let mut conflicts = Vec::new();
+                let problems = settle(&scan.problems, root, "this decision is", &mut conflicts);
                 let mut active: Vec<_> = scan
                     .decisions
                     .into_iter()
-                    .map(|(_, d)| d)
-                    .filter(|d| {
-                        d.status == Status::Active
-                            && matches!(d.kind, DecisionKind::Architectural | DecisionKind::Scope)
+                    .filter(|(path, d)| match super::first_marker(&d.content) {
+                        Some(_) => {
+                            let line = super::file_marker(path, root);
+                            conflicts.push(super::conflict(path, line, "this decision is"));
+                            false
+                        }
+                        None => true,
                     })
+                    .map(|(_, d)| d)
+                    .filter(|d| d.status == Status::Active && types.contains(&d.kind))
                     .collect();
                 active.sort_by_key(|d| d.age_key());
-                (active.iter().map(|d| layers::list_item(&d.content)).collect(), scan.problems)
+                (active.iter().map(|d| layers::list_item(&d.content)).collect(), problems, conflicts)
             }
-            Err(e) => (Vec::new(), vec![Diagnostic::warning(None, format!("decisions left out: {e}"))]),
+            Err(e) => (Vec::new(), vec![Diagnostic::warning(None, format!("decisions left out: {e}"))], Vec::new()),
         })
     }
 
@@ -156,14 +172,16 @@ impl<'r> Knowledge<'r> {
 /// nothing is written but the caches.
 pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
     let mut inputs = Inputs::default();
-    let (decisions, problems) = knowledge.decisions();
+    let (decisions, problems, conflicts) = knowledge.decisions();
     inputs.warnings.extend(problems.iter().cloned());
+    inputs.conflicts.extend(conflicts.iter().cloned());
     inputs.layers.push(Layer::last_first(LayerKind::Decisions, decisions.clone()));
     if req.decisions_only {
-        return inputs;
+        return screened(inputs);
     }
-    let Sources { sections, records, warnings } = knowledge.sources();
+    let Sources { sections, records, warnings, conflicts } = knowledge.sources();
     inputs.warnings.extend(warnings.iter().cloned());
+    inputs.conflicts.extend(conflicts.iter().cloned());
     for s in sections {
         let kind = match s.kind {
             SectionKind::Global => LayerKind::Global,
@@ -177,10 +195,19 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         inputs.files.push((SectionKind::RepositoryMemories, path.clone()));
         inputs.layers.push(records_layer(records));
     }
-    inputs.layers.push(instructions_layer(knowledge.instructions(), &req.for_paths, &mut inputs.warnings));
-    inputs.layers.extend(memory_layers(knowledge, req, &mut inputs.warnings));
+    let root = &knowledge.repo.layout.root;
+    inputs.layers.push(instructions_layer(
+        knowledge.instructions(),
+        &req.for_paths,
+        root,
+        &mut inputs.warnings,
+        &mut inputs.conflicts,
+    ));
+    inputs.layers.extend(memory_layers(knowledge, req, &mut inputs.warnings, &mut inputs.conflicts));
     let (session, problems) = knowledge.session();
-    inputs.warnings.extend(problems.iter().cloned());
+    // A session with conflict markers does not parse: its problem becomes the conflict's warning.
+    let problems = settle(problems, root, "the session is", &mut inputs.conflicts);
+    inputs.warnings.extend(problems);
     if let Some(s) = session {
         let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
         let summary = crate::format::text::clean_body(&s.session.summary);
@@ -194,6 +221,77 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         let (board, problem) = knowledge.board();
         inputs.warnings.extend(problem.iter().cloned());
         inputs.layers.push(Layer::last_first(LayerKind::Board, crate::board::render(board).into_iter().collect()));
+    }
+    screened(inputs)
+}
+
+/// Returns `problems` without those about files holding conflict markers, for each of which a
+/// conflict warning (`what` names the item) goes into `conflicts` instead: a file a merge left
+/// half-done often does not parse, and the markers are what to fix.
+fn settle(problems: &[Diagnostic], within: &Path, what: &str, conflicts: &mut Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut kept = Vec::new();
+    let mut marked: Vec<&Path> = Vec::new();
+    for p in problems {
+        let Some(path) = p.path.as_deref() else {
+            kept.push(p.clone());
+            continue;
+        };
+        if marked.contains(&path) {
+            continue;
+        }
+        match super::file_marker(path, within) {
+            Some(line) => {
+                marked.push(path);
+                conflicts.push(super::conflict(path, Some(line), what));
+            }
+            None => kept.push(p.clone()),
+        }
+    }
+    kept
+}
+
+/// The last guard of "conflict markers never reach an agent": an item that would still put a
+/// marker line into the block is left out (each source is checked where it is read, so this
+/// catches only what its rendering makes), and a line of exactly `=======` (a heading underline,
+/// which git's separator looks like) is written `========`, the same heading.
+fn screened(mut inputs: Inputs) -> Inputs {
+    for layer in &mut inputs.layers {
+        let mut removed = Vec::new();
+        for (i, item) in layer.items.iter_mut().enumerate() {
+            if super::first_marker(item).is_some() {
+                removed.push(i);
+                let message = format!(
+                    "git conflict markers: an item of {} left out of the context block until the conflict is resolved",
+                    layer.kind.title()
+                );
+                inputs.conflicts.push(Diagnostic::warning(None, message));
+            } else if item.split('\n').any(|l| l.trim_end_matches('\r') == "=======") {
+                let lines: Vec<&str> = item.split('\n').collect();
+                let fixed: Vec<String> = lines
+                    .iter()
+                    .map(|l| {
+                        if l.trim_end_matches('\r') == "=======" {
+                            l.replacen("=======", "========", 1)
+                        } else {
+                            l.to_string()
+                        }
+                    })
+                    .collect();
+                *item = fixed.join("\n");
+            }
+        }
+        if !removed.is_empty() {
+            let items: Vec<String> =
+                layer.items.iter().enumerate().filter(|(i, _)| !removed.contains(i)).map(|(_, t)| t.clone()).collect();
+            // The removal order of what is left, renumbered.
+            let removal: Vec<usize> = layer
+                .removal
+                .iter()
+                .filter(|i| !removed.contains(i))
+                .map(|&i| i - removed.iter().filter(|&&r| r < i).count())
+                .collect();
+            *layer = Layer::with_removal(layer.kind, items, removal);
+        }
     }
     inputs
 }
@@ -213,12 +311,22 @@ fn records_layer(records: &[super::RepoMemory]) -> Layer {
 fn instructions_layer(
     found: &crate::instructions::Instructions,
     for_paths: &[String],
+    root: &Path,
     warnings: &mut Vec<Diagnostic>,
+    conflicts: &mut Vec<Diagnostic>,
 ) -> Layer {
-    warnings.extend(found.problems.iter().cloned());
+    warnings.extend(settle(&found.problems, root, "this instruction file is", conflicts));
     let items = found
         .files
         .iter()
+        .filter(|i| match super::first_marker(&i.body) {
+            Some(_) => {
+                let line = super::file_marker(&i.path, root);
+                conflicts.push(super::conflict(&i.path, line, "this instruction file is"));
+                false
+            }
+            None => true,
+        })
         .filter(|i| i.matched(for_paths).is_some() && !i.body.is_empty())
         .map(|i| format!("### {}\n\n{}", file_name(&i.path), i.body))
         .collect();
@@ -234,7 +342,12 @@ fn file_name(path: &Path) -> String {
 /// `hot_limit`; the coldest goes first) and Learnings (the `learnings_limit` newest visible
 /// high-importance learnings and patterns, newest first; the oldest goes first). A memory shows
 /// once, in the first of these it qualifies for.
-fn memory_layers(knowledge: &Knowledge<'_>, req: &BlockRequest, warnings: &mut Vec<Diagnostic>) -> [Layer; 3] {
+fn memory_layers(
+    knowledge: &Knowledge<'_>,
+    req: &BlockRequest,
+    warnings: &mut Vec<Diagnostic>,
+    conflicts: &mut Vec<Diagnostic>,
+) -> [Layer; 3] {
     let repo = knowledge.repo;
     let empty = || {
         [
@@ -250,9 +363,21 @@ fn memory_layers(knowledge: &Knowledge<'_>, req: &BlockRequest, warnings: &mut V
             return empty();
         }
     };
-    warnings.extend(index.problems());
+    let root = &repo.layout.root;
+    warnings.extend(settle(&index.problems(), root, "this memory is", conflicts));
+    // A memory whose text holds conflict markers goes nowhere (its file is named once).
+    let mut marked: Vec<&str> = Vec::new();
+    for m in index.memories().filter(|m| super::first_marker(m.content).is_some()) {
+        if !marked.contains(&m.file_name) {
+            marked.push(m.file_name);
+            let path = index.dir.join(m.file_name);
+            let line = super::file_marker(&path, root);
+            conflicts.push(super::conflict(&path, line, "this memory is"));
+        }
+    }
     let agent = req.agent.as_deref();
-    let mut visible: Vec<_> = index.memories().filter(|m| m.visible_to(agent)).collect();
+    let mut visible: Vec<_> =
+        index.memories().filter(|m| m.visible_to(agent) && !marked.contains(&m.file_name)).collect();
     visible.sort_by_key(|m| (m.created_at, m.id));
     let is_core = |m: &crate::memories::index::MemoryRef<'_>| m.effective_type() == MemoryType::CoreContext;
     let core: Vec<String> = visible.iter().filter(|m| is_core(m)).map(|m| layers::list_item(m.content)).collect();
@@ -299,7 +424,8 @@ fn one_line(s: &str) -> String {
 /// Fits the inputs into `budget` tokens, or with none into the byte limit, and adds the
 /// size and budget warnings.
 pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: bool) -> Block {
-    let Inputs { layers, files, mut warnings } = inputs;
+    let Inputs { layers, files, mut warnings, conflicts } = inputs;
+    warnings.extend(conflicts.iter().cloned());
     let count = crate::format::tokens::count;
     let counter: &dyn Fn(&str) -> usize = &count;
     let (limit, unit) = match budget {
@@ -459,6 +585,7 @@ pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: b
         sections,
         layers: layer_reports,
         warnings,
+        conflicts,
     }
 }
 
@@ -518,6 +645,19 @@ fn byte_marker(layers: &[Layer], dropped: &[Dropped]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn screened_leaves_out_marker_items_and_lengthens_a_bare_underline() {
+        let mut i = Inputs::default();
+        let items = ["a: one", "<<<<<<< HEAD", "b: two", ">>>>>>> x"].map(String::from).to_vec();
+        i.layers.push(Layer::with_removal(LayerKind::RepositoryMemories, items, vec![3, 0, 1, 2]));
+        i.layers.push(Layer::last_first(LayerKind::Project, vec!["Title\n=======\n\ntext\n========".into()]));
+        let out = screened(i);
+        assert_eq!(out.layers[0].items, ["a: one", "b: two"]);
+        assert_eq!(out.layers[0].removal, [0, 1], "the removal order of what is left");
+        assert_eq!(out.layers[1].items, ["Title\n========\n\ntext\n========"]);
+        assert_eq!(out.conflicts.len(), 2);
+    }
 
     /// Inputs of the Internal Knowledge sections alone: context files and records (each record line an item).
     fn inputs(parts: &[(LayerKind, &str)]) -> Inputs {

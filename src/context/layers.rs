@@ -132,6 +132,8 @@ pub fn list_item(text: &str) -> String {
     out
 }
 
+/// The heading of the decisions section, the block's first when there are decisions.
+pub const DECISIONS_HEADER: &str = "## Boundaries and Decisions";
 /// The line under the decisions heading.
 pub const DECISIONS_PREAMBLE: &str = "These decisions take precedence over all other context.";
 const WRAP_OPEN: &str = "<system-reminder>\n";
@@ -159,7 +161,7 @@ pub fn render(layers: &[Layer], kept: &Kept, marker: Option<&str>, wrap: bool) -
     let mut sections: Vec<String> = Vec::new();
     if nonempty(LayerKind::Decisions) {
         sections.push(format!(
-            "## Boundaries and Decisions\n\n{DECISIONS_PREAMBLE}\n\n{}",
+            "{DECISIONS_HEADER}\n\n{DECISIONS_PREAMBLE}\n\n{}",
             joined(LayerKind::Decisions, "\n").unwrap_or_default()
         ));
     }

@@ -137,6 +137,38 @@ pub struct Sources {
     pub sections: Vec<Section>,
     pub records: Option<(PathBuf, Vec<RepoMemory>)>,
     pub warnings: Vec<Diagnostic>,
+    /// The items left out for their conflict markers, one warning each ([`conflict`]).
+    pub conflicts: Vec<Diagnostic>,
+}
+
+/// Returns the warning for a source item left out of the block because it holds git
+/// conflict-marker lines (docs/behaviour.md, Conflict markers): `what` names the item, `line` is
+/// the file's first marker line. `kb compile` exits 1 when the block lost an item so.
+pub fn conflict(path: &Path, line: Option<usize>, what: &str) -> Diagnostic {
+    warn_at(
+        path,
+        line,
+        format!(
+            "git conflict markers: {what} left out of the context block until the conflict is resolved \
+             (`kb check` lists every marker line)"
+        ),
+    )
+}
+
+/// Returns the 1-based line of the first conflict-marker line of `text` (`format::merge`'s
+/// rules: a lone `=======` outside a conflict is a heading underline).
+pub fn first_marker(text: &str) -> Option<usize> {
+    if !crate::format::merge::may_have_markers(text) {
+        return None;
+    }
+    crate::format::merge::markers(text).first().map(|&(line, _)| line)
+}
+
+/// Returns the first conflict-marker line of the file at `path` (read now, as kb reads its
+/// inputs), or `None` when it has none or cannot be read.
+pub fn file_marker(path: &Path, within: &Path) -> Option<usize> {
+    let bytes = crate::fsio::read_input(path, within).ok()??;
+    first_marker(&String::from_utf8_lossy(&bytes))
 }
 
 /// Reads every source of the block for `layout`: the global and project `context.md` and the
@@ -173,6 +205,11 @@ fn read_text(path: &Path, within: &Path, warnings: &mut Vec<Diagnostic>) -> Opti
 
 fn load_context_file(path: &Path, within: &Path, kind: SectionKind, src: &mut Sources) {
     let Some(text) = read_text(path, within, &mut src.warnings) else { return };
+    // A half-merged file goes nowhere: not its frontmatter's problems, not a byte of its body.
+    if let Some(line) = first_marker(&text) {
+        src.conflicts.push(conflict(path, Some(line), "this context file is"));
+        return;
+    }
     let (body, problems) = read(&text);
     for p in problems {
         let message = if p.message.contains("frontmatter") { p.message } else { format!("frontmatter: {}", p.message) };
@@ -213,6 +250,8 @@ pub struct RepoMemory {
     pub score: i64,
     /// `created`, when it parses: among equal scores the oldest goes first.
     pub created_at: Option<crate::format::time::Micros>,
+    /// 1-based line in the file.
+    pub line: usize,
 }
 
 /// Reads Copilot-style records from JSONL text, tolerantly: blank lines are skipped, and a line
@@ -239,6 +278,7 @@ pub fn read_repository_memories(file: &crate::copilot::JsonlFile) -> (Vec<RepoMe
                 .unwrap_or(i64::MAX)
                 .saturating_sub(i64::try_from(r.votes.down).unwrap_or(i64::MAX)),
             created_at: r.created.and_then(|c| time::parse(c).ok()).map(time::micros),
+            line: r.line(),
         })
         .collect();
     (records, problems)
@@ -266,13 +306,70 @@ fn load_repository_memories(path: &Path, within: &Path, src: &mut Sources) {
             return;
         }
     };
-    let (records, problems) = read_repository_memories(&file);
-    for p in problems {
-        src.warnings.push(warn_at(path, p.line, p.message));
+    let (mut records, problems) = read_repository_memories(&file);
+    // The lines of each git conflict (from its `<<<<<<<` line to its `>>>>>>>` line; a leftover
+    // marker is a conflict of its own line, an unclosed one runs to the end): records inside one
+    // are a side of an unresolved merge, and are left out with the markers.
+    let conflicts = conflict_regions(file.data());
+    let in_conflict = |line: usize| conflicts.iter().any(|r| r.contains(&line));
+    for r in &conflicts {
+        let what = match r.end() - r.start() {
+            0 => "this marker line is".to_string(),
+            n => format!("the records of this conflict (lines {}-{}) are", r.start(), r.start() + n),
+        };
+        src.conflicts.push(conflict(path, Some(*r.start()), &what));
     }
+    for p in problems {
+        // A marker line is not JSON: the conflict's warning says what it is.
+        if !p.line.is_some_and(in_conflict) {
+            src.warnings.push(warn_at(path, p.line, p.message));
+        }
+    }
+    records.retain(|r| {
+        if in_conflict(r.line) {
+            return false;
+        }
+        // A fact whose line would itself read as a marker line in the block.
+        if first_marker(&record_line(r)).is_some() {
+            src.conflicts.push(conflict(path, Some(r.line), "this record is"));
+            return false;
+        }
+        true
+    });
     if records.iter().any(|r| !r.downvoted) {
         src.records = Some((path.to_path_buf(), records));
     }
+}
+
+/// Returns the line ranges (1-based, inclusive) of the git conflicts in `data`.
+fn conflict_regions(data: &[u8]) -> Vec<std::ops::RangeInclusive<usize>> {
+    use crate::format::merge::{self, Marker};
+    let text = String::from_utf8_lossy(data);
+    if !merge::may_have_markers(&text) {
+        return Vec::new();
+    }
+    let last = text.split('\n').count();
+    let mut out = Vec::new();
+    let mut open: Option<usize> = None;
+    for (line, m) in merge::markers(&text) {
+        match (m, open) {
+            (Marker::Start, Some(s)) => {
+                out.push(s..=line - 1);
+                open = Some(line);
+            }
+            (Marker::Start, None) => open = Some(line),
+            (Marker::End, Some(s)) => {
+                out.push(s..=line);
+                open = None;
+            }
+            (Marker::End, None) => out.push(line..=line),
+            _ => {}
+        }
+    }
+    if let Some(s) = open {
+        out.push(s..=last);
+    }
+    out
 }
 
 /// Returns whether `s` starts with `YYYY-MM-DDTHH:MM:SS`, co-cli's check for context files.
@@ -290,4 +387,18 @@ fn co_cli_timestamp_prefix(s: &str) -> bool {
         && digits(14..16)
         && b.get(16) == Some(&b':')
         && digits(17..19)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflict_regions_run_from_start_to_end_marker() {
+        let text = "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> x\nd\n>>>>>>> y\ne\n<<<<<<< z\nf";
+        assert_eq!(conflict_regions(text.as_bytes()), [2..=6, 8..=8, 10..=11]);
+        assert!(conflict_regions(b"Title\n=======\n").is_empty());
+        assert_eq!(first_marker("x\n||||||| base\n"), None);
+        assert_eq!(first_marker("x\n<<<<<<< a\n||||||| base\n"), Some(2));
+    }
 }

@@ -117,6 +117,8 @@ pub struct Outcome {
     pub superseded: Option<u64>,
     /// Secret rules whose matches were redacted.
     pub redacted: Vec<&'static str>,
+    /// The type of the decision written or changed (for add when it exists, the match's).
+    pub kind: DecisionKind,
 }
 
 /// A new decision's text and labels.
@@ -235,10 +237,11 @@ impl<'r> DecisionStore<'r> {
                 exists: true,
                 superseded: None,
                 redacted,
+                kind: d.kind,
             });
         }
         let (id, path) = self.create_in(txn, &scan, kind, status, &tags, &content)?;
-        Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted })
+        Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted, kind })
     }
 
     /// Replaces the active decision `old` with a new active one (type and tags default to the
@@ -269,7 +272,7 @@ impl<'r> DecisionStore<'r> {
         ];
         self.repo.guard(&old_path)?;
         rewrite_in(txn, &old_path, &changes)?;
-        Ok(Outcome { id, path, similarity: None, exists: false, superseded: Some(old), redacted })
+        Ok(Outcome { id, path, similarity: None, exists: false, superseded: Some(old), redacted, kind })
     }
 
     /// Accepts, rejects or archives decision `id`, setting `status` and `updated`. A decision in
@@ -293,7 +296,8 @@ impl<'r> DecisionStore<'r> {
         ];
         self.repo.guard(path)?;
         rewrite_in(txn, path, &changes)?;
-        Ok(Outcome { id, path: path.clone(), similarity: None, exists: false, superseded: None, redacted: Vec::new() })
+        let (path, kind) = (path.clone(), d.kind);
+        Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted: Vec::new(), kind })
     }
 
     /// Returns the most similar open decision at or above the threshold (ties: the newer one).

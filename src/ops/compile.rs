@@ -77,15 +77,22 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant) -> Compil
     let results = targets::write_all(&repo.layout, &writes);
     // Every block's warnings, each once.
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut conflicts: Vec<Diagnostic> = Vec::new();
     for (_, b) in &built {
         for w in &b.warnings {
             if !diagnostics.contains(w) {
                 diagnostics.push(w.clone());
             }
         }
+        for c in &b.conflicts {
+            if !conflicts.contains(c) {
+                conflicts.push(c.clone());
+            }
+        }
     }
     let mut block = built.swap_remove(0).1;
     block.warnings = diagnostics;
+    block.conflicts = conflicts;
     let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&repo.layout.root, p).into_owned())).collect();
     CompileReport { block, results, elapsed: start.elapsed(), warnings }
 }
@@ -217,10 +224,21 @@ impl Report for CompileReport {
     }
 
     fn errors(&self) -> Vec<String> {
-        self.results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect()
+        let mut out: Vec<String> =
+            self.results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
+        // The targets were written without them; the exit status is what makes CI notice.
+        match self.block.conflicts.len() {
+            0 => {}
+            n => out.push(format!(
+                "{n} source {} left out of the compiled context for git conflict markers; resolve the merge \
+                 (`kb check` lists every marker line)",
+                if n == 1 { "item was" } else { "items were" }
+            )),
+        }
+        out
     }
 
     fn succeeded(&self) -> bool {
-        self.counts().2 == 0
+        self.counts().2 == 0 && self.block.conflicts.is_empty()
     }
 }

@@ -33,6 +33,9 @@ pub struct ActionReport {
     redacted: Vec<&'static str>,
     #[serde(skip)]
     diagnostics: Vec<Diagnostic>,
+    /// For a decision made active whose type is not compiled: the types that are.
+    #[serde(skip)]
+    not_compiled: Option<String>,
 }
 
 impl ActionReport {
@@ -56,6 +59,20 @@ fn parse_id(raw: &str) -> Result<u64, KbError> {
         .map_err(|_| KbError::Invalid(format!("invalid decision id '{raw}': expected a non-negative integer")))
 }
 
+/// Returns the one-line note for a decision `kind` made active that `context_decision_types` leaves
+/// out of the block (people should not believe agents see it).
+fn not_compiled(repo: &Repo, kind: DecisionKind) -> Option<String> {
+    let types = &repo.settings.context_decision_types.value;
+    (!types.contains(&kind)).then(|| {
+        let list: Vec<&str> = types.iter().map(|k| k.as_str()).collect();
+        let list = if list.is_empty() { "empty".to_string() } else { list.join(", ") };
+        format!(
+            "A {} decision is kept for the record; not compiled into agents' context: context_decision_types is {list}.",
+            kind.as_str()
+        )
+    })
+}
+
 fn action_report(action: &'static str, out: Outcome) -> ActionReport {
     let diagnostics = if out.redacted.is_empty() {
         Vec::new()
@@ -71,6 +88,7 @@ fn action_report(action: &'static str, out: Outcome) -> ActionReport {
         file: out.path,
         redacted: out.redacted,
         diagnostics,
+        not_compiled: None,
     }
 }
 
@@ -81,7 +99,8 @@ pub fn add(repo: &Repo, content: String, kind: DecisionKind, tags: Vec<String>, 
     let out = store(repo).add(&mut txn, new)?;
     txn.finish()?;
     let action = if out.exists { "exists" } else { "added" };
-    Ok(action_report(action, out))
+    let note = if out.exists { None } else { not_compiled(repo, out.kind) };
+    Ok(ActionReport { not_compiled: note, ..action_report(action, out) })
 }
 
 /// Proposes a decision (`status: proposed`, for a person to accept or reject), or reports the
@@ -116,7 +135,8 @@ pub fn supersede(
     let mut txn = Txn::begin(repo, repo.lock()?, "decision supersede", format!("superseded decision {id}"));
     let out = store(repo).supersede(&mut txn, id, new)?;
     txn.finish()?;
-    Ok(action_report("superseded", out))
+    let note = not_compiled(repo, out.kind);
+    Ok(ActionReport { not_compiled: note, ..action_report("superseded", out) })
 }
 
 /// Accepts, rejects or archives decision `raw_id`.
@@ -130,11 +150,26 @@ pub fn change(repo: &Repo, raw_id: &str, change: Change) -> Result<ActionReport>
     let mut txn = Txn::begin(repo, repo.lock()?, &format!("decision {verb}"), format!("{action} decision {id}"));
     let out = store(repo).change(&mut txn, id, change)?;
     txn.finish()?;
-    Ok(action_report(action, out))
+    let note = if change == Change::Accept { not_compiled(repo, out.kind) } else { None };
+    Ok(ActionReport { not_compiled: note, ..action_report(action, out) })
 }
 
 impl Report for ActionReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        self.render_action(v, w)?;
+        match &self.not_compiled {
+            Some(note) => writeln!(w, "{note}"),
+            None => Ok(()),
+        }
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+impl ActionReport {
+    fn render_action(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let (id, mark) = (self.decision_id, v.style.ok("✓"));
         let name = v.clean(&file_name(&self.file)).into_owned();
         match self.action {
@@ -160,10 +195,6 @@ impl Report for ActionReport {
             "rejected" => writeln!(w, "{mark} Rejected decision {id}: {name}"),
             _ => writeln!(w, "{mark} Archived decision {id}: {name}"),
         }
-    }
-
-    fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
     }
 }
 

@@ -161,10 +161,13 @@ impl Report for HeatReport {
             return writeln!(w, "{what}");
         }
         writeln!(w)?;
+        // Headers, so that the level (heat alone) is not read as "in Hot Memories", which is
+        // `loaded`: heat ≥ 3 and within `hot_limit`, so a warm memory can be loaded.
+        writeln!(w, "{:>6} {:>4} {:<5} {:<11} summary", "id", "heat", "level", "last access")?;
         for r in &self.memories {
             let mut marks = Vec::new();
             if r.hot {
-                marks.push("in Hot Memories");
+                marks.push("loaded");
             }
             if r.promote_candidate {
                 marks.push("promote candidate");
@@ -173,11 +176,18 @@ impl Report for HeatReport {
             let marks = if marks.is_empty() { String::new() } else { format!(" [{}]", marks.join(", ")) };
             writeln!(
                 w,
-                "{:>6} {:>4} {:<4} {last:<10} {}{marks}",
+                "{:>6} {:>4} {:<5} {last:<11} {}{marks}",
                 id_text(&r.id),
                 r.heat,
                 r.level,
                 v.clean(&r.summary)
+            )?;
+        }
+        if self.memories.iter().any(|r| r.hot) {
+            writeln!(w)?;
+            writeln!(
+                w,
+                "loaded: in the Hot Memories of `kb context`; compile targets include them only with \"hot\": true."
             )?;
         }
         Ok(())

@@ -225,7 +225,12 @@ fn supersede_replaces_an_active_decision() {
     assert_eq!(new["tags"], serde_json::json!(["db"]));
     // --type overrides it; stdin works; the text output names both.
     let run = t.kb_stdin(&["decision", "supersede", "2", "-", "--type", "technical"], Some("Use PostgreSQL 18\n")).ok();
-    assert_eq!(run.stdout, "✓ Added decision 3: 003-use-postgresql-18.md\n✓ Decision 2 superseded by decision 3\n");
+    assert_eq!(
+        run.stdout,
+        "✓ Added decision 3: 003-use-postgresql-18.md\n✓ Decision 2 superseded by decision 3\n\
+         A technical decision is kept for the record; not compiled into agents' context: context_decision_types is \
+         architectural, scope.\n"
+    );
     assert_eq!(t.kb(&["--json", "decision", "show", "3"]).ok().json()["type"], "technical");
     // Only an active decision can be superseded.
     let before = t.snapshot();
@@ -454,4 +459,45 @@ fn a_proposed_decision_is_compiled_only_once_accepted() {
         out,
         "## Boundaries and Decisions\n\nThese decisions take precedence over all other context.\n\n- Use Kafka for events\n"
     );
+}
+
+#[test]
+fn context_decision_types_chooses_what_is_compiled_and_add_says_when_a_type_is_not() {
+    let t = TestEnv::new();
+    std::fs::create_dir_all(t.root().join(".co-cli")).unwrap();
+    // The default compiles architectural and scope decisions; adding another type says so.
+    let r = t.kb(&["decision", "add", "Releases are cut on Tuesdays", "--type", "process"]).ok();
+    assert!(
+        r.stdout.contains(
+            "kept for the record; not compiled into agents' context: context_decision_types is architectural, scope"
+        ),
+        "{}",
+        r.stdout
+    );
+    let r = t.kb(&["decision", "add", "Use PostgreSQL for every service", "--type", "architectural"]).ok();
+    assert!(!r.stdout.contains("not compiled"), "{}", r.stdout);
+    // The JSON shape is SPEC's: no extra key.
+    let j = add(&t, "Pin the toolchain in rust-toolchain.toml", "technical");
+    assert!(j.get("not_compiled").is_none() && j["action"] == "added", "{j}");
+    let ctx = t.kb(&["context"]).ok().stdout;
+    assert!(ctx.contains("PostgreSQL") && !ctx.contains("Tuesdays"), "{ctx}");
+    // The setting, from the environment (a JSON list or comma-separated) or a settings file.
+    let mut cmd = t.command(&["context"]);
+    cmd.env("KB_CONTEXT_DECISION_TYPES", "process, architectural");
+    let ctx = crate::common::run_command(cmd, None).ok().stdout;
+    assert!(ctx.contains("PostgreSQL") && ctx.contains("Tuesdays") && !ctx.contains("toolchain"), "{ctx}");
+    let mut cmd = t.command(&["--json", "config"]);
+    cmd.env("KB_CONTEXT_DECISION_TYPES", "[\"technical\"]");
+    let cfg = crate::common::run_command(cmd, None).ok().stdout;
+    assert!(cfg.contains("context_decision_types") && cfg.contains("technical"), "{cfg}");
+    let mut cmd = t.command(&["context"]);
+    cmd.env("KB_CONTEXT_DECISION_TYPES", "process,bogus");
+    let bad = crate::common::run_command(cmd, None);
+    assert_ne!(bad.code, 0, "{}", bad.stderr);
+    assert!(bad.stderr.contains("KB_CONTEXT_DECISION_TYPES"), "{}", bad.stderr);
+    t.kb(&["config", "set", "context_decision_types", "[\"scope\",\"process\"]"]).ok();
+    let ctx = t.kb(&["context"]).ok().stdout;
+    assert!(!ctx.contains("PostgreSQL") && ctx.contains("Tuesdays"), "{ctx}");
+    let r = t.kb(&["decision", "supersede", "2", "Use PostgreSQL 17 for every service"]).ok();
+    assert!(r.stdout.contains("context_decision_types is scope, process"), "{}", r.stdout);
 }

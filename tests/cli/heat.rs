@@ -473,7 +473,7 @@ fn the_text_shows_id_heat_level_last_access_and_the_summary_line() {
     let hot = line("4");
     assert_eq!(hot.split_whitespace().take(4).collect::<Vec<_>>(), ["4", "10", "hot", "2026-11-05"], "{text}");
     assert!(hot.contains(&summary) && !hot.contains("second line"), "{hot}");
-    assert!(hot.ends_with("[in Hot Memories, promote candidate]"), "{hot}");
+    assert!(hot.ends_with("[loaded, promote candidate]"), "{hot}");
     let cold = line("1");
     assert_eq!(cold.split_whitespace().take(4).collect::<Vec<_>>(), ["1", "0", "cold", "never"], "{text}");
     assert!(cold.ends_with("Use nextest in CI"), "{cold}");
@@ -588,4 +588,21 @@ fn kb_heat_marks_hot_what_kb_context_lists_under_hot_memories() {
     let rows = with_limit(&["--json", "heat"]).ok().json()["memories"].as_array().unwrap().clone();
     let hot: Vec<(u64, bool)> = rows.iter().map(|r| (r["id"].as_u64().unwrap(), r["hot"].as_bool().unwrap())).collect();
     assert_eq!(hot, [(4, false), (2, true)]);
+}
+
+#[test]
+fn kb_heat_names_its_columns_and_says_loaded_not_hot_for_a_warm_memory() {
+    // Regression: a warm memory was listed "[in Hot Memories]" next to its level "warm", under no
+    // column headers.
+    let t = env();
+    for _ in 0..3 {
+        on(&t, 5, &["show", "2"]).ok();
+    }
+    let text = on(&t, 5, &["heat"]).ok().stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[2].split_whitespace().collect::<Vec<_>>(), ["id", "heat", "level", "last", "access", "summary"]);
+    let row = lines.iter().find(|l| l.contains("The parser lives")).unwrap();
+    assert!(row.contains(" warm ") && row.ends_with("[loaded]"), "{text}");
+    assert!(!text.contains("Hot Memories]"), "{text}");
+    assert!(text.contains("loaded: in the Hot Memories of `kb context`"), "{text}");
 }

@@ -749,7 +749,8 @@ fn a_conflicted_session_is_left_out_with_a_warning() {
     );
     let warnings = j["warnings"].to_string();
     assert!(warnings.contains("session.md") && warnings.contains("conflict markers"), "{warnings}");
-    t.kb(&["compile"]).ok();
+    // The target is written without the session, and compile exits 1 so CI notices (SPEC §8).
+    t.kb(&["compile"]).err();
     let compiled = std::fs::read_to_string(t.root().join(".co-cli/knowledge/compiled.md")).unwrap();
     assert!(compiled.contains("- Use Postgres") && !compiled.contains("Focus:"));
     let after = t.snapshot();
@@ -799,7 +800,8 @@ fn target_options_max_tokens_hot_and_board() {
     let j = t.kb(&["--json", "compile"]).ok().json();
     assert_eq!(j["targets"].as_array().unwrap().len(), 3, "{j}");
     let small = std::fs::read_to_string(t.root().join("SMALL.md")).unwrap();
-    let block = small.trim_end_matches('\n');
+    // The block, without the line that says kb wrote the file.
+    let block = small.split_once('\n').unwrap().1.trim_end_matches('\n');
     assert!(tiktoken(block) <= budget as usize, "{} > {budget}", tiktoken(block));
     let last = block.lines().last().unwrap();
     assert!(last.starts_with("<!-- kb: left out ") && last.contains(&format!("the {budget}-token budget")), "{last}");
@@ -983,4 +985,28 @@ fn compile_reads_the_memories_once_for_every_target() {
     for file in ["AGENTS.md", "R.md", "C.md"] {
         assert!(t.root().join(file).is_file(), "{file}");
     }
+}
+
+#[test]
+fn a_second_compile_of_the_example_repository_changes_nothing() {
+    // Regression: kb knew its standalone file by `## Internal Knowledge` at its top, but blocks
+    // start with the decisions now, so the second compile took REVIEW.md and workers.md for a
+    // person's files and appended a second block to each.
+    let t = TestEnv::new();
+    copy_tree(&std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("example-knowledge"), &t.root());
+    t.kb(&["compile"]).ok();
+    let files = ["AGENTS.md", "REVIEW.md", ".co-cli/knowledge/workers.md"];
+    let first: Vec<String> = files.iter().map(|f| t.read(&t.root().join(f))).collect();
+    let again = t.kb(&["--json", "compile"]).ok().json();
+    let statuses: Vec<&str> =
+        again["targets"].as_array().unwrap().iter().map(|x| x["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["unchanged"; 3]);
+    for (f, before) in files.iter().zip(&first) {
+        let after = t.read(&t.root().join(f));
+        assert_eq!(&after, before, "{f} changed on the second compile");
+        assert_eq!(after.matches("## Boundaries and Decisions").count(), 1, "{f}:\n{after}");
+        assert!(!after.contains("kb:context:begin") || *f == "AGENTS.md", "{f}:\n{after}");
+    }
+    // A standalone target says it is kb's, so it is overwritten whole, not appended to.
+    assert!(first[1].starts_with("<!-- kb: generated "), "{}", first[1]);
 }
