@@ -284,7 +284,7 @@ fn conflicted(text: &str, needle: &str, theirs: &str) -> String {
 
 #[test]
 fn conflict_markers_never_reach_a_target_and_compile_exits_1() {
-    // SPEC §8: a context file, a memory, a record line, a decision, the session or an instruction
+    // A context file, a memory, a record line, a decision, the session or an instruction
     // file holding merge-conflict marker lines is left out with a warning naming the file and
     // line; compile still writes the targets and exits 1; kb context exits 0.
     let t = TestEnv::new();
@@ -365,7 +365,7 @@ fn conflict_markers_never_reach_a_target_and_compile_exits_1() {
             assert!(text.contains(word), "{target} lost {word}:\n{text}");
         }
     }
-    // kb context leaves the same items out, warns, and exits 0 (SPEC §8).
+    // kb context leaves the same items out, warns, and exits 0.
     let c = t.kb(&["context"]).ok();
     assert!(!c.stdout.contains("OURS") && c.stdout.contains("GOODMEM"), "{}", c.stdout);
     assert!(c.stderr.contains("left out of the context block"), "{}", c.stderr);

@@ -476,7 +476,7 @@ fn context_decision_types_chooses_what_is_compiled_and_add_says_when_a_type_is_n
     );
     let r = t.kb(&["decision", "add", "Use PostgreSQL for every service", "--type", "architectural"]).ok();
     assert!(!r.stdout.contains("not compiled"), "{}", r.stdout);
-    // The JSON shape is SPEC's: no extra key.
+    // The JSON shape is fixed (docs/formats.md): no extra key.
     let j = add(&t, "Pin the toolchain in rust-toolchain.toml", "technical");
     assert!(j.get("not_compiled").is_none() && j["action"] == "added", "{j}");
     let ctx = t.kb(&["context"]).ok().stdout;

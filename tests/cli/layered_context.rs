@@ -749,7 +749,7 @@ fn a_conflicted_session_is_left_out_with_a_warning() {
     );
     let warnings = j["warnings"].to_string();
     assert!(warnings.contains("session.md") && warnings.contains("conflict markers"), "{warnings}");
-    // The target is written without the session, and compile exits 1 so CI notices (SPEC §8).
+    // The target is written without the session, and compile exits 1 so CI notices.
     t.kb(&["compile"]).err();
     let compiled = std::fs::read_to_string(t.root().join(".co-cli/knowledge/compiled.md")).unwrap();
     assert!(compiled.contains("- Use Postgres") && !compiled.contains("Focus:"));
