@@ -205,6 +205,8 @@ pub struct PromoteArgs {
     /// The file's name, without .instructions.md (default: the memory's slug)
     #[arg(long)]
     pub name: Option<String>,
+    #[arg(long, help = "Write a memory that holds a secret with the secret replaced by [REDACTED:<rule>]")]
+    pub redact: bool,
 }
 
 #[derive(Debug, Args)]

@@ -345,7 +345,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             }
         }
         Command::Heat(a) => ctx.emit(&ops::heat::heat(&ctx.repo()?, a.all)?),
-        Command::Promote(a) => ctx.emit(&ops::heat::promote(&ctx.repo()?, &a.id, &a.apply_to, a.name.as_deref())?),
+        Command::Promote(a) => {
+            ctx.emit(&ops::heat::promote(&ctx.repo()?, &a.id, &a.apply_to, a.name.as_deref(), a.redact)?)
+        }
         Command::Consolidate(a) => {
             let req = ops::consolidate::Request { dry_run: a.dry_run, summarizer: a.summarizer };
             ctx.emit(&ops::consolidate::consolidate(&ctx.repo()?, &req)?)

@@ -213,7 +213,7 @@ pub struct PromoteReport {
 /// = its summary line, body = its content; NAME defaults to the memory's slug) and sets
 /// `promoted_to` on the memory, under the lock. An existing instruction file is never
 /// overwritten; a glob that does not parse is refused.
-pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) -> Result<PromoteReport> {
+pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>, redact: bool) -> Result<PromoteReport> {
     let id = crate::repo::parse_id(raw_id)?;
     let globs = crate::instructions::split_globs(apply_to);
     if globs.is_empty() {
@@ -236,11 +236,22 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>) ->
     let mut txn = Txn::begin(repo, repo.lock()?, "promote", what);
     let index = MemoryStore::new(repo).scan()?;
     let m = crate::memories::store::one(&index, id)?;
-    let name = name.map_or_else(|| crate::format::text::slugify(m.content), str::to_string);
-    let name = if name.is_empty() { format!("memory-{id}") } else { name };
-    let file = crate::instructions::create(repo, &mut txn, &name, apply_to.trim(), &summary(m.content), m.content)?;
-    let rel = super::rel(&repo.layout.root, &file).into_owned();
     let memory_file = index.dir.join(m.file_name);
+    // The memory gets `promoted_to`: a file kb cannot edit fails the promote before the
+    // instruction file is written, so nothing is left behind.
+    if !crate::memories::store::can_edit(&memory_file) {
+        let why = "its frontmatter uses YAML that kb cannot edit without changing other values (complex or \
+                   flow-style keys), and a promote records promoted_to there; edit the file by hand first";
+        return Err(KbError::bad_file(&memory_file, None, why).into());
+    }
+    // A committed instruction file is screened as every write is (a hand-written memory may hold
+    // a secret): the body, and so its description and file name.
+    let mut screen = crate::secrets::Screen::new(redact);
+    let body = screen.field("text", m.content.to_string())?;
+    let name = name.map_or_else(|| crate::format::text::slugify(&body), str::to_string);
+    let name = if name.is_empty() { format!("memory-{id}") } else { name };
+    let file = crate::instructions::create(repo, &mut txn, &name, apply_to.trim(), &summary(&body), &body)?;
+    let rel = super::rel(&repo.layout.root, &file).into_owned();
     let promoted = [("promoted_to".into(), Value::from(rel.as_str()))];
     crate::memories::store::update_memory(&mut txn, &memory_file, None, &promoted, repo.now)?;
     txn.finish()?;

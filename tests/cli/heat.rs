@@ -606,3 +606,42 @@ fn kb_heat_names_its_columns_and_says_loaded_not_hot_for_a_warm_memory() {
     assert!(!text.contains("Hot Memories]"), "{text}");
     assert!(text.contains("loaded: in the Hot Memories of `kb context`"), "{text}");
 }
+
+#[test]
+fn promote_screens_a_secret_as_every_write_does() {
+    // A hand-written memory may hold a secret; the instruction file is committed.
+    let t = env();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    t.memory(4, &format!("Deploy with token {token} from CI"), "2026-11-04T00:00:00+00:00", &[]);
+    let run = t.kb(&["promote", "4", "--apply-to", "deploy/**"]).err();
+    assert!(run.stderr.contains("secret") && run.stderr.contains("github-pat"), "{run:?}");
+    assert!(!t.root().join(".github/instructions").exists(), "nothing is written");
+    t.kb(&["promote", "4", "--apply-to", "deploy/**", "--redact"]).ok();
+    let dir = t.root().join(".github/instructions");
+    let names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names.len(), 1);
+    assert!(!names[0].contains("ghp"), "the file name: {}", names[0]);
+    let text = std::fs::read_to_string(dir.join(&names[0])).unwrap();
+    assert!(!text.contains(token) && text.contains("[REDACTED:github-pat]"), "{text}");
+}
+
+#[test]
+fn a_failed_promote_leaves_no_instruction_file_and_can_be_retried() {
+    // kb cannot edit flow-style frontmatter exactly, and a promote records promoted_to there.
+    let t = env();
+    let path = t.write(
+        ".co-cli/knowledge/memories/005-flow.md",
+        "---\n{created: '2026-11-05T00:00:00+00:00', id: 5, tags: []}\n---\n\nRelease from main only\n",
+    );
+    let run = t.kb(&["promote", "5", "--apply-to", "release/**"]).err();
+    assert!(run.stderr.contains("005-flow.md") && run.stderr.contains("cannot edit"), "{run:?}");
+    assert!(!t.root().join(".github/instructions").exists(), "no instruction file is left behind");
+    // Once the file is written as kb writes it, the promote goes through.
+    std::fs::write(
+        &path,
+        "---\ncreated: '2026-11-05T00:00:00+00:00'\nid: 5\ntags: []\n---\n\nRelease from main only\n",
+    )
+    .unwrap();
+    t.kb(&["promote", "5", "--apply-to", "release/**"]).ok();
+}
