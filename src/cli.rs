@@ -173,8 +173,9 @@ pub enum BoardAction {
     /// Create or overwrite a user item (CONTENT from the argument, or stdin with "-")
     Add {
         name: String,
+        /// One line saying what the item is for (default: the content's first line, shortened)
         #[arg(long)]
-        description: String,
+        description: Option<String>,
         content: String,
         /// Store secrets as [REDACTED:<rule>] instead of refusing
         #[arg(long)]

@@ -363,6 +363,17 @@ impl PutBack {
     }
 }
 
+/// Returns a description made from an item's content: its first non-blank line, cut to
+/// [`DESCRIPTION_MAX`] characters (with `...` when cut).
+pub fn first_line(content: &str) -> String {
+    let line = content.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    if line.chars().count() <= DESCRIPTION_MAX {
+        return line.to_string();
+    }
+    let kept: String = line.chars().take(DESCRIPTION_MAX - 3).collect();
+    format!("{}...", kept.trim_end())
+}
+
 /// Returns a board file's text: the items as a pretty JSON array and a line feed.
 pub fn file_text(items: &[Item]) -> Result<String> {
     let mut text = serde_json::to_string_pretty(items).map_err(|e| KbError::Invalid(e.to_string()))?;

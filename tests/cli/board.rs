@@ -396,3 +396,17 @@ fn a_long_branch_name_gets_a_bounded_board_file() {
     t.kb(&["board", "--branch", &twin, "add", "b", "--description", "d", "c"]).ok();
     assert_eq!(std::fs::read_dir(t.root().join(".co-cli/state/board")).unwrap().count(), 2);
 }
+
+#[test]
+fn add_without_a_description_takes_the_contents_first_line() {
+    let t = env();
+    t.kb(&["board", "add", "build-recipe", "cargo nextest run --workspace\nthen cargo clippy"]).ok();
+    let item = &items(&t, "feature/board")[0];
+    assert_eq!(item["description"], "cargo nextest run --workspace");
+    let long = "x".repeat(300);
+    t.kb(&["board", "add", "long", &format!("\n  {long}\n")]).ok();
+    let description = items(&t, "feature/board")[1]["description"].as_str().unwrap().to_string();
+    assert!(description.ends_with("...") && description.chars().count() == 200, "{description}");
+    // Blank content still has no description to take: refused as before.
+    t.kb(&["board", "add", "blank", " "]).err();
+}
