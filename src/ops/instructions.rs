@@ -14,6 +14,9 @@ use std::path::{Path, PathBuf};
 #[derive(Serialize)]
 pub struct InstructionsReport {
     instructions: Vec<Entry>,
+    /// Whether files were given (`--for`): without, the text says where each file applies.
+    #[serde(skip)]
+    for_given: bool,
     #[serde(skip)]
     diagnostics: Vec<Diagnostic>,
 }
@@ -54,7 +57,7 @@ pub fn instructions(layout: &Layout, paths: &[String]) -> InstructionsReport {
             }
         })
         .collect();
-    InstructionsReport { instructions, diagnostics: found.problems }
+    InstructionsReport { instructions, for_given: !paths.is_empty(), diagnostics: found.problems }
 }
 
 impl Report for InstructionsReport {
@@ -69,6 +72,8 @@ impl Report for InstructionsReport {
             let (mark, why) = match &e.matched {
                 Some(g) => (v.style.ok("✓ applies    "), format!("matched {}", v.clean(g))),
                 None if e.apply_to.is_empty() => ("- not applied".to_string(), "no usable applyTo".to_string()),
+                // Without files there is nothing to apply to: say where the file applies.
+                None if !self.for_given => ("-".to_string(), format!("applies to: {globs}")),
                 None => ("- not applied".to_string(), format!("applyTo {globs}")),
             };
             match &e.description {

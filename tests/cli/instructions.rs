@@ -310,3 +310,14 @@ fn a_huge_alternation_is_a_warning_not_a_crash() {
         assert!(!run.stderr.contains("panicked"), "{args:?}: {run:?}");
     }
 }
+
+#[test]
+fn without_for_each_file_says_where_it_applies() {
+    let t = TestEnv::pinned();
+    instruction(&t, "api.instructions.md", "applyTo: 'src/api/**, docs/api.md'\n");
+    let text = t.kb(&["instructions"]).ok().stdout;
+    assert!(text.contains("api.instructions.md  (applies to: src/api/**, docs/api.md)"), "{text}");
+    assert!(!text.contains("not applied"), "nothing was asked about files: {text}");
+    let text = t.kb(&["instructions", "--for", "README.md"]).ok().stdout;
+    assert!(text.contains("- not applied") && text.contains("(applyTo src/api/**, docs/api.md)"), "{text}");
+}
