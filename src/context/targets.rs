@@ -113,6 +113,8 @@ pub struct Written {
     pub outcome: Outcome,
     /// The file's size after the write.
     pub bytes: usize,
+    /// The block's size (the whole file for a standalone target).
+    pub block_bytes: usize,
 }
 
 /// Resolves a `context_targets` entry: relative to the root, inside the root or the config
@@ -333,15 +335,19 @@ pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetEr
         }
     };
     let bytes = new.len();
+    let block_bytes = match kind {
+        TargetKind::Standalone => bytes,
+        TargetKind::Managed => block.map_or(0, str::len),
+    };
     if existing.as_deref() == Some(new.as_bytes()) {
-        return Ok(Written { target: t.clone(), kind, outcome: Outcome::Unchanged, bytes });
+        return Ok(Written { target: t.clone(), kind, outcome: Outcome::Unchanged, bytes, block_bytes });
     }
     if let Some(dir) = t.real.parent() {
         std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create {}: {e}", dir.display())))?;
     }
     crate::fsio::write_atomic(&t.real, new.as_bytes())
         .map_err(|e| fail(format!("cannot write {}: {e}", t.real.display())))?;
-    Ok(Written { target: t.clone(), kind, outcome: Outcome::Written, bytes })
+    Ok(Written { target: t.clone(), kind, outcome: Outcome::Written, bytes, block_bytes })
 }
 
 /// Resolves and writes every target (as written in `context_targets`, with its own block), in

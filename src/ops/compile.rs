@@ -206,12 +206,13 @@ impl Serialize for CompileReport {
 impl Report for CompileReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         for t in self.results.iter().flatten() {
-            let kind = match t.kind {
-                TargetKind::Standalone => "standalone",
-                TargetKind::Managed => "managed block",
+            // The size people ask about is kb's part: the block, and for a managed block the file too.
+            let size = match t.kind {
+                TargetKind::Standalone => format!("standalone, {} bytes", t.bytes),
+                TargetKind::Managed => format!("managed block of {} bytes, file {} bytes", t.block_bytes, t.bytes),
             };
             let mark = if t.outcome == Outcome::Written { v.style.ok("✓") } else { " ".to_string() };
-            writeln!(w, "{mark} {} {} ({kind}, {} bytes)", t.outcome.as_str(), v.rel(&t.target.path), t.bytes)?;
+            writeln!(w, "{mark} {} {} ({size})", t.outcome.as_str(), v.rel(&t.target.path))?;
         }
         if self.results.is_empty() {
             writeln!(w, "No compile targets: context_targets is empty.")?;

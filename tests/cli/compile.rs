@@ -377,3 +377,28 @@ fn conflict_markers_never_reach_a_target_and_compile_exits_1() {
     t.write(".github/copilot-memories.jsonl", "{\"id\":\"mem-1\",\"subject\":\"build\",\"fact\":\"GOODRECORD\"}\n");
     assert_eq!(t.kb(&["compile"]).code, 0);
 }
+
+#[test]
+fn the_text_gives_the_blocks_size_and_the_files() {
+    // A managed block's size is kb's part of the file; the file's size is said too.
+    let t = TestEnv::pinned();
+    t.write(".co-cli/knowledge/context.md", "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\nBody\n");
+    t.write("AGENTS.md", "# My notes\n\nKept as they are.\n");
+    t.write(".co-cli/settings.json", r#"{"context_targets": ["AGENTS.md", "out/agent.md"]}"#);
+    let json = t.kb(&["--json", "compile"]).ok().json();
+    let file_bytes = json["targets"][0]["bytes"].as_u64().unwrap();
+    let text = t.root().join("AGENTS.md");
+    let whole = std::fs::read_to_string(&text).unwrap();
+    let start = whole.find("<!-- kb:context:begin -->").unwrap();
+    let end = whole.find("<!-- kb:context:end -->").unwrap() + "<!-- kb:context:end -->".len();
+    assert_eq!(file_bytes as usize, whole.len());
+    std::fs::remove_file(&text).unwrap();
+    t.write("AGENTS.md", "# My notes\n\nKept as they are.\n");
+    let run = t.kb(&["compile"]).ok();
+    let line = run.stdout.lines().next().unwrap().to_string();
+    assert!(line.starts_with("✓ written AGENTS.md (managed block of "), "{line}");
+    assert!(line.ends_with(&format!(", file {} bytes)", whole.len())), "{line}");
+    let block: usize = line.split("managed block of ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(block < end - start + 1 && block > 0, "the block ({block}) is within the markers ({})", end - start);
+    assert!(run.stdout.contains("out/agent.md (standalone, "), "{run:?}");
+}
