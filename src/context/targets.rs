@@ -184,6 +184,7 @@ fn inputs(layout: &Layout) -> Vec<PathBuf> {
         layout.memories(),
         layout.decisions(),
         layout.session(),
+        layout.sessions(),
         layout.instructions(),
     ];
     v.extend(layout.global_context());
@@ -354,8 +355,18 @@ pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetEr
 /// order; a target that resolves to a file already written is skipped. One target's failure does
 /// not stop the others.
 pub fn write_all(layout: &Layout, targets: &[(&str, Option<&str>)]) -> Vec<Result<Written, TargetError>> {
-    let mut seen: Vec<PathBuf> = Vec::new();
+    write_all_noting(layout, targets).0
+}
+
+/// Writes each target as [`write_all`] does; also returns a note for each entry that names a file
+/// an earlier entry names (a `CLAUDE.md` symlinked to `AGENTS.md`): written once, for the first.
+pub fn write_all_noting(
+    layout: &Layout,
+    targets: &[(&str, Option<&str>)],
+) -> (Vec<Result<Written, TargetError>>, Vec<String>) {
+    let mut seen: Vec<(PathBuf, &str)> = Vec::new();
     let mut out = Vec::new();
+    let mut notes = Vec::new();
     for &(raw, block) in targets {
         let t = match resolve(layout, raw) {
             Ok(t) => t,
@@ -364,13 +375,18 @@ pub fn write_all(layout: &Layout, targets: &[(&str, Option<&str>)]) -> Vec<Resul
                 continue;
             }
         };
-        if seen.contains(&t.real) {
+        // Two entries naming one file would write it twice, the second block over the first: the
+        // first wins, and a note says so (it used to be dropped unseen).
+        if let Some((_, first)) = seen.iter().find(|(p, _)| *p == t.real) {
+            notes.push(format!(
+                "context_targets: {raw} is the same file as {first}: written once, with {first}'s block"
+            ));
             continue;
         }
-        seen.push(t.real.clone());
+        seen.push((t.real.clone(), raw));
         out.push(write_target(&t, block));
     }
-    out
+    (out, notes)
 }
 
 #[cfg(test)]
@@ -480,8 +496,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let l = Layout { root: dir.path().to_path_buf(), config: None };
         let x = Some("## Internal Knowledge\n\nx");
-        let r = write_all(&l, &[("a/out.md", x), ("./a/out.md", x)]);
+        let (r, notes) = write_all_noting(&l, &[("a/out.md", x), ("./a/out.md", x)]);
         assert_eq!(r.len(), 1);
+        assert!(notes[0].contains("./a/out.md is the same file as a/out.md"), "{notes:?}");
         let w = r[0].as_ref().unwrap();
         assert_eq!((w.kind, w.outcome), (TargetKind::Standalone, Outcome::Written));
         let written = std::fs::read_to_string(dir.path().join("a/out.md")).unwrap();

@@ -427,3 +427,26 @@ fn deeply_nested_markdown_stays_fast() {
         kb_within(&t, &["compile"], LIMIT);
     }
 }
+
+#[test]
+fn a_target_in_the_ended_sessions_is_refused_and_one_named_twice_is_written_once_with_a_warning() {
+    let t = TestEnv::pinned();
+    t.write(".co-cli/knowledge/context.md", "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\nBody\n");
+    // The ended sessions are kb's input, like the other knowledge folders.
+    t.write(".co-cli/settings.json", r#"{"context_targets": [".co-cli/knowledge/sessions/x.md"]}"#);
+    let run = t.kb(&["compile"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("kb's own input"), "{run:?}");
+    assert!(!t.root().join(".co-cli/knowledge/sessions/x.md").exists());
+    // Two entries naming one file: the first is written, and a warning says the second was not.
+    t.write(
+        ".co-cli/settings.json",
+        r#"{"context_targets": ["AGENTS.md", {"path": "./AGENTS.md", "agent": "reviewer"}]}"#,
+    );
+    let run = t.kb(&["--json", "compile"]).ok();
+    assert_eq!(run.json()["targets"].as_array().unwrap().len(), 1, "{run:?}");
+    assert!(
+        run.stderr.contains("warning:") && run.stderr.contains("./AGENTS.md is the same file as AGENTS.md"),
+        "{run:?}"
+    );
+}
