@@ -476,3 +476,21 @@ pub const WORDS: &[&str] = &[
 pub fn sentence(rng: &mut Rng, n: usize) -> String {
     (0..n).map(|_| *rng.pick(WORDS)).collect::<Vec<_>>().join(" ")
 }
+
+/// Copies `from` into `to`, leaving out kb's derived and local state.
+pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "cache" || name == "state" {
+            continue;
+        }
+        let target = to.join(&name);
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

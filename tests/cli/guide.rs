@@ -21,7 +21,6 @@
 
 use crate::cli_reference::{REGENERATE, repo_file, updating_docs};
 use crate::common::*;
-use std::path::Path;
 
 /// The guide, relative to the repository.
 const GUIDE: &str = "docs/commands.md";
@@ -224,24 +223,6 @@ fn matches(want: &[&str], got: &[&str]) -> bool {
         None => got.is_empty(),
         Some((&"...", rest)) => (0..=got.len()).any(|skip| matches(rest, &got[skip..])),
         Some((line, rest)) => got.first() == Some(line) && matches(rest, &got[1..]),
-    }
-}
-
-/// Copies `from` into `to`, leaving out kb's derived and local state.
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "cache" || name == "state" {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
     }
 }
 

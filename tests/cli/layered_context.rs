@@ -1,7 +1,7 @@
 //! The layered compiled block (docs/behaviour.md): layers in order, per agent and per file, the
 //! token budget, and per-agent compile targets.
 
-use crate::common::{TestEnv, assert_same_tree};
+use crate::common::{TestEnv, assert_same_tree, copy_tree};
 
 const DECISIONS: &str = ".co-cli/knowledge/decisions";
 
@@ -921,24 +921,6 @@ fn a_memory_appears_once_core_then_hot_then_learnings() {
     let j = t.kb(&["--json", "context"]).ok().json();
     let items: Vec<u64> = j["layers"].as_array().unwrap().iter().map(|l| l["items"].as_u64().unwrap()).collect();
     assert_eq!(items, [0, 0, 0, 0, 0, 1, 1, 1, 0, 0]);
-}
-
-/// Copies `from` into `to`, leaving out kb's derived and local state.
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "cache" || name == "state" {
-            continue;
-        }
-        let target = to.join(&name);
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }
 
 #[test]
