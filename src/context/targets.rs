@@ -352,15 +352,9 @@ pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetEr
 }
 
 /// Resolves and writes every target (as written in `context_targets`, with its own block), in
-/// order; a target that resolves to a file already written is skipped. One target's failure does
-/// not stop the others.
-pub fn write_all(layout: &Layout, targets: &[(&str, Option<&str>)]) -> Vec<Result<Written, TargetError>> {
-    write_all_noting(layout, targets).0
-}
-
-/// Writes each target as [`write_all`] does; also returns a note for each entry that names a file
-/// an earlier entry names (a `CLAUDE.md` symlinked to `AGENTS.md`): written once, for the first.
-pub fn write_all_noting(
+/// order. One target's failure does not stop the others. A target that resolves to a file already
+/// written (a `CLAUDE.md` symlinked to `AGENTS.md`) is skipped, with a note in the second list.
+pub fn write_all(
     layout: &Layout,
     targets: &[(&str, Option<&str>)],
 ) -> (Vec<Result<Written, TargetError>>, Vec<String>) {
@@ -496,16 +490,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let l = Layout { root: dir.path().to_path_buf(), config: None };
         let x = Some("## Internal Knowledge\n\nx");
-        let (r, notes) = write_all_noting(&l, &[("a/out.md", x), ("./a/out.md", x)]);
+        let (r, notes) = write_all(&l, &[("a/out.md", x), ("./a/out.md", x)]);
         assert_eq!(r.len(), 1);
         assert!(notes[0].contains("./a/out.md is the same file as a/out.md"), "{notes:?}");
         let w = r[0].as_ref().unwrap();
         assert_eq!((w.kind, w.outcome), (TargetKind::Standalone, Outcome::Written));
         let written = std::fs::read_to_string(dir.path().join("a/out.md")).unwrap();
         assert_eq!(written, format!("{GENERATED}\n## Internal Knowledge\n\nx\n"));
-        let r = write_all(&l, &[("a/out.md", x)]);
+        let (r, _) = write_all(&l, &[("a/out.md", x)]);
         assert_eq!(r[0].as_ref().unwrap().outcome, Outcome::Unchanged);
-        let r = write_all(&l, &[("a/out.md", None)]);
+        let (r, _) = write_all(&l, &[("a/out.md", None)]);
         assert_eq!(r[0].as_ref().unwrap().bytes, 0);
     }
 

@@ -458,6 +458,15 @@ mod tests {
         Utc.with_ymd_and_hms(2026, 11, 22, 12, 0, 0).unwrap()
     }
 
+    /// Returns a repository in a new folder whose JSONL file holds `jsonl`.
+    fn repo_with_records(jsonl: &str) -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        std::fs::create_dir_all(dir.path().join(".github")).unwrap();
+        std::fs::write(repo.layout.copilot_memories(), jsonl).unwrap();
+        (dir, repo)
+    }
+
     fn repo(dir: &Path) -> Repo {
         let layout = crate::paths::Layout { root: dir.to_path_buf(), config: None };
         Repo { layout, settings: crate::settings::Settings::default(), now: now(), env: Default::default() }
@@ -576,15 +585,10 @@ mod tests {
 
     #[test]
     fn votes_keep_other_members() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = repo(dir.path());
-        let s = RecordStore::new(&repo);
-        std::fs::create_dir_all(dir.path().join(".github")).unwrap();
-        std::fs::write(
-            s.path(),
+        let (_dir, repo) = repo_with_records(
             "{\"id\":\"m1\",\"subject\":\"s\",\"fact\":\"f\",\"votes\":{\"by\":[\"x\"],\"up\":1}}\r\n{\"subject\":\"t\",\"fact\":\"g\"}\n",
-        )
-        .unwrap();
+        );
+        let s = RecordStore::new(&repo);
         let out = vote(&s, VoteTarget::Id("m1"), Direction::Down, "stale", false).unwrap();
         assert_eq!(out.votes, Votes { up: 1, down: 1 });
         let text = std::fs::read_to_string(s.path()).unwrap();
@@ -600,15 +604,10 @@ mod tests {
 
     #[test]
     fn votes_by_exact_fact_and_with_a_redacted_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = repo(dir.path());
-        let s = RecordStore::new(&repo);
-        std::fs::create_dir_all(dir.path().join(".github")).unwrap();
-        std::fs::write(
-            s.path(),
+        let (_dir, repo) = repo_with_records(
             "{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"Use tabs\"}\n{\"id\":\"b\",\"subject\":\"t\",\"fact\":\"Twice\"}\n{\"id\":\"c\",\"subject\":\"u\",\"fact\":\"Twice\"}\n",
-        )
-        .unwrap();
+        );
+        let s = RecordStore::new(&repo);
         let out = vote(&s, VoteTarget::Fact(" Use tabs\n"), Direction::Up, "right", false).unwrap();
         assert_eq!((out.id.as_str(), out.votes, out.redacted.len()), ("a", Votes { up: 1, down: 0 }, 0));
         for (fact, expect) in [
@@ -630,11 +629,10 @@ mod tests {
 
     #[test]
     fn forget_removes_only_its_line() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = repo(dir.path());
+        let (_dir, repo) = repo_with_records(
+            "not json\n{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"f\"}\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}",
+        );
         let s = RecordStore::new(&repo);
-        std::fs::create_dir_all(dir.path().join(".github")).unwrap();
-        std::fs::write(s.path(), "not json\n{\"id\":\"a\",\"subject\":\"s\",\"fact\":\"f\"}\n\n{\"id\":\"b\",\"subject\":\"s\",\"fact\":\"g\"}").unwrap();
         let out = forget(&s, "a").unwrap();
         assert_eq!(out.line, 2);
         assert_eq!(

@@ -308,6 +308,11 @@ pub fn relative_path(root: &Path, given: &Path) -> Result<String, String> {
     Ok(parts.join("/"))
 }
 
+/// Returns the path of the instruction file named `name` (without its suffix).
+pub fn file_of(layout: &Layout, name: &str) -> PathBuf {
+    layout.instructions().join(format!("{name}{SUFFIX}"))
+}
+
 /// Creates the instruction file `NAME.instructions.md` in `.github/instructions/` with
 /// `applyTo`, `description` and `body`, through `txn` (`kb promote`). An existing file is never
 /// overwritten: it is an error naming it. Returns the new file's path.
@@ -320,7 +325,7 @@ pub fn create(
     body: &str,
 ) -> Result<PathBuf, KbError> {
     let dir = repo.layout.instructions();
-    let file = dir.join(format!("{name}{SUFFIX}"));
+    let file = file_of(&repo.layout, name);
     repo.guard(&file)?;
     if std::fs::symlink_metadata(&file).is_ok() {
         return Err(KbError::Invalid(format!(

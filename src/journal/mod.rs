@@ -27,6 +27,7 @@
 //! that was never made. No "after" has to be written once the operation ends.
 
 use crate::error::{KbError, io_at};
+use crate::format::binary::Checksummed;
 use crate::fsio;
 use crate::repo::Repo;
 use serde::{Deserialize, Serialize};
@@ -145,13 +146,18 @@ impl Txn {
         let Some(j) = &mut self.journal else {
             return fsio::write_atomic_streamed(path, true, fill).map_err(io_at(path));
         };
-        let hasher = std::cell::RefCell::new(xxhash_rust::xxh3::Xxh3::new());
+        let digest = std::cell::Cell::new(0u128);
         let mut recorded: Option<Result<()>> = None;
         let wrote = fsio::write_atomic_streamed_then(
             path,
-            |w| fill(&mut Hashing { inner: w, hasher: &mut hasher.borrow_mut() }),
+            |w| {
+                let mut hashed = Checksummed::new(w);
+                fill(&mut hashed)?;
+                digest.set(hashed.hasher.digest128());
+                Ok(())
+            },
             || {
-                let outcome = j.record_one(path, Some(format!("{:032x}", hasher.borrow().digest128())));
+                let outcome = j.record_one(path, Some(format!("{:032x}", digest.get())));
                 let failed = outcome.is_err();
                 recorded = Some(outcome);
                 if failed { Err(io::Error::other("the journal entry could not be written")) } else { Ok(()) }
@@ -209,24 +215,6 @@ impl Txn {
         let line = serde_json::to_string(&End { end: j.head.at.clone() }).unwrap_or_default();
         append(&file, &path, format!("{line}\n").as_bytes())?;
         Ok(Some(path))
-    }
-}
-
-/// A writer that hashes what passes through it.
-struct Hashing<'w, 'h> {
-    inner: &'w mut dyn Write,
-    hasher: &'h mut xxhash_rust::xxh3::Xxh3,
-}
-
-impl Write for Hashing<'_, '_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
     }
 }
 

@@ -426,8 +426,9 @@ pub fn update_memory(
 }
 
 /// Returns the text [`update_memory`] would write (`None`: nothing would change), without
-/// writing it.
-fn updated_text(
+/// writing it: an operation that writes other files too computes it first, so a memory kb cannot
+/// edit fails it before anything is written.
+pub fn updated_text(
     path: &Path,
     body: Option<&str>,
     set: &[(String, Value)],

@@ -74,7 +74,7 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant) -> Compil
         .zip(&requests)
         .map(|(t, req)| (t.path.as_str(), block_of(req).and_then(|b| b.text.as_deref())))
         .collect();
-    let (results, notes) = targets::write_all_noting(&repo.layout, &writes);
+    let (results, notes) = targets::write_all(&repo.layout, &writes);
     // Every block's warnings, each once.
     let mut diagnostics: Vec<Diagnostic> = notes.into_iter().map(|n| Diagnostic::warning(None, n)).collect();
     let mut conflicts: Vec<Diagnostic> = Vec::new();

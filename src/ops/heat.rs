@@ -237,23 +237,21 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>, re
     let index = MemoryStore::new(repo).scan()?;
     let m = crate::memories::store::one(&index, id)?;
     let memory_file = index.dir.join(m.file_name);
-    // The memory gets `promoted_to`: a file kb cannot edit fails the promote before the
-    // instruction file is written, so nothing is left behind.
-    if !crate::memories::store::can_edit(&memory_file) {
-        let why = "its frontmatter uses YAML that kb cannot edit without changing other values (complex or \
-                   flow-style keys), and a promote records promoted_to there; edit the file by hand first";
-        return Err(KbError::bad_file(&memory_file, None, why).into());
-    }
     // A committed instruction file is screened as every write is (a hand-written memory may hold
     // a secret): the body, and so its description and file name.
     let mut screen = crate::secrets::Screen::new(redact);
     let body = screen.field("text", m.content.to_string())?;
     let name = name.map_or_else(|| crate::format::text::slugify(&body), str::to_string);
     let name = if name.is_empty() { format!("memory-{id}") } else { name };
-    let file = crate::instructions::create(repo, &mut txn, &name, apply_to.trim(), &summary(&body), &body)?;
-    let rel = super::rel(&repo.layout.root, &file).into_owned();
+    let rel = super::rel(&repo.layout.root, &crate::instructions::file_of(&repo.layout, &name)).into_owned();
+    // Both texts before either write: a memory kb cannot edit fails the promote with nothing left
+    // behind.
     let promoted = [("promoted_to".into(), Value::from(rel.as_str()))];
-    crate::memories::store::update_memory(&mut txn, &memory_file, None, &promoted, repo.now)?;
+    let memory_text = crate::memories::store::updated_text(&memory_file, None, &promoted, repo.now)?;
+    let file = crate::instructions::create(repo, &mut txn, &name, apply_to.trim(), &summary(&body), &body)?;
+    if let Some(text) = memory_text {
+        txn.write(&memory_file, text.as_bytes())?;
+    }
     txn.finish()?;
     Ok(PromoteReport { memory_id: id, path: abs(&file), apply_to: apply_to.trim().to_string(), promoted_to: rel, file })
 }
