@@ -80,7 +80,7 @@ fn sample(file: Option<&str>) -> String {
             "## {i}. Build and test conventions\n\n\
              - Run `cargo test --all-features` before pushing; CI runs the same gate (`.ci/run`).\n\
              - The store's writes are atomic: temp file, fsync, rename. Don't edit `.co-cli/cache/` by hand.\n\
-             - See [the spec](https://example.com/docs/SPEC.md#section-{i}) and issue #{}.\n\n\
+             - See [the guide](https://example.com/docs/guide.md#section-{i}) and note #{}.\n\n\
              ```rust\nfn budget(tokens: usize, max: Option<usize>) -> bool {{\n    \
              max.is_none_or(|m| tokens <= m)\n}}\n```\n\n\
              | key | default | range |\n| --- | --- | --- |\n| `context_max_tokens` | null | ≥ 100 |\n\n\
