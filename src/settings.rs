@@ -607,6 +607,12 @@ pub struct Environment {
     pub debug_stats: bool,
     /// `KB_SUMMARIZER_TIMEOUT_MS`: the `kb consolidate --summarizer` time limit (for tests).
     pub summarizer_timeout: Option<std::time::Duration>,
+    /// `KB_AUTHOR`: the author of the command line's changes (else git's `user.email`).
+    pub kb_author: Option<String>,
+    /// `USER`: the author when neither `KB_AUTHOR` nor git names one.
+    pub user: Option<String>,
+    /// Who makes the changes: a person, or an agent over MCP (set by the server).
+    pub actor: crate::provenance::Actor,
 }
 
 impl Environment {
@@ -617,6 +623,9 @@ impl Environment {
             summarizer_timeout: env("KB_SUMMARIZER_TIMEOUT_MS")
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(std::time::Duration::from_millis),
+            kb_author: env("KB_AUTHOR"),
+            user: env("USER"),
+            actor: crate::provenance::Actor::Person,
         }
     }
 }

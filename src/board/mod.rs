@@ -65,20 +65,7 @@ pub struct Board {
 /// Returns the branch the repository has checked out: from `.git/HEAD` (a worktree's `.git`
 /// file is followed), `detached` for a detached HEAD, `default` outside git.
 pub fn current_branch(root: &Path) -> String {
-    let dot_git = root.join(".git");
-    let git_dir = match std::fs::metadata(&dot_git) {
-        Ok(m) if m.is_dir() => dot_git,
-        // A worktree or submodule: `.git` is a file naming the real git folder. Only a regular
-        // file is read: a FIFO named `.git` would block the read for ever.
-        Ok(m) if m.is_file() => match crate::fsio::read_input(&dot_git, Path::new("/")) {
-            Ok(Some(bytes)) => match String::from_utf8_lossy(&bytes).trim().strip_prefix("gitdir:") {
-                Some(dir) => root.join(dir.trim()),
-                None => return "default".into(),
-            },
-            _ => return "default".into(),
-        },
-        _ => return "default".into(),
-    };
+    let Some(git_dir) = crate::git::git_dir(root) else { return "default".into() };
     let head = match crate::fsio::read_input(&git_dir.join("HEAD"), Path::new("/")) {
         Ok(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
         _ => return "default".into(),

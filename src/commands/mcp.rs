@@ -32,6 +32,7 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
         style: ctx.style,
         board_seen: Default::default(),
         env: ctx.env.clone(),
+        client_name: Default::default(),
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -78,7 +78,7 @@ impl Ctx {
 
     /// Returns how reports are rendered on this terminal.
     pub fn view(&self) -> View {
-        View { style: self.style, root: self.layout.root.clone() }
+        View { style: self.style, root: self.layout.root.clone(), agent: false }
     }
 
     /// Prints a report: its diagnostics and failed parts on stderr, then its JSON or text on

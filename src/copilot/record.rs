@@ -52,6 +52,8 @@ pub struct Fields<'a> {
     pub votes_ok: bool,
     /// kb's own extra key (written by `kb export`): the markdown memory's tags.
     pub tags: Vec<Cow<'a, str>>,
+    /// Who created the record (provenance); `None` when absent: a person's.
+    pub created_by: Option<Cow<'a, str>>,
     /// Known keys with a value of the wrong type, described for `kb check`.
     pub warnings: Vec<String>,
 }
@@ -68,7 +70,7 @@ pub fn parse_light(line: &str) -> Result<Fields<'_>, String> {
 }
 
 /// The known keys: how deep kb reads each one's value, and whether `parse_light` skips it.
-const KNOWN: [(&str, Depth, bool); 11] = [
+const KNOWN: [(&str, Depth, bool); 12] = [
     ("id", Depth::Scalar, false),
     ("subject", Depth::Scalar, false),
     ("fact", Depth::Scalar, false),
@@ -80,6 +82,7 @@ const KNOWN: [(&str, Depth, bool); 11] = [
     ("updated", Depth::Scalar, false),
     ("votes", Depth::Votes, false),
     ("tags", Depth::List, true),
+    ("created_by", Depth::Scalar, true),
 ];
 
 fn parse_as(line: &str, full: bool) -> Result<Fields<'_>, String> {
@@ -115,7 +118,8 @@ fn fields<'a>(top: Top<'a>) -> Result<Fields<'a>, String> {
     if let Some(key) = top.duplicate {
         return Err(format!("the key \"{key}\" appears twice"));
     }
-    let [id, subject, fact, citations, reason, category, source, created, updated, votes, tags] = top.values;
+    let [id, subject, fact, citations, reason, category, source, created, updated, votes, tags, created_by] =
+        top.values;
     let id = match id {
         None | Some(Json::Null) => None,
         Some(Json::Str(s)) => Some(s),
@@ -143,6 +147,7 @@ fn fields<'a>(top: Top<'a>) -> Result<Fields<'a>, String> {
     let category = optional("category", category);
     let created = optional("created", created);
     let updated = optional("updated", updated);
+    let created_by = optional("created_by", created_by);
     let (citations, citations_form) = match citations {
         None | Some(Json::Null) => (Vec::new(), CitationsForm::Absent),
         Some(Json::Str(s)) => (split_citations(s), CitationsForm::String),
@@ -192,6 +197,7 @@ fn fields<'a>(top: Top<'a>) -> Result<Fields<'a>, String> {
         votes,
         votes_ok,
         tags,
+        created_by,
         warnings,
     })
 }

@@ -5,8 +5,10 @@ use super::jsonl::{self, Edit, JsonlFile};
 use super::record::{CitationsForm, Votes};
 use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
+use crate::format::salient::{NearMiss, SaveAction, Verdict, Why, judge};
 use crate::format::time::{self};
 use crate::journal::Txn;
+use crate::provenance::UPDATED_BY;
 use crate::repo::Repo;
 use crate::secrets;
 use chrono::{DateTime, Utc};
@@ -34,7 +36,7 @@ pub struct RecordRequest {
 /// What a save did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordSaveOutcome {
-    pub consolidated: bool,
+    pub action: SaveAction,
     pub dry_run: bool,
     pub id: String,
     pub path: PathBuf,
@@ -44,6 +46,8 @@ pub struct RecordSaveOutcome {
     /// The fact a consolidation replaced.
     pub replaced: Option<String>,
     pub redacted: Vec<&'static str>,
+    /// The similar record a new record was saved beside instead of consolidated into, and why.
+    pub similar_to: Option<(String, NearMiss)>,
 }
 
 /// Which way a vote goes.
@@ -106,6 +110,9 @@ pub struct Draft<'a> {
     /// The markdown memory's tags, when the record comes from `kb export`.
     #[serde(skip)]
     pub tags: Option<&'a [String]>,
+    /// Who creates it (provenance), written after `created`.
+    #[serde(skip)]
+    pub created_by: Option<&'a str>,
 }
 
 impl Draft<'_> {
@@ -118,10 +125,17 @@ impl Draft<'_> {
             source: Agent,
             created: String,
             #[serde(skip_serializing_if = "Option::is_none")]
+            created_by: Option<&'b str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             tags: Option<&'b [String]>,
         }
-        let line =
-            Line { draft: self, source: Agent { agent: AGENT }, created: time::py_isoformat(now), tags: self.tags };
+        let line = Line {
+            draft: self,
+            source: Agent { agent: AGENT },
+            created: time::py_isoformat(now),
+            created_by: self.created_by,
+            tags: self.tags,
+        };
         serde_json::to_string(&line).unwrap_or_default()
     }
 }
@@ -213,33 +227,53 @@ impl<'r> RecordStore<'r> {
         let all = Records::parse(&file);
         let threshold = self.repo.settings.memory_dedup_threshold.value;
         let duplicate = if req.no_dedup { None } else { all.find_duplicate(&req.subject, &req.fact, threshold) };
+        let author = crate::provenance::author(self.repo);
+        let mut similar_to = None;
         if let Some((rec, score)) = duplicate {
             let fields = all.fields(&rec);
-            let (citations, cites_changed) = merge_citations(&fields.citations, fields.citations_form, &req.citations);
-            let mut changes = vec![("fact", json_str(&req.fact))];
-            if cites_changed {
-                changes.push(("citations", serde_json::to_string(&citations).unwrap_or_default()));
-            }
-            if fields.reason.as_deref() != Some(req.reason.as_str()) {
-                changes.push(("reason", json_str(&req.reason)));
-            }
-            if let Some(c) = req.category.as_deref().filter(|c| rec.category != Some(*c)) {
-                changes.push(("category", json_str(c)));
-            }
-            changes.push(("updated", json_str(&time::py_isoformat(now))));
-            let line = edit_line(&file, &rec, changes)?;
-            let outcome = RecordSaveOutcome {
-                consolidated: true,
+            // Over MCP, a record no agent wrote is a person's: an agent's save never rewrites it.
+            let agent_wrote = crate::provenance::by_agent(fields.created_by.as_deref());
+            let kept = (self.repo.env.actor.is_agent() && !agent_wrote).then_some(Why::WrittenByPerson);
+            let outcome = |action| RecordSaveOutcome {
+                action,
                 dry_run: req.dry_run,
                 id: rec.id.to_string(),
                 path: file.path.clone(),
                 line: rec.line(),
                 similarity: Some(score),
-                replaced: Some(rec.fact.to_string()),
-                redacted,
+                replaced: (action == SaveAction::Consolidate).then(|| rec.fact.to_string()),
+                redacted: redacted.clone(),
+                similar_to: None,
             };
-            let edit = Edit::Replace(rec.index, line);
-            return Ok(RecordSavePlan { outcome, file, edit, saved: Some(req.fact) });
+            match judge(rec.fact, &req.fact, score, kept) {
+                Verdict::Consolidate => {
+                    let (citations, cites_changed) =
+                        merge_citations(&fields.citations, fields.citations_form, &req.citations);
+                    let mut changes = vec![("fact", json_str(&req.fact))];
+                    if cites_changed {
+                        changes.push(("citations", serde_json::to_string(&citations).unwrap_or_default()));
+                    }
+                    if fields.reason.as_deref() != Some(req.reason.as_str()) {
+                        changes.push(("reason", json_str(&req.reason)));
+                    }
+                    if let Some(c) = req.category.as_deref().filter(|c| rec.category != Some(*c)) {
+                        changes.push(("category", json_str(c)));
+                    }
+                    changes.push(("updated", json_str(&time::py_isoformat(now))));
+                    if let Some(author) = &author {
+                        changes.push((UPDATED_BY, json_str(author)));
+                    }
+                    let line = edit_line(&file, &rec, changes)?;
+                    let outcome = outcome(SaveAction::Consolidate);
+                    let edit = Some(Edit::Replace(rec.index, line));
+                    return Ok(RecordSavePlan { outcome, file, edit, saved: Some(req.fact) });
+                }
+                Verdict::Exists => {
+                    let outcome = outcome(SaveAction::Exists);
+                    return Ok(RecordSavePlan { outcome, file, edit: None, saved: None });
+                }
+                Verdict::NearMiss(miss) => similar_to = Some((rec.id.to_string(), miss)),
+            }
         }
         let taken = all.ids();
         let id = draw_id(&req.subject, &req.fact, |c| taken.contains(c));
@@ -251,10 +285,11 @@ impl<'r> RecordStore<'r> {
             reason: &req.reason,
             category: req.category.as_deref(),
             tags: None,
+            created_by: author.as_deref(),
         }
         .line(now);
         let outcome = RecordSaveOutcome {
-            consolidated: false,
+            action: SaveAction::Create,
             dry_run: req.dry_run,
             id,
             path: file.path.clone(),
@@ -262,8 +297,9 @@ impl<'r> RecordStore<'r> {
             similarity: None,
             replaced: None,
             redacted,
+            similar_to,
         };
-        Ok(RecordSavePlan { outcome, file, edit: Edit::Append(line), saved: None })
+        Ok(RecordSavePlan { outcome, file, edit: Some(Edit::Append(line)), saved: None })
     }
 
     /// Counts a vote in the record's `votes` (other members of `votes` are kept) and notes it in
@@ -348,7 +384,8 @@ pub fn vote_reason(reason: &str, redact: bool) -> Result<(String, Vec<&'static s
 pub struct RecordSavePlan {
     outcome: RecordSaveOutcome,
     file: JsonlFile,
-    edit: Edit,
+    /// The line to append or replace; `None`: the record already says it.
+    edit: Option<Edit>,
     /// The fact a consolidation stores in place of the record's.
     saved: Option<String>,
 }
@@ -362,7 +399,7 @@ impl RecordSavePlan {
     /// Returns whether the save replaces a record's fact (a consolidation): its operation
     /// journals it, so `kb undo` brings the old fact back.
     pub fn replaces(&self) -> bool {
-        self.outcome.consolidated
+        self.outcome.action == SaveAction::Consolidate
     }
 
     /// Returns the fact a consolidation stores in place of the record's (`None`: an append).
@@ -373,7 +410,7 @@ impl RecordSavePlan {
     /// Writes the save through `txn`.
     pub fn write(self, store: &RecordStore<'_>, txn: &mut Txn) -> Result<RecordSaveOutcome> {
         let RecordSavePlan { mut outcome, file, edit, .. } = self;
-        let appended = store.write(txn, &file, std::slice::from_ref(&edit))?;
+        let appended = store.write(txn, &file, edit.as_slice())?;
         if let Some(&line) = appended.first() {
             outcome.line = line;
         }
@@ -543,12 +580,12 @@ mod tests {
         let repo = repo(dir.path());
         let s = RecordStore::new(&repo);
         let first = save(&s, req("build", "Run cargo nextest before pushing", &["Makefile:14"])).unwrap();
-        assert!(!first.consolidated);
+        assert_eq!(first.action, SaveAction::Create);
         assert_eq!(first.line, 1);
         save(&s, req("docs", "Docs live in docs/", &[])).unwrap();
         let again =
             save(&s, req("Build ", "run cargo nextest before pushing!", &["Makefile:14", ".ci/run:3"])).unwrap();
-        assert!(again.consolidated && again.similarity.unwrap() >= 85.0);
+        assert!(again.action == SaveAction::Consolidate && again.similarity.unwrap() >= 85.0);
         assert_eq!((again.id.as_str(), again.line), (first.id.as_str(), 1));
         let text = std::fs::read_to_string(s.path()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -560,7 +597,7 @@ mod tests {
         assert_eq!(v["updated"], "2026-11-22T12:00:00+00:00");
         // Same fact under another subject is not a duplicate.
         let other = save(&s, req("ci", "Run cargo nextest before pushing", &[])).unwrap();
-        assert!(!other.consolidated);
+        assert_eq!(other.action, SaveAction::Create);
     }
 
     #[test]

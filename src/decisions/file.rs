@@ -6,6 +6,7 @@
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields};
 use crate::format::time::{self, Micros};
+use crate::provenance::CREATED_BY;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -175,22 +176,27 @@ pub fn timestamp_entry(key: &str, at: DateTime<Utc>) -> String {
     format!("{key}: '{}'\n", time::py_isoformat(at))
 }
 
-/// Returns a new decision file: sorted keys, co-cli quoting, the stripped body.
+/// Returns a new decision file: sorted keys, co-cli quoting, the stripped body; `created_by`
+/// when the author is known.
 pub fn new_file(
     id: u64,
     kind: DecisionKind,
     status: Status,
     tags: &[String],
     content: &str,
+    author: Option<&str>,
     now: DateTime<Utc>,
 ) -> String {
-    let entries = vec![
+    let mut entries = vec![
         ("created".to_string(), timestamp_entry("created", now)),
         ("id".to_string(), frontmatter::entry("id", &Value::from(id))),
         ("status".to_string(), frontmatter::entry("status", &Value::from(status.as_str()))),
         ("tags".to_string(), frontmatter::entry("tags", &Value::from(tags.to_vec()))),
         ("type".to_string(), frontmatter::entry("type", &Value::from(kind.as_str()))),
     ];
+    if let Some(author) = author {
+        entries.push((CREATED_BY.to_string(), frontmatter::entry(CREATED_BY, &Value::from(author))));
+    }
     frontmatter::compose(&frontmatter::assemble(entries), content)
 }
 
@@ -216,11 +222,12 @@ mod tests {
             Status::Active,
             &tags,
             "  Use PostgreSQL\n\nNot MySQL.  ",
+            Some("dev@example.com"),
             at("2026-11-24T10:00:00Z"),
         );
         assert_eq!(
             text,
-            "---\ncreated: '2026-11-24T10:00:00+00:00'\nid: 3\nstatus: active\ntags:\n- db\n- 'yes'\ntype: architectural\n---\n\nUse PostgreSQL\n\nNot MySQL.\n"
+            "---\ncreated: '2026-11-24T10:00:00+00:00'\ncreated_by: dev@example.com\nid: 3\nstatus: active\ntags:\n- db\n- 'yes'\ntype: architectural\n---\n\nUse PostgreSQL\n\nNot MySQL.\n"
         );
         let d = parse(&text).unwrap();
         assert_eq!(
@@ -230,7 +237,7 @@ mod tests {
         assert_eq!(d.tags, tags);
         assert_eq!((d.updated, d.superseded_by), (None, None));
         assert_eq!(d.content, "Use PostgreSQL\n\nNot MySQL.");
-        let empty = new_file(1, DecisionKind::Scope, Status::Proposed, &[], "x", at("2026-11-24T10:00:00.5Z"));
+        let empty = new_file(1, DecisionKind::Scope, Status::Proposed, &[], "x", None, at("2026-11-24T10:00:00.5Z"));
         assert!(empty.contains("tags: []\n") && empty.contains("created: '2026-11-24T10:00:00.500000+00:00'"));
     }
 

@@ -12,6 +12,7 @@ use crate::format::frontmatter;
 use crate::format::merge;
 use crate::format::similarity::Prepared;
 use crate::journal::Txn;
+use crate::provenance::UPDATED_BY;
 use crate::repo::Repo;
 use crate::secrets;
 use file::{Decision, DecisionKind, Status};
@@ -271,7 +272,7 @@ impl<'r> DecisionStore<'r> {
             ("updated", file::timestamp_entry("updated", self.repo.now)),
         ];
         self.repo.guard(&old_path)?;
-        rewrite_in(txn, &old_path, &changes)?;
+        rewrite_in(txn, &old_path, &self.authored(&changes))?;
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: Some(old), redacted, kind })
     }
 
@@ -295,9 +296,18 @@ impl<'r> DecisionStore<'r> {
             ("updated", file::timestamp_entry("updated", self.repo.now)),
         ];
         self.repo.guard(path)?;
-        rewrite_in(txn, path, &changes)?;
+        rewrite_in(txn, path, &self.authored(&changes))?;
         let (path, kind) = (path.clone(), d.kind);
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted: Vec::new(), kind })
+    }
+
+    /// Returns a rewrite's `changes` with `updated_by` added when the author is known.
+    fn authored<'c>(&self, changes: &[(&'c str, String)]) -> Vec<(&'c str, String)> {
+        let mut all = changes.to_vec();
+        if let Some(author) = crate::provenance::author(self.repo) {
+            all.push((UPDATED_BY, frontmatter::entry(UPDATED_BY, &Value::from(author))));
+        }
+        all
     }
 
     /// Returns the most similar open decision at or above the threshold (ties: the newer one).
@@ -340,7 +350,8 @@ impl<'r> DecisionStore<'r> {
         std::fs::create_dir_all(&scan.dir).map_err(io_at(&scan.dir))?;
         let path = crate::paths::free_path(&scan.dir, &file::file_name(id, content));
         self.repo.guard(&path)?;
-        let text = file::new_file(id, kind, status, tags, content, self.repo.now);
+        let author = crate::provenance::author(self.repo);
+        let text = file::new_file(id, kind, status, tags, content, author.as_deref(), self.repo.now);
         txn.write(&path, text.as_bytes())?;
         Ok((id, path))
     }

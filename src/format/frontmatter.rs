@@ -526,7 +526,12 @@ fn is_plain_safe(s: &str) -> bool {
     if s.ends_with(' ') || s.contains("  ") {
         return false;
     }
-    if !s.chars().all(|c| c.is_ascii_alphanumeric() || " _./-".contains(c)) {
+    if !s.chars().all(|c| c.is_ascii_alphanumeric() || " _./-@:".contains(c)) {
+        return false;
+    }
+    // A colon is plain only inside a word (`agent:claude-code`), as PyYAML writes it: `: ` or a
+    // final `:` would make a key.
+    if s.contains(": ") || s.ends_with(':') {
         return false;
     }
     yaml11::is_plain_str(s)
@@ -694,9 +699,15 @@ mod tests {
             "-1",
             ".inf",
             "0o17",
+            "a:",
+            "@at",
+            ":x",
         ] {
             assert_ne!(quote(s), s, "{s:?} must be quoted");
         }
+        // As PyYAML writes an author: a colon or an at sign inside a word stays plain.
+        assert_eq!(quote("agent:claude-code"), "agent:claude-code");
+        assert_eq!(quote("dev@example.com"), "dev@example.com");
         assert_eq!(quote("python"), "python");
         assert_eq!(quote("web dev"), "web dev");
         assert_eq!(quote("_consolidated"), "_consolidated");
@@ -710,7 +721,7 @@ mod tests {
 
     #[test]
     fn entries_round_trip_through_the_parser() {
-        let v = json!({"tags": ["yes", "a: b", "日本", "🎉", "multi\nline"], "n": null, "f": 1e20, "i": 3, "b": true,
+        let v = json!({"tags": ["yes", "a: b", "agent:x", "a@b.c", "日本", "🎉", "multi\nline"], "n": null, "f": 1e20, "i": 3, "b": true,
                        "nested": {"k": [1, 2], "e": []}, "list": [{"a": 1, "b": "x"}, [1, 2]]});
         let yaml: String = v.as_object().unwrap().iter().map(|(k, v)| entry(k, v)).collect();
         let back = parse(&yaml).unwrap();

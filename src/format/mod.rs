@@ -10,6 +10,7 @@ pub mod frontmatter;
 pub mod jsonedit;
 pub mod merge;
 pub mod neardup;
+pub mod salient;
 pub mod similarity;
 pub mod text;
 pub mod time;

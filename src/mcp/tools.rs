@@ -55,6 +55,9 @@ pub struct Server {
     pub board_seen: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// The process environment, read once at start.
     pub env: crate::settings::Environment,
+    /// The client's name from `initialize` (`clientInfo.name`): what the server writes as the
+    /// author (`created_by: agent:NAME`) of what it saves.
+    pub client_name: std::sync::Arc<std::sync::OnceLock<String>>,
 }
 
 impl Server {
@@ -66,12 +69,13 @@ impl Server {
         self.repo()
     }
 
+    /// Opens the repository for one call: every change it makes is an agent's.
     fn repo(&self) -> Result<crate::repo::Repo> {
-        Ok(crate::repo::Repo::open(
-            self.layout.clone(),
-            self.pinned_now.unwrap_or_else(crate::format::time::now),
-            self.env.clone(),
-        )?)
+        let env = crate::settings::Environment {
+            actor: crate::provenance::Actor::agent(self.client_name.get().map(String::as_str)),
+            ..self.env.clone()
+        };
+        Ok(crate::repo::Repo::open(self.layout.clone(), self.pinned_now.unwrap_or_else(crate::format::time::now), env)?)
     }
 
     /// Returns a report as a tool's reply: its text as the CLI prints it into a pipe (no colour,
@@ -97,8 +101,11 @@ impl Server {
     /// Returns a report's text and JSON, as [`Server::reply`] describes.
     fn render(&self, report: &impl Report) -> Result<Reply> {
         self.warn(report.diagnostics());
-        let view =
-            View { style: Style { color_out: false, sanitize: false, ..self.style }, root: self.layout.root.clone() };
+        let view = View {
+            style: Style { color_out: false, sanitize: false, ..self.style },
+            root: self.layout.root.clone(),
+            agent: true,
+        };
         let mut buf = Vec::new();
         report.render(&view, &mut buf)?;
         let mut text = String::from_utf8(buf)?;
@@ -357,6 +364,7 @@ mod tests {
             style: Style { color_out: false, color_err: false, sanitize: false },
             board_seen: Default::default(),
             env: Default::default(),
+            client_name: Default::default(),
         }
     }
 

@@ -32,13 +32,15 @@ pub fn decay_victims(index: &Index, settings: &Settings) -> Vec<Pos> {
 }
 
 /// Summarizes or cuts the decayed memories. The summary is written before the originals are
-/// deleted, so a crash in between duplicates knowledge instead of losing it.
+/// deleted, so a crash in between duplicates knowledge instead of losing it. A summary's
+/// `created_by` is `author`, the author of the save that decayed them.
 pub fn decay(
     txn: &mut Txn,
     index: &Index,
     victims: &[MemoryRef<'_>],
     strategy: DecayStrategy,
     new_id: u64,
+    author: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<(), KbError> {
     if strategy == DecayStrategy::Summarize {
@@ -47,8 +49,9 @@ pub fn decay(
         // One summary, unless the texts would not fit in one memory file; and one per agent, so
         // an agent's memories stay that agent's instead of becoming shared.
         for (agent, owned) in by_agent(victims) {
-            let extra: Vec<(String, Value)> =
+            let mut extra: Vec<(String, Value)> =
                 agent.map(|a| ("agent".to_string(), Value::from(a))).into_iter().collect();
+            extra.extend(author.map(|a| (crate::provenance::CREATED_BY.to_string(), Value::from(a))));
             for group in summary_groups(&owned) {
                 let text = summary_text(group);
                 let id = next_id(Some(last_id))?;

@@ -6,6 +6,7 @@
 
 use crate::error::{KbError, io_at};
 use crate::format::frontmatter;
+use crate::format::salient::{NearMiss, SaveAction, Verdict, Why, judge};
 use crate::format::text::{self, checked_tags, checked_text, contains_lower, query_words};
 use crate::format::time;
 use crate::fsio;
@@ -16,6 +17,7 @@ use crate::memories::file::{
     self, Importance, MemoryType, detect_category, detect_source, entry_text, new_memory_file_with, next_id,
 };
 use crate::memories::index::{Index, MemoryRef, Pos};
+use crate::provenance::{CREATED_BY, UPDATED_BY};
 use crate::repo::Repo;
 use crate::secrets;
 use crate::settings::DecayStrategy;
@@ -34,7 +36,7 @@ pub struct MemoryStore<'r> {
 /// What a save did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SaveOutcome {
-    pub consolidated: bool,
+    pub action: SaveAction,
     pub dry_run: bool,
     pub memory_id: u64,
     pub path: PathBuf,
@@ -47,6 +49,8 @@ pub struct SaveOutcome {
     pub redacted: Vec<&'static str>,
     /// Things the user should know, e.g. a match that could not be consolidated into.
     pub warnings: Vec<String>,
+    /// The similar memory a new memory was saved beside instead of consolidated into, and why.
+    pub similar_to: Option<(u64, NearMiss)>,
 }
 
 /// A save request.
@@ -147,10 +151,13 @@ impl<'r> MemoryStore<'r> {
         let settings = &self.repo.settings;
         let candidate =
             if req.no_dedup { None } else { find_duplicate_scored(&index, &content, scope, settings, now, prescored) };
-        let duplicate = candidate.filter(|(best, score)| {
+        let mut similar_to = None;
+        if let Some((best, score)) = candidate {
+            let path = index.dir.join(best.file_name);
+            let verdict = judge(best.content, &content, score, self.kept(&best, &path));
             // A match whose frontmatter kb cannot edit exactly is left alone; the text is saved
             // as a new memory rather than lost.
-            let editable = can_edit(&index.dir.join(best.file_name));
+            let editable = verdict != Verdict::Consolidate || can_edit(&path);
             if !editable {
                 warnings.push(format!(
                     "memory {} ({}) matches this text (similarity {score:.1}) but its frontmatter cannot be \
@@ -158,33 +165,46 @@ impl<'r> MemoryStore<'r> {
                     best.id, best.file_name
                 ));
             }
-            editable
-        });
-        if let Some((best, score)) = duplicate {
-            let path = index.dir.join(best.file_name);
-            let outcome = SaveOutcome {
-                consolidated: true,
+            let outcome = |action| SaveOutcome {
+                action,
                 dry_run: req.dry_run,
                 memory_id: best.id,
                 path: path.clone(),
                 similarity: Some(score),
-                replaced: Some(best.content.to_string()),
+                replaced: (action == SaveAction::Consolidate).then(|| best.content.to_string()),
                 decayed: 0,
                 decay_strategy: None,
-                redacted,
-                warnings,
+                redacted: redacted.clone(),
+                warnings: warnings.clone(),
+                similar_to: None,
             };
-            let what = format!("consolidated into memory {}", best.id);
-            let action = Action::Consolidate { path, content, tags, importance: req.importance };
-            return Ok(SavePlan { outcome, what, action, index, now });
+            match verdict {
+                Verdict::Consolidate if editable => {
+                    let outcome = outcome(SaveAction::Consolidate);
+                    let what = format!("consolidated into memory {}", best.id);
+                    let author = crate::provenance::author(self.repo);
+                    let action = Action::Consolidate { path, content, tags, importance: req.importance, author };
+                    return Ok(SavePlan { outcome, what, action, index, now });
+                }
+                Verdict::Exists => {
+                    let outcome = outcome(SaveAction::Exists);
+                    let what = format!("already stored as memory {}", best.id);
+                    return Ok(SavePlan { outcome, what, action: Action::Nothing, index, now });
+                }
+                Verdict::NearMiss(miss) => similar_to = Some((best.id, miss)),
+                Verdict::Consolidate => {}
+            }
         }
         let id = next_id(index.max_id())?;
         let path = crate::paths::free_path(&index.dir, &text::file_name(id, &content));
         let victims = decay_victims(&index, settings);
         let strategy = settings.memory_decay_strategy.value;
-        let text = new_memory_file_with(id, &tags, None, &content, &layer_keys(&req, agent.as_deref()), now);
+        let author = crate::provenance::author(self.repo);
+        let mut keys = layer_keys(&req, agent.as_deref());
+        keys.extend(author.clone().map(|a| (CREATED_BY.to_string(), Value::from(a))));
+        let text = new_memory_file_with(id, &tags, None, &content, &keys, now);
         let outcome = SaveOutcome {
-            consolidated: false,
+            action: SaveAction::Create,
             dry_run: req.dry_run,
             memory_id: id,
             path: path.clone(),
@@ -194,9 +214,25 @@ impl<'r> MemoryStore<'r> {
             decay_strategy: (!victims.is_empty()).then_some(strategy),
             redacted,
             warnings,
+            similar_to,
         };
         let what = format!("saved memory {id}, decayed {} ({})", victims.len(), strategy.as_str());
-        Ok(SavePlan { outcome, what, action: Action::Create { id, path, text, victims, strategy }, index, now })
+        let action = Action::Create { id, path, text, victims, strategy, author };
+        Ok(SavePlan { outcome, what, action, index, now })
+    }
+
+    /// Returns why a save may not rewrite the memory `m` (at `path`) at all, if so: a core
+    /// context or protected memory never; over MCP, a memory no agent wrote.
+    fn kept(&self, m: &MemoryRef<'_>, path: &Path) -> Option<Why> {
+        if m.effective_type() == MemoryType::CoreContext {
+            Some(Why::CoreContext)
+        } else if m.decay_protected {
+            Some(Why::Protected)
+        } else if self.repo.env.actor.is_agent() && !crate::provenance::by_agent(created_by(path).as_deref()) {
+            Some(Why::WrittenByPerson)
+        } else {
+            None
+        }
     }
 
     /// Deletes the memory with frontmatter id `id` through `txn`. Returns its path.
@@ -252,9 +288,19 @@ pub struct SavePlan {
 /// The writes of a save.
 enum Action {
     /// Replace the body of the memory at `path`, merge the tags, raise the importance.
-    Consolidate { path: PathBuf, content: String, tags: Vec<String>, importance: Option<Importance> },
+    Consolidate {
+        path: PathBuf,
+        content: String,
+        tags: Vec<String>,
+        importance: Option<Importance>,
+        /// Who rewrites it (`updated_by`), when known.
+        author: Option<String>,
+    },
     /// Create the memory `id` at `path` holding `text`, then decay `victims`.
-    Create { id: u64, path: PathBuf, text: String, victims: Vec<Pos>, strategy: DecayStrategy },
+    /// The summary of decayed memories is by `author` too.
+    Create { id: u64, path: PathBuf, text: String, victims: Vec<Pos>, strategy: DecayStrategy, author: Option<String> },
+    /// Write nothing: the match already says it.
+    Nothing,
 }
 
 impl SavePlan {
@@ -269,6 +315,7 @@ impl SavePlan {
         match &self.action {
             Action::Consolidate { .. } => true,
             Action::Create { victims, .. } => !victims.is_empty(),
+            Action::Nothing => false,
         }
     }
 
@@ -277,7 +324,7 @@ impl SavePlan {
     pub fn consolidates(&self) -> Option<&str> {
         match &self.action {
             Action::Consolidate { content, .. } => Some(content),
-            Action::Create { .. } => None,
+            Action::Create { .. } | Action::Nothing => None,
         }
     }
 
@@ -291,18 +338,19 @@ impl SavePlan {
     pub fn write(self, repo: &Repo, txn: &mut Txn) -> Result<SaveOutcome> {
         let SavePlan { outcome, action, index, now, .. } = self;
         match action {
-            Action::Consolidate { path, content, tags, importance } => {
+            Action::Consolidate { path, content, tags, importance, author } => {
                 repo.guard(&path)?;
-                let text = consolidated_text(&path, &content, &tags, importance, false, now)?;
+                let text = consolidated_text(&path, &content, &tags, importance, false, author.as_deref(), now)?;
                 txn.write(&path, text.as_bytes())?;
             }
-            Action::Create { id, path, text, victims, strategy } => {
+            Action::Nothing => {}
+            Action::Create { id, path, text, victims, strategy, author } => {
                 repo.guard(&index.dir)?;
                 std::fs::create_dir_all(&index.dir).map_err(io_at(&index.dir))?;
                 txn.write(&path, text.as_bytes())?;
                 if !victims.is_empty() {
                     let victims: Vec<MemoryRef<'_>> = victims.into_iter().map(|p| index.at(p)).collect();
-                    decay(txn, &index, &victims, strategy, id, now)?;
+                    decay(txn, &index, &victims, strategy, id, author.as_deref(), now)?;
                 }
             }
         }
@@ -445,13 +493,15 @@ pub fn updated_text(
 
 /// Returns the text a consolidation into the memory at `path` writes (see [`consolidate`]),
 /// without writing it; with `protect`, the memory also gets `decay_protected: true` (`kb
-/// consolidate` merging a protected memory into it keeps the protection).
+/// consolidate` merging a protected memory into it keeps the protection). `author`, when known,
+/// is written as `updated_by`.
 pub fn consolidated_text(
     path: &Path,
     content: &str,
     new_tags: &[String],
     importance: Option<Importance>,
     protect: bool,
+    author: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<String> {
     let text = fsio::read_text(path)?;
@@ -477,8 +527,18 @@ pub fn consolidated_text(
     if protect {
         changes.push(("decay_protected".to_string(), Some(Value::Bool(true))));
     }
+    if let Some(author) = author {
+        changes.push((UPDATED_BY.to_string(), Some(Value::from(author))));
+    }
     // With a body, the text is always rewritten.
     Ok(rewritten(path, &changes, Some(content))?.unwrap_or(text))
+}
+
+/// Returns the `created_by` of the memory file at `path` (`None`: absent, or unreadable).
+fn created_by(path: &Path) -> Option<String> {
+    let text = fsio::read_text(path).ok()?;
+    let (_, fields) = frontmatter::split_and_parse(&text).ok()?;
+    fields.get(CREATED_BY).and_then(Value::as_str).map(str::to_string)
 }
 
 /// Returns whether kb can rewrite this memory's frontmatter exactly (see `rewrite_memory`).

@@ -19,12 +19,14 @@ use crate::copilot::jsonl::{self, JsonlFile};
 use crate::copilot::{self, Draft, Records};
 use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
+use crate::format::salient;
 use crate::format::similarity::{lower_strip, similarity};
 use crate::format::time;
 use crate::format::time::Micros;
 use crate::journal::Txn;
 use crate::memories::file::{SIGNAL_TAGS, detect_category};
 use crate::memories::store::MemoryStore;
+use crate::provenance::{CREATED_BY, UPDATED_BY};
 use crate::repo::Repo;
 use crate::secrets;
 use serde::Serialize;
@@ -198,7 +200,10 @@ impl Converter {
                 best = Some((i, score));
             }
         }
-        let Some((i, score)) = best.filter(|(_, s)| *s >= self.threshold) else {
+        // A different fact is never merged: every salient token of the match must occur in the
+        // incoming text (docs/behaviour.md, Dedup).
+        let restates = |i: usize| salient::differences(&self.targets[i].entry.text, &src.text).0.is_empty();
+        let Some((i, score)) = best.filter(|&(i, s)| s >= self.threshold && restates(i)) else {
             let entry = Entry { id: new_id(), age: (Micros::MAX, self.targets.len()), ..src.clone() };
             item.target_id = Some(entry.id.clone());
             item.action = Action::Added;
@@ -339,6 +344,7 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     }
     let mut edits = Vec::new();
     let stamp = copilot::json_str(&time::py_isoformat(now));
+    let author = crate::provenance::author(repo);
     for t in &conv.targets {
         match &t.origin {
             Some(Origin::Record(k)) if t.text_changed || t.citations_changed => {
@@ -346,6 +352,7 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
                 let mut changes = Vec::new();
                 if t.text_changed {
                     changes.push(("fact", copilot::json_str(&t.entry.text)));
+                    changes.extend(author.as_deref().map(|a| (UPDATED_BY, copilot::json_str(a))));
                 }
                 if t.citations_changed {
                     changes.push(("citations", serde_json::to_string(&t.entry.citations).unwrap_or_default()));
@@ -367,6 +374,7 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
                     reason: &reason,
                     category: e.category.as_deref(),
                     tags: (!e.tags.is_empty()).then_some(e.tags.as_slice()),
+                    created_by: author.as_deref(),
                 };
                 edits.push(jsonl::Edit::Append(draft.line(now)));
             }
@@ -418,15 +426,19 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     if let Some(held) = lock {
         // One journal entry for the whole import: `kb undo` takes it back.
         let mut txn = Txn::begin(repo, held, "import", "imported Copilot memories");
+        let author = crate::provenance::author(repo);
         for t in &conv.targets {
             let e = &t.entry;
             match &t.origin {
                 Some(Origin::File(path)) if t.text_changed || t.citations_changed => {
-                    let set = if t.citations_changed {
+                    let mut set = if t.citations_changed {
                         vec![("citations".to_string(), Value::from(e.citations.clone()))]
                     } else {
                         Vec::new()
                     };
+                    if t.text_changed {
+                        set.extend(author.clone().map(|a| (UPDATED_BY.to_string(), Value::from(a))));
+                    }
                     let body = t.text_changed.then_some(e.text.as_str());
                     crate::memories::store::update_memory(&mut txn, path, body, &set, now)?;
                 }
@@ -437,6 +449,7 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
                     if let Some(r) = &e.reason {
                         extra.push(("reason".to_string(), Value::from(r.clone())));
                     }
+                    extra.extend(author.clone().map(|a| (CREATED_BY.to_string(), Value::from(a))));
                     crate::memories::store::create_memory(&mut txn, &dir, id, &tags, &e.text, &extra, now)?;
                 }
                 _ => {}

@@ -63,6 +63,8 @@ pub trait Report: Serialize {
 pub struct View {
     pub style: Style,
     pub root: PathBuf,
+    /// The reader is an agent over MCP: advice names MCP tools, not kb commands.
+    pub agent: bool,
 }
 
 impl View {
@@ -88,16 +90,6 @@ pub fn rel<'a>(root: &Path, path: &'a Path) -> Cow<'a, str> {
 /// Returns the absolute form of a path for JSON output.
 pub fn abs(path: &Path) -> String {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
-}
-
-/// Returns the `action` of save JSON (docs/formats.md, JSON output).
-pub fn save_action(consolidated: bool, dry_run: bool) -> &'static str {
-    match (consolidated, dry_run) {
-        (true, false) => "consolidated",
-        (true, true) => "would_consolidate",
-        (false, false) => "saved",
-        (false, true) => "would_save",
-    }
 }
 
 /// Returns "1 file", "2 files".

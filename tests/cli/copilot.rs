@@ -668,7 +668,7 @@ fn import_writes_co_cli_memories_and_is_idempotent() {
     let text = env.read(&env.memories().join("001-run-cargo-nextest-before-pushing.md"));
     assert_eq!(
         text,
-        "---\nauto_category: null\ncitations:\n- 'Makefile:14'\n- '.ci/run:3'\ncreated: '2026-11-22T12:00:00+00:00'\nid: 1\nreason: CI uses nextest\nsource: user-told\ntags:\n- build\n---\n\nRun `cargo nextest` before pushing\n"
+        "---\nauto_category: null\ncitations:\n- Makefile:14\n- '.ci/run:3'\ncreated: '2026-11-22T12:00:00+00:00'\nid: 1\nreason: CI uses nextest\nsource: user-told\ntags:\n- build\n---\n\nRun `cargo nextest` before pushing\n"
     );
     let m2 = ok_json(&env, &["show", "2"]);
     assert_eq!((m2["tags"].clone(), m2["category"].as_str()), (json!(["style", "preference"]), Some("preference")));
@@ -685,7 +685,7 @@ fn import_writes_co_cli_memories_and_is_idempotent() {
     let out = ok_json(&env, &["import", "--from", "copilot"]);
     assert_eq!((out["merged"].as_u64(), out["items"][0]["note"].as_str()), (Some(1), Some("citations merged")));
     let text = env.read(&env.memories().join("001-run-cargo-nextest-before-pushing.md"));
-    assert!(text.contains("citations:\n- 'Makefile:14'\n- '.ci/run:3'\n- 'README.md:9'\n"), "{text}");
+    assert!(text.contains("citations:\n- Makefile:14\n- '.ci/run:3'\n- README.md:9\n"), "{text}");
     assert!(
         text.contains("updated: '2026-11-22T12:00:00+00:00'\n")
             && text.ends_with("\n\nRun `cargo nextest` before pushing\n")

@@ -93,18 +93,18 @@ fn recall_of_zero_results_is_a_usage_error() {
 fn a_consolidating_save_shows_the_score_and_what_it_replaced() {
     let t = TestEnv::pinned();
     t.kb(&["save", "The api service listens on port 8080"]).ok();
-    let run = t.kb(&["save", "The web service listens on port 8081"]).ok();
+    let run = t.kb(&["save", "The api service now listens on port 8080"]).ok();
     assert!(run.stdout.starts_with("✓ Updated memory 1 (consolidated duplicate)\nLocation: "), "{run:?}");
     assert!(run.stdout.contains("\nSimilarity: "), "{run:?}");
     assert!(run.stdout.ends_with("\nReplaced: The api service listens on port 8080\n"), "{run:?}");
-    let v = t.kb(&["--json", "save", "The web service listens on port 8082"]).ok().json();
+    let v = t.kb(&["--json", "save", "The api service now listens on port 8080 only"]).ok().json();
     assert_eq!(v["action"], "consolidated");
-    assert_eq!(v["replaced"], "The web service listens on port 8081");
+    assert_eq!(v["replaced"], "The api service now listens on port 8080");
     assert!(v["similarity"].as_f64().unwrap() >= 85.0, "{v}");
-    let v = t.kb(&["--json", "save", "--dry-run", "The web service listens on port 8083"]).ok().json();
+    let v = t.kb(&["--json", "save", "--dry-run", "The api service now listens on port 8080, only"]).ok().json();
     assert_eq!(
         (v["action"].as_str(), v["replaced"].as_str()),
-        (Some("would_consolidate"), Some("The web service listens on port 8082"))
+        (Some("would_consolidate"), Some("The api service now listens on port 8080 only"))
     );
     // A new memory replaces nothing.
     let v = t.kb(&["--json", "save", "Something else entirely"]).ok().json();
@@ -128,11 +128,19 @@ fn a_copilot_consolidation_shows_the_fact_it_replaced() {
         t.kb(&["--json", "save", "--store", "copilot", "--subject", "ports", "--reason", "r", fact]).ok().json()
     };
     save("The api service listens on port 8080");
-    let v = save("The web service listens on port 8081");
+    let v = save("The api service now listens on port 8080");
     assert_eq!(
         (v["action"].as_str(), v["replaced"].as_str()),
         (Some("consolidated"), Some("The api service listens on port 8080"))
     );
+    // A different port is a different fact: a new record, and the near miss names the old one.
+    let v = save("The api service now listens on port 8081");
+    assert_eq!(
+        (v["action"].as_str(), v["similar_to"]["why"].as_str()),
+        (Some("saved"), Some("different facts")),
+        "{v}"
+    );
+    assert_eq!(v["similar_to"]["only_in_existing"], serde_json::json!(["8080"]));
 }
 
 #[test]

@@ -26,6 +26,7 @@ mod instructions;
 mod layered_context;
 mod mcp;
 mod memory_layers;
+mod provenance;
 mod racy_cache;
 mod read;
 mod save;

@@ -238,7 +238,9 @@ mod with_mcp {
     #[tokio::test(flavor = "current_thread")]
     async fn save_recall_list_forget_match_the_cli_and_the_files() {
         let env = env();
-        let (twin, twin_json) = (self::env(), self::env());
+        // The CLI twin writes as the agent does (`created_by: agent:rmcp`, rmcp's client name).
+        let agent = || self::env().env("KB_AUTHOR", "agent:rmcp");
+        let (twin, twin_json) = (agent(), agent());
         let client = connect(&env, legacy()).await;
 
         // save: a new memory.
@@ -254,6 +256,7 @@ mod with_mcp {
         let written = env.read(&file);
         assert_eq!(written, twin.read(&twin.memories().join("001-user-prefers-pytest-over-unittest.md")));
         assert!(written.contains("auto_category: preference\n") && written.contains("- python\n"), "{written}");
+        assert!(written.contains("created_by: agent:rmcp\n"), "the client's name is the author: {written}");
         assert!(written.ends_with("\n\nUser prefers pytest over unittest\n"), "{written}");
 
         // save: a near-duplicate consolidates into memory 1 and unions the tags.
@@ -425,12 +428,64 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
+    /// Over MCP a save never rewrites what a person wrote: a similar memory or record without an
+    /// agent's `created_by` stays as it is, the text is saved beside it, and the result tells the
+    /// agent how to drop the old one (`forget_memory`, never a kb command).
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_agents_save_never_rewrites_what_a_person_wrote() {
+        let env = env();
+        let person = env.memory(1, "The api service listens on port 8080", &days_ago(1.0), &[]);
+        let before = env.read(&person);
+        let record = "{\"id\":\"mem-1\",\"subject\":\"build\",\"fact\":\"Run make before pushing\",\"citations\":[],\"reason\":\"r\"}\n";
+        env.write(".github/copilot-memories.jsonl", record);
+        let client = connect(&env, legacy()).await;
+
+        let (text, json) =
+            ok(call(&client, "save_memory", json!({"content": "The api service now listens on port 8080"})).await);
+        assert_eq!((json["action"].as_str(), json["memory_id"].as_u64()), (Some("saved"), Some(2)), "{text}");
+        assert_eq!(json["similar_to"]["id"], 1);
+        assert_eq!(json["similar_to"]["why"], "written by a person");
+        assert!(text.contains("call forget_memory(1)") && !text.contains("kb forget"), "{text}");
+        assert_eq!(env.read(&person), before, "the person's memory is untouched");
+        // The same words: already stored, nothing written.
+        let (text, json) =
+            ok(call(&client, "save_memory", json!({"content": "the api service listens on port 8080"})).await);
+        assert_eq!((json["action"].as_str(), json["memory_id"].as_u64()), (Some("exists"), Some(1)), "{text}");
+        assert!(text.contains("already stored as memory 1"), "{text}");
+        // What the agent saved is its own: the next restatement consolidates into memory 2.
+        let written = env.read(&env.memories().join(&env.memory_files()[1]));
+        assert!(written.contains("created_by: agent:rmcp\n"), "{written}");
+        let (_, json) =
+            ok(call(&client, "save_memory", json!({"content": "The api service now listens on port 8080."})).await);
+        assert_eq!((json["action"].as_str(), json["memory_id"].as_u64()), (Some("consolidated"), Some(2)));
+        assert_eq!(env.memory_files().len(), 2);
+        let rewritten = env.read(&env.memories().join(&env.memory_files()[1]));
+        assert!(rewritten.contains("updated_by: agent:rmcp\n"), "{rewritten}");
+
+        // The same for a Copilot record.
+        let args = json!({"subject": "build", "fact": "Run make before pushing!", "reason": "seen"});
+        let (text, json) = ok(call(&client, "store_memory", args).await);
+        assert_eq!(json["action"], "saved", "{text}");
+        assert_eq!(
+            (json["similar_to"]["id"].as_str(), json["similar_to"]["why"].as_str()),
+            (Some("mem-1"), Some("written by a person"))
+        );
+        assert!(text.contains("call forget_memory(\"mem-1\")"), "{text}");
+        let lines = env.read(&env.root().join(".github/copilot-memories.jsonl"));
+        assert!(lines.starts_with(record), "{lines}");
+        assert!(lines.lines().nth(1).unwrap().contains("\"created_by\":\"agent:rmcp\""), "{lines}");
+        let args = json!({"subject": "build", "fact": "run make  before pushing", "reason": "seen"});
+        let (_, json) = ok(call(&client, "store_memory", args).await);
+        assert_eq!((json["action"].as_str(), json["memory_id"].as_str()), (Some("exists"), Some("mem-1")));
+        client.cancel().await.unwrap();
+    }
+
     /// A `store_memory` merge replaces a record's fact through the undo journal: `kb undo` puts
     /// the file back byte for byte.
     #[tokio::test(flavor = "current_thread")]
     async fn a_store_memory_merge_is_undone_byte_for_byte() {
         let env = env();
-        let line = "{\"id\":\"mem-1\",\"subject\":\"build\",\"fact\":\"Run make before pushing\",\"citations\":[],\"reason\":\"r\"}\r\n{\"broken\n";
+        let line = "{\"id\":\"mem-1\",\"subject\":\"build\",\"fact\":\"Run make before pushing\",\"citations\":[],\"reason\":\"r\",\"created_by\":\"agent:copilot\"}\r\n{\"broken\n";
         env.write(".github/copilot-memories.jsonl", line);
         let before = std::fs::read(env.root().join(".github/copilot-memories.jsonl")).unwrap();
         let client = connect(&env, legacy()).await;
@@ -1247,12 +1302,18 @@ mod with_mcp {
     async fn an_agents_forget_and_consolidating_save_are_undone() {
         use crate::undo::{assert_same_files, files};
         let env = env();
-        env.memory(1, "The api service listens on port 8080", &days_ago(1.0), &[]);
+        // An agent wrote memory 1, so an agent's save may consolidate into it.
+        let first = format!(
+            "---\ncreated: '{}'\ncreated_by: agent:claude-code\nid: 1\nsource: user-told\ntags: []\n---\n\n\
+             The api service listens on port 8080\n",
+            days_ago(1.0)
+        );
+        env.write(".co-cli/knowledge/memories/001-the-api-service.md", &first);
         env.memory(2, "Deploys go out on Tuesdays", &days_ago(1.0), &[]);
         let before = files(&env);
         let client = connect(&env, legacy()).await;
         let (_, json) =
-            ok(call(&client, "save_memory", json!({"content": "The web service listens on port 8081"})).await);
+            ok(call(&client, "save_memory", json!({"content": "The api service now listens on port 8080"})).await);
         assert_eq!(json["action"], "consolidated");
         assert_eq!(json["replaced"], "The api service listens on port 8080");
         ok(call(&client, "forget_memory", json!({"id": 2})).await);

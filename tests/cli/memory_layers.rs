@@ -391,7 +391,7 @@ mod with_mcp {
     #[tokio::test(flavor = "current_thread")]
     async fn save_memory_takes_type_importance_and_agent() {
         let env = TestEnv::new().env("KB_NOW", NOW);
-        let twin = TestEnv::new().env("KB_NOW", NOW);
+        let twin = TestEnv::new().env("KB_NOW", NOW).env("KB_AUTHOR", "agent:rmcp");
         let cmd = tokio::process::Command::from(env.command(&["mcp"]));
         let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("spawn kb mcp");
         let client = tokio::time::timeout(TIMEOUT, ().serve_with_lifecycle(transport, ClientLifecycleMode::Initialize))
@@ -444,16 +444,19 @@ mod with_mcp {
             call(json!({"content": "A shared plain fact", "type": null, "importance": null, "agent": null})).await;
         assert_ne!(result.is_error, Some(true), "{}", text(&result));
         let plain = env.read(&env.memories().join("002-a-shared-plain-fact.md"));
-        assert!(!plain.contains("type:") && !plain.contains("agent:") && !plain.contains("importance:"), "{plain}");
+        assert!(!plain.contains("type:") && !plain.contains("\nagent:") && !plain.contains("importance:"), "{plain}");
 
-        // Same text, another agent: a new memory; the same agent: consolidated.
+        // Same text, another agent: a new memory; the same agent: a core context memory is never
+        // rewritten by a save, and the same words are already stored.
         let other =
             call(json!({"content": "Reviewers check the changelog line", "type": "core_context", "agent": "writer"}));
         assert_eq!(other.await.structured_content.unwrap()["memory_id"], 3);
         let same = call(
-            json!({"content": "reviewers check the changelog line!", "type": "core_context", "agent": "reviewer"}),
+            json!({"content": "reviewers check  the changelog line", "type": "core_context", "agent": "reviewer"}),
         );
-        assert_eq!(same.await.structured_content.unwrap()["action"], "consolidated");
+        let same = same.await;
+        assert_eq!(same.structured_content.clone().unwrap()["action"], "exists");
+        assert!(text(&same).contains("already stored as memory 1"), "{}", text(&same));
 
         // Bad values are tool errors naming them; nothing is written.
         for (args, message) in [

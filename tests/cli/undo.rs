@@ -48,9 +48,9 @@ fn a_consolidating_save_is_undone_byte_for_byte() {
     t.kb(&["save", "The api service listens on port 8080"]).ok();
     let first = t.file_of(1);
     let before = std::fs::read(&first).unwrap();
-    let run = t.kb(&["save", "The web service listens on port 8081"]).ok();
+    let run = t.kb(&["save", "The api service now listens on port 8080"]).ok();
     assert!(run.stdout.contains("Replaced: The api service listens on port 8080"), "{run:?}");
-    assert!(t.read(&first).contains("port 8081"));
+    assert!(t.read(&first).contains("now listens"));
     let run = t.kb(&["undo"]).ok();
     assert!(run.stdout.starts_with("✓ Undid save: consolidated into memory 1"), "{run:?}");
     assert_eq!(std::fs::read(&first).unwrap(), before);
@@ -218,10 +218,10 @@ fn undo_refuses_when_a_file_changed_since_and_restores_nothing() {
     t.kb(&["save", "The api service listens on port 8080"]).ok();
     t.memory(5, "Another memory to forget", &days_ago(1.0), &[]);
     t.kb(&["forget", "5"]).ok();
-    t.kb(&["save", "The web service listens on port 8081"]).ok();
+    t.kb(&["save", "The api service now listens on port 8080"]).ok();
     // Edited by hand after the consolidation.
     let first = t.file_of(1);
-    let edited = t.read(&first).replace("8081", "9090");
+    let edited = t.read(&first).replace("8080", "9090");
     std::fs::write(&first, &edited).unwrap();
     let before = t.snapshot();
     let run = t.kb(&["undo"]).err();
@@ -230,9 +230,9 @@ fn undo_refuses_when_a_file_changed_since_and_restores_nothing() {
     assert_same_tree(&before, &t.snapshot());
     assert_eq!(entries(&t).len(), 2, "the entry stays");
     // Put back as the operation left it, the undo goes through.
-    std::fs::write(&first, edited.replace("9090", "8081")).unwrap();
+    std::fs::write(&first, edited.replace("9090", "8080")).unwrap();
     t.kb(&["undo"]).ok();
-    assert!(t.read(&first).contains("port 8080"));
+    assert!(t.read(&first).contains("\nThe api service listens on port 8080\n"));
 }
 
 #[test]
@@ -567,20 +567,20 @@ fn drop_discards_the_last_entry_without_restoring() {
 fn undoing_a_consolidating_save_says_the_saved_text_goes() {
     let t = TestEnv::pinned();
     t.kb(&["save", "The api service listens on port 8080"]).ok();
-    t.kb(&["save", "The web service listens on port 8081"]).ok();
+    t.kb(&["save", "The api service now listens on port 8080"]).ok();
     let run = t.kb(&["undo"]).ok();
     assert!(
         run.stdout.ends_with(
-            "The text you saved is no longer stored: The web service listens on port 8081; save it again with --no-dedup to keep both.\n"
+            "The text you saved is no longer stored: The api service now listens on port 8080; save it again with --no-dedup to keep both.\n"
         ),
         "{run:?}"
     );
     // JSON carries it in the entry.
-    t.kb(&["save", "The web service listens on port 8081"]).ok();
+    t.kb(&["save", "The api service now listens on port 8080"]).ok();
     let list = t.kb(&["--json", "undo", "--list"]).ok().json();
-    assert_eq!(list["entries"][0]["saved"], "The web service listens on port 8081");
+    assert_eq!(list["entries"][0]["saved"], "The api service now listens on port 8080");
     let v = t.kb(&["--json", "undo"]).ok().json();
-    assert_eq!(v["undone"]["saved"], "The web service listens on port 8081");
+    assert_eq!(v["undone"]["saved"], "The api service now listens on port 8080");
     // A Copilot record's consolidation too.
     let save = ["save", "--store", "copilot", "--subject", "build", "--reason", "seen"];
     t.kb(&[&save[..], &["Run make before pushing"]].concat()).ok();

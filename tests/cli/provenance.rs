@@ -1,0 +1,103 @@
+//! Provenance (docs/behaviour.md, Who wrote it): `created_by` when kb creates a memory, a record
+//! or a decision, `updated_by` when it rewrites one's content. On the command line the author is
+//! `$KB_AUTHOR`, else git's `user.email`, else `$USER`; over MCP `agent:` and the client's name
+//! (`mcp::with_mcp::an_agents_save_never_rewrites_what_a_person_wrote`).
+
+use crate::common::*;
+
+const JSONL: &str = ".github/copilot-memories.jsonl";
+
+#[test]
+fn the_author_is_kb_author_else_git_else_user() {
+    let t = TestEnv::pinned().env("KB_AUTHOR", "ana@example.com").env("USER", "ana");
+    t.write(".git/config", "[user]\n\temail = git@example.com\n");
+    t.kb(&["save", "Deploys go out on Tuesdays"]).ok();
+    assert!(t.read(&t.file_of(1)).contains("\ncreated_by: ana@example.com\n"), "{}", t.read(&t.file_of(1)));
+
+    let t = TestEnv::pinned().env("USER", "ana");
+    t.write(".git/config", "[core]\n\tbare = false\n[user]\n\tname = Ana\n\temail = git@example.com\n");
+    t.kb(&["save", "Deploys go out on Tuesdays"]).ok();
+    assert!(t.read(&t.file_of(1)).contains("\ncreated_by: git@example.com\n"));
+
+    // git's global config, from HOME.
+    let t = TestEnv::pinned().env("USER", "ana");
+    t.write("../home/.gitconfig", "[user]\n\temail = home@example.com\n");
+    t.kb(&["save", "Deploys go out on Tuesdays"]).ok();
+    assert!(t.read(&t.file_of(1)).contains("\ncreated_by: home@example.com\n"), "{}", t.read(&t.file_of(1)));
+
+    let t = TestEnv::pinned().env("USER", "ana");
+    t.kb(&["save", "Deploys go out on Tuesdays"]).ok();
+    assert!(t.read(&t.file_of(1)).contains("\ncreated_by: ana\n"));
+
+    // Nobody known: no key at all (co-cli's own layout).
+    let t = TestEnv::pinned();
+    t.kb(&["save", "Deploys go out on Tuesdays"]).ok();
+    assert!(!t.read(&t.file_of(1)).contains("created_by"));
+}
+
+#[test]
+fn a_consolidation_writes_updated_by_and_keeps_created_by() {
+    let t = TestEnv::pinned().env("KB_AUTHOR", "ana@example.com");
+    t.kb(&["save", "Deploys go out on Tuesdays"]).ok();
+    let mut as_bo = t.command(&["--json", "save", "Deploys go out on Tuesdays!"]);
+    as_bo.env("KB_AUTHOR", "bo@example.com");
+    let v = run_command(as_bo, None).ok().json();
+    assert_eq!(v["action"], "consolidated");
+    let text = t.read(&t.file_of(1));
+    assert!(
+        text.contains("\ncreated_by: ana@example.com\n") && text.contains("\nupdated_by: bo@example.com\n"),
+        "{text}"
+    );
+    // Co-cli's reader still loads it: the JSON of kb show is unchanged but for the content.
+    assert_eq!(t.show(1)["content"], "Deploys go out on Tuesdays!");
+}
+
+#[test]
+fn records_and_decisions_carry_their_author() {
+    let t = TestEnv::pinned().env("KB_AUTHOR", "ana@example.com");
+    let save = ["save", "--store", "copilot", "--subject", "build", "--reason", "seen"];
+    t.kb(&[&save[..], &["Run make before pushing"]].concat()).ok();
+    let line = t.read(&t.root().join(JSONL));
+    assert!(line.contains("\"created_by\":\"ana@example.com\""), "{line}");
+    t.kb(&[&save[..], &["Run make before pushing!"]].concat()).ok();
+    let line = t.read(&t.root().join(JSONL));
+    assert!(line.contains("\"updated_by\":\"ana@example.com\"") && line.lines().count() == 1, "{line}");
+
+    t.kb(&["decision", "add", "Use PostgreSQL for every service", "--type", "architectural"]).ok();
+    t.kb(&["decision", "add", "Ship on Tuesdays", "--type", "process"]).ok();
+    t.kb(&["decision", "archive", "2"]).ok();
+    let dir = t.root().join(".co-cli/knowledge/decisions");
+    let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    let first = t.read(&names[0]);
+    assert!(first.contains("\ncreated_by: ana@example.com\n") && !first.contains("updated_by"), "{first}");
+    let second = t.read(&names[1]);
+    assert!(second.contains("\nupdated_by: ana@example.com\n"), "{second}");
+}
+
+#[test]
+fn a_copilot_record_of_another_fact_is_saved_beside_it() {
+    let t = TestEnv::pinned();
+    let save = ["--json", "save", "--store", "copilot", "--subject", "ports", "--reason", "seen"];
+    t.kb(&[&save[..], &["The api service listens on port 8080"]].concat()).ok();
+    let v = t.kb(&[&save[..], &["The api service listens on port 8081"]].concat()).ok().json();
+    assert_eq!(v["action"], "saved", "{v}");
+    assert_eq!(v["similar_to"]["why"], "different facts");
+    assert_eq!(v["similar_to"]["only_in_existing"], serde_json::json!(["8080"]));
+    let run = t
+        .kb(&[
+            "save",
+            "--store",
+            "copilot",
+            "--subject",
+            "ports",
+            "--reason",
+            "seen",
+            "--dry-run",
+            "The api service listens on port 8082",
+        ])
+        .ok();
+    let similar = run.stdout.lines().find(|l| l.starts_with("Similar: ")).unwrap_or_default().to_string();
+    assert!(similar.contains("says 8081 where you said 8082") && similar.contains("kb forget"), "{}", run.stdout);
+    assert_eq!(t.read(&t.root().join(JSONL)).lines().count(), 2);
+}
