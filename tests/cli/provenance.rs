@@ -1,4 +1,4 @@
-//! Provenance (docs/behaviour.md, Who wrote it): `created_by` when kb creates a memory, a record
+//! Provenance (docs/formats.md, Provenance): `created_by` when kb creates a memory, a record
 //! or a decision, `updated_by` when it rewrites one's content. On the command line the author is
 //! `$KB_AUTHOR`, else git's `user.email`, else `$USER`; over MCP `agent:` and the client's name
 //! (`mcp::with_mcp::an_agents_save_never_rewrites_what_a_person_wrote`).
