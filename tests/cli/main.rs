@@ -28,6 +28,7 @@ mod mcp;
 mod memory_layers;
 mod racy_cache;
 mod read;
+mod readme;
 mod save;
 mod sealed;
 mod secrets;
