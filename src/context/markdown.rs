@@ -1,5 +1,6 @@
 //! Markdown structure, read with pulldown-cmark: where a text may be cut, which byte ranges are
-//! code, and whether a text ends inside an unclosed code fence.
+//! code, whether a text ends inside an unclosed code fence, and which comments stand on lines of
+//! their own (notes for people, left out of a context file's section).
 //!
 //! This module owns the rules that keep truncation and managed blocks well-formed: a cut lands at
 //! the start of a block (a heading, a paragraph, a list item...), never inside a UTF-8 character,
@@ -128,6 +129,58 @@ pub fn code_ranges(text: &str, with_html: bool) -> Vec<Range<usize>> {
             _ => None,
         })
         .collect()
+}
+
+/// Returns `text` without its comment blocks: each top-level HTML block that is one comment
+/// (`<!--` opens it, its first `-->` ends it, and nothing else is on its lines), with the blank
+/// lines after it when a blank line (or the start) comes before it. A comment inside a code
+/// block, a list or a quote, or beside other text on a line, is content and stays. Borrowed when
+/// nothing is removed.
+pub fn without_comments(text: &str) -> Cow<'_, str> {
+    if !text.contains("<!--") {
+        return Cow::Borrowed(text);
+    }
+    let mut remove: Vec<Range<usize>> = Vec::new();
+    let mut depth = 0usize;
+    let parsed = tamed(text);
+    for (event, range) in parser(&parsed).into_offset_iter() {
+        match event {
+            Event::Start(Tag::HtmlBlock) if depth == 0 => {
+                depth += 1;
+                if is_one_comment(&text[range.clone()]) {
+                    remove.push(line_start(text, range.start)..range.end);
+                }
+            }
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if remove.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for r in remove {
+        out.push_str(&text[at..r.start]);
+        at = r.end;
+        // `out` ends at a line start: is the line before it blank (or is there none)?
+        let after_blank = out.strip_suffix('\n').is_none_or(|b| b.rsplit('\n').next().unwrap_or("").trim().is_empty());
+        if after_blank {
+            // The blank lines that separated the comment from what follows.
+            while let Some(n) = text[at..].find('\n').filter(|&n| text[at..at + n].trim().is_empty()) {
+                at += n + 1;
+            }
+        }
+    }
+    out.push_str(&text[at..]);
+    Cow::Owned(out)
+}
+
+/// Returns whether an HTML block's text is one comment and nothing else.
+fn is_one_comment(block: &str) -> bool {
+    let t = block.trim();
+    t.strip_prefix("<!--").and_then(|rest| rest.find("-->")).is_some_and(|end| end + 4 + 3 == t.len())
 }
 
 /// Returns how many bytes of `text` to keep so that at most `avail` bytes remain, cut where
@@ -307,6 +360,32 @@ mod tests {
         assert_eq!(code_ranges(t, true).len(), 2);
     }
 
+    #[test]
+    fn comment_blocks_are_left_out_and_comments_in_content_stay() {
+        let t = "<!--\nGuidance\n\n- (a placeholder)\n-->\n\n# Title\n\n<!-- one line -->\npara\n\n  <!-- indented -->\n\nend\n";
+        assert_eq!(without_comments(t), "# Title\n\npara\n\nend\n");
+        // A comment beside text, in a fence, in a list or a quote, or never closed, is content.
+        for kept in [
+            "a <!-- inline --> b\n",
+            "<!-- c --> trailing text\n",
+            "<!-- a --> x <!-- b -->\n",
+            "```\n<!-- in a fence -->\n```\n",
+            "    <!-- indented code -->\n",
+            "- <!-- in an item -->\n",
+            "> <!-- in a quote -->\n",
+            "<!-- never closed\n\nmore\n",
+            "no comment at all\n",
+        ] {
+            assert_eq!(without_comments(kept), kept, "{kept:?}");
+        }
+        // The blank lines around a comment between two blocks collapse to one.
+        assert_eq!(without_comments("a\n\n<!-- c -->\n\nb"), "a\n\nb");
+        assert_eq!(without_comments("a\n<!-- c -->\nb\n"), "a\nb\n");
+        assert_eq!(without_comments("a\n\n<!-- c -->"), "a\n\n");
+        assert_eq!(without_comments("<!-- only -->\n"), "");
+        assert_eq!(without_comments("<!-- a -->\n<!-- b -->\n\nx"), "x");
+    }
+
     mod prop {
         use super::super::*;
         use proptest::prelude::*;
@@ -321,6 +400,7 @@ mod tests {
                 prop_assert!(text.is_char_boundary(k));
                 let _ = open_fence(&text);
                 let _ = code_ranges(&text, true);
+                let _ = without_comments(&text);
             }
         }
     }

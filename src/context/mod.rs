@@ -4,7 +4,7 @@
 //!
 //! A context file has expected frontmatter with `version` (an integer) and `updated` (an ISO 8601
 //! timestamp). Problems are warnings for `kb context` and problems for `kb check`; the body is used
-//! either way, without the YAML block. Where a block may be cut is `markdown`'s business; where it
+//! either way, without the YAML block and without the comments on lines of their own. Where a block may be cut is `markdown`'s business; where it
 //! is written is `compile`'s. Nothing here prints.
 
 pub mod block;
@@ -20,6 +20,7 @@ use crate::format::frontmatter::{self, SplitError};
 use crate::format::time;
 use crate::paths::Layout;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// Returns the body of a context file (after its frontmatter, when it has one) and the problems
@@ -226,6 +227,11 @@ fn load_context_file(path: &Path, within: &Path, kind: SectionKind, src: &mut So
         ));
         body.push('\n');
         body.push_str(&f.closer);
+    }
+    // A comment on lines of its own is a note for the people who edit the file (the template's
+    // guidance is one), not context for agents.
+    if let Cow::Owned(stripped) = markdown::without_comments(&body) {
+        body = crate::format::text::clean_body(&stripped);
     }
     if !body.is_empty() {
         src.sections.push(Section { kind, path: path.to_path_buf(), body });

@@ -19,15 +19,29 @@ use std::path::{Path, PathBuf};
 /// The project context template, embedded in the binary.
 const CONTEXT_TEMPLATE: &str = include_str!("../../templates/context.md");
 
-/// What a new user does next, printed after a first `kb init`.
-const NEXT_STEPS: &str = "Next steps:
-  1. Write what every agent should know in .co-cli/knowledge/context.md
-  2. Compile it into the files agents read:
+/// Returns what a new user does next, printed after a first `kb init`: `template` when init
+/// wrote `context.md` from the template (whose guidance is a comment); with `agents_md`, AGENTS.md
+/// is a compile target already.
+fn next_steps(template: bool, agents_md: bool) -> String {
+    let guidance =
+        if template { "\n     (its guidance is a comment, which kb leaves out of what agents read)" } else { "" };
+    let compile = if agents_md {
+        "  2. Compile it into AGENTS.md:
+       kb compile            (kb watch keeps it current)"
+    } else {
+        "  2. Compile it into the files agents read:
        kb config set context_targets '[\"AGENTS.md\",\"CLAUDE.md\"]'
-       kb compile            (kb watch keeps them current)
+       kb compile            (kb watch keeps them current)"
+    };
+    format!(
+        "Next steps:
+  1. Write what every agent should know in .co-cli/knowledge/context.md{guidance}
+{compile}
   3. Let agents save and recall memories over MCP:
        claude mcp add kb -- kb mcp     (other agents: see docs/mcp.md)
-  4. kb save \"We release from main only\" -t decision   then   kb recall release";
+  4. kb save \"We release from main only\" -t decision   then   kb recall release"
+    )
+}
 
 /// A line kb adds to a file in the root unless one already says it.
 struct Wanted {
@@ -70,6 +84,8 @@ pub struct InitReport {
     root: PathBuf,
     created: Vec<PathBuf>,
     existing: Vec<PathBuf>,
+    /// Whether `context.md` was written from the template.
+    template: bool,
     agents: Option<AgentsMd>,
 }
 
@@ -78,6 +94,7 @@ pub struct InitReport {
 pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: bool) -> Result<InitReport> {
     let mut created: Vec<PathBuf> = Vec::new();
     let mut existing: Vec<PathBuf> = Vec::new();
+    let mut template = false;
     let memories = layout.memories();
     let context = layout.project_context();
     let gitignore = layout.root.join(".gitignore");
@@ -104,6 +121,7 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: b
         } else {
             create_new(&context, &CONTEXT_TEMPLATE.replace("{{updated}}", &py_isoformat(now)))?;
             created.push(context);
+            template = true;
         }
         for (path, current, wanted) in
             [(gitignore, ignore_text, &IGNORED[..]), (gitattributes, attributes_text, &ATTRIBUTES[..])]
@@ -116,7 +134,7 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: b
         }
     }
     let agents = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now, env.clone())?)?) } else { None };
-    Ok(InitReport { root: layout.root.clone(), created, existing, agents })
+    Ok(InitReport { root: layout.root.clone(), created, existing, template, agents })
 }
 
 /// Writes a file that must not exist yet (never overwrites, even in a race).
@@ -196,9 +214,11 @@ impl Report for InitReport {
         }
         if let Some(a) = &self.agents {
             let name = v.rel(&a.written.target.path);
+            // An empty block says so: a fresh context.md holds only its guidance, a comment.
+            let block = if a.written.block_bytes == 0 { "an empty context block" } else { "the context block" };
             match a.status() {
-                "created" => writeln!(w, "{mark} Created {name} with the context block")?,
-                "written" => writeln!(w, "{mark} Added the context block to {name}")?,
+                "created" => writeln!(w, "{mark} Created {name} with {block}")?,
+                "written" => writeln!(w, "{mark} Added {block} to {name}")?,
                 _ => writeln!(w, "{name} already has the current context block")?,
             }
             if let Some(p) = &a.registered {
@@ -206,7 +226,7 @@ impl Report for InitReport {
             }
         }
         if !self.created.is_empty() {
-            writeln!(w, "\n{NEXT_STEPS}")?;
+            writeln!(w, "\n{}", next_steps(self.template, self.agents.is_some()))?;
         }
         Ok(())
     }

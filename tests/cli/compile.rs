@@ -226,12 +226,12 @@ fn invalid_settings_are_an_error() {
 #[test]
 fn init_agents_md_creates_and_registers() {
     let env = TestEnv::new();
+    env.write(PROJECT, &context_file("# Project context"));
     let r = env.kb(&["init", "--agents-md"]).ok();
     assert!(r.stdout.contains("Created AGENTS.md with the context block"), "{}", r.stdout);
     assert!(r.stdout.contains("Registered AGENTS.md in context_targets of .co-cli/settings.json"));
     let agents = env.read(&env.root().join("AGENTS.md"));
-    assert!(agents.starts_with(&format!("{BEGIN}\n## Internal Knowledge\n\n### Project Context\n\n# Project context")));
-    assert!(agents.ends_with(&format!("{END}\n")));
+    assert_eq!(agents, format!("{BEGIN}\n## Internal Knowledge\n\n### Project Context\n\n# Project context\n{END}\n"));
     let settings: serde_json::Value =
         serde_json::from_str(&env.read(&env.root().join(".co-cli/settings.json"))).unwrap();
     assert_eq!(settings["context_targets"], serde_json::json!([COMPILED, "AGENTS.md"]));

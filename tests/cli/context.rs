@@ -294,3 +294,19 @@ fn truncation_cuts_repository_memories_before_context() {
     let marker = text.lines().last().unwrap();
     assert!(marker.starts_with("[truncated by kb: ") && marker.contains(" of 300 items, "), "{marker}");
 }
+
+#[test]
+fn comments_on_lines_of_their_own_are_left_out_and_comments_in_content_stay() {
+    let env = TestEnv::new();
+    let body = "<!--\nHow to fill this in (for people, not agents).\n-->\n\n# Rules\n\n<!-- TODO: more -->\n\
+                Deploys need a ticket <!-- inline: kept -->.\n\n```html\n<!-- in a fence: kept -->\n```";
+    env.write(PROJECT, &context_file(body));
+    let j = env.kb(&["--json", "context"]).ok().json();
+    let want = "# Rules\n\nDeploys need a ticket <!-- inline: kept -->.\n\n```html\n<!-- in a fence: kept -->\n```";
+    assert_eq!(j["text"], format!("## Internal Knowledge\n\n### Project Context\n\n{want}"));
+    // The section's size, and its budget, count what goes into the block.
+    assert_eq!(j["sections"][0]["bytes"], want.len());
+    // A file of nothing but comments is no section at all.
+    env.write(PROJECT, &context_file("<!-- nothing yet -->\n\n<!--\n- (a placeholder)\n-->"));
+    assert_eq!(env.kb(&["context"]).ok().stdout, "");
+}

@@ -274,6 +274,33 @@ fn init_prints_the_next_steps() {
 }
 
 #[test]
+fn a_fresh_init_compiles_no_placeholder_into_agents_md() {
+    let t = TestEnv::pinned();
+    let run = t.kb(&["init", "--agents-md"]).ok();
+    assert!(run.stdout.contains("Created AGENTS.md with an empty context block"), "{run:?}");
+    assert!(run.stdout.contains("(its guidance is a comment, which kb leaves out of what agents read)"), "{run:?}");
+    assert!(run.stdout.contains("Compile it into AGENTS.md:\n       kb compile "), "{run:?}");
+    t.kb(&["compile"]).ok();
+    let agents = t.root().join("AGENTS.md");
+    let context = t.root().join(".co-cli/knowledge/context.md");
+    assert_eq!(t.read(&agents), "<!-- kb:context:begin -->\n<!-- kb:context:end -->\n");
+    assert_eq!(t.read(&t.root().join(".co-cli/knowledge/compiled.md")), "");
+    assert_eq!(t.kb(&["context"]).ok().stdout, "");
+    // The template's guidance is in context.md, for the person who fills it in.
+    let template = t.read(&context);
+    assert!(template.contains("## Conventions") && template.contains("Keep it short"), "{template}");
+    // What they write below it is compiled, and the guidance still is not.
+    std::fs::write(&context, format!("{template}\n## Commands\n\n- `make test` runs everything.\n")).unwrap();
+    t.kb(&["compile"]).ok();
+    assert_eq!(
+        t.read(&agents),
+        "<!-- kb:context:begin -->\n## Internal Knowledge\n\n### Project Context\n\n## Commands\n\n\
+         - `make test` runs everything.\n<!-- kb:context:end -->\n"
+    );
+    t.kb(&["check"]).ok();
+}
+
+#[test]
 fn every_command_has_examples_in_its_help() {
     let t = TestEnv::pinned();
     let commands = [

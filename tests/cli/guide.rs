@@ -27,7 +27,7 @@ const GUIDE: &str = "docs/commands.md";
 
 /// The pinned clock of the examples: after the newest file of `example-knowledge/` (its session
 /// was last updated on 2026-11-24 at 10:05), so that nothing in it lies in the future.
-const GUIDE_NOW: &str = "2026-11-24T12:00:00+00:00";
+pub const GUIDE_NOW: &str = "2026-11-24T12:00:00+00:00";
 
 /// How the guide shows the temporary root and HOME.
 const SHOWN_ROOT: &str = "/home/me/tidepool";
@@ -84,13 +84,13 @@ fn examples(text: &str) -> Vec<Example> {
 
 /// A word of a command line, or the pipe between two commands.
 #[derive(Debug, PartialEq)]
-enum Token {
+pub enum Token {
     Word(String),
     Pipe,
 }
 
 /// Splits a command line as a POSIX shell does for the simple commands the guide uses.
-fn tokens(line: &str) -> Vec<Token> {
+pub fn tokens(line: &str) -> Vec<Token> {
     let mut out = Vec::new();
     let mut word: Option<String> = None;
     let mut chars = line.chars();
@@ -139,7 +139,7 @@ fn tokens(line: &str) -> Vec<Token> {
 }
 
 /// Returns the words of `tokens` before and after its one pipe (no pipe: nothing before).
-fn split_pipe(tokens: Vec<Token>) -> (Vec<String>, Vec<String>) {
+pub fn split_pipe(tokens: Vec<Token>) -> (Vec<String>, Vec<String>) {
     let mut parts: Vec<Vec<String>> = vec![Vec::new()];
     for t in tokens {
         match t {
@@ -198,8 +198,13 @@ fn is_assignment(word: &str) -> bool {
 
 /// Returns `output` as the guide shows it: the temporary root and HOME replaced.
 fn shown(t: &TestEnv, output: &str) -> String {
+    shown_as(t, output, SHOWN_ROOT, SHOWN_HOME)
+}
+
+/// Returns `output` with the temporary root and HOME of `t` written as `root` and `home`.
+pub fn shown_as(t: &TestEnv, output: &str, root: &str, home: &str) -> String {
     let mut out = output.to_string();
-    for (real, shown) in [(t.root(), SHOWN_ROOT), (t.home(), SHOWN_HOME)] {
+    for (real, shown) in [(t.root(), root), (t.home(), home)] {
         if let Ok(canonical) = real.canonicalize() {
             out = out.replace(&canonical.display().to_string(), shown);
         }
@@ -209,7 +214,7 @@ fn shown(t: &TestEnv, output: &str) -> String {
 }
 
 /// Returns `text`'s lines without the trailing blank ones.
-fn trimmed_lines(text: &str) -> Vec<&str> {
+pub fn trimmed_lines(text: &str) -> Vec<&str> {
     let mut lines: Vec<&str> = text.lines().collect();
     while lines.last().is_some_and(|l| l.trim().is_empty()) {
         lines.pop();
@@ -218,7 +223,7 @@ fn trimmed_lines(text: &str) -> Vec<&str> {
 }
 
 /// Returns whether `got` matches `want`, where a `...` line of `want` stands for any lines.
-fn matches(want: &[&str], got: &[&str]) -> bool {
+pub fn matches(want: &[&str], got: &[&str]) -> bool {
     match want.split_first() {
         None => got.is_empty(),
         Some((&"...", rest)) => (0..=got.len()).any(|skip| matches(rest, &got[skip..])),
@@ -279,11 +284,7 @@ fn the_guides_examples_print_what_the_guide_shows() {
         updates.push(((example.expected.0, end), trimmed_lines(&got).iter().map(|l| l.to_string()).collect()));
     }
     if updating_docs() && !updates.is_empty() {
-        let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-        for ((start, end), new) in updates.into_iter().rev() {
-            out.splice(start..end, new);
-        }
-        std::fs::write(&path, out.join("\n") + "\n").unwrap();
+        write_outputs(&path, &lines, updates);
         return;
     }
     assert!(
@@ -296,8 +297,18 @@ fn the_guides_examples_print_what_the_guide_shows() {
     );
 }
 
+/// Writes `lines` back to `path` with each range of lines (0-based, end excluded, ascending)
+/// replaced by the new output given for it.
+pub fn write_outputs(path: &std::path::Path, lines: &[&str], updates: Vec<((usize, usize), Vec<String>)>) {
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    for ((start, end), new) in updates.into_iter().rev() {
+        out.splice(start..end, new);
+    }
+    std::fs::write(path, out.join("\n") + "\n").unwrap();
+}
+
 /// Returns `lines` without the trailing blank ones.
-fn trimmed_lines_of<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+pub fn trimmed_lines_of<'a>(lines: &[&'a str]) -> Vec<&'a str> {
     let mut v = lines.to_vec();
     while v.last().is_some_and(|l| l.trim().is_empty()) {
         v.pop();

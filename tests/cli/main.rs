@@ -29,6 +29,7 @@ mod memory_layers;
 mod provenance;
 mod racy_cache;
 mod read;
+mod readme;
 mod save;
 mod sealed;
 mod secrets;
