@@ -8,8 +8,9 @@
 //!
 //! stdout carries protocol messages only. Warnings (a skipped memory file, a context file with
 //! bad frontmatter) go to stderr, as in the CLI. A failed operation is a tool result with
-//! `isError: true` and the CLI's message; only a request the server cannot route at all (an
-//! unknown resource, a malformed message) is a JSON-RPC error. Nothing a client sends ends the
+//! `isError: true` and the CLI's message, and so is a wrong argument, in a plain sentence naming it
+//! (`args`); only a request the server cannot route at all (an unknown tool or resource, a
+//! malformed message) is a JSON-RPC error. Nothing a client sends ends the
 //! server: it stops when its stdin closes.
 
 mod args;
@@ -37,19 +38,28 @@ use std::time::Duration;
 pub const CONTEXT_URI: &str = "kb://context";
 
 /// What the server tells a client about itself (`initialize` and `server/discover`).
-const INSTRUCTIONS: &str = "kb keeps this repository's agent knowledge as plain files committed with the code: \
-memories (markdown files in .co-cli/knowledge/memories/) and Copilot-style records (.github/copilot-memories.jsonl). \
-recall_memory looks up what the user and the team have said before (preferences, corrections, decisions, \
-conventions); it is worth a call at the start of a task. save_memory keeps a durable fact about the user or the \
-project for later sessions; store_memory keeps a verified fact about the codebase, with citations; vote_memory \
-marks a Copilot record as right or wrong. propose_decision proposes a team decision for a person to accept; \
-update_session records where the work session a person opened stands. A secret in anything saved is stored as \
-[REDACTED:<rule>], and the result says which rule fired. The resource kb://context is the always-loaded context \
-block (the global and project context files and the repository's Copilot records).";
+const INSTRUCTIONS: &str = "kb keeps this repository's knowledge for agents as plain files committed with the code: \
+the team's decisions, memories (.co-cli/knowledge/memories/), Copilot-style records \
+(.github/copilot-memories.jsonl) and the current work session.
+
+At the start of a task, call get_context with the files you are about to work on (for): it returns the team's \
+decisions, which take precedence over everything else, the project context, the memories and records that apply, \
+the scoped instructions for those files and the session's notes. Call it again when you move to other files.
+
+Then: recall_memory to look up specifics (what was said before about a library, a command, a convention), and \
+get_memory to read one memory, record or decision in full. save_memory keeps a durable fact about the repository, \
+the team or the user for later sessions; store_memory instead when the fact is about the code and you can cite \
+where it holds (file:line citations, Copilot's record format). propose_decision proposes a boundary the whole team \
+should follow; a person accepts it. update_session records progress in a session a person opened; vote_memory \
+marks a Copilot record right or wrong; forget_memory deletes a memory or record that is wrong; context_board keeps \
+short notes for the agents working on the same git branch. A secret in anything saved is stored as \
+[REDACTED:<rule>], and the result says which rule fired.
+
+The resource kb://context is the always-loaded block: what get_context returns with no arguments.";
 
 const SAVE_MEMORY: &str = "Save a durable fact about the user, the team or this project, so later sessions know it. \
 It becomes a markdown file in the repository (.co-cli/knowledge/memories/), reviewed and committed like code. \
-A near-duplicate of a recent memory is merged into it rather than saved twice, and when the store is full the \
+For a fact about the code that you can back with file:line citations, use store_memory instead. A near-duplicate of a recent memory is merged into it rather than saved twice, and when the store is full the \
 oldest unprotected memories are summarized or cut.
 
 Signals worth saving, with the tags they usually carry (the first tag sets the memory's category):
@@ -79,15 +89,24 @@ default); agent your own agent name when the fact only matters to you (e.g. a re
 knowledge every agent shares. A near-duplicate is only merged into a memory of the same type and agent.";
 
 const RECALL_MEMORY: &str = "Search the saved memories (text and tags) and the Copilot records (subject, fact, \
-reason, citations) for the query, case-insensitive; newest first. Worth calling without being asked, at the start of a task and before choices \
-where the user's preferences, past corrections, team decisions or project conventions may apply: e.g. \"test\" \
-before writing tests, \"deploy\" before touching CI, a library's name before using it. A memory matches when every \
-word of the query occurs in it, so a few distinctive words find the most. No match is a normal, empty result.";
+reason, citations) for the query, case-insensitive; newest first. Worth calling without being asked, after \
+get_context at the start of a task and before choices where the user's preferences, past corrections, team \
+decisions or project conventions may apply: e.g. \"test\" before writing tests, \"deploy\" before touching CI, a \
+library's name before using it. A memory matches when every word of the query occurs in it, so a few distinctive \
+words find the most. store narrows the search to md (the memories) or copilot (the records). No match is a \
+normal, empty result; the result says how many matched in all.";
 
-const LIST_MEMORIES: &str = "List every saved memory by id, with its date, its category ([preference], \
-[decision]...), a lock mark when it is protected from decay, and its first line; then the Copilot records, with \
-their ids (mem-...) and subjects. Useful for an overview of what is known, or to find the id of a memory to \
-forget; recall_memory searches.";
+const LIST_MEMORIES: &str = "List the saved memories by id, with their date, category ([preference], \
+[decision]...), a lock mark when protected from decay, and their whole first line; then the Copilot records, \
+with their ids (mem-...), subjects and votes. At most limit items (default 50), the memories first; the result \
+always gives the total. Filter with store (md or copilot), type and agent (these two: markdown memories only). \
+For an overview of what is known or to find an id: recall_memory searches by words, get_memory reads one in full.";
+
+const GET_MEMORY: &str = "Read one memory, Copilot record or decision in full, by its id: an integer for a \
+memory (as list_memories and recall_memory show it), mem-... for a Copilot record, decision:N for a decision \
+(as propose_decision returns it). For when a list line or a search result is not enough: the whole text, tags, \
+type, importance, agent and dates of a memory; the citations, reason and votes of a record; the type and status \
+of a decision. Reading a memory or record counts as a use of it, as a recall result does.";
 
 const FORGET_MEMORY: &str = "Delete one saved memory or Copilot record by its id, as list_memories and \
 recall_memory show it: an integer for a memory, an id such as mem-1a2b3c4d for a record. For when the user asks \
@@ -95,7 +114,8 @@ to forget something, or a memory turned out wrong or outdated (save the correcte
 file, or the record's line, is removed; git history still has it.";
 
 const STORE_MEMORY: &str = "Store a fact about this repository's codebase as a Copilot-style memory record \
-(.github/copilot-memories.jsonl). The records go into the always-loaded context of the agents that work in this \
+(.github/copilot-memories.jsonl). Use it rather than save_memory when the fact is about the code and you can cite \
+where it holds (file:line); save_memory is for preferences, decisions and facts about the team or project. The records go into the always-loaded context of the agents that work in this \
 repository, so they suit facts that help future coding and review: conventions, build and test commands, \
 architecture and its invariants, constraints. Each fact needs citations that let a later reader check it against \
 the code (file paths with line numbers), and a reason it matters. A record with the same subject and a nearly \
@@ -125,10 +145,11 @@ added and that decision's id comes back (action exists). A secret in the text is
 
 const GET_CONTEXT: &str = "Get the compiled context for your task: the team's active decisions (which take \
 precedence over everything else), the project context and Copilot records, the scoped instructions for the files \
-you work on, the core-context memories and high-importance learnings for your agent, and the current session's \
-focus. Call it at the start of a task, or when you move to other files (pass them in `for`) or hand work to a \
-child worker (decisions_only true gives it the decisions alone). max_tokens (at least 100) fits the block into \
-that many o200k tokens, leaving out whole items lowest priority first; decisions are never left out.";
+you work on, the core-context memories, Hot Memories and high-importance learnings for your agent, and the current \
+session's notes. Call it first, at the start of a task, with the files you are about to work on in `for`; again \
+when you move to other files; and for a child worker you hand work to (decisions_only true gives it the decisions \
+alone). max_tokens (at least 100) fits the block into that many o200k tokens, leaving out whole items lowest \
+priority first; decisions are never left out.";
 
 const UPDATE_SESSION: &str = "Record where the current work session stands, in the session a person opened with \
 kb session start FOCUS (.co-cli/knowledge/session.md). The summary is the session's running notes: it goes into the \
@@ -147,17 +168,20 @@ says otherwise, trust the code and vote the record down. A record with more down
 always-loaded context; forget_memory deletes it outright, and store_memory can add the corrected fact.
 
 Name the record by its id (mem-..., as list_memories and recall_memory show it) or by its fact, copied exactly (as \
-Copilot's vote_memory does); a fact that matches no record, or several, is an error. The reason says why, e.g. \
+Copilot's vote_memory does); a fact that matches no record, or several, is an error. Votes apply to Copilot records \
+only: a markdown memory that turned out wrong is corrected with save_memory and removed with forget_memory. The reason says why, e.g. \
 \"Moved to tests/snapshots/ in this branch\". Votes are counted in the record. A secret in the reason is stored \
 as [REDACTED:<rule>].";
 
-const CONTEXT_BOARD: &str = "The dynamic context board of this repository and branch (Copilot CLI's \
-context_board): at most 25 short named notes of reusable facts, recipes and lessons for the work on this branch, \
-local to this clone. Commands: get_board lists the items (src, name, description, read_count, count); get returns \
-one item's full content (give src and name) and counts the read; add creates or overwrites one of your items \
-(name in kebab-case, a one-line description, and the context); prune deletes one of your items by name. Items a \
-person wrote (src user) can be read but never pruned by you. Add what the next agent on this branch would otherwise \
-rediscover; prune what is stale. From 23 items on, prune to 18 or fewer. A secret is stored as [REDACTED:<rule>].";
+const CONTEXT_BOARD: &str = "The dynamic context board of the current git branch (Copilot CLI's context_board): at \
+most 25 short named notes of reusable facts, recipes and lessons for the work on this branch. There is one board \
+per branch: items added on one branch are not seen from another, and the board is local to this clone, never \
+committed. Commands: get_board lists the items (src, name, description, read_count, count); get returns one item's \
+full content (give its name; src, agent or user, only when an agent item and a user item share the name) and \
+counts the read; add creates or overwrites one of your items (name in kebab-case, a one-line description, and the \
+context); prune deletes one of your items by name. Items a person wrote (src user) can be read but never pruned by \
+you. Add what the next agent on this branch would otherwise rediscover; prune what is stale. From 23 items on, \
+prune to 18 or fewer. A secret is stored as [REDACTED:<rule>].";
 
 /// The MCP server: the repository, and the tool router built once.
 #[derive(Clone)]
@@ -180,10 +204,13 @@ impl KbServer {
         description = SAVE_MEMORY,
         annotations(title = "Save a memory", read_only_hint = false, destructive_hint = true, open_world_hint = false)
     )]
-    async fn save_memory(&self, Parameters(args): Parameters<SaveMemoryArgs>) -> Result<CallToolResult, McpError> {
+    async fn save_memory(
+        &self,
+        Parameters(args): Parameters<Checked<SaveMemoryArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
         Ok(self
-            .run(move || {
+            .call(args, move |args| {
                 let SaveMemoryArgs { content, tags, memory_type, importance, agent } = args;
                 repo.save(content, tags, memory_type.as_deref(), importance.as_deref(), agent)
             })
@@ -194,19 +221,30 @@ impl KbServer {
         description = RECALL_MEMORY,
         annotations(title = "Recall memories", read_only_hint = true, open_world_hint = false)
     )]
-    async fn recall_memory(&self, Parameters(args): Parameters<RecallMemoryArgs>) -> Result<CallToolResult, McpError> {
+    async fn recall_memory(
+        &self,
+        Parameters(args): Parameters<Checked<RecallMemoryArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
-        if max_results == 0 {
-            return Ok(CallToolResult::error(vec![ContentBlock::text("max_results must be at least 1")]));
-        }
-        Ok(self.run(move || repo.recall(&args.query, max_results)).await)
+        Ok(self.call(args, move |args| repo.recall(args)).await)
     }
 
     #[tool(description = LIST_MEMORIES, annotations(title = "List memories", read_only_hint = true, open_world_hint = false))]
-    async fn list_memories(&self) -> Result<CallToolResult, McpError> {
+    async fn list_memories(
+        &self,
+        Parameters(args): Parameters<Checked<ListMemoriesArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.list()).await)
+        Ok(self.call(args, move |args| repo.list(args)).await)
+    }
+
+    #[tool(description = GET_MEMORY, annotations(title = "Read a memory", read_only_hint = true, open_world_hint = false))]
+    async fn get_memory(
+        &self,
+        Parameters(args): Parameters<Checked<GetMemoryArgs>>,
+    ) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.call(args, move |args| repo.get(&args.id)).await)
     }
 
     #[tool(
@@ -219,18 +257,24 @@ impl KbServer {
             open_world_hint = false
         )
     )]
-    async fn forget_memory(&self, Parameters(args): Parameters<ForgetMemoryArgs>) -> Result<CallToolResult, McpError> {
+    async fn forget_memory(
+        &self,
+        Parameters(args): Parameters<Checked<ForgetMemoryArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.forget(&args.id)).await)
+        Ok(self.call(args, move |args| repo.forget(&args.id)).await)
     }
 
     #[tool(
         description = STORE_MEMORY,
         annotations(title = "Store a repository fact", read_only_hint = false, destructive_hint = true, open_world_hint = false)
     )]
-    async fn store_memory(&self, Parameters(args): Parameters<StoreMemoryArgs>) -> Result<CallToolResult, McpError> {
+    async fn store_memory(
+        &self,
+        Parameters(args): Parameters<Checked<StoreMemoryArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.store(args.subject, args.fact, args.citations, args.reason)).await)
+        Ok(self.call(args, move |args| repo.store(args)).await)
     }
 
     #[tool(
@@ -245,19 +289,22 @@ impl KbServer {
     )]
     async fn propose_decision(
         &self,
-        Parameters(args): Parameters<ProposeDecisionArgs>,
+        Parameters(args): Parameters<Checked<ProposeDecisionArgs>>,
     ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.propose_decision(args.text, args.kind.kind())).await)
+        Ok(self.call(args, move |args| repo.propose_decision(args.text, args.kind.kind())).await)
     }
 
     #[tool(
         description = GET_CONTEXT,
         annotations(title = "Get the compiled context", read_only_hint = true, open_world_hint = false)
     )]
-    async fn get_context(&self, Parameters(args): Parameters<GetContextArgs>) -> Result<CallToolResult, McpError> {
+    async fn get_context(
+        &self,
+        Parameters(args): Parameters<Checked<GetContextArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.get_context(args)).await)
+        Ok(self.call(args, move |args| repo.get_context(args)).await)
     }
 
     #[tool(
@@ -266,29 +313,38 @@ impl KbServer {
     )]
     async fn update_session(
         &self,
-        Parameters(args): Parameters<UpdateSessionArgs>,
+        Parameters(args): Parameters<Checked<UpdateSessionArgs>>,
     ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.update_session(&args.summary, args.append)).await)
+        Ok(self.call(args, move |args| repo.update_session(&args.summary, args.append)).await)
     }
 
     #[tool(
         description = VOTE_MEMORY,
         annotations(title = "Vote on a Copilot memory", read_only_hint = false, destructive_hint = false, open_world_hint = false)
     )]
-    async fn vote_memory(&self, Parameters(args): Parameters<VoteMemoryArgs>) -> Result<CallToolResult, McpError> {
+    async fn vote_memory(
+        &self,
+        Parameters(args): Parameters<Checked<VoteMemoryArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        let direction = args.direction.direction();
-        Ok(self.run(move || repo.vote(args.id.as_deref(), args.fact.as_deref(), direction, &args.reason)).await)
+        Ok(self
+            .call(args, move |args| {
+                repo.vote(args.id.as_deref(), args.fact.as_deref(), args.direction.direction(), &args.reason)
+            })
+            .await)
     }
 
     #[tool(
         description = CONTEXT_BOARD,
         annotations(title = "Context board", read_only_hint = false, destructive_hint = true, open_world_hint = false)
     )]
-    async fn context_board(&self, Parameters(args): Parameters<ContextBoardArgs>) -> Result<CallToolResult, McpError> {
+    async fn context_board(
+        &self,
+        Parameters(args): Parameters<Checked<ContextBoardArgs>>,
+    ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.run(move || repo.context_board(args)).await)
+        Ok(self.call(args, move |args| repo.context_board(args)).await)
     }
 }
 
@@ -352,8 +408,10 @@ fn context_resource(size: usize) -> Resource {
     Resource::new(CONTEXT_URI, "context")
         .with_title("Always-loaded context")
         .with_description(
-            "The compiled always-loaded context, as agents load it at session start: the global and \
-             project context.md files and the repository's Copilot records, under '## Internal Knowledge'",
+            "The always-loaded context block, as kb context compiles it (what get_context returns with no \
+             arguments): the team's active decisions, the global and project context files and the Copilot \
+             records (Internal Knowledge), the scoped instructions that apply to every file, the memories \
+             (Core Context, Hot Memories, high-importance Learnings) and the current session's notes",
         )
         .with_mime_type("text/markdown")
         .with_size(size as u64)
@@ -370,6 +428,19 @@ impl KbServer {
     async fn blocking<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, McpError> {
         let _turn = self.turn.lock().await;
         tokio::task::spawn_blocking(f).await.map_err(|e| McpError::internal_error(format!("internal error: {e}"), None))
+    }
+
+    /// Runs one tool operation on its arguments; arguments that did not read are a tool error
+    /// saying which one is wrong, and nothing runs.
+    async fn call<T: Send + 'static>(
+        &self,
+        args: Checked<T>,
+        f: impl FnOnce(T) -> anyhow::Result<Reply> + Send + 'static,
+    ) -> CallToolResult {
+        match args.0 {
+            Ok(args) => self.run(move || f(args)).await,
+            Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
+        }
     }
 
     /// Runs one tool operation: its text and JSON on success, else a tool error carrying the
@@ -418,65 +489,6 @@ pub fn serve(repo: Server) -> anyhow::Result<()> {
 mod tests {
     use super::stdio::*;
     use super::*;
-
-    #[test]
-    fn arguments_accept_the_forms_agents_send() {
-        let a: SaveMemoryArgs = serde_json::from_str(r#"{"content":"c","tags":"a, b,,"}"#).unwrap();
-        assert_eq!(a.tags, ["a", "b"]);
-        let a: SaveMemoryArgs = serde_json::from_str(r#"{"content":"c"}"#).unwrap();
-        assert!(a.tags.is_empty());
-        let a: StoreMemoryArgs =
-            serde_json::from_str(r#"{"subject":"s","fact":"f","citations":["x.rs:1"],"reason":"r"}"#).unwrap();
-        assert_eq!(a.citations, ["x.rs:1"]);
-        let a: ForgetMemoryArgs = serde_json::from_str(r#"{"id":7}"#).unwrap();
-        assert_eq!(a.id, "7");
-        let a: ForgetMemoryArgs = serde_json::from_str(r#"{"id":"mem-1a"}"#).unwrap();
-        assert_eq!(a.id, "mem-1a");
-        assert!(serde_json::from_str::<ForgetMemoryArgs>(r#"{"id":-1}"#).is_err());
-        assert!(serde_json::from_str::<SaveMemoryArgs>(r#"{"content":"c","tags":[1]}"#).is_err());
-        let a: RecallMemoryArgs = serde_json::from_str(r#"{"query":"q"}"#).unwrap();
-        assert_eq!(a.max_results, None);
-        // Clients often send null for an optional argument they leave out.
-        let a: RecallMemoryArgs = serde_json::from_str(r#"{"query":"q","max_results":null}"#).unwrap();
-        assert_eq!(a.max_results, None);
-        let a: SaveMemoryArgs = serde_json::from_str(r#"{"content":"c","tags":null}"#).unwrap();
-        assert!(a.tags.is_empty());
-        let a: StoreMemoryArgs = serde_json::from_str(r#"{"subject":"s","fact":"f","reason":"r"}"#).unwrap();
-        assert!(a.citations.is_empty());
-    }
-
-    #[test]
-    fn the_new_tools_accept_copilots_spellings_and_nulls() {
-        let a: VoteMemoryArgs = serde_json::from_str(r#"{"fact":"f","direction":"downvote","reason":"r"}"#).unwrap();
-        assert_eq!((a.id, a.fact.as_deref(), a.direction), (None, Some("f"), VoteDirection::Down));
-        let a: VoteMemoryArgs =
-            serde_json::from_str(r#"{"id":"mem-1","fact":null,"direction":"up","reason":"r"}"#).unwrap();
-        assert_eq!((a.id.as_deref(), a.direction), (Some("mem-1"), VoteDirection::Up));
-        assert!(serde_json::from_str::<VoteMemoryArgs>(r#"{"id":"m","direction":"Up","reason":"r"}"#).is_err());
-        let a: UpdateSessionArgs = serde_json::from_str(r#"{"summary":"s","append":null}"#).unwrap();
-        assert!(!a.append);
-        let a: UpdateSessionArgs = serde_json::from_str(r#"{"summary":"s","append":true}"#).unwrap();
-        assert!(a.append);
-        let a: ProposeDecisionArgs = serde_json::from_str(r#"{"text":"t","type":"scope"}"#).unwrap();
-        assert_eq!(a.kind.kind(), crate::decisions::file::DecisionKind::Scope);
-        assert!(serde_json::from_str::<ProposeDecisionArgs>(r#"{"text":"t","type":"Scope"}"#).is_err());
-        let a: ContextBoardArgs = serde_json::from_str(r#"{"command":"get_board"}"#).unwrap();
-        assert_eq!(a.command, BoardCommand::GetBoard);
-        for schema in [
-            schemars::schema_for!(ProposeDecisionArgs),
-            schemars::schema_for!(VoteMemoryArgs),
-            schemars::schema_for!(ContextBoardArgs),
-        ] {
-            let text = serde_json::to_string(&schema).unwrap();
-            assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
-        }
-    }
-
-    #[test]
-    fn forget_accepts_integer_or_string_ids_in_its_schema() {
-        let schema = serde_json::to_string(&schemars::schema_for!(ForgetMemoryArgs)).unwrap();
-        assert!(schema.contains("integer") && schema.contains("string"), "{schema}");
-    }
 
     /// Runs `read_line` over `input`, read `chunk` bytes at a time, until the end.
     fn lines(input: &[u8], chunk: usize) -> Vec<(Line, usize, Vec<u8>)> {

@@ -3,7 +3,9 @@
 //!
 //! - `save_memory`: `kb save TEXT -t TAG... [--type T] [--importance I] [--agent NAME]`;
 //!   `store_memory`: `kb save --store copilot ...`;
-//! - `recall_memory`: `kb recall QUERY -n N`; `list_memories`: `kb list` (both stores);
+//! - `recall_memory`: `kb recall QUERY -n N [--store S]`; `list_memories`: `kb list [--store S]
+//!   [--type T] [--agent NAME]`, as a page of at most `limit` items with whole first lines;
+//! - `get_memory`: `kb show ID`, or `kb decision show N` for `decision:N`;
 //! - `forget_memory`: `kb forget ID`;
 //! - `propose_decision`: `kb decision add TEXT --type T`, but `status: proposed`;
 //! - `update_session`: `kb session update TEXT [--append]`;
@@ -145,16 +147,48 @@ impl Server {
     }
 
     /// `recall_memory`.
-    pub fn recall(&self, query: &str, max_results: usize) -> Result<Reply> {
+    pub fn recall(&self, args: super::RecallMemoryArgs) -> Result<Reply> {
         let repo = self.repo()?;
-        let loaded = ops::read::load(&repo, Scope::Both)?;
-        self.reply(&ops::read::recall(&repo, &loaded, query, max_results))
+        let loaded = ops::read::load(&repo, args.store.unwrap_or(Scope::Both))?;
+        self.reply(&ops::read::recall(&repo, &loaded, &args.query, args.max_results as usize))
     }
 
-    /// `list_memories`.
-    pub fn list(&self) -> Result<Reply> {
-        let loaded = ops::read::load(&self.repo()?, Scope::Both)?;
-        self.reply(&ops::read::list(&loaded, &ops::read::ListFilter::default()))
+    /// `list_memories`: `kb list` with its filters, as a page of at most `limit` items whose lines
+    /// are not cut; when items are left out, the text ends by saying how many and how to see more.
+    pub fn list(&self, args: super::ListMemoriesArgs) -> Result<Reply> {
+        let memory_type = args.memory_type.as_deref().map(MemoryType::parse).transpose().map_err(anyhow::Error::msg)?;
+        let filtered = memory_type.is_some() || args.agent.is_some();
+        let scope = match (args.store.unwrap_or(Scope::Both), filtered) {
+            (Scope::Copilot, true) => anyhow::bail!(
+                "type and agent filter the markdown memories, and Copilot records have neither: leave out store, or \
+                 give store md"
+            ),
+            (_, true) => Scope::Md,
+            (any, false) => any,
+        };
+        let filter = ops::read::ListFilter::new(memory_type, None, args.agent)?;
+        let loaded = ops::read::load(&self.repo()?, scope)?;
+        let mut reply = self.reply(&ops::read::list(&loaded, &filter).page(args.limit as usize))?;
+        let number = |key: &str| reply.json.get(key).and_then(Value::as_u64).unwrap_or(0);
+        let (count, total) = (number("count"), number("total"));
+        if count < total {
+            reply.text.push_str(&format!(
+                "\n\nShowing {count} of {total} (limit {}): a higher limit shows more, recall_memory searches them \
+                 all.",
+                args.limit
+            ));
+        }
+        Ok(reply)
+    }
+
+    /// `get_memory`: one memory or record in full, as `kb show ID` (an access, as there), or the
+    /// decision `decision:N` names, as `kb decision show N`.
+    pub fn get(&self, id: &str) -> Result<Reply> {
+        let repo = self.repo()?;
+        match id.trim().strip_prefix("decision:") {
+            Some(n) => self.reply(&ops::decision::show(&repo, n)?),
+            None => self.reply(&ops::read::show(&repo, id, Scope::Both)?),
+        }
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.
@@ -163,17 +197,10 @@ impl Server {
     }
 
     /// `store_memory`.
-    pub fn store(&self, subject: String, fact: String, citations: Vec<String>, reason: String) -> Result<Reply> {
-        let req = RecordRequest {
-            subject,
-            fact,
-            citations,
-            reason,
-            category: None,
-            dry_run: false,
-            redact: true,
-            no_dedup: false,
-        };
+    pub fn store(&self, args: super::StoreMemoryArgs) -> Result<Reply> {
+        let super::StoreMemoryArgs { subject, fact, citations, reason, category } = args;
+        let req =
+            RecordRequest { subject, fact, citations, reason, category, dry_run: false, redact: true, no_dedup: false };
         self.reply(&ops::save::save_record(&self.repo_to_write()?, req)?)
     }
 
@@ -211,9 +238,10 @@ impl Server {
     }
 
     /// `context_board`, as GitHub Copilot CLI's tool of that name works: `get_board` lists the items'
-    /// metadata as the `<dynamic_context_board>` table, `get` returns one item's content (src and
-    /// name) and counts the read, `add` creates or overwrites an `agent` item (secrets redacted),
-    /// `prune` deletes an `agent` item and never a person's.
+    /// metadata as the `<dynamic_context_board>` table, `get` returns one item's content (by name,
+    /// and src when two items share it) and counts the read, `add` creates or overwrites an `agent`
+    /// item (secrets redacted), `prune` deletes an `agent` item and never a person's. The board is
+    /// the checked-out branch's: each result names the branch (the JSON's `"branch"`).
     pub fn context_board(&self, args: super::ContextBoardArgs) -> Result<Reply> {
         use super::BoardCommand;
         use crate::board::Src;
@@ -225,36 +253,76 @@ impl Server {
         if self.found && !self.board_seen.swap(true, std::sync::atomic::Ordering::SeqCst) {
             self.warn(ops::board::seen(&repo, &branch).as_slice());
         }
-        let need = |v: Option<String>, what: &str| {
-            v.filter(|s| !s.trim().is_empty()).ok_or_else(|| anyhow::anyhow!("{what} is required for this command"))
+        let command = match args.command {
+            BoardCommand::GetBoard => "get_board",
+            BoardCommand::Get => "get",
+            BoardCommand::Add => "add",
+            BoardCommand::Prune => "prune",
         };
-        match args.command {
+        let need = |v: Option<String>, what: &str| {
+            v.filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| anyhow::anyhow!("{what} is required for command {command}"))
+        };
+        let mut reply = match args.command {
             BoardCommand::GetBoard => {
                 let report = ops::board::list(&repo, &branch);
                 let mut reply = self.reply(&report)?;
-                reply.text = crate::board::render(report.board())
-                    .unwrap_or_else(|| format!("The context board of branch {branch} is empty."));
-                Ok(reply)
+                let board = report.board();
+                reply.text = match crate::board::render(board) {
+                    Some(table) => format!(
+                        "Context board of branch {branch} ({}/{} items):\n{table}",
+                        board.items.len(),
+                        crate::board::CAPACITY
+                    ),
+                    None => format!("The context board of branch {branch} is empty."),
+                };
+                return Ok(reply);
             }
             BoardCommand::Get => {
-                let src = match need(args.src, "src (agent or user)")?.trim() {
-                    "agent" => Src::Agent,
-                    "user" => Src::User,
-                    other => anyhow::bail!("src must be agent or user, not {other:?}"),
-                };
                 let name = need(args.name, "name")?;
-                self.reply(&ops::board::get(&repo, &branch, name.trim(), Some(src))?)
+                let name = name.trim();
+                let src = match args.src {
+                    Some(src) => Some(src),
+                    None => self.board_src(&repo, &branch, name)?,
+                };
+                self.reply(&ops::board::get(&repo, &branch, name, src)?)?
             }
             BoardCommand::Add => {
                 let (name, description) = (need(args.name, "name")?, need(args.description, "description")?);
                 let context = need(args.context, "context")?;
                 let report = ops::board::add(&repo, &branch, Src::Agent, name.trim(), &description, &context, true)?;
-                self.written(&report, report.redacted())
+                let mut reply = self.written(&report, report.redacted())?;
+                on_branch(&mut reply, &branch);
+                return Ok(reply);
             }
             BoardCommand::Prune => {
                 let name = need(args.name, "name")?;
-                self.reply(&ops::board::remove(&repo, &branch, name.trim(), None, Some(Src::Agent))?)
+                let mut reply =
+                    self.reply(&ops::board::remove(&repo, &branch, name.trim(), None, Some(Src::Agent))?)?;
+                on_branch(&mut reply, &branch);
+                return Ok(reply);
             }
+        };
+        if let Value::Object(map) = &mut reply.json {
+            map.insert("branch".into(), Value::from(branch));
+        }
+        Ok(reply)
+    }
+
+    /// Returns the src of the one item named `name` on the board of `branch`, for a `get` that
+    /// gave none; `None` when no item has the name (the get then says it is not found). Two items
+    /// of that name are an error listing the srcs to choose from.
+    fn board_src(&self, repo: &crate::repo::Repo, branch: &str, name: &str) -> Result<Option<crate::board::Src>> {
+        let report = ops::board::list(repo, branch);
+        let srcs: Vec<&str> = report.board().items.iter().filter(|i| i.name == name).map(|i| i.src.as_str()).collect();
+        match srcs.as_slice() {
+            [] => Ok(None),
+            [_] => Ok(report.board().items.iter().find(|i| i.name == name).map(|i| i.src)),
+            many => anyhow::bail!(
+                "{} board items on branch {branch} are named {name}: give src {} to say which",
+                many.len(),
+                many.join(" or src ")
+            ),
         }
     }
 
@@ -284,7 +352,16 @@ impl Server {
                 anyhow::bail!("name the record to vote on: give its id (e.g. mem-1a2b3c4d) or its exact fact")
             }
         };
-        let report = ops::vote::vote_on(&self.repo_to_write()?, target, direction, reason, true)?;
+        let report = match ops::vote::vote_on(&self.repo_to_write()?, target, direction, reason, true) {
+            // The CLI's message points to `kb list`, which an agent cannot run.
+            Err(e) if e.downcast_ref::<ops::vote::MarkdownVote>().is_some() => anyhow::bail!(
+                "memory {} is a markdown memory: votes apply to Copilot records only (ids such as mem-1a2b3c4d). To \
+                 correct a markdown memory, save the right fact with save_memory and delete the wrong one with \
+                 forget_memory",
+                id.unwrap_or_default().trim()
+            ),
+            other => other?,
+        };
         self.written(&report, report.redacted())
     }
 
@@ -326,6 +403,16 @@ pub fn error_message(e: &anyhow::Error) -> String {
         ),
         _ => message,
     }
+}
+
+/// Names a board's branch in a reply: `"branch"` in the JSON, and at the end of the text's first
+/// line (`✓ Added agent item x (3/25 items) on branch main`).
+fn on_branch(reply: &mut Reply, branch: &str) {
+    if let Value::Object(map) = &mut reply.json {
+        map.insert("branch".into(), Value::from(branch));
+    }
+    let end = reply.text.find('\n').unwrap_or(reply.text.len());
+    reply.text.insert_str(end, &format!(" on branch {branch}"));
 }
 
 /// Adds a line to a reply's text naming the secret rules in its JSON's `"redacted"`, if any.
@@ -409,13 +496,18 @@ mod tests {
         assert_eq!(message(bad_agent), "invalid agent name 'a/b': an agent name cannot contain '/' or '\\'");
         let saved = save("We always rebase before merging", &["pattern"]).unwrap();
         assert_eq!(saved.json["action"], "saved");
-        let listed = server.list().unwrap();
+        use crate::mcp::ToolArgs;
+        let listed = server.list(crate::mcp::ListMemoriesArgs::from_value(serde_json::json!({})).unwrap()).unwrap();
         assert_eq!(listed.json["count"], 1);
         assert!(listed.text.starts_with("Total memories: 1/200\n\n**001** ("), "{}", listed.text);
         assert!(listed.text.ends_with(") [pattern] : We always rebase before merging"), "{}", listed.text);
         let forgot = server.forget(" 1 ").unwrap();
         assert_eq!((forgot.json["deleted"].as_u64(), forgot.json["store"].as_str()), (Some(1), Some("md")));
         assert!(forgot.text.starts_with("✓ Deleted memory 1: "), "{}", forgot.text);
+    }
+
+    fn store_args(subject: &str, fact: String, reason: String) -> super::super::StoreMemoryArgs {
+        super::super::StoreMemoryArgs { subject: subject.into(), fact, citations: vec![], reason, category: None }
     }
 
     fn github_pat() -> String {
@@ -466,7 +558,7 @@ mod tests {
     fn vote_takes_an_id_or_an_exact_fact() {
         let dir = tempfile::tempdir().unwrap();
         let server = server(dir.path());
-        let stored = server.store("build".into(), "Run .ci/run".into(), vec![], "CI runs it".into()).unwrap();
+        let stored = server.store(store_args("build", "Run .ci/run".into(), "CI runs it".into())).unwrap();
         let id = stored.json["memory_id"].as_str().unwrap().to_string();
         let up = server.vote(Some(&id), None, Direction::Up, "right").unwrap();
         assert_eq!(up.json["votes"], serde_json::json!({"up": 1, "down": 0}));
@@ -495,7 +587,7 @@ mod tests {
         assert!(proposed.text.ends_with(note), "{}", proposed.text);
         let aws = ["AKIA", "ZZZZEXAMPLE2345Q"].concat();
         let stored =
-            server.store("deploy".into(), format!("Key {aws}"), vec![], format!("token {}", github_pat())).unwrap();
+            server.store(store_args("deploy", format!("Key {aws}"), format!("token {}", github_pat()))).unwrap();
         assert_eq!(stored.json["redacted"], serde_json::json!(["aws-access-token", "github-pat"]));
         assert!(
             stored.text.ends_with("\nSecrets redacted (rules aws-access-token, github-pat): kb keeps [REDACTED:<rule>] in place of each secret, never the secrets themselves."),

@@ -430,12 +430,19 @@ impl ListFilter {
 /// JSON: `{"count":N, "limit":MAX, "counts":{"md":N,"copilot":N}, "memories":[ITEM...]}`, the
 /// items streamed one by one. With a [`ListFilter`], `count` and `counts.md` count the memories
 /// listed.
+///
+/// As a page ([`ListReport::page`], MCP `list_memories`): at most N items, the memories first;
+/// each line gives the whole first line, not co-cli's 80 characters; the JSON adds `"total"`
+/// (every item the filter keeps) and each item's `"content"` (a record's fact), and `count` and
+/// `counts` count the items given.
 pub struct ListReport<'a> {
     loaded: &'a Loaded,
     records: Option<Records<'a>>,
     /// The markdown memories, by id (then file name).
     order: Vec<Pos>,
     filter: ListFilter,
+    /// The most items given, for a page; `None`: all of them, as `kb list` gives them.
+    page: Option<usize>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -453,7 +460,39 @@ pub fn list<'a>(loaded: &'a Loaded, filter: &ListFilter) -> ListReport<'a> {
             index.id_at(a).cmp(&index.id_at(b)).then_with(|| index.file_name_at(a).cmp(index.file_name_at(b)))
         });
     }
-    ListReport { loaded, records, order, filter: filter.clone(), diagnostics }
+    ListReport { loaded, records, order, filter: filter.clone(), page: None, diagnostics }
+}
+
+impl ListReport<'_> {
+    /// Returns the list as a page of at most `limit` items, for an agent (see [`ListReport`]).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub fn page(mut self, limit: usize) -> Self {
+        self.page = Some(limit);
+        self
+    }
+
+    /// Returns how many memories and how many records the filter keeps.
+    fn totals(&self) -> (usize, usize) {
+        (self.order.len(), self.records.as_ref().map_or(0, |r| r.len()))
+    }
+
+    /// Returns how many memories and how many records are given: all, or a page's first ones.
+    fn shown(&self) -> (usize, usize) {
+        let (md, copilot) = self.totals();
+        match self.page {
+            None => (md, copilot),
+            Some(limit) => (md.min(limit), copilot.min(limit.saturating_sub(md))),
+        }
+    }
+
+    /// Returns the line a list gives for `content`: co-cli's summary, or for a page the whole
+    /// first line.
+    fn line(&self, content: &str) -> String {
+        match self.page {
+            None => summary(content),
+            Some(_) => content.lines().next().unwrap_or("").to_string(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -471,6 +510,9 @@ struct ListItem<'a> {
     memory_type: &'static str,
     importance: &'static str,
     agent: Option<&'a str>,
+    /// The whole content, in a page only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
 }
 
 /// One record in `list` JSON: the `list` item keys (docs/formats.md, JSON output) plus the record's
@@ -489,6 +531,9 @@ struct RecordListItem<'r> {
     line: usize,
     subject: &'r str,
     votes: Votes,
+    /// The whole fact, in a page only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'r str>,
 }
 
 /// The markdown items, then the Copilot records, serialised one by one.
@@ -498,11 +543,12 @@ impl Serialize for ListItems<'_, '_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
         let report = self.0;
-        let copilot_len = report.records.as_ref().map_or(0, |r| r.len());
-        let mut seq = s.serialize_seq(Some(report.order.len() + copilot_len))?;
+        let (md_shown, copilot_shown) = report.shown();
+        let paged = report.page.is_some();
+        let mut seq = s.serialize_seq(Some(md_shown + copilot_shown))?;
         if let Some(index) = &report.loaded.index {
             let dir = std::path::absolute(&index.dir).unwrap_or_else(|_| index.dir.clone());
-            for &p in &report.order {
+            for &p in &report.order[..md_shown] {
                 let m = index.at(p);
                 seq.serialize_element(&ListItem {
                     store: "md",
@@ -510,19 +556,20 @@ impl Serialize for ListItems<'_, '_> {
                     created: m.created,
                     updated: m.updated,
                     category: detect_category(&m.tags),
-                    summary: summary(m.content),
+                    summary: report.line(m.content),
                     decay_protected: m.decay_protected,
                     path: dir.join(m.file_name).display().to_string(),
                     memory_type: m.effective_type().as_str(),
                     importance: m.effective_importance().as_str(),
                     agent: m.agent,
                     tags: m.tags,
+                    content: paged.then_some(m.content),
                 })?;
             }
         }
         if let Some(all) = &report.records {
             let path = abs(&all.file.path);
-            for r in all.iter() {
+            for r in all.iter().take(copilot_shown) {
                 seq.serialize_element(&RecordListItem {
                     store: COPILOT,
                     id: r.id,
@@ -530,12 +577,13 @@ impl Serialize for ListItems<'_, '_> {
                     updated: r.updated,
                     tags: &[],
                     category: r.category,
-                    summary: summary(r.fact),
+                    summary: report.line(r.fact),
                     decay_protected: false,
                     path: &path,
                     line: r.line(),
                     subject: r.subject,
                     votes: r.votes,
+                    content: paged.then_some(r.fact),
                 })?;
             }
         }
@@ -553,14 +601,19 @@ impl Serialize for ListReport<'_> {
         #[derive(Serialize)]
         struct ListJson<'x, 'a> {
             count: usize,
+            /// Every item the filter keeps, in a page only.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            total: Option<usize>,
             limit: u64,
             /// How many of `memories` each store holds.
             counts: Counts,
             memories: ListItems<'x, 'a>,
         }
-        let counts = Counts { md: self.order.len(), copilot: self.records.as_ref().map_or(0, |r| r.len()) };
-        let count = counts.md + counts.copilot;
-        ListJson { count, limit: self.loaded.limit, counts, memories: ListItems(self) }.serialize(s)
+        let (md, copilot) = self.shown();
+        let total = self.page.map(|_| self.totals().0 + self.totals().1);
+        let counts = Counts { md, copilot };
+        ListJson { count: md + copilot, total, limit: self.loaded.limit, counts, memories: ListItems(self) }
+            .serialize(s)
     }
 }
 
@@ -570,7 +623,7 @@ impl Report for ListReport<'_> {
         let Some(index) = &self.loaded.index else {
             // Narrowed to the Copilot store.
             return match &self.records {
-                Some(all) if !all.is_empty() => write_record_list(v, all, w),
+                Some(all) if !all.is_empty() => self.write_records(v, all, w),
                 Some(all) if all.file.exists => writeln!(w, "No Copilot memories found in {}.", v.rel(&all.file.path)),
                 _ => writeln!(w, "No Copilot memories saved yet in {}.", self.loaded.root.display()),
             };
@@ -587,7 +640,7 @@ impl Report for ListReport<'_> {
             writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
             if let Some(c) = copilot {
                 writeln!(w)?;
-                write_record_list(v, c, w)?;
+                self.write_records(v, c, w)?;
             }
             return Ok(());
         }
@@ -597,7 +650,7 @@ impl Report for ListReport<'_> {
         } else {
             write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.loaded.limit)?;
         }
-        for &p in &self.order {
+        for &p in &self.order[..self.shown().0] {
             let m = index.at(p);
             write!(w, "**{:03}** ({}", m.id, chars_prefix(m.created, 10))?;
             if let Some(u) = m.updated {
@@ -610,11 +663,11 @@ impl Report for ListReport<'_> {
             if m.decay_protected {
                 w.write_all(" 🔒".as_bytes())?;
             }
-            writeln!(w, " : {}", v.clean(&summary(m.content)))?;
+            writeln!(w, " : {}", v.clean(&self.line(m.content)))?;
         }
         if let Some(c) = copilot {
             w.write_all(b"\n")?;
-            write_record_list(v, c, w)?;
+            self.write_records(v, c, w)?;
         }
         Ok(())
     }
@@ -624,25 +677,28 @@ impl Report for ListReport<'_> {
     }
 }
 
-/// Writes the human `list` of the Copilot store: a header, then one line per record in file order.
-fn write_record_list(v: &View, all: &Records<'_>, w: &mut dyn Write) -> io::Result<()> {
-    writeln!(w, "Copilot memories: {}\n", all.len())?;
-    for r in all.iter() {
-        write!(w, "**{}**", v.clean(r.id))?;
-        if let Some(c) = r.created {
-            write!(w, " ({}", chars_prefix(c, 10))?;
-            if let Some(u) = r.updated {
-                write!(w, " → {}", chars_prefix(u, 10))?;
+impl ListReport<'_> {
+    /// Writes the human `list` of the Copilot store: a header, then one line per record given, in
+    /// file order.
+    fn write_records(&self, v: &View, all: &Records<'_>, w: &mut dyn Write) -> io::Result<()> {
+        writeln!(w, "Copilot memories: {}\n", all.len())?;
+        for r in all.iter().take(self.shown().1) {
+            write!(w, "**{}**", v.clean(r.id))?;
+            if let Some(c) = r.created {
+                write!(w, " ({}", chars_prefix(c, 10))?;
+                if let Some(u) = r.updated {
+                    write!(w, " → {}", chars_prefix(u, 10))?;
+                }
+                w.write_all(b")")?;
             }
-            w.write_all(b")")?;
+            write!(w, " [{}]", v.clean(r.subject))?;
+            if r.votes != Votes::default() {
+                write!(w, " +{}/-{}", r.votes.up, r.votes.down)?;
+            }
+            writeln!(w, " : {}", v.clean(&self.line(r.fact)))?;
         }
-        write!(w, " [{}]", v.clean(r.subject))?;
-        if r.votes != Votes::default() {
-            write!(w, " +{}/-{}", r.votes.up, r.votes.down)?;
-        }
-        writeln!(w, " : {}", v.clean(&summary(r.fact)))?;
+        Ok(())
     }
-    Ok(())
 }
 
 /// `kb show`: one memory or record in full. JSON: `MEMORY` (a record's adds its own keys).

@@ -59,9 +59,9 @@ pub fn vote_on(
     let voted = crate::copilot::RecordStore::new(repo).vote(&mut txn, target, direction, &reason, redacted);
     drop(txn);
     let out = match (voted, target) {
-        (Err(KbError::NotFound { .. }), VoteTarget::Id(id)) if markdown_has(repo, id) => anyhow::bail!(
-            "memory {id} is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)"
-        ),
+        (Err(KbError::NotFound { .. }), VoteTarget::Id(id)) if markdown_has(repo, id) => {
+            return Err(MarkdownVote { id: id.to_string() }.into());
+        }
         (other, _) => other?,
     };
     Ok(VoteReport {
@@ -73,6 +73,14 @@ pub fn vote_on(
         store: COPILOT,
         redacted: out.redacted,
     })
+}
+
+/// A vote on an id that names a markdown memory: votes are for Copilot records. Typed, so that a
+/// face can word it for its own users (MCP points to its tools, not to `kb list`).
+#[derive(Debug, thiserror::Error)]
+#[error("memory {id} is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)")]
+pub struct MarkdownVote {
+    pub id: String,
 }
 
 /// Returns whether a markdown memory has this integer id.

@@ -120,6 +120,22 @@ mod with_mcp {
         }
     }
 
+    /// Asserts that a `list_memories` result, given whole, is what `kb list ARGS` says: the same
+    /// text, and the same JSON but for `total` (here equal to `count`) and each item's `content`.
+    fn assert_list_parity(result: CallToolResult, env: &TestEnv, args: &[&str]) {
+        let (text, mut json) = ok(result);
+        let list: Vec<&str> = std::iter::once("list").chain(args.iter().copied()).collect();
+        let ((cli, _), (cli_json, _)) = cli(env, &list);
+        assert_eq!(format!("{text}\n"), cli.ok().stdout, "text differs from the CLI");
+        assert_eq!(json["total"], json["count"], "{json}");
+        let map = json.as_object_mut().unwrap();
+        map.remove("total");
+        for item in map["memories"].as_array_mut().unwrap() {
+            assert!(item.as_object_mut().unwrap().remove("content").is_some_and(|c| c.is_string()), "{item}");
+        }
+        assert_eq!(json, cli_json.ok().json(), "JSON differs from the CLI");
+    }
+
     /// Writes the global and the project context files.
     fn write_contexts(env: &TestEnv) {
         let global = env.home().join(".config/co-cli/knowledge/context.md");
@@ -150,6 +166,7 @@ mod with_mcp {
                 "context_board",
                 "forget_memory",
                 "get_context",
+                "get_memory",
                 "list_memories",
                 "propose_decision",
                 "recall_memory",
@@ -175,6 +192,7 @@ mod with_mcp {
         assert_eq!(required("list_memories"), Vec::<String>::new());
         assert_eq!(required("get_context"), Vec::<String>::new());
         assert_eq!(required("forget_memory"), ["id"]);
+        assert_eq!(required("get_memory"), ["id"]);
         assert_eq!(required("store_memory"), ["fact", "reason", "subject"]);
         assert_eq!(required("propose_decision"), ["text", "type"]);
         assert_eq!(required("update_session"), ["summary"]);
@@ -217,7 +235,7 @@ mod with_mcp {
                 assert!(!schema.to_string().contains("$ref"), "{}.{field}: inline schemas only", tool.name);
             }
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
-            let expect = matches!(tool.name.as_ref(), "recall_memory" | "list_memories" | "get_context");
+            let expect = matches!(tool.name.as_ref(), "recall_memory" | "list_memories" | "get_context" | "get_memory");
             assert_eq!(read_only, Some(expect), "{}: readOnlyHint", tool.name);
         }
         // The save guidance covers when to save and when not.
@@ -230,6 +248,58 @@ mod with_mcp {
         }
         let recall = tools.iter().find(|t| t.name == "recall_memory").unwrap().description.clone().unwrap();
         assert!(recall.contains("without being asked"));
+        // save_memory and store_memory say when to use which.
+        let description = |name: &str| tools.iter().find(|t| t.name == name).unwrap().description.clone().unwrap();
+        assert!(description("save_memory").contains("file:line citations, use store_memory instead"));
+        assert!(description("store_memory").contains("rather than save_memory when the fact is about the code"));
+        // The board is per branch, and says so.
+        assert!(description("context_board").contains("one board per branch"));
+        // Every tool takes only the arguments it names.
+        for tool in &tools {
+            assert_eq!(tool.input_schema.get("additionalProperties"), Some(&json!(false)), "{}", tool.name);
+        }
+        client.cancel().await.unwrap();
+    }
+
+    /// The instructions sent at initialize tell an agent where to start (get_context with its
+    /// files) and which tool is for what; the context resource's description names what it holds.
+    #[tokio::test(flavor = "current_thread")]
+    async fn instructions_start_with_get_context_and_the_resource_names_its_layers() {
+        let env = env();
+        let client = connect(&env, legacy()).await;
+        let instructions = client.peer_info().and_then(|i| i.instructions.clone()).expect("instructions");
+        let start = "At the start of a task, call get_context with the files you are about to work on (for)";
+        assert!(instructions.contains(start), "{instructions}");
+        let first_tool = ["recall_memory", "get_memory", "save_memory", "store_memory", "propose_decision"]
+            .iter()
+            .filter_map(|t| instructions.find(t))
+            .min();
+        assert!(instructions.find("get_context") < first_tool, "get_context comes first: {instructions}");
+        for (tool, use_for) in [
+            ("recall_memory", "to look up specifics"),
+            ("get_memory", "to read one memory, record or decision in full"),
+            ("save_memory", "keeps a durable fact about the repository"),
+            ("store_memory", "instead when the fact is about the code and you can cite where it holds (file:line"),
+            ("propose_decision", "proposes a boundary the whole team should follow"),
+            ("context_board", "keeps short notes for the agents working on the same git branch"),
+        ] {
+            assert!(instructions.contains(&format!("{tool} {use_for}")), "{tool}: {instructions}");
+        }
+        let resources = client.list_all_resources().await.unwrap();
+        let description = resources[0].description.clone().expect("a description");
+        for layer in [
+            "decisions",
+            "context files",
+            "Copilot records",
+            "scoped instructions",
+            "Core Context",
+            "Hot Memories",
+            "Learnings",
+            "session",
+        ] {
+            assert!(description.contains(layer), "{layer}: {description}");
+        }
+        assert!(!description.contains("context files + Copilot records"), "{description}");
         client.cancel().await.unwrap();
     }
 
@@ -291,7 +361,7 @@ mod with_mcp {
         let result = call(&client, "recall_memory", json!({"query": "python"})).await;
         assert_eq!(ok(result).1["count"], 2, "max_results defaults to 5");
         let result = call(&client, "list_memories", json!({})).await;
-        assert_parity(result, &env, cli(&env, &["list"]));
+        assert_list_parity(result, &env, &[]);
 
         // forget: by id, integer or string; the file goes; a second time is a tool error.
         let (text, json) = ok(call(&client, "forget_memory", json!({"id": 1})).await);
@@ -304,7 +374,7 @@ mod with_mcp {
         assert_parity(result, &env, cli(&env, &["forget", "seven"]));
         ok(call(&client, "forget_memory", json!({"id": "7"})).await);
         let result = call(&client, "list_memories", json!({})).await;
-        assert_parity(result, &env, cli(&env, &["list"]));
+        assert_list_parity(result, &env, &[]);
         assert_eq!(env.memory_files(), ["002-we-decided-to-release-from-main-only.md"]);
 
         // store_memory: a Copilot record, as `kb save --store copilot` stores it.
@@ -363,7 +433,7 @@ mod with_mcp {
             assert_parity(result, &env, cli(&env, &["recall", query]));
         }
         let result = call(&client, "list_memories", json!({})).await;
-        assert_parity(result, &env, cli(&env, &["list"]));
+        assert_list_parity(result, &env, &[]);
 
         // forget_memory takes a record's id too.
         let result = call(&client, "forget_memory", json!({"id": id})).await;
@@ -399,11 +469,11 @@ mod with_mcp {
 
         // Arguments that do not fit the schema: a tool error, and the server carries on.
         let message = failed(call(&client, "save_memory", json!({"tags": ["x"]})).await);
-        assert!(message.contains("missing field `content`"), "{message}");
+        assert_eq!(message, "content is required: a string");
         let message = failed(call(&client, "recall_memory", json!({"query": "x", "max_results": -1})).await);
-        assert!(message.contains("max_results") || message.contains("invalid value"), "{message}");
+        assert_eq!(message, "max_results must be a whole number from 1 to 100, not -1");
         let message = failed(call(&client, "forget_memory", json!({"id": [1]})).await);
-        assert!(message.contains("expected an id"), "{message}");
+        assert_eq!(message, "id must be a memory's number (e.g. 7) or a record's id (e.g. \"mem-1a2b3c4d\"), not [1]");
 
         // store_memory refuses what `kb save --store copilot` refuses, with the same message.
         for (args, cli_args) in [
@@ -421,7 +491,7 @@ mod with_mcp {
             assert_parity(result, &env, cli_write(&twin, &twin_json, &cli_args));
         }
         let message = failed(call(&client, "store_memory", json!({"subject": "s", "fact": "f"})).await);
-        assert!(message.contains("missing field"), "{message}");
+        assert_eq!(message, "reason is required: a string");
 
         // Still alive.
         ok(call(&client, "list_memories", json!({})).await);
@@ -463,7 +533,9 @@ mod with_mcp {
         assert!(rewritten.contains("updated_by: agent:rmcp\n"), "{rewritten}");
 
         // The same for a Copilot record.
-        let args = json!({"subject": "build", "fact": "Run make before pushing!", "reason": "seen"});
+        // Copilot's agents send a category: it is stored.
+        let args =
+            json!({"subject": "build", "fact": "Run make before pushing!", "reason": "seen", "category": "general"});
         let (text, json) = ok(call(&client, "store_memory", args).await);
         assert_eq!(json["action"], "saved", "{text}");
         assert_eq!(
@@ -474,6 +546,7 @@ mod with_mcp {
         let lines = env.read(&env.root().join(".github/copilot-memories.jsonl"));
         assert!(lines.starts_with(record), "{lines}");
         assert!(lines.lines().nth(1).unwrap().contains("\"created_by\":\"agent:rmcp\""), "{lines}");
+        assert!(lines.lines().nth(1).unwrap().contains("\"category\":\"general\""), "{lines}");
         let args = json!({"subject": "build", "fact": "run make  before pushing", "reason": "seen"});
         let (_, json) = ok(call(&client, "store_memory", args).await);
         assert_eq!((json["action"].as_str(), json["memory_id"].as_str()), (Some("exists"), Some("mem-1")));
@@ -656,7 +729,7 @@ mod with_mcp {
         let (_, json) = ok(call(&client, "get_context", json!({"max_tokens": 100})).await);
         assert!(json["tokens"].as_u64().unwrap() <= 100 && json["max_tokens"] == 100, "{json}");
         let message = failed(call(&client, "get_context", json!({"max_tokens": 5})).await);
-        assert!(message.contains("at least 100"), "{message}");
+        assert_eq!(message, "max_tokens must be a whole number from 100 to 4294967295, not 5");
         let message = failed(call(&client, "get_context", json!({"agent": "a/b"})).await);
         assert!(message.contains("agent name"), "{message}");
         let message = failed(call(&client, "get_context", json!({"for": ["../x.rs"]})).await);
@@ -722,9 +795,9 @@ mod with_mcp {
         let cli = env.kb(&["decision", "add", "   ", "--type", "scope"]).err();
         assert_eq!(format!("error: {message}\n"), cli.stderr);
         let message = failed(call(&client, "propose_decision", json!({"text": "x", "type": "strategic"})).await);
-        assert!(message.contains("unknown variant `strategic`"), "{message}");
+        assert_eq!(message, "type must be architectural, scope, process or technical, not \"strategic\"");
         let message = failed(call(&client, "propose_decision", json!({"text": "x"})).await);
-        assert!(message.contains("missing field `type`"), "{message}");
+        assert_eq!(message, "type is required: architectural, scope, process or technical");
         client.cancel().await.unwrap();
     }
 
@@ -828,17 +901,14 @@ mod with_mcp {
         let result =
             call(&client, "vote_memory", json!({"id": "mem-00000000", "direction": "up", "reason": "r"})).await;
         assert_parity(result, &env, cli(&env, &["vote", "mem-00000000", "up", "--reason", "r"]));
-        env.memory(3, "A markdown memory", &days_ago(1.0), &[]);
-        let result = call(&client, "vote_memory", json!({"id": "3", "direction": "down", "reason": "r"})).await;
-        assert_parity(result, &env, cli(&env, &["vote", "3", "down", "--reason", "r"]));
         let message =
             failed(call(&client, "vote_memory", json!({"id": id, "direction": "sideways", "reason": "r"})).await);
-        assert!(message.contains("unknown variant `sideways`"), "{message}");
+        assert_eq!(message, "direction must be up or down, not \"sideways\"");
         client.cancel().await.unwrap();
     }
 
     /// context_board works as Copilot CLI's context board tool, whose design kb follows (the test's
-    /// name calls that design "the seed"): get_board lists metadata, get needs src and name and
+    /// name calls that design "the seed"): get_board lists metadata, get takes src and name and
     /// counts the read, add writes an agent item, prune deletes agent items only; the first board
     /// request of a process counts one more view of every item.
     #[tokio::test(flavor = "current_thread")]
@@ -849,14 +919,11 @@ mod with_mcp {
         let client = connect(&env, legacy()).await;
         let (text, json) = ok(call(&client, "context_board", json!({"command": "get_board"})).await);
         assert!(
-            text.starts_with("<dynamic_context_board>\n")
+            text.starts_with("Context board of branch main (1/25 items):\n<dynamic_context_board>\n")
                 && text.contains("| user | release-checklist | Steps to release | 0 | 1 |"),
             "{text}"
         );
         assert_eq!(json["count"], 1);
-        let message =
-            failed(call(&client, "context_board", json!({"command": "get", "name": "release-checklist"})).await);
-        assert!(message.contains("src"), "{message}");
         let (text, _) =
             ok(call(&client, "context_board", json!({"command": "get", "src": "user", "name": "release-checklist"}))
                 .await);
@@ -873,9 +940,318 @@ mod with_mcp {
         assert_eq!(json["items"][0]["read_count"], 1);
         assert_eq!(json["items"][0]["count"], 1, "one view per process");
         let message = failed(call(&client, "context_board", json!({"command": "add", "name": "x"})).await);
-        assert!(message.contains("description is required"), "{message}");
+        assert_eq!(message, "description is required for command add");
         let message = failed(call(&client, "context_board", json!({})).await);
-        assert!(message.contains("missing field `command`"), "{message}");
+        assert_eq!(message, "command is required: get_board, get, add or prune");
+        let message = failed(call(&client, "context_board", json!({"command": "get", "name": "x", "src": "me"})).await);
+        assert_eq!(message, "src must be agent or user, not \"me\"");
+        client.cancel().await.unwrap();
+    }
+
+    /// get_memory answers what `kb show ID` answers, for a memory (its id a number or a string)
+    /// and a record, and is an access as `kb show` is; `decision:N` answers what `kb decision show
+    /// N` answers, and is no access. Failures carry the CLI's message.
+    #[tokio::test(flavor = "current_thread")]
+    async fn get_memory_reads_a_memory_a_record_or_a_decision_in_full() {
+        let env = env();
+        let long = format!("{}and more", "The release checklist lives in docs/release.md, ".repeat(3));
+        let content = format!("{long}\nStep one: bump the version.");
+        env.memory(4, &content, &days_ago(1.0), &["pattern", "release"]);
+        env.write(
+            ".github/copilot-memories.jsonl",
+            "{\"id\":\"mem-1\",\"subject\":\"ci\",\"fact\":\"nextest runs every test\",\"citations\":[\".config/nextest.toml:1\"],\"reason\":\"r\"}\n",
+        );
+        env.kb(&["decision", "add", "Only the api crate talks HTTP", "--type", "scope"]).ok();
+        let client = connect(&env, legacy()).await;
+
+        let (text, json) = ok(call(&client, "get_memory", json!({"id": 4})).await);
+        assert!(text.ends_with(&format!("\n\n{content}")), "the whole content: {text}");
+        assert_eq!(json["content"], content.as_str());
+        assert_eq!(access_lines(&env), [json!({"id": 4, "store": "md", "at": NOW})], "an access, as kb show is");
+        for (id, cli_id) in [(json!(4), "4"), (json!(" 4 "), "4"), (json!("mem-1"), "mem-1")] {
+            let result = call(&client, "get_memory", json!({"id": id})).await;
+            assert_parity(result, &env, cli(&env, &["show", cli_id]));
+        }
+        let accesses = access_lines(&env).len();
+        let result = call(&client, "get_memory", json!({"id": "decision:1"})).await;
+        assert_parity(result, &env, cli(&env, &["decision", "show", "1"]));
+        let (text, json) = ok(call(&client, "get_memory", json!({"id": "decision:1"})).await);
+        assert!(text.starts_with("Decision 1 (") && text.ends_with("\n\nOnly the api crate talks HTTP"), "{text}");
+        assert_eq!((json["status"].as_str(), json["type"].as_str()), (Some("active"), Some("scope")), "{json}");
+        assert_eq!(access_lines(&env).len(), accesses, "a decision is not an access");
+
+        // Not found, as the CLI says it; a bad id is named.
+        for (id, cli_args) in [
+            (json!(9), vec!["show", "9"]),
+            (json!("mem-nope"), vec!["show", "mem-nope"]),
+            (json!("decision:9"), vec!["decision", "show", "9"]),
+        ] {
+            let result = call(&client, "get_memory", json!({"id": id})).await;
+            assert_parity(result, &env, cli(&env, &cli_args));
+        }
+        let message = failed(call(&client, "get_memory", json!({"id": 1.5})).await);
+        assert_eq!(
+            message,
+            "id must be a memory's number (e.g. 7), a record's id (e.g. \"mem-1a2b3c4d\") or \"decision:N\", not 1.5"
+        );
+        let message = failed(call(&client, "get_memory", json!({})).await);
+        assert!(message.starts_with("id is required: a memory's number"), "{message}");
+        client.cancel().await.unwrap();
+    }
+
+    /// list_memories filters by store, type and agent as `kb list` does, gives at most `limit`
+    /// items (default 50; a number or a string) and always the total, and never cuts a line.
+    #[tokio::test(flavor = "current_thread")]
+    async fn list_memories_filters_limits_and_gives_whole_lines() {
+        let env = env();
+        let long = format!("Release steps: {}done", "bump the version, tag it, push the tag, ".repeat(3));
+        env.memory(1, &format!("{long}\nThen announce it."), &days_ago(3.0), &["pattern"]);
+        env.memory(3, "Deploys go through staging", &days_ago(1.0), &["context"]);
+        env.kb(&["save", "Reviewers check the changelog", "--type", "core_context", "--agent", "reviewer"]).ok();
+        env.write(
+            ".github/copilot-memories.jsonl",
+            "{\"id\":\"mem-1\",\"subject\":\"ci\",\"fact\":\"nextest runs every test\"}\n\
+             {\"id\":\"mem-2\",\"subject\":\"build\",\"fact\":\"make ci builds everything\"}\n",
+        );
+        let client = connect(&env, legacy()).await;
+
+        // Everything, lines whole: kb list cuts the long one, list_memories does not.
+        let (text, json) = ok(call(&client, "list_memories", json!({})).await);
+        assert_eq!((json["count"].as_u64(), json["total"].as_u64()), (Some(5), Some(5)));
+        assert!(text.contains(&format!("[pattern] : {long}\n")), "{text}");
+        assert!(!text.contains("...") && !text.contains("Showing"), "{text}");
+        assert!(env.kb(&["list"]).ok().stdout.contains("..."), "kb list cuts it");
+        assert_eq!(json["memories"][0]["summary"], long.as_str());
+        assert_eq!(json["memories"][0]["content"], format!("{long}\nThen announce it."));
+        assert_eq!(json["memories"][3]["content"], "nextest runs every test", "a record's content is its fact");
+
+        // A limit, as a number or a string: the memories first, the total given, the rest named.
+        let (text, json) = ok(call(&client, "list_memories", json!({"limit": 2})).await);
+        assert_eq!((json["count"].as_u64(), json["total"].as_u64()), (Some(2), Some(5)));
+        assert_eq!(json["counts"], json!({"md": 2, "copilot": 0}));
+        let ids: Vec<&Value> = json["memories"].as_array().unwrap().iter().map(|m| &m["id"]).collect();
+        assert_eq!(ids, [&json!(1), &json!(3)]);
+        assert!(text.starts_with("Total memories: 3/200\n\n**001** "), "{text}");
+        assert!(text.contains("\n\nCopilot memories: 2\n"), "{text}");
+        assert!(
+            text.ends_with("\n\nShowing 2 of 5 (limit 2): a higher limit shows more, recall_memory searches them all."),
+            "{text}"
+        );
+        let (text, json) = ok(call(&client, "list_memories", json!({"limit": "4"})).await);
+        assert_eq!(json["counts"], json!({"md": 3, "copilot": 1}));
+        assert!(text.contains("**mem-1** [ci] : nextest runs every test") && !text.contains("mem-2"), "{text}");
+
+        // The filters are kb list's.
+        let result = call(&client, "list_memories", json!({"store": "copilot"})).await;
+        assert_list_parity(result, &env, &["--store", "copilot"]);
+        let (_, json) = ok(call(&client, "list_memories", json!({"store": ["md"], "limit": null})).await);
+        assert_eq!((json["count"].as_u64(), json["total"].as_u64()), (Some(3), Some(3)));
+        assert_eq!(json["counts"], json!({"md": 3, "copilot": 0}));
+        let result = call(&client, "list_memories", json!({"type": "core_context"})).await;
+        assert_list_parity(result, &env, &["--type", "core_context"]);
+        let result = call(&client, "list_memories", json!({"agent": "reviewer", "store": "md"})).await;
+        assert_list_parity(result, &env, &["--agent", "reviewer"]);
+
+        // Bad arguments are named; a misspelled limit is not ignored.
+        for (args, want) in [
+            (
+                json!({"type": "pattern", "store": "copilot"}),
+                "type and agent filter the markdown memories, and Copilot records have neither: leave out store, \
+                 or give store md",
+            ),
+            (json!({"limit": 0}), "limit must be a whole number from 1 to 1000, not 0"),
+            (
+                json!({"limt": 2}),
+                "list_memories has no argument \"limt\"; its arguments are store, type, agent and limit",
+            ),
+            (json!({"type": "lesson"}), "unknown type 'lesson': expected core_context, learning, pattern or update"),
+            (json!({"agent": "a/b"}), "invalid agent name 'a/b': an agent name cannot contain '/' or '\\'"),
+        ] {
+            assert_eq!(failed(call(&client, "list_memories", args.clone()).await), want, "{args}");
+        }
+        client.cancel().await.unwrap();
+    }
+
+    /// recall_memory narrows to a store as `kb recall --store` does (one store, or a list), and
+    /// takes max_results as a number or a string.
+    #[tokio::test(flavor = "current_thread")]
+    async fn recall_memory_narrows_to_a_store_and_takes_numbers_as_strings() {
+        let env = env();
+        env.memory(1, "Use nextest in CI", &days_ago(2.0), &[]);
+        env.memory(2, "Nextest profiles live in .config/nextest.toml", &days_ago(1.0), &[]);
+        env.write(
+            ".github/copilot-memories.jsonl",
+            "{\"id\":\"mem-1\",\"subject\":\"ci\",\"fact\":\"nextest runs every test\"}\n",
+        );
+        let client = connect(&env, legacy()).await;
+        for (args, cli_args) in [
+            (json!({"query": "nextest", "store": "copilot"}), vec!["recall", "nextest", "--store", "copilot"]),
+            (
+                json!({"query": "nextest", "store": "md", "max_results": "1"}),
+                vec!["recall", "nextest", "--store", "md", "-n", "1"],
+            ),
+            (json!({"query": "nextest", "store": ["md", "copilot"]}), vec!["recall", "nextest"]),
+            (json!({"query": "nextest", "store": null, "max_results": 2.0}), vec!["recall", "nextest", "-n", "2"]),
+        ] {
+            let result = call(&client, "recall_memory", args).await;
+            assert_parity(result, &env, cli(&env, &cli_args));
+        }
+        let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "store": "decision"})).await);
+        assert_eq!(message, "store must be md or copilot, or a list of them, not \"decision\"");
+        let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "max_results": 101})).await);
+        assert_eq!(message, "max_results must be a whole number from 1 to 100, not 101");
+        client.cancel().await.unwrap();
+    }
+
+    /// Every argument error is a tool error in a plain sentence that names the argument and what
+    /// it allows, never serde's wording; a number given as a string is accepted wherever a number
+    /// is, and an argument a tool does not take is named, never ignored.
+    #[tokio::test(flavor = "current_thread")]
+    async fn argument_errors_are_plain_sentences_and_numbers_may_be_strings() {
+        let env = env();
+        let client = connect(&env, legacy()).await;
+        for (tool, args, want) in [
+            (
+                "recall_memory",
+                json!({"query": "q", "max_results": "3x"}),
+                "max_results must be a whole number from 1 to 100, not \"3x\"",
+            ),
+            ("recall_memory", json!({"query": 3}), "query must be a string, not 3"),
+            ("recall_memory", json!({"max_results": 3}), "query is required: a string"),
+            (
+                "recall_memory",
+                json!({"query": "q", "limit": 3}),
+                "recall_memory has no argument \"limit\"; its arguments are query, max_results and store",
+            ),
+            ("list_memories", json!({"limit": 1001}), "limit must be a whole number from 1 to 1000, not 1001"),
+            (
+                "get_context",
+                json!({"max_tokens": "lots"}),
+                "max_tokens must be a whole number from 100 to 4294967295, not \"lots\"",
+            ),
+            ("get_context", json!({"decisions_only": "yes"}), "decisions_only must be true or false, not \"yes\""),
+            (
+                "get_context",
+                json!({"for": [1, 2]}),
+                "for must be a list of strings or one comma-separated string, not [1,2]",
+            ),
+            (
+                "save_memory",
+                json!({"content": "c", "tags": 5}),
+                "tags must be a list of strings or one comma-separated string, not 5",
+            ),
+            ("save_memory", json!({"content": "c", "importance": 3}), "importance must be a string, not 3"),
+            (
+                "store_memory",
+                json!({"subject": "s", "fact": "f", "reason": "r", "categroy": "general"}),
+                "store_memory has no argument \"categroy\"; its arguments are subject, fact, citations, reason and category",
+            ),
+            (
+                "vote_memory",
+                json!({"id": "mem-1", "direction": "wish", "reason": "r"}),
+                "direction must be up or down, not \"wish\"",
+            ),
+            ("update_session", json!({"summary": "s", "append": 1}), "append must be true or false, not 1"),
+            ("propose_decision", json!({"text": ["a"], "type": "scope"}), "text must be a string, not [\"a\"]"),
+            ("context_board", json!({"command": "list"}), "command must be get_board, get, add or prune, not \"list\""),
+            (
+                "forget_memory",
+                json!({"id": true}),
+                "id must be a memory's number (e.g. 7) or a record's id (e.g. \"mem-1a2b3c4d\"), not true",
+            ),
+        ] {
+            let message = failed(call(&client, tool, args.clone()).await);
+            assert_eq!(message, want, "{tool} {args}");
+            for serde in
+                ["invalid type", "expected", "unknown variant", "missing field", "unknown field", "`", "deserialize"]
+            {
+                assert!(!message.contains(serde), "{tool}: {message}");
+            }
+        }
+        // Numbers as strings.
+        let (_, json) = ok(call(&client, "get_context", json!({"max_tokens": "150"})).await);
+        assert_eq!(json["max_tokens"], 150);
+        ok(call(&client, "save_memory", json!({"content": "We always rebase"})).await);
+        let (_, json) = ok(call(&client, "recall_memory", json!({"query": "rebase", "max_results": "3"})).await);
+        assert_eq!(json["count"], 1);
+        let (_, json) = ok(call(&client, "list_memories", json!({"limit": "1"})).await);
+        assert_eq!(json["count"], 1);
+        let (_, json) = ok(call(&client, "get_memory", json!({"id": "1"})).await);
+        assert_eq!(json["id"], 1);
+        client.cancel().await.unwrap();
+    }
+
+    /// vote_memory on a markdown memory says votes are for Copilot records and how to correct a
+    /// memory over MCP, not which command to run (an agent cannot run one); the CLI keeps its own.
+    #[tokio::test(flavor = "current_thread")]
+    async fn vote_memory_on_a_markdown_memory_points_to_the_tools() {
+        let env = env();
+        env.memory(3, "A markdown memory", &days_ago(1.0), &[]);
+        let client = connect(&env, legacy()).await;
+        for id in [json!(3), json!("3")] {
+            let message =
+                failed(call(&client, "vote_memory", json!({"id": id, "direction": "down", "reason": "r"})).await);
+            assert_eq!(
+                message,
+                "memory 3 is a markdown memory: votes apply to Copilot records only (ids such as mem-1a2b3c4d). To \
+                 correct a markdown memory, save the right fact with save_memory and delete the wrong one with \
+                 forget_memory"
+            );
+            assert!(!message.contains("kb ") && !message.contains('`'), "{message}");
+        }
+        client.cancel().await.unwrap();
+        let cli = env.kb(&["vote", "3", "down", "--reason", "r"]).err();
+        assert_eq!(
+            cli.stderr,
+            "error: memory 3 is a markdown memory; votes apply to Copilot records (see `kb list --store copilot`)\n"
+        );
+    }
+
+    /// context_board `get` needs src only when an agent item and a user item share the name (then
+    /// the error lists both); the results name the branch, whose board it is.
+    #[tokio::test(flavor = "current_thread")]
+    async fn context_board_get_needs_src_only_for_a_shared_name_and_results_name_the_branch() {
+        let env = env();
+        std::fs::write(env.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        env.kb(&["board", "add", "release-checklist", "--description", "Steps to release", "1. bump"]).ok();
+        let client = connect(&env, legacy()).await;
+        let get = |src: Option<&str>| json!({"command": "get", "name": "release-checklist", "src": src});
+
+        let (text, json) = ok(call(&client, "context_board", get(None)).await);
+        assert_eq!(
+            (text.as_str(), json["src"].as_str(), json["branch"].as_str()),
+            ("1. bump", Some("user"), Some("main"))
+        );
+        let args =
+            json!({"command": "add", "name": "release-checklist", "description": "My steps", "context": "2. tag"});
+        let (text, json) = ok(call(&client, "context_board", args).await);
+        assert_eq!(text, "✓ Added agent item release-checklist (2/25 items) on branch main");
+        assert_eq!((json["action"].as_str(), json["branch"].as_str()), (Some("added"), Some("main")));
+        let message = failed(call(&client, "context_board", get(None)).await);
+        assert_eq!(
+            message,
+            "2 board items on branch main are named release-checklist: give src user or src agent to say which"
+        );
+        let (text, _) = ok(call(&client, "context_board", get(Some("agent"))).await);
+        assert_eq!(text, "2. tag");
+        let message = failed(call(&client, "context_board", json!({"command": "get", "name": "nope"})).await);
+        assert_eq!(message, "board item nope not found on branch main");
+        let (text, json) =
+            ok(call(&client, "context_board", json!({"command": "prune", "name": "release-checklist"})).await);
+        assert_eq!(text, "✓ Removed agent item release-checklist on branch main");
+        assert_eq!((json["src"].as_str(), json["branch"].as_str()), (Some("agent"), Some("main")));
+        let (text, _) = ok(call(&client, "context_board", get(None)).await);
+        assert_eq!(text, "1. bump");
+
+        // Another branch, another board.
+        std::fs::write(env.root().join(".git/HEAD"), "ref: refs/heads/feature\n").unwrap();
+        let (text, json) = ok(call(&client, "context_board", json!({"command": "get_board"})).await);
+        assert_eq!(
+            (text.as_str(), json["branch"].as_str()),
+            ("The context board of branch feature is empty.", Some("feature"))
+        );
+        let message = failed(call(&client, "context_board", get(None)).await);
+        assert_eq!(message, "board item release-checklist not found on branch feature");
         client.cancel().await.unwrap();
     }
 
@@ -1057,10 +1433,11 @@ mod with_mcp {
         // A missing argument: a tool error, not a crash.
         let response = raw.request(2, "tools/call", json!({"name": "save_memory", "arguments": {}})).await;
         assert_eq!(response["result"]["isError"], true, "{response}");
-        assert!(response["result"]["content"][0]["text"].as_str().unwrap().contains("missing field `content`"));
+        assert_eq!(response["result"]["content"][0]["text"], "content is required: a string", "{response}");
         // No arguments at all, and an unknown tool.
         let response = raw.request(3, "tools/call", json!({"name": "recall_memory"})).await;
-        assert!(response["result"]["isError"] == true || response["error"]["code"] == -32602, "{response}");
+        assert_eq!(response["result"]["isError"], true, "{response}");
+        assert_eq!(response["result"]["content"][0]["text"], "query is required: a string", "{response}");
         let response = raw.request(4, "tools/call", json!({"name": "no_such_tool", "arguments": {}})).await;
         assert!(response["error"]["code"].is_i64(), "{response}");
 
