@@ -27,8 +27,10 @@ pub enum Command {
         after_help = "Examples:\n  kb save \"We release from main only\" -t decision -t release\n  kb save \"Every PR needs a changelog line\" --type core_context --agent reviewer\n  echo \"User prefers pytest\" | kb save - -t preference\n  kb save --store copilot --subject build --citation Makefile:14 --reason \"CI uses it\" \"Run make test\""
     )]
     Save(SaveArgs),
-    /// Find memories whose text or tags (a record's subject, fact, reason, citations) contain every word of QUERY, newest first
-    #[command(after_help = "Examples:\n  kb recall nextest\n  kb recall \"release branch\" -n 10")]
+    /// Find the memories, records, decisions and sessions that best answer QUERY, in your own words (--exact: every word must occur, newest first)
+    #[command(
+        after_help = "Examples:\n  kb recall how do we run the tests\n  kb recall \"what did we decide about pagination\" --store decision\n  kb recall nextest -n 10\n  kb recall --exact release branch"
+    )]
     Recall(RecallArgs),
     /// List all memories by id (markdown memories, then Copilot records)
     #[command(
@@ -551,16 +553,21 @@ pub struct SaveArgs {
 
 #[derive(Debug, Args)]
 pub struct RecallArgs {
-    /// Words to look for, as one argument or several: a memory matches when every word is in its
-    /// text or one of its tags
+    /// Words to look for, as one argument or several. Ranked: the results share at least one word
+    /// (or its stem: "tests" finds "testing"), the best first; with --exact every word must be in a
+    /// memory's text or tags
     #[arg(required = true, value_name = "QUERY")]
     pub query: Vec<String>,
-    /// Return at most N memories (N ≥ 1)
+    /// Return at most N results (N ≥ 1)
     #[arg(short = 'n', long = "max-results", default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_results: u64,
-    /// Search only this store (default: both)
+    /// Search only this kind of knowledge (repeatable; default: every kind)
     #[arg(long, value_enum, value_name = "STORE")]
-    pub store: Option<StoreKind>,
+    pub store: Vec<crate::ops::recall::Source>,
+    /// co-cli's rule: every word a case-insensitive substring of a memory's text or a tag, newest
+    /// first; markdown memories and Copilot records only
+    #[arg(long)]
+    pub exact: bool,
 }
 
 #[derive(Debug, Args)]

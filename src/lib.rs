@@ -27,6 +27,7 @@ pub(crate) mod output;
 pub(crate) mod paths;
 pub(crate) mod provenance;
 pub(crate) mod repo;
+pub(crate) mod search;
 pub(crate) mod secrets;
 pub(crate) mod session;
 pub(crate) mod settings;

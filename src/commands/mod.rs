@@ -262,9 +262,14 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Save(a) => save::run(ctx, a),
         Command::Recall(a) => {
             let repo = ctx.repo()?;
-            let loaded = ops::read::load(&repo, scope(a.store))?;
-            let limit = usize::try_from(a.max_results).unwrap_or(usize::MAX);
-            ctx.emit(&ops::read::recall(&repo, &loaded, &a.query.join(" "), limit))
+            let req = ops::recall::Request {
+                query: a.query.join(" "),
+                max_results: usize::try_from(a.max_results).unwrap_or(usize::MAX),
+                exact: a.exact,
+                sources: ops::recall::Sources::of(&a.store),
+            };
+            let knowledge = ops::recall::load(&repo, &req)?;
+            ctx.emit(&ops::recall::recall(&repo, &knowledge, &req))
         }
         Command::List(a) => list(ctx, a),
         Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),

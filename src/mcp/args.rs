@@ -12,6 +12,7 @@
 //! defaults, ranges), and each struct's [`ToolArgs`] impl reads the same names.
 
 use crate::ops::read::Scope;
+use crate::ops::recall::{Source, Sources};
 use rmcp::schemars;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -191,7 +192,20 @@ impl Given {
         };
         Ok(self.get(name, STORES, read)?.flatten())
     }
+
+    /// Reads recall's `store`: one kind of knowledge or a list of them (none: every kind).
+    fn sources(&mut self, name: &str) -> Result<Sources, String> {
+        let one = |v: &Value| v.as_str().and_then(Source::parse);
+        let read = |v: &Value| match v {
+            Value::Array(items) => items.iter().map(one).collect::<Option<Vec<Source>>>(),
+            v => one(v).map(|s| vec![s]),
+        };
+        Ok(Sources::of(&self.get(name, SOURCES, read)?.unwrap_or_default()))
+    }
 }
+
+/// What recall's `store` allows, in an error.
+const SOURCES: &str = "md, copilot, decision or session, or a list of them";
 
 /// Reads an id: a string, or a non-negative integer (a memory's number).
 fn id(v: &Value) -> Option<String> {
@@ -328,10 +342,20 @@ pub struct RecallMemoryArgs {
     /// Return at most this many results, newest first (1 to 100, default 5)
     #[schemars(default = "default_max_results", range(min = 1, max = 100))]
     pub max_results: u32,
-    /// Search only this store: md (the markdown memories) or copilot (the Copilot records), or a
-    /// list of them; both when left out
-    #[schemars(default, schema_with = "stores_schema")]
-    pub store: Option<Scope>,
+    /// Search only this kind of knowledge: md (the markdown memories), copilot (the Copilot
+    /// records), decision (the active and proposed decisions) or session (the open and ended
+    /// sessions), or a list of them; every kind when left out
+    #[schemars(default, schema_with = "sources_schema")]
+    pub store: Sources,
+}
+
+/// The schema of recall's `store`: a source or a list of them, inline.
+fn sources_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "anyOf": [
+        { "type": "string", "enum": ["md", "copilot", "decision", "session"] },
+        { "type": "array", "items": { "type": "string", "enum": ["md", "copilot", "decision", "session"] } },
+        { "type": "null" }
+    ] })
 }
 
 impl ToolArgs for RecallMemoryArgs {
@@ -344,7 +368,7 @@ impl ToolArgs for RecallMemoryArgs {
         Ok(RecallMemoryArgs {
             query,
             max_results: max_results.map_or(DEFAULT_MAX_RESULTS, |n| n as u32),
-            store: given.stores("store")?,
+            store: given.sources("store")?,
         })
     }
 }
@@ -695,7 +719,7 @@ mod tests {
             assert_eq!(a.max_results, 3, "{given}");
         }
         let a: RecallMemoryArgs = read(json!({"query": "q", "max_results": null})).unwrap();
-        assert_eq!((a.max_results, a.store), (DEFAULT_MAX_RESULTS, None));
+        assert_eq!((a.max_results, a.store), (DEFAULT_MAX_RESULTS, Sources::default()));
         for (given, shown) in [
             (json!(0), "0"),
             (json!(101), "101"),
@@ -751,8 +775,8 @@ mod tests {
             "tags must be a list of strings or one comma-separated string, not [1]"
         );
         assert_eq!(
-            read::<RecallMemoryArgs>(json!({"query": "q", "store": "decision"})).unwrap_err(),
-            "store must be md or copilot, or a list of them, not \"decision\""
+            read::<RecallMemoryArgs>(json!({"query": "q", "store": "decisions!"})).unwrap_err(),
+            "store must be md, copilot, decision or session, or a list of them, not \"decisions!\""
         );
         assert_eq!(
             read::<ListMemoriesArgs>(json!([1])).unwrap_err(),
@@ -781,16 +805,17 @@ mod tests {
         }
         assert_eq!(read::<GetMemoryArgs>(json!({"id": "decision:2"})).unwrap().id, "decision:2");
         for (store, want) in [
-            (json!("md"), Scope::Md),
-            (json!("markdown"), Scope::Md),
-            (json!(["copilot"]), Scope::Copilot),
-            (json!(["md", "copilot"]), Scope::Both),
+            (json!("md"), vec![Source::Md]),
+            (json!("markdown"), vec![Source::Md]),
+            (json!(["copilot"]), vec![Source::Copilot]),
+            (json!(["md", "decision"]), vec![Source::Md, Source::Decision]),
+            (json!("session"), vec![Source::Session]),
         ] {
             let a: RecallMemoryArgs = read(json!({"query": "q", "store": store})).unwrap();
-            assert_eq!(a.store, Some(want));
+            assert_eq!(a.store, Sources::of(&want));
         }
         let a: RecallMemoryArgs = read(json!({"query": "q", "store": []})).unwrap();
-        assert_eq!(a.store, None, "an empty list: both stores");
+        assert_eq!(a.store, Sources::default(), "an empty list: every kind");
         let a: VoteMemoryArgs = read(json!({"fact": "f", "direction": "downvote", "reason": "r"})).unwrap();
         assert_eq!((a.id, a.fact.as_deref(), a.direction), (None, Some("f"), VoteDirection::Down));
         let a: UpdateSessionArgs = read(json!({"summary": "s", "append": null})).unwrap();

@@ -88,13 +88,14 @@ learning or pattern that should be loaded into the context at session start, low
 default); agent your own agent name when the fact only matters to you (e.g. a reviewer's checklist), left out for \
 knowledge every agent shares. A near-duplicate is only merged into a memory of the same type and agent.";
 
-const RECALL_MEMORY: &str = "Search the saved memories (text and tags) and the Copilot records (subject, fact, \
-reason, citations) for the query, case-insensitive; newest first. Worth calling without being asked, after \
-get_context at the start of a task and before choices where the user's preferences, past corrections, team \
-decisions or project conventions may apply: e.g. \"test\" before writing tests, \"deploy\" before touching CI, a \
-library's name before using it. A memory matches when every word of the query occurs in it, so a few distinctive \
-words find the most. store narrows the search to md (the memories) or copilot (the records). No match is a \
-normal, empty result; the result says how many matched in all.";
+const RECALL_MEMORY: &str = "Search what this repository knows: the saved memories, the Copilot records, the \
+team's active and proposed decisions and the work sessions. Ask in plain words, as you would ask a colleague \
+(\"how do we run the tests\", \"what did we decide about pagination\", \"where do fixtures live\"): results \
+are ranked by how well they match, the best first, and words match their other forms (\"tests\" finds \
+\"testing\", \"ApiError\" finds \"api error\"). Worth calling without being asked, after get_context at the \
+start of a task and before choices where the user's preferences, past corrections, team decisions or project \
+conventions may apply. store narrows the search to md (memories), copilot (records), decision or session, or a \
+list of them. No match is a normal, empty result; the result says how many matched in all.";
 
 const LIST_MEMORIES: &str = "List the saved memories by id, with their date, category ([preference], \
 [decision]...), a lock mark when protected from decay, and their whole first line; then the Copilot records, \

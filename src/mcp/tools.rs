@@ -149,8 +149,14 @@ impl Server {
     /// `recall_memory`.
     pub fn recall(&self, args: super::RecallMemoryArgs) -> Result<Reply> {
         let repo = self.repo()?;
-        let loaded = ops::read::load(&repo, args.store.unwrap_or(Scope::Both))?;
-        self.reply(&ops::read::recall(&repo, &loaded, &args.query, args.max_results as usize))
+        let req = ops::recall::Request {
+            query: args.query,
+            max_results: args.max_results as usize,
+            exact: false,
+            sources: args.store,
+        };
+        let knowledge = ops::recall::load(&repo, &req)?;
+        self.reply(&ops::recall::recall(&repo, &knowledge, &req))
     }
 
     /// `list_memories`: `kb list` with its filters, as a page of at most `limit` items whose lines

@@ -218,7 +218,7 @@ pub struct DecisionJson {
 }
 
 impl DecisionJson {
-    fn new(path: &std::path::Path, d: &Decision) -> DecisionJson {
+    pub(super) fn new(path: &std::path::Path, d: &Decision) -> DecisionJson {
         DecisionJson {
             id: d.id,
             kind: d.kind.as_str(),

@@ -21,6 +21,7 @@ pub mod init;
 pub mod instructions;
 pub mod protect;
 pub mod read;
+pub mod recall;
 pub mod save;
 pub mod session;
 pub mod undo;

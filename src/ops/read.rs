@@ -246,7 +246,7 @@ pub fn recall<'a>(repo: &Repo, loaded: &'a Loaded, query: &str, max_results: usi
 
 /// Records `accesses` in the heat log; a failure becomes the first diagnostic, shown before the
 /// others as the command goes on.
-fn log_accesses(repo: &Repo, accesses: &[crate::heat::Access], diagnostics: &mut Vec<Diagnostic>) {
+pub(super) fn log_accesses(repo: &Repo, accesses: &[crate::heat::Access], diagnostics: &mut Vec<Diagnostic>) {
     if let Some(d) = crate::heat::record(&repo.layout, repo.now, accesses) {
         diagnostics.insert(0, d);
     }
@@ -359,7 +359,7 @@ impl Report for RecallReport<'_> {
 }
 
 /// Returns the human `recall` lines of one record.
-fn record_recall_lines(v: &View, all: &Records<'_>, r: &Record<'_>) -> Vec<String> {
+pub(super) fn record_recall_lines(v: &View, all: &Records<'_>, r: &Record<'_>) -> Vec<String> {
     let head = match r.created {
         Some(c) => format!("**Copilot memory {}** (created {})", r.id, chars_prefix(c, 10)),
         None => format!("**Copilot memory {}**", r.id),

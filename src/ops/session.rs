@@ -25,7 +25,7 @@ pub struct SessionJson {
 }
 
 impl SessionJson {
-    fn of(l: &Located) -> SessionJson {
+    pub(super) fn of(l: &Located) -> SessionJson {
         let s = &l.session;
         SessionJson {
             focus: s.focus.clone(),

@@ -9,7 +9,8 @@ use std::time::{Duration, SystemTime};
 fn results(t: &TestEnv) -> Vec<serde_json::Value> {
     let mut out = vec![
         t.kb(&["--json", "list"]).ok().json(),
-        t.kb(&["--json", "recall", "", "-n", "1000"]).ok().json(),
+        t.kb(&["--json", "recall", "--exact", "", "-n", "1000"]).ok().json(),
+        t.kb(&["--json", "recall", "memory", "about", "-n", "1000"]).ok().json(),
         t.kb(&["--json", "recall", "lantern"]).ok().json(),
         t.kb(&["--json", "check"]).json(),
         t.kb(&["--json", "save", "--dry-run", "first memory about lanterns"]).ok().json(),
@@ -51,7 +52,7 @@ fn cache_file(t: &TestEnv) -> std::path::PathBuf {
     let files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file() && p.file_name().unwrap() != "lock" && p.file_name().unwrap() != ".gitignore")
+        .filter(|p| p.is_file() && p.file_name().unwrap() == "memories.idx")
         .collect();
     assert_eq!(files.len(), 1, "expected one cache file in {dir:?}: {files:?}");
     files[0].clone()

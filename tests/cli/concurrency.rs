@@ -41,7 +41,7 @@ fn eight_writers_lose_nothing_and_never_reuse_an_id() {
     assert_eq!(list["count"], total);
     let ids: Vec<u64> = list["memories"].as_array().unwrap().iter().map(|m| m["id"].as_u64().unwrap()).collect();
     assert_eq!(ids.iter().collect::<HashSet<_>>().len(), total, "duplicate ids");
-    let stored: BTreeSet<String> = t.kb(&["--json", "recall", "", "-n", "100000"]).ok().json()["results"]
+    let stored: BTreeSet<String> = t.kb(&["--json", "recall", "--exact", "", "-n", "100000"]).ok().json()["results"]
         .as_array()
         .unwrap()
         .iter()

@@ -204,7 +204,7 @@ fn fifty_thousand_lines() {
     let list = ok_json(&env, &["list", "--store", "copilot"]);
     assert_eq!(list["count"], 50_000);
     assert_eq!(list["memories"][49_999]["id"], "mem-0000c34f");
-    let hits = ok_json(&env, &["recall", "--store", "copilot", "-n", "3", "module 976"]);
+    let hits = ok_json(&env, &["recall", "--exact", "--store", "copilot", "-n", "3", "module 976"]);
     assert_eq!(hits["count"], 3);
     let out = save(&env, "subject7", "A completely different observation about caching layers", &[], &[]);
     assert_eq!((out["action"].as_str(), out["line"].as_u64()), (Some("saved"), Some(50_001)));
@@ -502,7 +502,7 @@ fn list_without_records_is_the_markdown_output() {
 #[test]
 fn recall_covers_both_stores_newest_first() {
     let (env, id) = both_stores();
-    let out = ok_json(&env, &["recall", "py"]);
+    let out = ok_json(&env, &["recall", "--exact", "py"]);
     let got: Vec<(String, String)> = out["results"]
         .as_array()
         .unwrap()
@@ -518,13 +518,13 @@ fn recall_covers_both_stores_newest_first() {
         ]
     );
     assert_eq!(out["count"], 3);
-    let out = ok_json(&env, &["recall", "py", "-n", "1", "--store", "copilot"]);
+    let out = ok_json(&env, &["recall", "--exact", "py", "-n", "1", "--store", "copilot"]);
     assert_eq!(out["results"][0]["citations"], json!(["pyproject.toml:40"]));
-    let out = ok_json(&env, &["recall", "pyproject", "--store", "md"]);
+    let out = ok_json(&env, &["recall", "--exact", "pyproject", "--store", "md"]);
     assert_eq!(out["count"], 0);
-    let out = ok_json(&env, &["recall", "TESTING"]);
+    let out = ok_json(&env, &["recall", "--exact", "TESTING"]);
     assert_eq!(out["count"], 1, "the subject matches too");
-    let run = env.kb(&["recall", "with -x"]).ok();
+    let run = env.kb(&["recall", "--exact", "with -x"]).ok();
     assert_eq!(
         run.stdout,
         format!(
@@ -844,7 +844,7 @@ fn read_commands_never_fail_on_garbage() {
     }
     std::fs::create_dir_all(env.root().join(".github")).unwrap();
     std::fs::write(jsonl(&env), &bytes).unwrap();
-    for args in [&["list"][..], &["recall", "o"], &["--json", "list"], &["check"], &["--json", "check"]] {
+    for args in [&["list"][..], &["recall", "--exact", "o"], &["--json", "list"], &["check"], &["--json", "check"]] {
         let run = env.kb(args);
         assert!(run.code == 0 || (args.contains(&"check") && run.code == 1), "{args:?}: {run:?}");
         assert!(!run.stderr.contains("panicked"), "{run:?}");

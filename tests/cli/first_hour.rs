@@ -69,7 +69,7 @@ fn recall_matches_every_word_anywhere() {
     t.kb(&["save", "CI runs cargo nextest on every push", "-t", "build"]).ok();
     t.kb(&["save", "We use nextest locally too"]).ok();
     let ids = |q: &str| -> Vec<u64> {
-        let v = t.kb(&["--json", "recall", q]).ok().json();
+        let v = t.kb(&["--json", "recall", "--exact", q]).ok().json();
         let mut ids: Vec<u64> = v["results"].as_array().unwrap().iter().map(|r| r["id"].as_u64().unwrap()).collect();
         ids.sort();
         ids

@@ -39,7 +39,7 @@ fn a_read_in_a_clone_creates_the_ignored_cache_folder_and_nothing_else() {
         t.kb(args);
         assert_same_tree(&before, &t.snapshot());
     }
-    assert_eq!(names(&cache), [".gitignore", "memories.idx"]);
+    assert_eq!(names(&cache), [".gitignore", "memories.idx", "recall.idx"], "and recall's index");
     assert_eq!(t.ids(), [1, 2]);
 }
 

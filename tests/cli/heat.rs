@@ -176,7 +176,7 @@ fn a_torn_log_line_is_reported_and_skipped() {
 fn concurrent_appenders_lose_no_line() {
     let t = env();
     let spawn = || {
-        let mut cmd = t.command(&["recall", "s"]);
+        let mut cmd = t.command(&["recall", "--exact", "s"]);
         cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
         cmd.spawn().unwrap()
     };
@@ -299,10 +299,10 @@ fn each_result_is_one_line_appended_after_the_old_ones() {
         "{\"id\":\"mem-1\",\"subject\":\"ci\",\"fact\":\"nextest runs in CI\"}\n",
     );
     // Every memory and the record contain an "s": four results, four lines.
-    on(&t, 5, &["recall", "s"]).ok();
+    on(&t, 5, &["recall", "--exact", "s"]).ok();
     assert_eq!(log_lines(&t).len(), 4);
     // Only the results returned are accesses, not every match.
-    on(&t, 5, &["recall", "s", "-n", "2"]).ok();
+    on(&t, 5, &["recall", "--exact", "s", "-n", "2"]).ok();
     assert_eq!(log_lines(&t).len(), 6);
     let before = std::fs::read_to_string(t.root().join(LOG)).unwrap();
     // `kb show` of a record: its string id, store copilot, appended after the old lines.

@@ -30,6 +30,7 @@ mod provenance;
 mod racy_cache;
 mod read;
 mod readme;
+mod recall;
 mod save;
 mod sealed;
 mod secrets;

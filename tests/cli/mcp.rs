@@ -1096,8 +1096,8 @@ mod with_mcp {
             let result = call(&client, "recall_memory", args).await;
             assert_parity(result, &env, cli(&env, &cli_args));
         }
-        let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "store": "decision"})).await);
-        assert_eq!(message, "store must be md or copilot, or a list of them, not \"decision\"");
+        let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "store": "decisions!"})).await);
+        assert_eq!(message, "store must be md, copilot, decision or session, or a list of them, not \"decisions!\"");
         let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "max_results": 101})).await);
         assert_eq!(message, "max_results must be a whole number from 1 to 100, not 101");
         client.cancel().await.unwrap();

@@ -102,7 +102,7 @@ fn json_fills_in_the_defaults_and_human_show_names_the_others() {
     let list = t.list_json();
     assert_eq!(pick(&list["memories"][0]), plain);
     assert_eq!(pick(&list["memories"][1]), given);
-    let recall = t.kb(&["--json", "recall", "lanterns"]).ok().json();
+    let recall = t.kb(&["--json", "recall", "--exact", "lanterns"]).ok().json();
     assert_eq!(recall["results"].as_array().unwrap().iter().map(pick).collect::<Vec<_>>(), [given, plain]);
 
     let show = t.kb(&["show", "1"]).ok().stdout;

@@ -1,11 +1,11 @@
-//! `kb recall`, `kb list`, `kb show`, as co-cli reads and shows memories: matching, ordering,
-//! limits, co-cli's display strings and the JSON shapes.
+//! `kb recall --exact`, `kb list`, `kb show`, as co-cli reads and shows memories: matching,
+//! ordering, limits, co-cli's display strings and the JSON shapes (ranked recall: `recall.rs`).
 
 use crate::common::*;
 use serde_json::json;
 
 fn recall_json(t: &TestEnv, args: &[&str]) -> serde_json::Value {
-    let mut all = vec!["--json", "recall"];
+    let mut all = vec!["--json", "recall", "--exact"];
     all.extend_from_slice(args);
     t.kb(&all).ok().json()
 }
@@ -130,7 +130,7 @@ fn s36_s44_list_without_a_memories_folder() {
 fn s40_recall_without_a_memories_folder() {
     let t = TestEnv::pinned();
     assert_eq!(
-        t.kb(&["recall", "nonexistent"]).ok().stdout.trim_end(),
+        t.kb(&["recall", "--exact", "nonexistent"]).ok().stdout.trim_end(),
         format!("No memories found matching 'nonexistent' in {}", t.root().display())
     );
     let v = recall_json(&t, &["nonexistent"]);
@@ -147,7 +147,7 @@ fn s41_recall_async_finds_two() {
     t.kb(&["save", "User prefers async/await", "-t", "python"]).ok();
     t.kb(&["save", "Uses SQLAlchemy ORM", "-t", "database"]).ok();
     t.kb(&["save", "Async database connections", "-t", "python", "-t", "database"]).ok();
-    let run = t.kb(&["recall", "async"]).ok();
+    let run = t.kb(&["recall", "--exact", "async"]).ok();
     // Same creation instant: the higher id is the newer.
     assert_eq!(
         run.stdout.trim_end(),
@@ -165,7 +165,7 @@ fn s42_recall_python_finds_one() {
     let t = TestEnv::pinned();
     t.kb(&["save", "Python memory", "-t", "python"]).ok();
     t.kb(&["save", "JavaScript memory", "-t", "javascript"]).ok();
-    let run = t.kb(&["recall", "python"]).ok();
+    let run = t.kb(&["recall", "--exact", "python"]).ok();
     assert!(run.stdout.starts_with("Found 1 memory matching 'python':\n"), "{run:?}");
     assert!(run.stdout.contains("Python memory"));
     assert_eq!(recall_json(&t, &["python"])["count"], 1);
@@ -194,7 +194,7 @@ fn s43_recall_max_results() {
     assert_eq!(recall_json(&t, &["test", "--max-results", "3"])["count"], 3);
     assert_eq!(recall_json(&t, &["test"])["count"], 5, "the default is 5");
     // co-cli returns nothing for 0; kb wants N ≥ 1, so 0 is a usage error.
-    t.kb(&["recall", "test", "-n", "0"]).usage();
+    t.kb(&["recall", "--exact", "test", "-n", "0"]).usage();
     assert_eq!(recall_json(&t, &["test", "-n", "100"])["count"], 10);
 }
 
@@ -403,8 +403,8 @@ fn read_commands_modify_nothing() {
     for args in [
         &["list"][..],
         &["--json", "list"],
-        &["recall", "one"],
-        &["--json", "recall", "one"],
+        &["recall", "--exact", "one"],
+        &["--json", "recall", "--exact", "one"],
         &["show", "1"],
         &["--json", "show", "2"],
         &["show", "3"],
@@ -425,7 +425,7 @@ fn json_goes_to_stdout_and_warnings_to_stderr() {
     let t = TestEnv::pinned();
     t.memory(1, "valid one", &days_ago(1.0), &[]);
     t.mem_file("002-bad.md", "---\nid: [\n---\n\nbroken\n");
-    for args in [&["--json", "list"][..], &["--json", "recall", "one"], &["--json", "show", "2"]] {
+    for args in [&["--json", "list"][..], &["--json", "recall", "--exact", "one"], &["--json", "show", "2"]] {
         let run = t.kb(args);
         if args[1] == "show" {
             // Not found, because its file is invalid: the error and the warning name it.
@@ -465,16 +465,16 @@ fn recall_takes_several_words_and_says_how_many_matched_in_all() {
         t.memory(i, &text, &days_ago(10.0 - i as f64), &[]);
     }
     // Several words are one query: every word must match.
-    let run = t.kb(&["recall", "nextest", "CI"]).ok();
+    let run = t.kb(&["recall", "--exact", "nextest", "CI"]).ok();
     assert!(run.stdout.starts_with("Found 6 memories matching 'nextest CI' (showing 5):"), "{run:?}");
-    assert_eq!(t.kb(&["recall", "nextest CI"]).ok().stdout, run.stdout);
-    let json = t.kb(&["--json", "recall", "nextest", "CI"]).ok().json();
+    assert_eq!(t.kb(&["recall", "--exact", "nextest CI"]).ok().stdout, run.stdout);
+    let json = t.kb(&["--json", "recall", "--exact", "nextest", "CI"]).ok().json();
     assert_eq!((json["count"].as_u64(), json["total"].as_u64()), (Some(5), Some(6)));
     assert_eq!(json["query"], "nextest CI");
     // All shown: no "(showing N)".
-    let run = t.kb(&["recall", "-n", "10", "nextest"]).ok();
+    let run = t.kb(&["recall", "--exact", "-n", "10", "nextest"]).ok();
     assert!(run.stdout.starts_with("Found 6 memories matching 'nextest':"), "{run:?}");
-    let run = t.kb(&["recall", "release"]).ok();
+    let run = t.kb(&["recall", "--exact", "release"]).ok();
     assert!(run.stdout.starts_with("Found 1 memory matching 'release':"), "{run:?}");
     assert_eq!(t.kb(&["recall"]).code, 2, "a query is required");
 }

@@ -1,0 +1,550 @@
+//! `kb recall` and MCP `recall_memory`: ranked over every kind of knowledge (the default), or
+//! co-cli's rule with `--exact` (docs/behaviour.md, Recall).
+//!
+//! Ranked: the markdown memories, the Copilot records, the active and proposed decisions and the
+//! sessions (open and ended) are scored by [`crate::search`]; a candidate is a result when at least
+//! one query word matches it. Order: score, then heat, then newest, then store and id. The
+//! tokenized documents are kept in `.co-cli/cache/recall.idx` and reused for every document whose
+//! text did not change.
+
+use super::decision::DecisionJson;
+use super::read::{self, Loaded, MemoryJson, RecordJson, Scope, record_recall_lines, skipped_lines};
+use super::session::SessionJson;
+use super::{Report, View};
+use crate::copilot::Records;
+use crate::decisions::file::Decision;
+use crate::error::Diagnostic;
+use crate::memories::index::MemoryRef;
+use crate::output::chars_prefix;
+use crate::repo::{Repo, StoreKind};
+use crate::search::{self, Doc, Ranking};
+use crate::session::Located;
+use anyhow::Result;
+use serde::Serialize;
+use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// A kind of knowledge recall searches (`--store`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
+pub enum Source {
+    /// Markdown memories in .co-cli/knowledge/memories/
+    #[value(alias = "markdown")]
+    Md,
+    /// Copilot-style records in .github/copilot-memories.jsonl
+    Copilot,
+    /// Active and proposed decisions in .co-cli/knowledge/decisions/
+    Decision,
+    /// The open session and the ended ones
+    Session,
+}
+
+impl Source {
+    /// Returns the name of the source: the `--store` value and the `store` of a result.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Md => "md",
+            Source::Copilot => "copilot",
+            Source::Decision => "decision",
+            Source::Session => "session",
+        }
+    }
+
+    /// Returns the source a name (`md`, `markdown`, `copilot`, `decision`, `session`) names.
+    pub fn parse(name: &str) -> Option<Source> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Some(Source::Md),
+            "copilot" => Some(Source::Copilot),
+            "decision" | "decisions" => Some(Source::Decision),
+            "session" | "sessions" => Some(Source::Session),
+            _ => None,
+        }
+    }
+}
+
+/// The sources a recall covers: every one unless narrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sources([bool; 4]);
+
+impl Default for Sources {
+    fn default() -> Self {
+        Sources([true; 4])
+    }
+}
+
+impl Sources {
+    /// Returns the sources named (every one when none is).
+    pub fn of(named: &[Source]) -> Sources {
+        if named.is_empty() {
+            return Sources::default();
+        }
+        let mut on = [false; 4];
+        for s in named {
+            on[*s as usize] = true;
+        }
+        Sources(on)
+    }
+
+    pub fn has(self, s: Source) -> bool {
+        self.0[s as usize]
+    }
+
+    /// Returns whether every source is covered.
+    fn all(self) -> bool {
+        self.0.iter().all(|&b| b)
+    }
+
+    /// Returns the markdown/Copilot half of the sources, for loading them.
+    fn scope(self) -> Option<Scope> {
+        match (self.has(Source::Md), self.has(Source::Copilot)) {
+            (true, true) => Some(Scope::Both),
+            (true, false) => Some(Scope::Md),
+            (false, true) => Some(Scope::Copilot),
+            (false, false) => None,
+        }
+    }
+}
+
+/// What to recall.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub query: String,
+    /// At most this many results (≥ 1).
+    pub max_results: usize,
+    /// co-cli's rule: every word a substring, newest first, memories and records only.
+    pub exact: bool,
+    pub sources: Sources,
+}
+
+/// What a ranked recall reads: the memories and records, the decisions and the sessions.
+pub struct Knowledge {
+    pub loaded: Loaded,
+    decisions: Vec<(PathBuf, Decision)>,
+    sessions: Vec<Located>,
+}
+
+/// Reads what `req` searches. The markdown and Copilot stores load as `kb list` loads them
+/// (narrowed to one, an unreadable store is an error); decisions and sessions that cannot be read
+/// are skipped with a warning, as every read command does.
+pub fn load(repo: &Repo, req: &Request) -> Result<Knowledge> {
+    let sources = if req.exact { Sources::of(&[Source::Md, Source::Copilot]).and(req.sources) } else { req.sources };
+    let mut loaded = match sources.scope() {
+        Some(scope) => read::load(repo, scope)?,
+        None => Loaded {
+            root: repo.layout.root.clone(),
+            limit: repo.settings.memory_max_count.value,
+            index: None,
+            file: None,
+            diagnostics: Vec::new(),
+        },
+    };
+    let mut decisions = Vec::new();
+    let mut sessions = Vec::new();
+    if !req.exact && sources.has(Source::Decision) {
+        let scan = crate::decisions::DecisionStore::new(repo).scan()?;
+        loaded.diagnostics.extend(scan.problems.iter().cloned());
+        decisions = scan.decisions.into_iter().filter(|(_, d)| d.status.is_open()).collect();
+    }
+    if !req.exact && sources.has(Source::Session) {
+        let (open, problems) = crate::session::current(&repo.layout);
+        loaded.diagnostics.extend(problems);
+        sessions.extend(open);
+        for path in crate::session::ended_files(&repo.layout) {
+            match crate::session::read_file(&repo.layout, &path) {
+                Ok(Some(l)) => sessions.push(l),
+                Ok(None) => {}
+                Err(d) => loaded.diagnostics.push(d),
+            }
+        }
+    }
+    Ok(Knowledge { loaded, decisions, sessions })
+}
+
+impl Sources {
+    /// Returns the sources in both `self` and `other`.
+    fn and(self, other: Sources) -> Sources {
+        Sources(std::array::from_fn(|i| self.0[i] && other.0[i]))
+    }
+}
+
+/// A recall's answer: ranked, or co-cli's exact rule.
+pub enum RecallAnswer<'a> {
+    Ranked(RankedReport<'a>),
+    Exact(read::RecallReport<'a>),
+}
+
+/// Recalls what `req` asks from `k`, logging each markdown memory and record it returns as an
+/// access in the heat log.
+pub fn recall<'a>(repo: &Repo, k: &'a Knowledge, req: &Request) -> RecallAnswer<'a> {
+    if req.exact {
+        return RecallAnswer::Exact(read::recall(repo, &k.loaded, &req.query, req.max_results));
+    }
+    let ranking = Ranking::from_env(crate::settings::env("KB_RECALL_RANKING").as_deref());
+    let mut report = ranked(repo, k, req, ranking);
+    read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
+    RecallAnswer::Ranked(report)
+}
+
+/// One ranked result: what it is, and its score.
+struct Hit<'a> {
+    item: Item<'a>,
+    score: f64,
+}
+
+/// A result of any source.
+enum Item<'a> {
+    Md(MemoryRef<'a>),
+    /// A record by its position in the parsed records (the report owns the parse).
+    Copilot(usize),
+    Decision(&'a (PathBuf, Decision)),
+    Session(&'a Located),
+}
+
+impl Item<'_> {
+    fn source(&self) -> Source {
+        match self {
+            Item::Md(_) => Source::Md,
+            Item::Copilot(_) => Source::Copilot,
+            Item::Decision(_) => Source::Decision,
+            Item::Session(_) => Source::Session,
+        }
+    }
+}
+
+/// `kb recall QUERY...`, ranked. JSON: `{"query":Q, "count":N, "total":N, "results":[ITEM +
+/// "score"...]}`, an item being a MEMORY, a RECORD, a DECISION (`"store":"decision"`) or a SESSION
+/// (`"store":"session"`, `"id"`: its file name without `.md`).
+pub struct RankedReport<'a> {
+    query: String,
+    root: PathBuf,
+    dir: Option<&'a Path>,
+    records: Option<Records<'a>>,
+    hits: Vec<Hit<'a>>,
+    total: usize,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Ranks every document of `k` that `req`'s sources cover against its query.
+fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) -> RankedReport<'a> {
+    let mut diagnostics = k.loaded.diagnostics.clone();
+    let records = k.loaded.file.as_ref().map(Records::parse);
+    if let Some(all) = &records {
+        diagnostics.extend(skipped_lines(all));
+    }
+    let mut items: Vec<Item<'a>> = Vec::new();
+    let mut docs: Vec<Doc<'a>> = Vec::new();
+    if let Some(index) = &k.loaded.index {
+        for m in index.memories() {
+            let fields = [Cow::Borrowed(m.content), Cow::Owned(m.tags.join(" ")), Cow::Borrowed("")];
+            docs.push(Doc { key: format!("md:{}", m.file_name), fields });
+            items.push(Item::Md(m));
+        }
+    }
+    if let Some(all) = &records {
+        for (pos, r) in all.iter().enumerate() {
+            let f = all.fields(&r);
+            let mut notes = f.reason.as_deref().unwrap_or("").to_string();
+            for c in &f.citations {
+                notes.push(' ');
+                notes.push_str(c);
+            }
+            let fields = [Cow::Owned(r.fact.to_string()), Cow::Owned(r.subject.to_string()), Cow::Owned(notes)];
+            docs.push(Doc { key: format!("copilot:{}", r.id), fields });
+            items.push(Item::Copilot(pos));
+        }
+    }
+    for entry in &k.decisions {
+        let (path, d) = entry;
+        let fields = [Cow::Borrowed(d.content.as_str()), Cow::Owned(d.tags.join(" ")), Cow::Borrowed("")];
+        docs.push(Doc { key: format!("decision:{}", file_stem(path)), fields });
+        items.push(Item::Decision(entry));
+    }
+    for l in &k.sessions {
+        let text = format!("{}\n{}", l.session.focus, l.session.summary);
+        docs.push(Doc { key: format!("session:{}", file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] });
+        items.push(Item::Session(l));
+    }
+    let scored = match ranking {
+        Ranking::Full => {
+            let path = cache_path(repo);
+            let cached = path.as_deref().and_then(search::cache::load);
+            let before = cached.as_ref().map(|c| c.docs.len());
+            let (corpus, fresh) = search::corpus(&docs, cached, ranking);
+            // The index covers every source: a narrowed recall reads it but does not rewrite it.
+            if let Some(path) = path.filter(|_| req.sources.all() && (fresh > 0 || before != Some(docs.len()))) {
+                // Derived state: a failure to write it only costs time.
+                let _ = search::cache::write(&path, &corpus);
+            }
+            search::rank(&corpus, &req.query, ranking, |_| true)
+        }
+        Ranking::Plain => {
+            let (corpus, _) = search::corpus(&docs, None, ranking);
+            search::rank(&corpus, &req.query, ranking, |_| true)
+        }
+    };
+    let total = scored.len();
+    let mut hits: Vec<Hit<'a>> = Vec::with_capacity(scored.len());
+    let mut items: Vec<Option<Item<'a>>> = items.into_iter().map(Some).collect();
+    for s in scored {
+        if let Some(item) = items[s.doc].take() {
+            hits.push(Hit { item, score: s.score });
+        }
+    }
+    order(repo, &mut hits, records.as_ref(), req.max_results);
+    RankedReport {
+        query: req.query.clone(),
+        root: k.loaded.root.clone(),
+        dir: k.loaded.index.as_ref().map(|i| i.dir.as_path()),
+        records,
+        hits,
+        total,
+        diagnostics,
+    }
+}
+
+/// Returns the recall index's path when kb may keep one: `.co-cli/` is a folder and the cache
+/// stays inside the root (as the memory index's).
+fn cache_path(repo: &Repo) -> Option<PathBuf> {
+    let layout = &repo.layout;
+    let cache = layout.cache();
+    (layout.co_cli().is_dir() && repo.guard(&cache).is_ok()).then(|| cache.join("recall.idx"))
+}
+
+/// Returns a file's name without `.md`.
+fn file_stem(path: &Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    name.strip_suffix(".md").map(str::to_string).unwrap_or(name)
+}
+
+/// Sorts `hits` by score, then heat, then newest, then store and id, and keeps the first `max`.
+/// Heat is read only when two results that could be shown tie on score.
+fn order(repo: &Repo, hits: &mut Vec<Hit<'_>>, records: Option<&Records<'_>>, max: usize) {
+    let newest = |h: &Hit<'_>| -> (i64, String) {
+        match &h.item {
+            Item::Md(m) => (m.created_at, format!("{:020}", m.id)),
+            Item::Copilot(pos) => records
+                .and_then(|all| all.get(*pos))
+                .map_or((i64::MIN, String::new()), |r| (r.age_key().0, r.id.to_string())),
+            Item::Decision((_, d)) => (d.age_key().0, format!("{:020}", d.id)),
+            Item::Session(l) => (l.session.started_at.timestamp_micros(), file_stem(&l.path)),
+        }
+    };
+    // Newest first; equal times: the higher id counts as newer, as everywhere in kb.
+    let key = |h: &Hit<'_>, heat: u64| {
+        let (at, id) = newest(h);
+        (Reverse(OrdF64(h.score)), Reverse(heat), Reverse(at), h.item.source(), Reverse(id))
+    };
+    hits.sort_by_cached_key(|h| key(h, 0));
+    let ties = hits.windows(2).take(max).any(|w| w[0].score == w[1].score);
+    if ties {
+        let heats = crate::heat::read(&repo.layout, repo.settings.heat_window_days.value, 1);
+        let heat_of = |h: &Hit<'_>| -> u64 {
+            let (store, id) = match &h.item {
+                Item::Md(m) => (StoreKind::Md, m.id.to_string()),
+                Item::Copilot(pos) => match records.and_then(|all| all.get(*pos)) {
+                    Some(r) => (StoreKind::Copilot, r.id.to_string()),
+                    None => return 0,
+                },
+                _ => return 0,
+            };
+            heats.heats.iter().find(|x| x.access.store == store && x.access.id == id).map_or(0, |x| x.heat)
+        };
+        hits.sort_by_cached_key(|h| key(h, heat_of(h)));
+    }
+    hits.truncate(max);
+}
+
+/// An f64 ordered totally (scores are finite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OrdF64(f64);
+
+impl Eq for OrdF64 {}
+
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for OrdF64 {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl RankedReport<'_> {
+    /// Returns the markdown memories and records shown, as accesses for the heat log.
+    fn accesses(&self) -> Vec<crate::heat::Access> {
+        use crate::heat::Access;
+        self.hits
+            .iter()
+            .filter_map(|h| match &h.item {
+                Item::Md(m) => Some(Access { id: m.id.to_string(), store: StoreKind::Md }),
+                Item::Copilot(pos) => {
+                    let r = self.records.as_ref()?.get(*pos)?;
+                    Some(Access { id: r.id.to_string(), store: StoreKind::Copilot })
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// A result in JSON: the item's own JSON, its store and its score.
+#[derive(Serialize)]
+struct ResultJson<T> {
+    #[serde(flatten)]
+    item: T,
+    score: f64,
+}
+
+/// A decision or a session in a recall's JSON: its own JSON with the store (and a session's id).
+#[derive(Serialize)]
+struct Tagged<T> {
+    store: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
+    #[serde(flatten)]
+    item: T,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum AnyJson {
+    Md(MemoryJson),
+    Copilot(RecordJson),
+    Decision(Tagged<DecisionJson>),
+    Session(Tagged<SessionJson>),
+}
+
+impl Serialize for RankedReport<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Json<'q> {
+            query: &'q str,
+            count: usize,
+            total: usize,
+            results: Vec<ResultJson<AnyJson>>,
+        }
+        let results = self
+            .hits
+            .iter()
+            .filter_map(|h| {
+                let item = match &h.item {
+                    Item::Md(m) => AnyJson::Md(MemoryJson::new(m, self.dir?)),
+                    Item::Copilot(pos) => {
+                        let all = self.records.as_ref()?;
+                        AnyJson::Copilot(RecordJson::new(all, &all.get(*pos)?))
+                    }
+                    Item::Decision((path, d)) => AnyJson::Decision(Tagged {
+                        store: Source::Decision.as_str(),
+                        id: None,
+                        item: DecisionJson::new(path, d),
+                    }),
+                    Item::Session(l) => AnyJson::Session(Tagged {
+                        store: Source::Session.as_str(),
+                        id: Some(file_stem(&l.path)),
+                        item: SessionJson::of(l),
+                    }),
+                };
+                Some(ResultJson { item, score: h.score })
+            })
+            .collect();
+        Json { query: &self.query, count: self.hits.len(), total: self.total, results }.serialize(s)
+    }
+}
+
+impl Report for RankedReport<'_> {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let q = v.clean(&self.query);
+        if self.hits.is_empty() {
+            return writeln!(w, "No memories found matching '{q}' in {}", self.root.display());
+        }
+        let noun = if self.total == 1 { "memory" } else { "memories" };
+        let showing =
+            if self.total > self.hits.len() { format!(" (showing {})", self.hits.len()) } else { String::new() };
+        let mut lines = vec![format!("Found {} {noun} matching '{q}'{showing}:", self.total), String::new()];
+        for h in &self.hits {
+            match &h.item {
+                Item::Md(m) => {
+                    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10));
+                    lines.push(v.style.bold(&head));
+                    if !m.tags.is_empty() {
+                        lines.push(format!("Tags: {}", v.clean(&m.tags.join(", "))));
+                    }
+                    lines.push(v.clean(m.content).into_owned());
+                    lines.push(String::new());
+                }
+                Item::Copilot(pos) => {
+                    if let Some((all, r)) = self.records.as_ref().and_then(|all| Some((all, all.get(*pos)?))) {
+                        lines.extend(record_recall_lines(v, all, &r));
+                    }
+                }
+                Item::Decision((_, d)) => {
+                    let head = format!(
+                        "**Decision {}** ({}, {}, created {})",
+                        d.id,
+                        d.kind.as_str(),
+                        d.status.as_str(),
+                        chars_prefix(&d.created, 10)
+                    );
+                    lines.push(v.style.bold(&head));
+                    if !d.tags.is_empty() {
+                        lines.push(format!("Tags: {}", v.clean(&d.tags.join(", "))));
+                    }
+                    lines.push(v.clean(&d.content).into_owned());
+                    lines.push(String::new());
+                }
+                Item::Session(l) => {
+                    let s = &l.session;
+                    let state = match &s.ended {
+                        Some(ended) => format!("ended {}", chars_prefix(ended, 10)),
+                        None => "open".to_string(),
+                    };
+                    let head = format!(
+                        "**Session {}** ({state}, started {})",
+                        file_stem(&l.path),
+                        chars_prefix(&s.started, 10)
+                    );
+                    lines.push(v.style.bold(&v.clean(&head)));
+                    lines.push(format!("Focus: {}", v.clean(&s.focus)));
+                    if !s.summary.is_empty() {
+                        lines.push(v.clean(&s.summary).into_owned());
+                    }
+                    lines.push(String::new());
+                }
+            }
+        }
+        writeln!(w, "{}", lines.join("\n").trim_end())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+impl Serialize for RecallAnswer<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            RecallAnswer::Ranked(r) => r.serialize(s),
+            RecallAnswer::Exact(r) => r.serialize(s),
+        }
+    }
+}
+
+impl Report for RecallAnswer<'_> {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        match self {
+            RecallAnswer::Ranked(r) => r.render(v, w),
+            RecallAnswer::Exact(r) => r.render(v, w),
+        }
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        match self {
+            RecallAnswer::Ranked(r) => r.diagnostics(),
+            RecallAnswer::Exact(r) => r.diagnostics(),
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! Ranked recall (docs/behaviour.md, Recall): BM25 with field weights over every kind of
+//! knowledge (memories, Copilot records, decisions, sessions), words matched by their English stem,
+//! and co-cli's substring rule (`test` finds `nextest`) as a half-weight fallback for a query word
+//! that matches nothing by stem.
+//!
+//! A document has three fields: its text (weight 1), its labels (tags, a record's subject: 2) and
+//! its notes (a record's reason and citations: 0.5). Its weighted term frequency and length are
+//! the sums over the fields times their weights; the score is BM25's (k1 = 1.2, b = 0.75) with
+//! `idf = ln((N − n + 0.5) / (n + 0.5) + 1)` over the candidates.
+//!
+//! The tokenized documents are derived state, kept in `.co-cli/cache/recall.idx` ([`cache`]) and
+//! reused for every document whose text did not change.
+
+pub mod cache;
+pub mod tokens;
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use tokens::Stems;
+
+/// BM25's term-frequency saturation.
+pub const K1: f64 = 1.2;
+/// BM25's length normalisation.
+pub const B: f64 = 0.75;
+/// The weights of a document's fields: text, labels, notes.
+pub const WEIGHTS: [f32; 3] = [1.0, 2.0, 0.5];
+/// A query word that matches no token by stem matches the tokens containing it at this weight.
+pub const FALLBACK_WEIGHT: f64 = 0.5;
+/// The fewest characters a query word needs to match inside other words.
+pub const FALLBACK_MIN_CHARS: usize = 3;
+
+/// One document to rank: a key naming it (`md:12`, `copilot:mem-1`, `decision:3`, `session:…`)
+/// and its fields' text.
+#[derive(Debug, Clone)]
+pub struct Doc<'a> {
+    pub key: String,
+    /// Text, labels, notes (see [`WEIGHTS`]).
+    pub fields: [Cow<'a, str>; 3],
+}
+
+impl Doc<'_> {
+    /// Returns the hash of the fields: a cached document is reused only when it matches.
+    pub fn hash(&self) -> u64 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for f in &self.fields {
+            h.update(&(f.len() as u64).to_le_bytes());
+            h.update(f.as_bytes());
+        }
+        h.digest()
+    }
+}
+
+/// How recall ranks: kb's ranking, or plain BM25 (lower-cased words, no stems, no splits, no
+/// fallback, every field weighted 1), the baseline the quality benchmark compares with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ranking {
+    #[default]
+    Full,
+    Plain,
+}
+
+impl Ranking {
+    /// Reads `KB_RECALL_RANKING` (`bm25` is the plain baseline; anything else is kb's ranking).
+    pub fn from_env(value: Option<&str>) -> Ranking {
+        match value {
+            Some("bm25") => Ranking::Plain,
+            _ => Ranking::Full,
+        }
+    }
+}
+
+/// A document as ranking needs it: its weighted length and weighted term frequencies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocTerms {
+    pub key: String,
+    pub hash: u64,
+    pub len: f32,
+    /// (term id, weighted frequency), each term once.
+    pub terms: Vec<(u32, f32)>,
+}
+
+/// The tokenized documents and their vocabulary: every token as written (lower-cased) and its
+/// stem.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    pub terms: Vec<String>,
+    pub term_ids: HashMap<String, u32>,
+    /// The stem id of each term.
+    pub stem_of: Vec<u32>,
+    pub stems: Vec<String>,
+    pub stem_ids: HashMap<String, u32>,
+    pub docs: Vec<DocTerms>,
+}
+
+impl Corpus {
+    /// Returns the id of `term` (lower-cased token), adding it with its stem when new.
+    fn term_id(&mut self, term: &str, stems: &mut Stems, ranking: Ranking) -> u32 {
+        if let Some(&id) = self.term_ids.get(term) {
+            return id;
+        }
+        let stem = match ranking {
+            Ranking::Full => stems.stem(term),
+            Ranking::Plain => term,
+        };
+        let stem_id = match self.stem_ids.get(stem) {
+            Some(&s) => s,
+            None => {
+                let s = self.stems.len() as u32;
+                self.stems.push(stem.to_string());
+                self.stem_ids.insert(stem.to_string(), s);
+                s
+            }
+        };
+        let id = self.terms.len() as u32;
+        self.terms.push(term.to_string());
+        self.term_ids.insert(term.to_string(), id);
+        self.stem_of.push(stem_id);
+        id
+    }
+
+    /// Tokenizes `doc` into this corpus's vocabulary.
+    pub fn tokenize(&mut self, doc: &Doc<'_>, stems: &mut Stems, ranking: Ranking) -> DocTerms {
+        let mut freq: HashMap<u32, f32> = HashMap::new();
+        let mut len = 0.0f32;
+        for (field, text) in doc.fields.iter().enumerate() {
+            let weight = match ranking {
+                Ranking::Full => WEIGHTS[field],
+                Ranking::Plain => 1.0,
+            };
+            let mut add = |token: &str| {
+                let id = self.term_id(token, stems, ranking);
+                *freq.entry(id).or_default() += weight;
+                len += weight;
+            };
+            match ranking {
+                Ranking::Full => tokens::each_token(text, &mut add),
+                Ranking::Plain => {
+                    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                        add(&word.to_lowercase());
+                    }
+                }
+            }
+        }
+        let mut terms: Vec<(u32, f32)> = freq.into_iter().collect();
+        terms.sort_unstable_by_key(|(id, _)| *id);
+        DocTerms { key: doc.key.clone(), hash: doc.hash(), len, terms }
+    }
+}
+
+/// Builds the corpus of `docs` for `ranking`: each document reused from `cached` when its key and
+/// hash match there, else tokenized. Returns the corpus (documents in the order of `docs`) and
+/// how many documents were tokenized anew.
+pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Corpus, usize) {
+    let mut stems = Stems::default();
+    let mut old = cached.unwrap_or_default();
+    let old_docs = std::mem::take(&mut old.docs);
+    let by_key: HashMap<&str, usize> = old_docs.iter().enumerate().map(|(i, d)| (d.key.as_str(), i)).collect();
+    let mut fresh = 0;
+    let mut out = Vec::with_capacity(docs.len());
+    for (i, doc) in docs.iter().enumerate() {
+        // Documents usually come in the order they were cached: try the same place first.
+        let hash = doc.hash();
+        let same = |j: usize| old_docs.get(j).filter(|d| d.key == doc.key && d.hash == hash);
+        match same(i).or_else(|| by_key.get(doc.key.as_str()).and_then(|&j| same(j))) {
+            Some(d) => out.push(d.clone()),
+            None => {
+                fresh += 1;
+                out.push(old.tokenize(doc, &mut stems, ranking));
+            }
+        }
+    }
+    old.docs = out;
+    (old, fresh)
+}
+
+/// One ranked result: the document's position in the corpus and its score.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    pub doc: usize,
+    pub score: f64,
+}
+
+/// Scores the candidate documents (`candidate(i)` says whether document `i` is one) for `query`:
+/// every candidate that at least one query word matches, unordered.
+pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(usize) -> bool) -> Vec<Scored> {
+    let candidates: Vec<usize> = (0..corpus.docs.len()).filter(|&i| candidate(i)).collect();
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    // The terms the candidates hold, so a stem only stale documents had matches nothing.
+    let mut present = vec![false; corpus.terms.len()];
+    for &i in &candidates {
+        for &(t, _) in &corpus.docs[i].terms {
+            present[t as usize] = true;
+        }
+    }
+    let words = query_words(query, ranking);
+    let mut stems = Stems::default();
+    // Each query word: the terms it matches and its weight.
+    let mut matchers: Vec<(Vec<bool>, f64)> = Vec::new();
+    for word in &words {
+        let stem = match ranking {
+            Ranking::Full => stems.stem(word).to_string(),
+            Ranking::Plain => word.clone(),
+        };
+        let mut hits = vec![false; corpus.terms.len()];
+        let mut any = false;
+        if let Some(&s) = corpus.stem_ids.get(&stem) {
+            for (t, &st) in corpus.stem_of.iter().enumerate() {
+                if st == s && present[t] {
+                    hits[t] = true;
+                    any = true;
+                }
+            }
+        }
+        let mut weight = 1.0;
+        if !any && ranking == Ranking::Full && word.chars().count() >= FALLBACK_MIN_CHARS {
+            for (t, term) in corpus.terms.iter().enumerate() {
+                if present[t] && term.contains(word.as_str()) {
+                    hits[t] = true;
+                    any = true;
+                }
+            }
+            weight = FALLBACK_WEIGHT;
+        }
+        if any {
+            matchers.push((hits, weight));
+        }
+    }
+    if matchers.is_empty() {
+        return Vec::new();
+    }
+    // Per candidate and query word, the weighted frequency of the matched terms.
+    let mut freqs: Vec<(usize, Vec<f32>)> = Vec::new();
+    for &i in &candidates {
+        let mut tf = vec![0.0f32; matchers.len()];
+        let mut matched = false;
+        for &(t, f) in &corpus.docs[i].terms {
+            for (q, (hits, _)) in matchers.iter().enumerate() {
+                if hits[t as usize] {
+                    tf[q] += f;
+                    matched = true;
+                }
+            }
+        }
+        if matched {
+            freqs.push((i, tf));
+        }
+    }
+    let n = candidates.len() as f64;
+    let avgdl = candidates.iter().map(|&i| f64::from(corpus.docs[i].len)).sum::<f64>() / n;
+    let idf: Vec<f64> = (0..matchers.len())
+        .map(|q| {
+            let df = freqs.iter().filter(|(_, tf)| tf[q] > 0.0).count() as f64;
+            ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+        })
+        .collect();
+    freqs
+        .into_iter()
+        .map(|(i, tf)| {
+            let dl = f64::from(corpus.docs[i].len);
+            let norm = K1 * (1.0 - B + B * dl / avgdl.max(f64::MIN_POSITIVE));
+            let score = tf
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| **f > 0.0)
+                .map(|(q, &f)| {
+                    let f = f64::from(f);
+                    matchers[q].1 * idf[q] * f * (K1 + 1.0) / (f + norm)
+                })
+                .sum();
+            Scored { doc: i, score }
+        })
+        .collect()
+}
+
+/// Returns the distinct words of a query, in order.
+fn query_words(query: &str, ranking: Ranking) -> Vec<String> {
+    let mut words: Vec<String> = match ranking {
+        Ranking::Full => tokens::tokens(query),
+        Ranking::Plain => {
+            query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    words.retain(|w| seen.insert(w.clone()));
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(key: &str, text: &str, labels: &str, notes: &str) -> Doc<'static> {
+        Doc { key: key.into(), fields: [text.to_string().into(), labels.to_string().into(), notes.to_string().into()] }
+    }
+
+    fn ranked(docs: &[Doc<'_>], query: &str) -> Vec<(String, f64)> {
+        let (c, _) = corpus(docs, None, Ranking::Full);
+        let mut out: Vec<(String, f64)> = rank(&c, query, Ranking::Full, |_| true)
+            .into_iter()
+            .map(|s| (c.docs[s.doc].key.clone(), s.score))
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1));
+        out
+    }
+
+    #[test]
+    fn stems_match_and_rarer_words_weigh_more() {
+        let docs = [
+            doc("a", "Run the tests with cargo nextest run", "testing", ""),
+            doc("b", "The service listens on port 8080", "", ""),
+            doc("c", "Deploys go out on Tuesdays", "deploy", ""),
+        ];
+        let r = ranked(&docs, "how do we run the tests");
+        assert_eq!(r[0].0, "a");
+        assert!(r.iter().all(|(k, _)| k != "c"), "{r:?}");
+        assert_eq!(ranked(&docs, "deploying")[0].0, "c", "deploying and Deploys share a stem");
+        assert!(ranked(&docs, "").is_empty());
+    }
+
+    #[test]
+    fn a_word_that_matches_nothing_by_stem_matches_inside_words_at_half_weight() {
+        let docs = [doc("a", "CI runs nextest", "", ""), doc("b", "unrelated words", "", "")];
+        let r = ranked(&docs, "test");
+        assert_eq!(r.len(), 1);
+        let full = ranked(&[doc("a", "CI runs test", "", ""), doc("b", "unrelated words", "", "")], "test");
+        assert!((r[0].1 - full[0].1 / 2.0).abs() < 1e-9, "{r:?} {full:?}");
+        assert!(ranked(&docs, "ne").is_empty(), "two characters never match inside a word");
+    }
+
+    #[test]
+    fn labels_weigh_twice_and_notes_half() {
+        let docs =
+            [doc("text", "pagination", "", ""), doc("tag", "", "pagination", ""), doc("note", "", "", "pagination")];
+        let r = ranked(&docs, "pagination");
+        let keys: Vec<&str> = r.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["tag", "text", "note"], "{r:?}");
+    }
+
+    #[test]
+    fn identifiers_are_found_by_their_parts() {
+        let docs = [doc("a", "Return an ApiError from handlers", "", ""), doc("b", "Set max_tokens to 8000", "", "")];
+        assert_eq!(ranked(&docs, "api error")[0].0, "a");
+        assert_eq!(ranked(&docs, "apierror")[0].0, "a");
+        assert_eq!(ranked(&docs, "MaxTokens")[0].0, "b");
+    }
+
+    #[test]
+    fn cached_documents_are_reused_and_changed_ones_tokenized() {
+        let docs = vec![doc("a", "one two", "", ""), doc("b", "three", "", "")];
+        let (c, fresh) = corpus(&docs, None, Ranking::Full);
+        assert_eq!(fresh, 2);
+        let mut changed = docs.clone();
+        changed[1] = doc("b", "three four", "", "");
+        changed.push(doc("c", "five", "", ""));
+        let (c2, fresh) = corpus(&changed, Some(c), Ranking::Full);
+        assert_eq!(fresh, 2);
+        assert_eq!(c2.docs.len(), 3);
+        let (fromscratch, _) = corpus(&changed, None, Ranking::Full);
+        let score = |c: &Corpus| rank(c, "four", Ranking::Full, |_| true)[0].score;
+        assert_eq!(score(&c2), score(&fromscratch));
+    }
+
+    #[test]
+    fn plain_bm25_neither_stems_nor_splits() {
+        let docs = [doc("a", "running ApiError", "", ""), doc("b", "other", "", "")];
+        let (c, _) = corpus(&docs, None, Ranking::Plain);
+        assert!(rank(&c, "run", Ranking::Plain, |_| true).is_empty());
+        assert!(rank(&c, "api", Ranking::Plain, |_| true).is_empty());
+        assert_eq!(rank(&c, "apierror", Ranking::Plain, |_| true).len(), 1);
+    }
+}

@@ -1,0 +1,104 @@
+//! The words ranked recall compares: lower-cased Unicode words, split at every character that is
+//! not a letter or digit, and inside a word also at a lower→upper case change and at a
+//! letter↔digit change, each part kept beside the whole word (`ApiError` → `apierror`, `api`,
+//! `error`; `http2` → `http2`, `http`, `2`). A word matches another by its English Snowball stem
+//! (`tests`, `testing` → `test`).
+
+use rust_stemmers::{Algorithm, Stemmer};
+use std::collections::HashMap;
+
+/// Calls `each` with every token of `text`, lower-cased: each word, then its parts when it has
+/// more than one.
+pub fn each_token(text: &str, mut each: impl FnMut(&str)) {
+    let mut lower = String::new();
+    for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+        lower.clear();
+        lower.extend(word.chars().flat_map(char::to_lowercase));
+        each(&lower);
+        let cuts = cuts(word);
+        if cuts.is_empty() {
+            continue;
+        }
+        let mut start = 0;
+        for end in cuts.into_iter().chain([word.len()]) {
+            lower.clear();
+            lower.extend(word[start..end].chars().flat_map(char::to_lowercase));
+            each(&lower);
+            start = end;
+        }
+    }
+}
+
+/// Returns the byte offsets inside `word` where a part starts: a lower-case letter followed by an
+/// upper-case one, or a letter next to a digit.
+fn cuts(word: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut prev: Option<char> = None;
+    for (i, c) in word.char_indices() {
+        if let Some(p) = prev {
+            let case = p.is_lowercase() && c.is_uppercase();
+            let digit = (p.is_alphabetic() && c.is_numeric()) || (p.is_numeric() && c.is_alphabetic());
+            if case || digit {
+                out.push(i);
+            }
+        }
+        prev = Some(c);
+    }
+    out
+}
+
+/// Returns the tokens of `text` (see [`each_token`]).
+pub fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    each_token(text, |t| out.push(t.to_string()));
+    out
+}
+
+/// The English Snowball stemmer, remembering the stems it computed (a corpus repeats its words).
+pub struct Stems {
+    stemmer: Stemmer,
+    memo: HashMap<String, String>,
+}
+
+impl Default for Stems {
+    fn default() -> Self {
+        Stems { stemmer: Stemmer::create(Algorithm::English), memo: HashMap::new() }
+    }
+}
+
+impl Stems {
+    /// Returns the stem of a lower-cased token.
+    pub fn stem(&mut self, token: &str) -> &str {
+        if !self.memo.contains_key(token) {
+            let stem = self.stemmer.stem(token).into_owned();
+            self.memo.insert(token.to_string(), stem);
+        }
+        self.memo.get(token).map(String::as_str).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_at_case_and_digit_changes_and_stay_whole() {
+        assert_eq!(tokens("ApiError"), ["apierror", "api", "error"]);
+        assert_eq!(tokens("http2 v2"), ["http2", "http", "2", "v2", "v", "2"]);
+        assert_eq!(tokens("max_tokens src/api"), ["max", "tokens", "src", "api"]);
+        assert_eq!(tokens("HTTP JSONParser"), ["http", "jsonparser"], "only a lower→upper change splits");
+        assert_eq!(tokens("Run `cargo nextest run`."), ["run", "cargo", "nextest", "run"]);
+        assert_eq!(tokens("Über café 3.12.1"), ["über", "café", "3", "12", "1"]);
+        assert!(tokens(" -- ").is_empty());
+    }
+
+    #[test]
+    fn stems_are_english_snowball() {
+        let mut s = Stems::default();
+        for (word, stem) in [("tests", "test"), ("testing", "test"), ("running", "run"), ("deploys", "deploy")] {
+            assert_eq!(s.stem(word), stem, "{word}");
+        }
+        assert_eq!(s.stem("8080"), "8080");
+        assert_eq!(s.stem("nextest"), "nextest");
+    }
+}
