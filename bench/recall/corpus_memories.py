@@ -933,8 +933,8 @@ MEMORIES = [
     M("z_clippy_pedantic", "lint rust",
       "clippy::pedantic is not enabled; don't send PRs that only fix pedantic lints."),
     M("z_todo_format", "conventions",
-      "TODOs must carry a name or an issue: `// TODO(marta): ...` or `// TODO(#412): ...`. Bare TODOs fail "
-      "the lint script."),
+      "TODOs must name an owner, `// TODO(marta): ...`, and say what is left to do. Bare TODOs fail the "
+      "lint script."),
     M("z_makefile_tabs", "make gotcha",
       "Makefile recipes need real tabs. The editorconfig sets that for Makefile, but some editors ignore it: "
       "'missing separator' means spaces."),
