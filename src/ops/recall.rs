@@ -265,12 +265,20 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
         docs.push(Doc { key: format!("session:{}", file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] });
         items.push(Item::Session(l));
     }
+    let t0 = std::time::Instant::now();
     let scored = match ranking {
         Ranking::Full => {
             let path = cache_path(repo);
             let cached = path.as_deref().and_then(search::cache::load);
             let before = cached.as_ref().map(|c| c.docs.len());
+            let loaded_in = t0.elapsed();
             let (corpus, fresh) = search::corpus(&docs, cached, ranking);
+            debug_stats(repo, || {
+                format!(
+                    "recall index: loaded in {loaded_in:?}, {fresh} documents tokenized, ready in {:?}",
+                    t0.elapsed()
+                )
+            });
             // The index covers every source: a narrowed recall reads it but does not rewrite it.
             if let Some(path) = path.filter(|_| req.sources.all() && (fresh > 0 || before != Some(docs.len()))) {
                 // Derived state: a failure to write it only costs time.
@@ -292,6 +300,7 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
         }
     }
     order(repo, &mut hits, records.as_ref(), req.max_results);
+    debug_stats(repo, || format!("recall: ranked and ordered in {:?}", t0.elapsed()));
     RankedReport {
         query: req.query.clone(),
         root: k.loaded.root.clone(),
@@ -300,6 +309,13 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
         hits,
         total,
         diagnostics,
+    }
+}
+
+/// With `KB_DEBUG_STATS` set, prints `kb-timing: LINE` on stderr (a closed stderr is ignored).
+fn debug_stats(repo: &Repo, line: impl FnOnce() -> String) {
+    if repo.env.debug_stats {
+        let _ = std::io::stderr().write_all(format!("kb-timing: {}\n", line()).as_bytes());
     }
 }
 
@@ -320,6 +336,13 @@ fn file_stem(path: &Path) -> String {
 /// Sorts `hits` by score, then heat, then newest, then store and id, and keeps the first `max`.
 /// Heat is read only when two results that could be shown tie on score.
 fn order(repo: &Repo, hits: &mut Vec<Hit<'_>>, records: Option<&Records<'_>>, max: usize) {
+    // Only the hits scoring at least the max-th best score can be shown: sort just those.
+    if max > 0 && hits.len() > max {
+        let mut scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+        scores.select_nth_unstable_by(max - 1, |a, b| b.total_cmp(a));
+        let cut = scores[max - 1];
+        hits.retain(|h| h.score >= cut);
+    }
     let newest = |h: &Hit<'_>| -> (i64, String) {
         match &h.item {
             Item::Md(m) => (m.created_at, format!("{:020}", m.id)),

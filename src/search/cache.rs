@@ -3,11 +3,12 @@
 //! its text and reused only when the text is the same, so the index is never trusted over the
 //! files; a file of another format or with a bad checksum is ignored and rewritten.
 //!
-//! Layout (little-endian, xxh3 checksum at the end): magic `KBRI`, format, the terms (each its
-//! text and stem id), the stems, then the documents (key, hash, weighted length, and each term id
-//! with its weighted frequency).
+//! Layout (little-endian, xxh3 checksum at the end): magic `KBRI`, format, the text arena (every
+//! term, stem and key), the terms (span, stem id), the stems (span), the documents (key span,
+//! hash, weighted length, range of pairs) and the pairs (term id, weighted frequency). Loading it
+//! is a few bulk reads: no per-term allocation.
 
-use super::{Corpus, DocTerms};
+use super::{Corpus, DocTerms, Span};
 use crate::format::binary::{Checksummed, Reader, verified};
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -15,7 +16,7 @@ use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"KBRI";
 /// Bumped whenever the layout or the tokenizer changes: an index of another format is rebuilt.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// Reads the index at `path`; `None` when it is missing, of another format or corrupt.
 pub fn load(path: &Path) -> Option<Corpus> {
@@ -23,107 +24,130 @@ pub fn load(path: &Path) -> Option<Corpus> {
     decode(verified(&bytes)?)
 }
 
+/// Reads a count of items of `size` bytes each, refusing one the rest of the file cannot hold.
+fn count(r: &mut Reader<'_>, size: usize) -> Option<usize> {
+    let n = r.u32()? as usize;
+    (n <= r.b.len() / size).then_some(n)
+}
+
+fn span(r: &mut Reader<'_>, arena: usize) -> Option<Span> {
+    let s = Span { start: r.u32()?, len: r.u32()? };
+    ((s.start as usize).checked_add(s.len as usize)? <= arena).then_some(s)
+}
+
 fn decode(body: &[u8]) -> Option<Corpus> {
     let mut r = Reader { b: body };
     if r.take(4)? != MAGIC || r.u32()? != FORMAT {
         return None;
     }
-    let mut c = Corpus::default();
-    let n_terms = r.u32()? as usize;
-    // Each term takes at least 8 bytes: a corrupt count must not allocate the world.
-    if n_terms > r.b.len() / 8 {
-        return None;
-    }
-    for id in 0..n_terms {
-        let term = r.str()?.to_string();
+    let arena_len = usize::try_from(r.u64()?).ok()?;
+    let arena = std::str::from_utf8(r.take(arena_len)?).ok()?.to_string();
+    let mut c = Corpus { arena, ..Corpus::default() };
+    let n_terms = count(&mut r, 12)?;
+    c.terms.reserve(n_terms);
+    c.stem_of.reserve(n_terms);
+    for _ in 0..n_terms {
+        c.terms.push(span(&mut r, arena_len)?);
         c.stem_of.push(r.u32()?);
-        c.term_ids.insert(term.clone(), id as u32);
-        c.terms.push(term);
     }
-    let n_stems = r.u32()? as usize;
-    if n_stems > r.b.len() / 4 {
-        return None;
-    }
-    for id in 0..n_stems {
-        let stem = r.str()?.to_string();
-        c.stem_ids.insert(stem.clone(), id as u32);
-        c.stems.push(stem);
+    let n_stems = count(&mut r, 8)?;
+    c.stems.reserve(n_stems);
+    for _ in 0..n_stems {
+        c.stems.push(span(&mut r, arena_len)?);
     }
     if c.stem_of.iter().any(|&s| s as usize >= n_stems) {
         return None;
     }
-    let n_docs = r.u32()? as usize;
-    if n_docs > r.b.len() / 20 {
-        return None;
-    }
+    let n_docs = count(&mut r, 28)?;
+    c.docs.reserve(n_docs);
     for _ in 0..n_docs {
-        let key = r.str()?.to_string();
+        let key = span(&mut r, arena_len)?;
         let hash = r.u64()?;
         let len = f32::from_bits(r.u32()?);
-        let n = r.u32()? as usize;
-        if n > r.b.len() / 8 {
-            return None;
-        }
-        let mut terms = Vec::with_capacity(n);
-        for _ in 0..n {
-            let t = r.u32()?;
-            if t as usize >= n_terms {
-                return None;
-            }
-            terms.push((t, f32::from_bits(r.u32()?)));
-        }
-        c.docs.push(DocTerms { key, hash, len, terms });
+        let (start, end) = (r.u32()?, r.u32()?);
+        c.docs.push(DocTerms { key, hash, len, start, end });
     }
-    r.b.is_empty().then_some(c)
+    let n_pairs = count(&mut r, 8)?;
+    let raw = r.take(n_pairs * 8)?;
+    c.pairs = raw
+        .chunks_exact(8)
+        .map(|p| {
+            let t = u32::from_le_bytes([p[0], p[1], p[2], p[3]]);
+            (t, f32::from_bits(u32::from_le_bytes([p[4], p[5], p[6], p[7]])))
+        })
+        .collect();
+    let ok = r.b.is_empty()
+        && c.pairs.iter().all(|&(t, _)| (t as usize) < n_terms)
+        && c.docs.iter().all(|d| d.start <= d.end && d.end as usize <= n_pairs);
+    ok.then_some(c)
 }
 
-/// Writes `corpus` to `path`, keeping only the terms and stems its documents use: atomically,
-/// not durably (a lost index only costs time), in a folder ignored by git.
+/// Writes `corpus` to `path`, keeping only the terms, stems and pairs its documents use:
+/// atomically, not durably (a lost index only costs time), in a folder ignored by git.
 pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
-    // Renumber the terms in use (and their stems), so removed documents' words do not pile up.
+    // Renumber the terms in use (and their stems) into a fresh arena, so that removed documents'
+    // words do not pile up.
+    let mut arena = String::new();
+    let mut push = |text: &str| {
+        let s = Span { start: arena.len() as u32, len: text.len() as u32 };
+        arena.push_str(text);
+        s
+    };
     let mut term_map: HashMap<u32, u32> = HashMap::new();
     let mut stem_map: HashMap<u32, u32> = HashMap::new();
-    let mut terms: Vec<(&str, u32)> = Vec::new();
-    let mut stems: Vec<&str> = Vec::new();
+    let mut terms: Vec<(Span, u32)> = Vec::new();
+    let mut stems: Vec<Span> = Vec::new();
+    let mut docs: Vec<DocTerms> = Vec::with_capacity(corpus.docs.len());
+    let mut pairs: Vec<(u32, f32)> = Vec::new();
     for d in &corpus.docs {
-        for &(t, _) in &d.terms {
-            term_map.entry(t).or_insert_with(|| {
+        let start = pairs.len() as u32;
+        for &(t, f) in corpus.doc_terms(d) {
+            let id = *term_map.entry(t).or_insert_with(|| {
                 let stem = corpus.stem_of[t as usize];
                 let s = *stem_map.entry(stem).or_insert_with(|| {
-                    stems.push(&corpus.stems[stem as usize]);
+                    stems.push(push(corpus.text(corpus.stems[stem as usize])));
                     stems.len() as u32 - 1
                 });
-                terms.push((&corpus.terms[t as usize], s));
+                terms.push((push(corpus.text(corpus.terms[t as usize])), s));
                 terms.len() as u32 - 1
             });
+            pairs.push((id, f));
         }
+        let key = push(corpus.text(d.key));
+        docs.push(DocTerms { key, start, end: pairs.len() as u32, ..*d });
     }
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     crate::fsio::write_atomic_streamed(path, false, |out| {
         let mut w = Checksummed::new(io::BufWriter::new(out));
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
+        w.write_all(&(arena.len() as u64).to_le_bytes())?;
+        w.write_all(arena.as_bytes())?;
         w.write_all(&(terms.len() as u32).to_le_bytes())?;
-        for (term, stem) in &terms {
-            w.put_str(term)?;
-            w.write_all(&stem.to_le_bytes())?;
+        for (s, stem) in &terms {
+            for v in [s.start, s.len, *stem] {
+                w.write_all(&v.to_le_bytes())?;
+            }
         }
         w.write_all(&(stems.len() as u32).to_le_bytes())?;
-        for stem in &stems {
-            w.put_str(stem)?;
+        for s in &stems {
+            w.write_all(&s.start.to_le_bytes())?;
+            w.write_all(&s.len.to_le_bytes())?;
         }
-        w.write_all(&(corpus.docs.len() as u32).to_le_bytes())?;
-        for d in &corpus.docs {
-            w.put_str(&d.key)?;
-            w.write_all(&d.hash.to_le_bytes())?;
-            w.write_all(&d.len.to_bits().to_le_bytes())?;
-            w.write_all(&(d.terms.len() as u32).to_le_bytes())?;
-            let mut renumbered: Vec<(u32, f32)> = d.terms.iter().map(|&(t, f)| (term_map[&t], f)).collect();
-            renumbered.sort_unstable_by_key(|(t, _)| *t);
-            for (t, f) in renumbered {
-                w.write_all(&t.to_le_bytes())?;
-                w.write_all(&f.to_bits().to_le_bytes())?;
+        w.write_all(&(docs.len() as u32).to_le_bytes())?;
+        for d in &docs {
+            for v in [d.key.start, d.key.len] {
+                w.write_all(&v.to_le_bytes())?;
             }
+            w.write_all(&d.hash.to_le_bytes())?;
+            for v in [d.len.to_bits(), d.start, d.end] {
+                w.write_all(&v.to_le_bytes())?;
+            }
+        }
+        w.write_all(&(pairs.len() as u32).to_le_bytes())?;
+        for (t, f) in &pairs {
+            w.write_all(&t.to_le_bytes())?;
+            w.write_all(&f.to_bits().to_le_bytes())?;
         }
         w.finish()?.flush()
     })
@@ -146,7 +170,8 @@ mod tests {
         let (c, _) = corpus(&[doc("a", "Run the tests")], Some(c), Ranking::Full);
         write(&path, &c).unwrap();
         let back = load(&path).unwrap();
-        assert_eq!(back.terms.len(), 3, "the removed document's terms are gone: {:?}", back.terms);
+        let terms: Vec<&str> = back.terms.iter().map(|&t| back.text(t)).collect();
+        assert_eq!(terms, ["run", "the", "tests"], "the removed document's terms are gone");
         let (again, fresh) = corpus(&[doc("a", "Run the tests")], Some(back), Ranking::Full);
         assert_eq!(fresh, 0);
         assert_eq!(rank(&again, "testing", Ranking::Full, |_| true).len(), 1);

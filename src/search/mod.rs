@@ -69,57 +69,103 @@ impl Ranking {
     }
 }
 
-/// A document as ranking needs it: its weighted length and weighted term frequencies.
-#[derive(Debug, Clone, PartialEq)]
+/// A document as ranking needs it: its key and text hash (to reuse it), its weighted length, and
+/// its terms: `pairs[start..end]` of the corpus, each (term id, weighted frequency), a term once.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DocTerms {
-    pub key: String,
+    pub key: Span,
     pub hash: u64,
     pub len: f32,
-    /// (term id, weighted frequency), each term once.
-    pub terms: Vec<(u32, f32)>,
+    pub start: u32,
+    pub end: u32,
 }
 
-/// The tokenized documents and their vocabulary: every token as written (lower-cased) and its
-/// stem.
+/// A piece of a corpus's text arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    pub start: u32,
+    pub len: u32,
+}
+
+/// The tokenized documents and their vocabulary (every token as written, lower-cased, and its
+/// stem), stored flat so that the index loads with a few allocations.
 #[derive(Debug, Default)]
 pub struct Corpus {
-    pub terms: Vec<String>,
-    pub term_ids: HashMap<String, u32>,
+    /// The text of every term, stem and key.
+    pub arena: String,
+    pub terms: Vec<Span>,
     /// The stem id of each term.
     pub stem_of: Vec<u32>,
-    pub stems: Vec<String>,
-    pub stem_ids: HashMap<String, u32>,
+    pub stems: Vec<Span>,
     pub docs: Vec<DocTerms>,
+    pub pairs: Vec<(u32, f32)>,
+    /// Term and stem ids by text, built when a document must be tokenized.
+    ids: Option<(HashMap<String, u32>, HashMap<String, u32>)>,
 }
 
 impl Corpus {
+    /// Returns a piece of the arena.
+    pub fn text(&self, span: Span) -> &str {
+        self.arena.get(span.start as usize..(span.start + span.len) as usize).unwrap_or_default()
+    }
+
+    /// Returns document `i`'s key.
+    #[cfg(test)]
+    pub fn key(&self, i: usize) -> &str {
+        self.text(self.docs[i].key)
+    }
+
+    /// Returns document `i`'s terms.
+    pub fn doc_terms(&self, d: &DocTerms) -> &[(u32, f32)] {
+        self.pairs.get(d.start as usize..d.end as usize).unwrap_or_default()
+    }
+
+    /// Adds `text` to the arena.
+    fn push_text(&mut self, text: &str) -> Span {
+        let span = Span { start: self.arena.len() as u32, len: text.len() as u32 };
+        self.arena.push_str(text);
+        span
+    }
+
     /// Returns the id of `term` (lower-cased token), adding it with its stem when new.
     fn term_id(&mut self, term: &str, stems: &mut Stems, ranking: Ranking) -> u32 {
-        if let Some(&id) = self.term_ids.get(term) {
+        if self.ids.is_none() {
+            let terms = self.terms.iter().enumerate().map(|(i, &s)| (self.text(s).to_string(), i as u32)).collect();
+            let stem_ids = self.stems.iter().enumerate().map(|(i, &s)| (self.text(s).to_string(), i as u32)).collect();
+            self.ids = Some((terms, stem_ids));
+        }
+        if let Some(&id) = self.ids.as_ref().and_then(|(t, _)| t.get(term)) {
             return id;
         }
         let stem = match ranking {
-            Ranking::Full => stems.stem(term),
-            Ranking::Plain => term,
+            Ranking::Full => stems.stem(term).to_string(),
+            Ranking::Plain => term.to_string(),
         };
-        let stem_id = match self.stem_ids.get(stem) {
-            Some(&s) => s,
+        let known = self.ids.as_ref().and_then(|(_, s)| s.get(&stem).copied());
+        let stem_id = match known {
+            Some(s) => s,
             None => {
                 let s = self.stems.len() as u32;
-                self.stems.push(stem.to_string());
-                self.stem_ids.insert(stem.to_string(), s);
+                let span = self.push_text(&stem);
+                self.stems.push(span);
+                if let Some((_, ids)) = &mut self.ids {
+                    ids.insert(stem, s);
+                }
                 s
             }
         };
         let id = self.terms.len() as u32;
-        self.terms.push(term.to_string());
-        self.term_ids.insert(term.to_string(), id);
+        let span = self.push_text(term);
+        self.terms.push(span);
         self.stem_of.push(stem_id);
+        if let Some((ids, _)) = &mut self.ids {
+            ids.insert(term.to_string(), id);
+        }
         id
     }
 
-    /// Tokenizes `doc` into this corpus's vocabulary.
-    pub fn tokenize(&mut self, doc: &Doc<'_>, stems: &mut Stems, ranking: Ranking) -> DocTerms {
+    /// Tokenizes `doc` into this corpus (its vocabulary and pairs) and returns it.
+    fn tokenize(&mut self, doc: &Doc<'_>, hash: u64, stems: &mut Stems, ranking: Ranking) -> DocTerms {
         let mut freq: HashMap<u32, f32> = HashMap::new();
         let mut len = 0.0f32;
         for (field, text) in doc.fields.iter().enumerate() {
@@ -143,7 +189,10 @@ impl Corpus {
         }
         let mut terms: Vec<(u32, f32)> = freq.into_iter().collect();
         terms.sort_unstable_by_key(|(id, _)| *id);
-        DocTerms { key: doc.key.clone(), hash: doc.hash(), len, terms }
+        let key = self.push_text(&doc.key);
+        let start = self.pairs.len() as u32;
+        self.pairs.extend(terms);
+        DocTerms { key, hash, len, start, end: self.pairs.len() as u32 }
     }
 }
 
@@ -152,25 +201,41 @@ impl Corpus {
 /// how many documents were tokenized anew.
 pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Corpus, usize) {
     let mut stems = Stems::default();
-    let mut old = cached.unwrap_or_default();
-    let old_docs = std::mem::take(&mut old.docs);
-    let by_key: HashMap<&str, usize> = old_docs.iter().enumerate().map(|(i, d)| (d.key.as_str(), i)).collect();
+    let mut c = cached.unwrap_or_default();
+    let hashes: Vec<u64> = docs.iter().map(Doc::hash).collect();
+    let same = |c: &Corpus, j: usize, i: usize| {
+        c.docs.get(j).is_some_and(|d| d.hash == hashes[i] && c.text(d.key) == docs[i].key)
+    };
+    // The usual case: the documents of the last recall, in the same order.
+    if c.docs.len() == docs.len() && (0..docs.len()).all(|i| same(&c, i, i)) {
+        return (c, 0);
+    }
+    let old_docs = std::mem::take(&mut c.docs);
+    let by_key: HashMap<&str, usize> = old_docs.iter().enumerate().map(|(i, d)| (c.text(d.key), i)).collect();
+    let found: Vec<Option<usize>> = (0..docs.len())
+        .map(|i| {
+            let at = if old_docs.get(i).is_some_and(|d| c.text(d.key) == docs[i].key) {
+                Some(i)
+            } else {
+                by_key.get(docs[i].key.as_str()).copied()
+            };
+            at.filter(|&j| old_docs[j].hash == hashes[i])
+        })
+        .collect();
+    drop(by_key);
     let mut fresh = 0;
     let mut out = Vec::with_capacity(docs.len());
     for (i, doc) in docs.iter().enumerate() {
-        // Documents usually come in the order they were cached: try the same place first.
-        let hash = doc.hash();
-        let same = |j: usize| old_docs.get(j).filter(|d| d.key == doc.key && d.hash == hash);
-        match same(i).or_else(|| by_key.get(doc.key.as_str()).and_then(|&j| same(j))) {
-            Some(d) => out.push(d.clone()),
+        match found[i] {
+            Some(j) => out.push(old_docs[j]),
             None => {
                 fresh += 1;
-                out.push(old.tokenize(doc, &mut stems, ranking));
+                out.push(c.tokenize(doc, hashes[i], &mut stems, ranking));
             }
         }
     }
-    old.docs = out;
-    (old, fresh)
+    c.docs = out;
+    (c, fresh)
 }
 
 /// One ranked result: the document's position in the corpus and its score.
@@ -190,7 +255,7 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
     // The terms the candidates hold, so a stem only stale documents had matches nothing.
     let mut present = vec![false; corpus.terms.len()];
     for &i in &candidates {
-        for &(t, _) in &corpus.docs[i].terms {
+        for &(t, _) in corpus.doc_terms(&corpus.docs[i]) {
             present[t as usize] = true;
         }
     }
@@ -205,9 +270,9 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
         };
         let mut hits = vec![false; corpus.terms.len()];
         let mut any = false;
-        if let Some(&s) = corpus.stem_ids.get(&stem) {
+        if let Some(s) = corpus.stems.iter().position(|&sp| corpus.text(sp) == stem) {
             for (t, &st) in corpus.stem_of.iter().enumerate() {
-                if st == s && present[t] {
+                if st as usize == s && present[t] {
                     hits[t] = true;
                     any = true;
                 }
@@ -215,8 +280,8 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
         }
         let mut weight = 1.0;
         if !any && ranking == Ranking::Full && word.chars().count() >= FALLBACK_MIN_CHARS {
-            for (t, term) in corpus.terms.iter().enumerate() {
-                if present[t] && term.contains(word.as_str()) {
+            for (t, &term) in corpus.terms.iter().enumerate() {
+                if present[t] && corpus.text(term).contains(word.as_str()) {
                     hits[t] = true;
                     any = true;
                 }
@@ -235,7 +300,7 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
     for &i in &candidates {
         let mut tf = vec![0.0f32; matchers.len()];
         let mut matched = false;
-        for &(t, f) in &corpus.docs[i].terms {
+        for &(t, f) in corpus.doc_terms(&corpus.docs[i]) {
             for (q, (hits, _)) in matchers.iter().enumerate() {
                 if hits[t as usize] {
                     tf[q] += f;
@@ -297,10 +362,8 @@ mod tests {
 
     fn ranked(docs: &[Doc<'_>], query: &str) -> Vec<(String, f64)> {
         let (c, _) = corpus(docs, None, Ranking::Full);
-        let mut out: Vec<(String, f64)> = rank(&c, query, Ranking::Full, |_| true)
-            .into_iter()
-            .map(|s| (c.docs[s.doc].key.clone(), s.score))
-            .collect();
+        let mut out: Vec<(String, f64)> =
+            rank(&c, query, Ranking::Full, |_| true).into_iter().map(|s| (c.key(s.doc).to_string(), s.score)).collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out
     }
