@@ -4,7 +4,7 @@
 //! Generates N memories of the shape co-cli (the Python tool whose memory layout kb keeps) writes
 //! (60–200 characters, 0–3 tags, 5 % protected, created over the last 60 days) in a temporary
 //! repository, with a project `context.md` of about 4 KiB, a global one of about 1.5 KiB and 24
-//! Copilot records, then times `kb list`, `kb recall`, `kb save` (a unique text, and a
+//! Copilot records, then times `kb list`, `kb recall` (one word, and a question in plain words), `kb save` (a unique text, and a
 //! near-duplicate that consolidates), `kb check` and `kb context` as separate processes, each
 //! twice per round:
 //!
@@ -1110,6 +1110,8 @@ fn main() {
         } else {
             rows.push(("list", bench.measure(reps, &["list"], &|_| {})));
             rows.push(("recall", bench.measure(reps, &["recall", "postgres"], &|_| {})));
+            let question = ["recall", "how", "do", "we", "deploy", "the", "database", "schema"];
+            rows.push(("recall (a question)", bench.measure(reps, &question, &|_| {})));
             let unique_id = (n + 1).to_string();
             let forget = |kb: &Path| bench.untimed(kb, &["forget", &unique_id]);
             let unique = ["save", "Zebra quokka narwhal axolotl pangolin okapi capybara tapir wombat"];

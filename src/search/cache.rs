@@ -10,7 +10,7 @@
 
 use super::{Corpus, DocTerms, Span};
 use crate::format::binary::{Checksummed, Reader, verified};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -18,10 +18,21 @@ const MAGIC: &[u8; 4] = b"KBRI";
 /// Bumped whenever the layout or the tokenizer changes: an index of another format is rebuilt.
 const FORMAT: u32 = 2;
 
-/// Reads the index at `path`; `None` when it is missing, of another format or corrupt.
+/// Reads the index at `path`; `None` when it is missing, of another format or corrupt. The pairs
+/// stay in the file's bytes, read in place.
 pub fn load(path: &Path) -> Option<Corpus> {
     let bytes = std::fs::read(path).ok()?;
-    decode(verified(&bytes)?)
+    let body_len = verified(&bytes)?.len();
+    let (mut c, pairs_at) = decode(&bytes[..body_len])?;
+    c.raw_start = pairs_at;
+    c.raw = bytes;
+    Some(c)
+}
+
+/// Reads one pair: a term id and a weighted frequency, 4 bytes each.
+pub fn pair(p: &[u8]) -> (u32, f32) {
+    let word = |i: usize| p.get(i..i + 4).and_then(|b| b.try_into().ok()).map_or(0, u32::from_le_bytes);
+    (word(0), f32::from_bits(word(4)))
 }
 
 /// Reads a count of items of `size` bytes each, refusing one the rest of the file cannot hold.
@@ -35,7 +46,8 @@ fn span(r: &mut Reader<'_>, arena: usize) -> Option<Span> {
     ((s.start as usize).checked_add(s.len as usize)? <= arena).then_some(s)
 }
 
-fn decode(body: &[u8]) -> Option<Corpus> {
+/// Decodes everything but the pairs; returns the corpus and where its pairs start in `body`.
+fn decode(body: &[u8]) -> Option<(Corpus, usize)> {
     let mut r = Reader { b: body };
     if r.take(4)? != MAGIC || r.u32()? != FORMAT {
         return None;
@@ -68,18 +80,13 @@ fn decode(body: &[u8]) -> Option<Corpus> {
         c.docs.push(DocTerms { key, hash, len, start, end });
     }
     let n_pairs = count(&mut r, 8)?;
+    let pairs_at = body.len() - r.b.len();
     let raw = r.take(n_pairs * 8)?;
-    c.pairs = raw
-        .chunks_exact(8)
-        .map(|p| {
-            let t = u32::from_le_bytes([p[0], p[1], p[2], p[3]]);
-            (t, f32::from_bits(u32::from_le_bytes([p[4], p[5], p[6], p[7]])))
-        })
-        .collect();
+    c.raw_count = n_pairs;
     let ok = r.b.is_empty()
-        && c.pairs.iter().all(|&(t, _)| (t as usize) < n_terms)
+        && raw.chunks_exact(8).all(|p| (pair(p).0 as usize) < n_terms)
         && c.docs.iter().all(|d| d.start <= d.end && d.end as usize <= n_pairs);
-    ok.then_some(c)
+    ok.then_some((c, pairs_at))
 }
 
 /// Writes `corpus` to `path`, keeping only the terms, stems and pairs its documents use:
@@ -93,15 +100,15 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
         arena.push_str(text);
         s
     };
-    let mut term_map: HashMap<u32, u32> = HashMap::new();
-    let mut stem_map: HashMap<u32, u32> = HashMap::new();
+    let mut term_map: HashMap<u32, u32> = HashMap::default();
+    let mut stem_map: HashMap<u32, u32> = HashMap::default();
     let mut terms: Vec<(Span, u32)> = Vec::new();
     let mut stems: Vec<Span> = Vec::new();
     let mut docs: Vec<DocTerms> = Vec::with_capacity(corpus.docs.len());
     let mut pairs: Vec<(u32, f32)> = Vec::new();
     for d in &corpus.docs {
         let start = pairs.len() as u32;
-        for &(t, f) in corpus.doc_terms(d) {
+        for (t, f) in corpus.doc_terms(d) {
             let id = *term_map.entry(t).or_insert_with(|| {
                 let stem = corpus.stem_of[t as usize];
                 let s = *stem_map.entry(stem).or_insert_with(|| {

@@ -14,8 +14,8 @@
 pub mod cache;
 pub mod tokens;
 
+use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use tokens::Stems;
 
 /// BM25's term-frequency saturation.
@@ -98,6 +98,12 @@ pub struct Corpus {
     pub stem_of: Vec<u32>,
     pub stems: Vec<Span>,
     pub docs: Vec<DocTerms>,
+    /// The pairs as the index file holds them (8 bytes each), read in place rather than copied:
+    /// the first `raw_count` pairs.
+    pub raw: Vec<u8>,
+    pub raw_start: usize,
+    pub raw_count: usize,
+    /// The pairs of documents tokenized since: pair `raw_count + i` is `pairs[i]`.
     pub pairs: Vec<(u32, f32)>,
     /// Term and stem ids by text, built when a document must be tokenized.
     ids: Option<(HashMap<String, u32>, HashMap<String, u32>)>,
@@ -115,9 +121,21 @@ impl Corpus {
         self.text(self.docs[i].key)
     }
 
-    /// Returns document `i`'s terms.
-    pub fn doc_terms(&self, d: &DocTerms) -> &[(u32, f32)] {
-        self.pairs.get(d.start as usize..d.end as usize).unwrap_or_default()
+    /// Returns a document's terms: (term id, weighted frequency) pairs.
+    pub fn doc_terms(&self, d: &DocTerms) -> DocPairs<'_> {
+        let (start, end) = (d.start as usize, d.end as usize);
+        if end <= self.raw_count {
+            let bytes = self.raw.get(self.raw_start + start * 8..self.raw_start + end * 8).unwrap_or_default();
+            DocPairs::Raw(bytes.chunks_exact(8))
+        } else {
+            let owned = self.pairs.get(start.saturating_sub(self.raw_count)..end - self.raw_count);
+            DocPairs::Owned(owned.unwrap_or_default().iter())
+        }
+    }
+
+    /// Returns how many pairs the corpus holds.
+    fn pairs_len(&self) -> usize {
+        self.raw_count + self.pairs.len()
     }
 
     /// Adds `text` to the arena.
@@ -166,7 +184,7 @@ impl Corpus {
 
     /// Tokenizes `doc` into this corpus (its vocabulary and pairs) and returns it.
     fn tokenize(&mut self, doc: &Doc<'_>, hash: u64, stems: &mut Stems, ranking: Ranking) -> DocTerms {
-        let mut freq: HashMap<u32, f32> = HashMap::new();
+        let mut freq: HashMap<u32, f32> = HashMap::default();
         let mut len = 0.0f32;
         for (field, text) in doc.fields.iter().enumerate() {
             let weight = match ranking {
@@ -190,9 +208,9 @@ impl Corpus {
         let mut terms: Vec<(u32, f32)> = freq.into_iter().collect();
         terms.sort_unstable_by_key(|(id, _)| *id);
         let key = self.push_text(&doc.key);
-        let start = self.pairs.len() as u32;
+        let start = self.pairs_len() as u32;
         self.pairs.extend(terms);
-        DocTerms { key, hash, len, start, end: self.pairs.len() as u32 }
+        DocTerms { key, hash, len, start, end: self.pairs_len() as u32 }
     }
 }
 
@@ -238,6 +256,23 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
     (c, fresh)
 }
 
+/// A document's pairs, read from the index file's bytes or from memory.
+pub enum DocPairs<'a> {
+    Raw(std::slice::ChunksExact<'a, u8>),
+    Owned(std::slice::Iter<'a, (u32, f32)>),
+}
+
+impl Iterator for DocPairs<'_> {
+    type Item = (u32, f32);
+
+    fn next(&mut self) -> Option<(u32, f32)> {
+        match self {
+            DocPairs::Raw(chunks) => chunks.next().map(cache::pair),
+            DocPairs::Owned(items) => items.next().copied(),
+        }
+    }
+}
+
 /// One ranked result: the document's position in the corpus and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scored {
@@ -255,7 +290,7 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
     // The terms the candidates hold, so a stem only stale documents had matches nothing.
     let mut present = vec![false; corpus.terms.len()];
     for &i in &candidates {
-        for &(t, _) in corpus.doc_terms(&corpus.docs[i]) {
+        for (t, _) in corpus.doc_terms(&corpus.docs[i]) {
             present[t as usize] = true;
         }
     }
@@ -300,7 +335,7 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
     for &i in &candidates {
         let mut tf = vec![0.0f32; matchers.len()];
         let mut matched = false;
-        for &(t, f) in corpus.doc_terms(&corpus.docs[i]) {
+        for (t, f) in corpus.doc_terms(&corpus.docs[i]) {
             for (q, (hits, _)) in matchers.iter().enumerate() {
                 if hits[t as usize] {
                     tf[q] += f;

@@ -5,7 +5,7 @@
 //! (`tests`, `testing` → `test`).
 
 use rust_stemmers::{Algorithm, Stemmer};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Calls `each` with every token of `text`, lower-cased: each word, then its parts when it has
 /// more than one.
@@ -62,7 +62,7 @@ pub struct Stems {
 
 impl Default for Stems {
     fn default() -> Self {
-        Stems { stemmer: Stemmer::create(Algorithm::English), memo: HashMap::new() }
+        Stems { stemmer: Stemmer::create(Algorithm::English), memo: HashMap::default() }
     }
 }
 

@@ -1083,14 +1083,33 @@ mod with_mcp {
             ".github/copilot-memories.jsonl",
             "{\"id\":\"mem-1\",\"subject\":\"ci\",\"fact\":\"nextest runs every test\"}\n",
         );
+        env.write(
+            ".co-cli/knowledge/decisions/001-ci.md",
+            "---\ncreated: '2026-11-01T10:00:00+00:00'\nid: 1\nstatus: active\ntags: []\ntype: process\n---\n\nCI runs nextest, never cargo test.\n",
+        );
         let client = connect(&env, legacy()).await;
+        // Ranked as the CLI ranks, decisions included.
+        let (_, json) =
+            ok(call(&client, "recall_memory", json!({"query": "what runs in CI", "store": "decision"})).await);
+        assert_eq!(
+            (json["results"][0]["store"].as_str(), json["results"][0]["id"].as_u64()),
+            (Some("decision"), Some(1))
+        );
+        assert!(json["results"][0]["score"].as_f64().unwrap() > 0.0);
         for (args, cli_args) in [
+            (json!({"query": "nextest", "store": "decision"}), vec!["recall", "nextest", "--store", "decision"]),
+            // The top two: below them a record and a decision tie, and heat (which each recall
+            // adds to the record it shows) would order them differently in the two runs.
+            (json!({"query": "nextest", "max_results": 2}), vec!["recall", "nextest", "-n", "2"]),
             (json!({"query": "nextest", "store": "copilot"}), vec!["recall", "nextest", "--store", "copilot"]),
             (
                 json!({"query": "nextest", "store": "md", "max_results": "1"}),
                 vec!["recall", "nextest", "--store", "md", "-n", "1"],
             ),
-            (json!({"query": "nextest", "store": ["md", "copilot"]}), vec!["recall", "nextest"]),
+            (
+                json!({"query": "nextest", "store": ["md", "copilot"]}),
+                vec!["recall", "nextest", "--store", "md", "--store", "copilot"],
+            ),
             (json!({"query": "nextest", "store": null, "max_results": 2.0}), vec!["recall", "nextest", "-n", "2"]),
         ] {
             let result = call(&client, "recall_memory", args).await;
