@@ -232,13 +232,16 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
     if let Some(all) = &records {
         diagnostics.extend(skipped_lines(all));
     }
-    let mut items: Vec<Item<'a>> = Vec::new();
+    // What each document is, kept small (a memory by its position in the index): only the
+    // results become items.
+    let mut slots: Vec<Slot> = Vec::new();
     let mut docs: Vec<Doc<'a>> = Vec::new();
     if let Some(index) = &k.loaded.index {
-        for m in index.memories() {
-            let fields = [Cow::Borrowed(m.content), Cow::Owned(m.tags.join(" ")), Cow::Borrowed("")];
-            docs.push(Doc { key: format!("md:{}", m.file_name), fields });
-            items.push(Item::Md(m));
+        for p in index.positions() {
+            let tags = index.tags_at(p).collect::<Vec<_>>().join(" ");
+            let fields = [Cow::Borrowed(index.content_at(p)), Cow::Owned(tags), Cow::Borrowed("")];
+            docs.push(Doc { key: format!("md:{}", index.file_name_at(p)), fields });
+            slots.push(Slot::Md(p));
         }
     }
     if let Some(all) = &records {
@@ -251,19 +254,18 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
             }
             let fields = [Cow::Owned(r.fact.to_string()), Cow::Owned(r.subject.to_string()), Cow::Owned(notes)];
             docs.push(Doc { key: format!("copilot:{}", r.id), fields });
-            items.push(Item::Copilot(pos));
+            slots.push(Slot::Copilot(pos));
         }
     }
-    for entry in &k.decisions {
-        let (path, d) = entry;
+    for (i, (path, d)) in k.decisions.iter().enumerate() {
         let fields = [Cow::Borrowed(d.content.as_str()), Cow::Owned(d.tags.join(" ")), Cow::Borrowed("")];
         docs.push(Doc { key: format!("decision:{}", file_stem(path)), fields });
-        items.push(Item::Decision(entry));
+        slots.push(Slot::Decision(i));
     }
-    for l in &k.sessions {
+    for (i, l) in k.sessions.iter().enumerate() {
         let text = format!("{}\n{}", l.session.focus, l.session.summary);
         docs.push(Doc { key: format!("session:{}", file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] });
-        items.push(Item::Session(l));
+        slots.push(Slot::Session(i));
     }
     let t0 = std::time::Instant::now();
     let scored = match ranking {
@@ -291,14 +293,20 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
             search::rank(&corpus, &req.query, ranking, |_| true)
         }
     };
+    drop(docs);
     let total = scored.len();
-    let mut hits: Vec<Hit<'a>> = Vec::with_capacity(scored.len());
-    let mut items: Vec<Option<Item<'a>>> = items.into_iter().map(Some).collect();
-    for s in scored {
-        if let Some(item) = items[s.doc].take() {
-            hits.push(Hit { item, score: s.score });
-        }
-    }
+    // Only the documents scoring at least the max-th best score can be shown.
+    let cut = nth_best(&scored, req.max_results);
+    let hits_of = |s: &search::Scored| -> Option<Hit<'a>> {
+        let item = match slots.get(s.doc)? {
+            Slot::Md(p) => Item::Md(k.loaded.index.as_ref()?.at(*p)),
+            Slot::Copilot(pos) => Item::Copilot(*pos),
+            Slot::Decision(i) => Item::Decision(k.decisions.get(*i)?),
+            Slot::Session(i) => Item::Session(k.sessions.get(*i)?),
+        };
+        Some(Hit { item, score: s.score })
+    };
+    let mut hits: Vec<Hit<'a>> = scored.iter().filter(|s| s.score >= cut).filter_map(hits_of).collect();
     order(repo, &mut hits, records.as_ref(), req.max_results);
     debug_stats(repo, || format!("recall: ranked and ordered in {:?}", t0.elapsed()));
     RankedReport {
@@ -333,16 +341,29 @@ fn file_stem(path: &Path) -> String {
     name.strip_suffix(".md").map(str::to_string).unwrap_or(name)
 }
 
+/// Returns the `max`-th best score of `scored` (the lowest score that can still be shown), or the
+/// lowest when there are no more than `max`.
+fn nth_best(scored: &[search::Scored], max: usize) -> f64 {
+    if max == 0 || scored.len() <= max {
+        return f64::NEG_INFINITY;
+    }
+    let mut scores: Vec<f64> = scored.iter().map(|s| s.score).collect();
+    scores.select_nth_unstable_by(max - 1, |a, b| b.total_cmp(a));
+    scores[max - 1]
+}
+
+/// What a document is, by position: the result it becomes when it is shown.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Md(crate::memories::index::Pos),
+    Copilot(usize),
+    Decision(usize),
+    Session(usize),
+}
+
 /// Sorts `hits` by score, then heat, then newest, then store and id, and keeps the first `max`.
 /// Heat is read only when two results that could be shown tie on score.
 fn order(repo: &Repo, hits: &mut Vec<Hit<'_>>, records: Option<&Records<'_>>, max: usize) {
-    // Only the hits scoring at least the max-th best score can be shown: sort just those.
-    if max > 0 && hits.len() > max {
-        let mut scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
-        scores.select_nth_unstable_by(max - 1, |a, b| b.total_cmp(a));
-        let cut = scores[max - 1];
-        hits.retain(|h| h.score >= cut);
-    }
     let newest = |h: &Hit<'_>| -> (i64, String) {
         match &h.item {
             Item::Md(m) => (m.created_at, format!("{:020}", m.id)),
