@@ -286,13 +286,15 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
                 // Derived state: a failure to write it only costs time.
                 let _ = search::cache::write(&path, &corpus);
             }
-            search::rank(&corpus, &req.query, ranking, |_| true)
+            search::rank(&corpus, &req.query, ranking, |_| true).ok()
         }
-        Ranking::Plain => {
-            let (corpus, _) = search::corpus(&docs, None, ranking);
-            search::rank(&corpus, &req.query, ranking, |_| true)
-        }
+        Ranking::Plain => None,
     };
+    // Without an index that can be read (or for the plain baseline): tokenize every document.
+    let scored = scored.unwrap_or_else(|| {
+        let (corpus, _) = search::corpus(&docs, None, ranking);
+        search::rank(&corpus, &req.query, ranking, |_| true).unwrap_or_default()
+    });
     drop(docs);
     let total = scored.len();
     // Only the documents scoring at least the max-th best score can be shown.

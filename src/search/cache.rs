@@ -3,29 +3,116 @@
 //! its text and reused only when the text is the same, so the index is never trusted over the
 //! files; a file of another format or with a bad checksum is ignored and rewritten.
 //!
-//! Layout (little-endian, xxh3 checksum at the end): magic `KBRI`, format, the text arena (every
-//! term, stem and key), the terms (span, stem id), the stems (span), the documents (key span,
-//! hash, weighted length, range of pairs) and the pairs (term id, weighted frequency). Loading it
-//! is a few bulk reads: no per-term allocation.
+//! Layout (little-endian, xxh3 checksum at the end): magic `KBRI`, format, the length of the head,
+//! then the head: the text arena (every term, stem and key), the terms (span, stem id), the stems
+//! (span), the documents (key span, hash, weighted length, range of pairs); then the pairs (term
+//! id, weighted frequency), in document order. A recall reads the head and streams the pairs, so
+//! a large index is never held whole.
 
 use super::{Corpus, DocTerms, Span};
-use crate::format::binary::{Checksummed, Reader, verified};
+use crate::format::binary::{Checksummed, Reader};
 use rustc_hash::FxHashMap as HashMap;
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"KBRI";
 /// Bumped whenever the layout or the tokenizer changes: an index of another format is rebuilt.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
+/// Magic, format and the head's length.
+const PREAMBLE: usize = 16;
 
-/// Reads the index at `path`; `None` when it is missing, of another format or corrupt. The pairs
-/// stay in the file's bytes, read in place.
+/// The pairs of an index file: the file (kept open, so a concurrent rewrite, which replaces the
+/// file, cannot change what is read), where pair 0 starts, and how many there are.
+#[derive(Debug)]
+pub struct PairsFile {
+    file: File,
+    offset: u64,
+    pub count: usize,
+}
+
+impl PairsFile {
+    /// Returns a reader of the pairs, positioned before pair 0.
+    pub fn reader(&self) -> PairsReader<'_> {
+        PairsReader { pairs: self, inner: BufReader::with_capacity(64 * 1024, &self.file), at: None }
+    }
+}
+
+/// Reads ranges of pairs, seeking only when a range does not follow the last one.
+pub struct PairsReader<'f> {
+    pairs: &'f PairsFile,
+    inner: BufReader<&'f File>,
+    /// The pair the reader stands before; `None` before the first read.
+    at: Option<usize>,
+}
+
+impl PairsReader<'_> {
+    /// Reads pairs `start..end` into `out` (replacing its contents).
+    pub fn read(&mut self, start: usize, end: usize, out: &mut Vec<(u32, f32)>) -> io::Result<()> {
+        out.clear();
+        if end > self.pairs.count || start > end {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, "a document's pairs lie outside the index"));
+        }
+        match self.at {
+            Some(at) if at <= start => self.inner.seek_relative(((start - at) * 8) as i64)?,
+            _ => {
+                self.inner.seek(SeekFrom::Start(self.pairs.offset + start as u64 * 8))?;
+            }
+        }
+        let mut bytes = [0u8; 8];
+        for _ in start..end {
+            self.inner.read_exact(&mut bytes)?;
+            out.push(pair(&bytes));
+        }
+        self.at = Some(end);
+        Ok(())
+    }
+}
+
+/// Reads the index at `path`: the checksum over the whole file (streamed), then the head; the
+/// pairs stay in the file. `None` when it is missing, of another format or corrupt.
 pub fn load(path: &Path) -> Option<Corpus> {
-    let bytes = std::fs::read(path).ok()?;
-    let body_len = verified(&bytes)?.len();
-    let (mut c, pairs_at) = decode(&bytes[..body_len])?;
-    c.raw_start = pairs_at;
-    c.raw = bytes;
+    let mut file = File::open(path).ok()?;
+    let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+    let body_len = len.checked_sub(8)?;
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut left = body_len;
+    let mut reader = BufReader::new(&file);
+    while left > 0 {
+        let n = left.min(buf.len());
+        reader.read_exact(&mut buf[..n]).ok()?;
+        hasher.update(&buf[..n]);
+        left -= n;
+    }
+    let mut sum = [0u8; 8];
+    reader.read_exact(&mut sum).ok()?;
+    drop(reader);
+    if hasher.digest().to_le_bytes() != sum {
+        return None;
+    }
+    file.seek(SeekFrom::Start(0)).ok()?;
+    let mut preamble = [0u8; PREAMBLE];
+    file.read_exact(&mut preamble).ok()?;
+    let mut r = Reader { b: &preamble };
+    if r.take(4)? != MAGIC || r.u32()? != FORMAT {
+        return None;
+    }
+    let head_len = usize::try_from(r.u64()?).ok()?.checked_sub(PREAMBLE)?;
+    if head_len > body_len {
+        return None;
+    }
+    let mut head = vec![0u8; head_len + 4];
+    file.read_exact(&mut head).ok()?;
+    let mut c = decode(&head[..head_len])?;
+    let n_pairs = u32::from_le_bytes(head[head_len..].try_into().ok()?) as usize;
+    let offset = (PREAMBLE + head_len + 4) as u64;
+    if offset as usize + n_pairs.checked_mul(8)? != body_len
+        || c.docs.iter().any(|d| d.start > d.end || d.end as usize > n_pairs)
+    {
+        return None;
+    }
+    c.file = Some(PairsFile { file, offset, count: n_pairs });
     Some(c)
 }
 
@@ -35,7 +122,7 @@ pub fn pair(p: &[u8]) -> (u32, f32) {
     (word(0), f32::from_bits(word(4)))
 }
 
-/// Reads a count of items of `size` bytes each, refusing one the rest of the file cannot hold.
+/// Reads a count of items of `size` bytes each, refusing one the rest of the head cannot hold.
 fn count(r: &mut Reader<'_>, size: usize) -> Option<usize> {
     let n = r.u32()? as usize;
     (n <= r.b.len() / size).then_some(n)
@@ -46,12 +133,9 @@ fn span(r: &mut Reader<'_>, arena: usize) -> Option<Span> {
     ((s.start as usize).checked_add(s.len as usize)? <= arena).then_some(s)
 }
 
-/// Decodes everything but the pairs; returns the corpus and where its pairs start in `body`.
-fn decode(body: &[u8]) -> Option<(Corpus, usize)> {
-    let mut r = Reader { b: body };
-    if r.take(4)? != MAGIC || r.u32()? != FORMAT {
-        return None;
-    }
+/// Decodes the head (after the preamble).
+fn decode(head: &[u8]) -> Option<Corpus> {
+    let mut r = Reader { b: head };
     let arena_len = usize::try_from(r.u64()?).ok()?;
     let arena = std::str::from_utf8(r.take(arena_len)?).ok()?.to_string();
     let mut c = Corpus { arena, ..Corpus::default() };
@@ -79,14 +163,7 @@ fn decode(body: &[u8]) -> Option<(Corpus, usize)> {
         let (start, end) = (r.u32()?, r.u32()?);
         c.docs.push(DocTerms { key, hash, len, start, end });
     }
-    let n_pairs = count(&mut r, 8)?;
-    let pairs_at = body.len() - r.b.len();
-    let raw = r.take(n_pairs * 8)?;
-    c.raw_count = n_pairs;
-    let ok = r.b.is_empty()
-        && raw.chunks_exact(8).all(|p| (pair(p).0 as usize) < n_terms)
-        && c.docs.iter().all(|d| d.start <= d.end && d.end as usize <= n_pairs);
-    ok.then_some((c, pairs_at))
+    r.b.is_empty().then_some(c)
 }
 
 /// Writes `corpus` to `path`, keeping only the terms, stems and pairs its documents use:
@@ -106,9 +183,12 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
     let mut stems: Vec<Span> = Vec::new();
     let mut docs: Vec<DocTerms> = Vec::with_capacity(corpus.docs.len());
     let mut pairs: Vec<(u32, f32)> = Vec::new();
-    for d in &corpus.docs {
+    let all: Vec<usize> = (0..corpus.docs.len()).collect();
+    let mut remapped: Vec<Vec<(u32, f32)>> = Vec::with_capacity(all.len());
+    corpus.each_doc(&all, |_, doc_pairs| remapped.push(doc_pairs.to_vec()))?;
+    for (d, doc_pairs) in corpus.docs.iter().zip(remapped) {
         let start = pairs.len() as u32;
-        for (t, f) in corpus.doc_terms(d) {
+        for (t, f) in doc_pairs {
             let id = *term_map.entry(t).or_insert_with(|| {
                 let stem = corpus.stem_of[t as usize];
                 let s = *stem_map.entry(stem).or_insert_with(|| {
@@ -126,8 +206,10 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     crate::fsio::write_atomic_streamed(path, false, |out| {
         let mut w = Checksummed::new(io::BufWriter::new(out));
+        let head_len = PREAMBLE + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 28;
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
+        w.write_all(&(head_len as u64).to_le_bytes())?;
         w.write_all(&(arena.len() as u64).to_le_bytes())?;
         w.write_all(arena.as_bytes())?;
         w.write_all(&(terms.len() as u32).to_le_bytes())?;
@@ -181,7 +263,7 @@ mod tests {
         assert_eq!(terms, ["run", "the", "tests"], "the removed document's terms are gone");
         let (again, fresh) = corpus(&[doc("a", "Run the tests")], Some(back), Ranking::Full);
         assert_eq!(fresh, 0);
-        assert_eq!(rank(&again, "testing", Ranking::Full, |_| true).len(), 1);
+        assert_eq!(rank(&again, "testing", Ranking::Full, |_| true).unwrap().len(), 1);
         let mut bytes = std::fs::read(&path).unwrap();
         let last = bytes.len() - 9;
         bytes[last] ^= 1;

@@ -98,12 +98,10 @@ pub struct Corpus {
     pub stem_of: Vec<u32>,
     pub stems: Vec<Span>,
     pub docs: Vec<DocTerms>,
-    /// The pairs as the index file holds them (8 bytes each), read in place rather than copied:
-    /// the first `raw_count` pairs.
-    pub raw: Vec<u8>,
-    pub raw_start: usize,
-    pub raw_count: usize,
-    /// The pairs of documents tokenized since: pair `raw_count + i` is `pairs[i]`.
+    /// The pairs still in the index file, read as documents are scored (so a large index is never
+    /// held whole): the first `file.count` pairs.
+    pub file: Option<cache::PairsFile>,
+    /// The pairs in memory: pair `file.count + i` is `pairs[i]`.
     pub pairs: Vec<(u32, f32)>,
     /// Term and stem ids by text, built when a document must be tokenized.
     ids: Option<(HashMap<String, u32>, HashMap<String, u32>)>,
@@ -121,21 +119,43 @@ impl Corpus {
         self.text(self.docs[i].key)
     }
 
-    /// Returns a document's terms: (term id, weighted frequency) pairs.
-    pub fn doc_terms(&self, d: &DocTerms) -> DocPairs<'_> {
-        let (start, end) = (d.start as usize, d.end as usize);
-        if end <= self.raw_count {
-            let bytes = self.raw.get(self.raw_start + start * 8..self.raw_start + end * 8).unwrap_or_default();
-            DocPairs::Raw(bytes.chunks_exact(8))
-        } else {
-            let owned = self.pairs.get(start.saturating_sub(self.raw_count)..end - self.raw_count);
-            DocPairs::Owned(owned.unwrap_or_default().iter())
-        }
-    }
-
     /// Returns how many pairs the corpus holds.
     fn pairs_len(&self) -> usize {
-        self.raw_count + self.pairs.len()
+        self.file.as_ref().map_or(0, |f| f.count) + self.pairs.len()
+    }
+
+    /// Calls `f` with each of `docs` (ascending) and its terms, reading the pairs still in the
+    /// index file in one pass. A pair naming no term is an error (a damaged file).
+    pub fn each_doc(&self, docs: &[usize], mut f: impl FnMut(usize, &[(u32, f32)])) -> std::io::Result<()> {
+        let in_file = self.file.as_ref().map_or(0, |f| f.count);
+        let mut reader = self.file.as_ref().map(cache::PairsFile::reader);
+        let mut buf: Vec<(u32, f32)> = Vec::new();
+        for &i in docs {
+            let Some(d) = self.docs.get(i) else { continue };
+            let (start, end) = (d.start as usize, d.end as usize);
+            if end <= in_file {
+                let Some(r) = reader.as_mut() else { continue };
+                r.read(start, end, &mut buf)?;
+                if buf.iter().any(|&(t, _)| t as usize >= self.terms.len()) {
+                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "a pair names no term"));
+                }
+                f(i, &buf);
+            } else {
+                let owned = self.pairs.get(start.saturating_sub(in_file)..end - in_file).unwrap_or_default();
+                f(i, owned);
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the pairs still in the index file into memory, so that documents can be added.
+    fn materialize(&mut self) -> std::io::Result<()> {
+        let Some(file) = self.file.take() else { return Ok(()) };
+        let mut pairs = Vec::with_capacity(file.count + self.pairs.len());
+        file.reader().read(0, file.count, &mut pairs)?;
+        pairs.append(&mut self.pairs);
+        self.pairs = pairs;
+        Ok(())
     }
 
     /// Adds `text` to the arena.
@@ -184,7 +204,7 @@ impl Corpus {
 
     /// Tokenizes `doc` into this corpus (its vocabulary and pairs) and returns it.
     fn tokenize(&mut self, doc: &Doc<'_>, hash: u64, stems: &mut Stems, ranking: Ranking) -> DocTerms {
-        let mut freq: HashMap<u32, f32> = HashMap::default();
+        let mut found: Vec<(u32, f32)> = Vec::new();
         let mut len = 0.0f32;
         for (field, text) in doc.fields.iter().enumerate() {
             let weight = match ranking {
@@ -192,8 +212,7 @@ impl Corpus {
                 Ranking::Plain => 1.0,
             };
             let mut add = |token: &str| {
-                let id = self.term_id(token, stems, ranking);
-                *freq.entry(id).or_default() += weight;
+                found.push((self.term_id(token, stems, ranking), weight));
                 len += weight;
             };
             match ranking {
@@ -205,8 +224,15 @@ impl Corpus {
                 }
             }
         }
-        let mut terms: Vec<(u32, f32)> = freq.into_iter().collect();
-        terms.sort_unstable_by_key(|(id, _)| *id);
+        // Each term once, its weights summed (in order of the fields, for the same sum every time).
+        found.sort_by_key(|(id, _)| *id);
+        let mut terms: Vec<(u32, f32)> = Vec::with_capacity(found.len());
+        for (id, w) in found {
+            match terms.last_mut() {
+                Some((last, sum)) if *last == id => *sum += w,
+                _ => terms.push((id, w)),
+            }
+        }
         let key = self.push_text(&doc.key);
         let start = self.pairs_len() as u32;
         self.pairs.extend(terms);
@@ -227,6 +253,11 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
     // The usual case: the documents of the last recall, in the same order.
     if c.docs.len() == docs.len() && (0..docs.len()).all(|i| same(&c, i, i)) {
         return (c, 0);
+    }
+    // Documents change: the cached pairs move into memory, where new ones join them (an index
+    // that cannot be read is started afresh).
+    if c.materialize().is_err() {
+        c = Corpus::default();
     }
     let old_docs = std::mem::take(&mut c.docs);
     let by_key: HashMap<&str, usize> = old_docs.iter().enumerate().map(|(i, d)| (c.text(d.key), i)).collect();
@@ -256,23 +287,6 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
     (c, fresh)
 }
 
-/// A document's pairs, read from the index file's bytes or from memory.
-pub enum DocPairs<'a> {
-    Raw(std::slice::ChunksExact<'a, u8>),
-    Owned(std::slice::Iter<'a, (u32, f32)>),
-}
-
-impl Iterator for DocPairs<'_> {
-    type Item = (u32, f32);
-
-    fn next(&mut self) -> Option<(u32, f32)> {
-        match self {
-            DocPairs::Raw(chunks) => chunks.next().map(cache::pair),
-            DocPairs::Owned(items) => items.next().copied(),
-        }
-    }
-}
-
 /// One ranked result: the document's position in the corpus and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scored {
@@ -282,17 +296,26 @@ pub struct Scored {
 
 /// Scores the candidate documents (`candidate(i)` says whether document `i` is one) for `query`:
 /// every candidate that at least one query word matches, unordered.
-pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(usize) -> bool) -> Vec<Scored> {
+/// Fails only when the index file cannot be read (the caller ranks again without it).
+pub fn rank(
+    corpus: &Corpus,
+    query: &str,
+    ranking: Ranking,
+    candidate: impl Fn(usize) -> bool,
+) -> std::io::Result<Vec<Scored>> {
     let candidates: Vec<usize> = (0..corpus.docs.len()).filter(|&i| candidate(i)).collect();
     if candidates.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    // The terms the candidates hold, so a stem only stale documents had matches nothing.
-    let mut present = vec![false; corpus.terms.len()];
-    for &i in &candidates {
-        for (t, _) in corpus.doc_terms(&corpus.docs[i]) {
-            present[t as usize] = true;
-        }
+    // The terms the candidates hold, so a stem only other documents have matches nothing. An
+    // index read from its file holds only the terms of its documents.
+    let mut present = vec![corpus.file.is_some() && candidates.len() == corpus.docs.len(); corpus.terms.len()];
+    if !present.first().copied().unwrap_or(true) {
+        corpus.each_doc(&candidates, |_, pairs| {
+            for &(t, _) in pairs {
+                present[t as usize] = true;
+            }
+        })?;
     }
     let words = query_words(query, ranking);
     let mut stems = Stems::default();
@@ -328,14 +351,14 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
         }
     }
     if matchers.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     // Per candidate and query word, the weighted frequency of the matched terms.
     let mut freqs: Vec<(usize, Vec<f32>)> = Vec::new();
-    for &i in &candidates {
+    corpus.each_doc(&candidates, |i, pairs| {
         let mut tf = vec![0.0f32; matchers.len()];
         let mut matched = false;
-        for (t, f) in corpus.doc_terms(&corpus.docs[i]) {
+        for &(t, f) in pairs {
             for (q, (hits, _)) in matchers.iter().enumerate() {
                 if hits[t as usize] {
                     tf[q] += f;
@@ -346,7 +369,7 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
         if matched {
             freqs.push((i, tf));
         }
-    }
+    })?;
     let n = candidates.len() as f64;
     let avgdl = candidates.iter().map(|&i| f64::from(corpus.docs[i].len)).sum::<f64>() / n;
     let idf: Vec<f64> = (0..matchers.len())
@@ -355,7 +378,7 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
             ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
         })
         .collect();
-    freqs
+    Ok(freqs
         .into_iter()
         .map(|(i, tf)| {
             let dl = f64::from(corpus.docs[i].len);
@@ -371,7 +394,7 @@ pub fn rank(corpus: &Corpus, query: &str, ranking: Ranking, candidate: impl Fn(u
                 .sum();
             Scored { doc: i, score }
         })
-        .collect()
+        .collect())
 }
 
 /// Returns the distinct words of a query, in order.
@@ -397,8 +420,11 @@ mod tests {
 
     fn ranked(docs: &[Doc<'_>], query: &str) -> Vec<(String, f64)> {
         let (c, _) = corpus(docs, None, Ranking::Full);
-        let mut out: Vec<(String, f64)> =
-            rank(&c, query, Ranking::Full, |_| true).into_iter().map(|s| (c.key(s.doc).to_string(), s.score)).collect();
+        let mut out: Vec<(String, f64)> = rank(&c, query, Ranking::Full, |_| true)
+            .unwrap()
+            .into_iter()
+            .map(|s| (c.key(s.doc).to_string(), s.score))
+            .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out
     }
@@ -456,7 +482,7 @@ mod tests {
         assert_eq!(fresh, 2);
         assert_eq!(c2.docs.len(), 3);
         let (fromscratch, _) = corpus(&changed, None, Ranking::Full);
-        let score = |c: &Corpus| rank(c, "four", Ranking::Full, |_| true)[0].score;
+        let score = |c: &Corpus| rank(c, "four", Ranking::Full, |_| true).unwrap()[0].score;
         assert_eq!(score(&c2), score(&fromscratch));
     }
 
@@ -464,8 +490,8 @@ mod tests {
     fn plain_bm25_neither_stems_nor_splits() {
         let docs = [doc("a", "running ApiError", "", ""), doc("b", "other", "", "")];
         let (c, _) = corpus(&docs, None, Ranking::Plain);
-        assert!(rank(&c, "run", Ranking::Plain, |_| true).is_empty());
-        assert!(rank(&c, "api", Ranking::Plain, |_| true).is_empty());
-        assert_eq!(rank(&c, "apierror", Ranking::Plain, |_| true).len(), 1);
+        assert!(rank(&c, "run", Ranking::Plain, |_| true).unwrap().is_empty());
+        assert!(rank(&c, "api", Ranking::Plain, |_| true).unwrap().is_empty());
+        assert_eq!(rank(&c, "apierror", Ranking::Plain, |_| true).unwrap().len(), 1);
     }
 }

@@ -12,21 +12,43 @@ use rustc_hash::FxHashMap as HashMap;
 pub fn each_token(text: &str, mut each: impl FnMut(&str)) {
     let mut lower = String::new();
     for word in text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-        lower.clear();
-        lower.extend(word.chars().flat_map(char::to_lowercase));
+        lower_into(word, &mut lower);
         each(&lower);
-        let cuts = cuts(word);
-        if cuts.is_empty() {
+        if !has_cut(word) {
             continue;
         }
         let mut start = 0;
-        for end in cuts.into_iter().chain([word.len()]) {
-            lower.clear();
-            lower.extend(word[start..end].chars().flat_map(char::to_lowercase));
+        for end in cuts(word).into_iter().chain([word.len()]) {
+            lower_into(&word[start..end], &mut lower);
             each(&lower);
             start = end;
         }
     }
+}
+
+/// Writes `word` lower-cased into `out` (ASCII without decoding characters).
+fn lower_into(word: &str, out: &mut String) {
+    out.clear();
+    if word.is_ascii() {
+        out.push_str(word);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(word.chars().flat_map(char::to_lowercase));
+    }
+}
+
+/// Returns whether `word` splits into parts (see [`cuts`]), without allocating.
+fn has_cut(word: &str) -> bool {
+    let mut prev: Option<char> = None;
+    word.chars().any(|c| {
+        let cut = prev.is_some_and(|p| {
+            (p.is_lowercase() && c.is_uppercase())
+                || (p.is_alphabetic() && c.is_numeric())
+                || (p.is_numeric() && c.is_alphabetic())
+        });
+        prev = Some(c);
+        cut
+    })
 }
 
 /// Returns the byte offsets inside `word` where a part starts: a lower-case letter followed by an
