@@ -111,6 +111,8 @@ struct Entry {
     changed_at: Option<Micros>,
     /// Ordering in time for ties: (created, position).
     age: (Micros, usize),
+    /// A protected or core-context memory: its text is never replaced.
+    kept: bool,
 }
 
 /// A target item and what this run did to it.
@@ -202,7 +204,12 @@ impl Converter {
         }
         // A different fact is never merged: every salient token of the match must occur in the
         // incoming text (docs/behaviour.md, Dedup).
-        let restates = |i: usize| salient::differences(&self.targets[i].entry.text, &src.text).0.is_empty();
+        // A protected or core-context memory is never rewritten: only the same words match it.
+        let restates = |i: usize| {
+            let target = &self.targets[i].entry;
+            salient::differences(&target.text, &src.text).0.is_empty()
+                && (!target.kept || salient::same_words(&target.text, &src.text))
+        };
         let Some((i, score)) = best.filter(|&(i, s)| s >= self.threshold && restates(i)) else {
             let entry = Entry { id: new_id(), age: (Micros::MAX, self.targets.len()), ..src.clone() };
             item.target_id = Some(entry.id.clone());
@@ -226,7 +233,7 @@ impl Converter {
             _ => false,
         };
         let mut changes = Vec::new();
-        if src.text != t.entry.text && newer && !t.matched {
+        if src.text != t.entry.text && newer && !t.matched && !t.entry.kept {
             t.entry.text = src.text.clone();
             t.text_changed = true;
             changes.push("text replaced");
@@ -265,6 +272,7 @@ fn record_entry(all: &Records<'_>, r: &copilot::Record<'_>) -> Entry {
         tags: f.tags.iter().map(|t| t.to_string()).collect(),
         changed_at: r.changed_at(),
         age: (r.created_at.unwrap_or(Micros::MIN), r.index),
+        kept: false,
     }
 }
 
@@ -310,6 +318,7 @@ fn memory_entries(md: &MemoryStore, with_extras: bool) -> Result<MemoryEntries> 
                 tags,
                 changed_at: Some(m.updated_at.unwrap_or(m.created_at)),
                 age: (m.created_at, m.id as usize),
+                kept: m.decay_protected || m.effective_type() == crate::memories::file::MemoryType::CoreContext,
             };
             (entry, path)
         })
@@ -665,6 +674,7 @@ mod tests {
             tags: Vec::new(),
             changed_at: at,
             age: (at.unwrap_or(0), 0),
+            kept: false,
         }
     }
 

@@ -271,7 +271,7 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
     let scored = match ranking {
         Ranking::Full => {
             let path = cache_path(repo);
-            let cached = path.as_deref().and_then(search::cache::load);
+            let cached = path.as_deref().and_then(|p| search::cache::load(p, &repo.layout.root));
             let before = cached.as_ref().map(|c| c.docs.len());
             let loaded_in = t0.elapsed();
             let (corpus, fresh) = search::corpus(&docs, cached, ranking);

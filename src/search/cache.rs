@@ -29,6 +29,8 @@ pub struct PairsFile {
     file: File,
     offset: u64,
     pub count: usize,
+    /// How many terms the index has: a pair naming another is a damaged file.
+    terms: usize,
 }
 
 impl PairsFile {
@@ -62,17 +64,23 @@ impl PairsReader<'_> {
         let mut bytes = [0u8; 8];
         for _ in start..end {
             self.inner.read_exact(&mut bytes)?;
-            out.push(pair(&bytes));
+            let (t, f) = pair(&bytes);
+            if t as usize >= self.pairs.terms || !(f.is_finite() && f >= 0.0) {
+                self.at = None;
+                return Err(io::Error::new(io::ErrorKind::InvalidData, "a pair of the recall index is damaged"));
+            }
+            out.push((t, f));
         }
         self.at = Some(end);
         Ok(())
     }
 }
 
-/// Reads the index at `path`: the checksum over the whole file (streamed), then the head; the
-/// pairs stay in the file. `None` when it is missing, of another format or corrupt.
-pub fn load(path: &Path) -> Option<Corpus> {
-    let mut file = File::open(path).ok()?;
+/// Reads the index at `path` (a regular file inside `root`): the checksum over the whole file
+/// (streamed), then the head; the pairs stay in the file. `None` when it is missing, not a regular
+/// file, of another format or corrupt.
+pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
+    let mut file = crate::fsio::open_input(path, root).ok().flatten()?;
     let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
     let body_len = len.checked_sub(8)?;
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
@@ -108,11 +116,11 @@ pub fn load(path: &Path) -> Option<Corpus> {
     let n_pairs = u32::from_le_bytes(head[head_len..].try_into().ok()?) as usize;
     let offset = (PREAMBLE + head_len + 4) as u64;
     if offset as usize + n_pairs.checked_mul(8)? != body_len
-        || c.docs.iter().any(|d| d.start > d.end || d.end as usize > n_pairs)
+        || c.docs.iter().any(|d| d.start > d.end || d.end as usize > n_pairs || !(d.len.is_finite() && d.len >= 0.0))
     {
         return None;
     }
-    c.file = Some(PairsFile { file, offset, count: n_pairs });
+    c.file = Some(PairsFile { file, offset, count: n_pairs, terms: c.terms.len() });
     Some(c)
 }
 
@@ -258,7 +266,7 @@ mod tests {
         let (c, _) = corpus(&[doc("a", "Run the tests"), doc("b", "gone words")], None, Ranking::Full);
         let (c, _) = corpus(&[doc("a", "Run the tests")], Some(c), Ranking::Full);
         write(&path, &c).unwrap();
-        let back = load(&path).unwrap();
+        let back = load(&path, dir.path()).unwrap();
         let terms: Vec<&str> = back.terms.iter().map(|&t| back.text(t)).collect();
         assert_eq!(terms, ["run", "the", "tests"], "the removed document's terms are gone");
         let (again, fresh) = corpus(&[doc("a", "Run the tests")], Some(back), Ranking::Full);
@@ -268,7 +276,33 @@ mod tests {
         let last = bytes.len() - 9;
         bytes[last] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        assert!(load(&path).is_none());
+        assert!(load(&path, dir.path()).is_none());
         assert_eq!(std::fs::read_to_string(dir.path().join("cache/.gitignore")).unwrap(), "*\n");
+    }
+
+    #[test]
+    fn a_forged_pair_is_refused_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recall.idx");
+        let docs = [doc("a", "alpha beta"), doc("b", "gamma")];
+        let (c, _) = corpus(&docs, None, Ranking::Full);
+        write(&path, &c).unwrap();
+        // A pair naming term 1,000,000, with the checksum sealed again (xxh3 is no signature).
+        let mut bytes = std::fs::read(&path).unwrap();
+        let body = bytes.len() - 8;
+        let first_pair = body - c.pairs.len() * 8;
+        bytes[first_pair..first_pair + 4].copy_from_slice(&1_000_000u32.to_le_bytes());
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
+        bytes[body..].copy_from_slice(&sum);
+        std::fs::write(&path, &bytes).unwrap();
+        let forged = load(&path, dir.path()).unwrap();
+        assert!(rank(&forged, "alpha", Ranking::Full, |_| true).is_err(), "scoring refuses the pair");
+        // A changed document makes the corpus read the pairs into memory: refused, rebuilt.
+        let forged = load(&path, dir.path()).unwrap();
+        let changed = [doc("a", "alpha beta"), doc("b", "gamma delta")];
+        let (rebuilt, fresh) = corpus(&changed, Some(forged), Ranking::Full);
+        assert_eq!(fresh, 2);
+        assert_eq!(rank(&rebuilt, "alpha", Ranking::Full, |_| true).unwrap().len(), 1);
+        write(&path, &rebuilt).unwrap();
     }
 }

@@ -650,6 +650,22 @@ fn export_dedups_and_merges_into_existing_records() {
 }
 
 #[test]
+fn import_never_rewrites_a_protected_memory() {
+    let env = TestEnv::pinned();
+    env.kb(&["save", "-t", "build", "Run cargo nextest before pushing to main"]).ok();
+    env.kb(&["protect", "1"]).ok();
+    let before = env.read(&env.file_of(1));
+    env.write(
+        JSONL,
+        "{\"id\":\"mem-1\",\"subject\":\"build\",\"fact\":\"Always run cargo nextest before pushing to main\",\"citations\":[],\"reason\":\"r\",\"created\":\"2026-11-22T13:00:00+00:00\"}\n",
+    );
+    let out = ok_json(&env, &["import", "--from", "copilot"]);
+    assert_eq!((out["added"].as_u64(), out["merged"].as_u64()), (Some(1), Some(0)), "{out}");
+    assert_eq!(env.read(&env.file_of(1)), before, "the protected memory is untouched");
+    assert_eq!(env.show(2)["content"], "Always run cargo nextest before pushing to main");
+}
+
+#[test]
 fn import_writes_co_cli_memories_and_is_idempotent() {
     let env = env();
     env.write(

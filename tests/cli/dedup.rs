@@ -468,6 +468,16 @@ fn a_different_fact_is_never_merged_into_a_protected_memory() {
 }
 
 #[test]
+fn a_different_path_is_a_different_fact() {
+    let t = TestEnv::pinned();
+    t.kb(&["save", "Run ./build.sh before every commit"]).ok();
+    let out = save_json(&t, &["Run ./deploy.sh before every commit"]);
+    assert_eq!(out["action"], "saved", "{out}");
+    assert_eq!(out["similar_to"]["only_in_existing"], json!(["./build.sh"]));
+    assert_eq!(t.show(1)["content"], "Run ./build.sh before every commit");
+}
+
+#[test]
 fn a_restatement_keeping_every_salient_token_consolidates() {
     let t = TestEnv::pinned();
     t.kb(&["save", "The database moves with ZOXIDE_DATA_DIR"]).ok();

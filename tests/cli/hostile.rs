@@ -99,6 +99,16 @@ fn a_fifo_lock_file_is_an_error_not_a_hang() {
 }
 
 #[test]
+fn a_fifo_recall_index_is_not_opened() {
+    let t = TestEnv::pinned();
+    t.memory(1, "Run the tests with nextest", &days_ago(1.0), &[]);
+    mkfifo(&t.root().join(".co-cli/cache/recall.idx"));
+    let run = kb_within(&t, &["--json", "recall", "how", "do", "we", "run", "the", "tests"], LIMIT);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["results"][0]["id"], 1);
+}
+
+#[test]
 fn a_fifo_compile_target_is_refused() {
     let t = TestEnv::pinned();
     t.write(".co-cli/knowledge/context.md", "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\nBody\n");
