@@ -324,25 +324,13 @@ impl RecallReport<'_> {
 
 impl Report for RecallReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
-        let q = v.clean(&self.query);
-        if self.hits.is_empty() {
+        let Some(mut lines) = recall_head(v, &self.query, self.total, self.hits.len()) else {
+            let q = v.clean(&self.query);
             return writeln!(w, "No memories found matching '{q}' in {}", self.loaded.root.display());
-        }
-        let noun = if self.total == 1 { "memory" } else { "memories" };
-        let showing =
-            if self.total > self.hits.len() { format!(" (showing {})", self.hits.len()) } else { String::new() };
-        let mut lines = vec![format!("Found {} {noun} matching '{q}'{showing}:", self.total), String::new()];
+        };
         for h in &self.hits {
             match h {
-                Hit::Md(m) => {
-                    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10));
-                    lines.push(v.style.bold(&head));
-                    if !m.tags.is_empty() {
-                        lines.push(format!("Tags: {}", v.clean(&m.tags.join(", "))));
-                    }
-                    lines.push(v.clean(m.content).into_owned());
-                    lines.push(String::new());
-                }
+                Hit::Md(m) => lines.extend(memory_recall_lines(v, m)),
                 Hit::Copilot { pos, .. } => {
                     if let Some((all, r)) = self.records.as_ref().and_then(|all| Some((all, all.get(*pos)?))) {
                         lines.extend(record_recall_lines(v, all, &r));
@@ -356,6 +344,30 @@ impl Report for RecallReport<'_> {
     fn diagnostics(&self) -> &[Diagnostic] {
         &self.diagnostics
     }
+}
+
+/// Returns the first lines of a recall's text: how many matched and how many are shown (`None`
+/// when nothing matched).
+pub(super) fn recall_head(v: &View, query: &str, total: usize, shown: usize) -> Option<Vec<String>> {
+    if shown == 0 {
+        return None;
+    }
+    let q = v.clean(query);
+    let noun = if total == 1 { "memory" } else { "memories" };
+    let showing = if total > shown { format!(" (showing {shown})") } else { String::new() };
+    Some(vec![format!("Found {total} {noun} matching '{q}'{showing}:"), String::new()])
+}
+
+/// Returns the human `recall` lines of one markdown memory.
+pub(super) fn memory_recall_lines(v: &View, m: &MemoryRef<'_>) -> Vec<String> {
+    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10));
+    let mut lines = vec![v.style.bold(&head)];
+    if !m.tags.is_empty() {
+        lines.push(format!("Tags: {}", v.clean(&m.tags.join(", "))));
+    }
+    lines.push(v.clean(m.content).into_owned());
+    lines.push(String::new());
+    lines
 }
 
 /// Returns the human `recall` lines of one record.

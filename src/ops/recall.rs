@@ -503,25 +503,13 @@ impl Serialize for RankedReport<'_> {
 
 impl Report for RankedReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
-        let q = v.clean(&self.query);
-        if self.hits.is_empty() {
+        let Some(mut lines) = read::recall_head(v, &self.query, self.total, self.hits.len()) else {
+            let q = v.clean(&self.query);
             return writeln!(w, "No memories found matching '{q}' in {}", self.root.display());
-        }
-        let noun = if self.total == 1 { "memory" } else { "memories" };
-        let showing =
-            if self.total > self.hits.len() { format!(" (showing {})", self.hits.len()) } else { String::new() };
-        let mut lines = vec![format!("Found {} {noun} matching '{q}'{showing}:", self.total), String::new()];
+        };
         for h in &self.hits {
             match &h.item {
-                Item::Md(m) => {
-                    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10));
-                    lines.push(v.style.bold(&head));
-                    if !m.tags.is_empty() {
-                        lines.push(format!("Tags: {}", v.clean(&m.tags.join(", "))));
-                    }
-                    lines.push(v.clean(m.content).into_owned());
-                    lines.push(String::new());
-                }
+                Item::Md(m) => lines.extend(read::memory_recall_lines(v, m)),
                 Item::Copilot(pos) => {
                     if let Some((all, r)) = self.records.as_ref().and_then(|all| Some((all, all.get(*pos)?))) {
                         lines.extend(record_recall_lines(v, all, &r));
