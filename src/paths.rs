@@ -88,6 +88,14 @@ impl Layout {
     pub fn cache(&self) -> PathBuf {
         self.co_cli().join("cache")
     }
+    /// Returns `<root>/.co-cli/cache/NAME`, a cache file of derived state, when kb may keep one:
+    /// when `.co-cli/` is a folder (kb never creates `.co-cli/` itself to keep a cache) and the
+    /// cache folder stays inside the root. The memory index, the recall index and the heat tally
+    /// all follow this one rule.
+    pub fn cache_file(&self, name: &str) -> Option<PathBuf> {
+        let cache = self.cache();
+        (self.co_cli().is_dir() && check_inside(&self.root, &cache).is_ok()).then(|| cache.join(name))
+    }
     /// Creates `<root>/.co-cli/cache/` if needed, with a `.gitignore` that ignores the folder
     /// itself, so derived state never shows in `git status` even without `kb init`.
     pub fn ensure_cache(&self) -> std::io::Result<PathBuf> {

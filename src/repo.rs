@@ -35,6 +35,14 @@ impl Repo {
         lock(&self.layout)
     }
 
+    /// With `KB_DEBUG_STATS` set, prints `line` on stderr: what a scan or a recall did, for the
+    /// benchmarks. A debug line: a closed stderr must not fail (or panic) the command.
+    pub fn debug_line(&self, line: impl FnOnce() -> String) {
+        if self.env.debug_stats {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), format!("{}\n", line()).as_bytes());
+        }
+    }
+
     /// Fails unless writing `path` stays inside the root (see [`guard`]).
     pub fn guard(&self, path: &Path) -> Result<(), KbError> {
         guard(&self.layout, path)

@@ -613,6 +613,8 @@ pub struct Environment {
     pub user: Option<String>,
     /// Who makes the changes: a person, or an agent over MCP (set by the server).
     pub actor: crate::provenance::Actor,
+    /// `KB_RECALL_RANKING=bm25`: rank recall with plain BM25 (the quality benchmark's baseline).
+    pub recall_ranking: crate::search::Ranking,
 }
 
 impl Environment {
@@ -626,6 +628,7 @@ impl Environment {
             kb_author: env("KB_AUTHOR"),
             user: env("USER"),
             actor: crate::provenance::Actor::Person,
+            recall_ranking: crate::search::Ranking::from_env(env("KB_RECALL_RANKING").as_deref()),
         }
     }
 }

@@ -219,11 +219,9 @@ fn bytecount_lines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
-/// The heat cache of the repository at `layout`, when kb may keep one: when `.co-cli/` is a folder
-/// and the cache folder stays inside the root (as for the memory index).
+/// The heat cache of the repository at `layout`, when kb may keep one ([`Layout::cache_file`]).
 fn cache_path(layout: &Layout) -> Option<PathBuf> {
-    let dir = layout.cache();
-    (layout.co_cli().is_dir() && crate::paths::check_inside(&layout.root, &dir).is_ok()).then(|| dir.join("heat.idx"))
+    layout.cache_file("heat.idx")
 }
 
 /// What [`read_log`] read: the log's bytes from `start` on, of which those from `new_from` on

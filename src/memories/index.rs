@@ -46,6 +46,17 @@ pub struct MemoryRef<'a> {
 }
 
 impl MemoryRef<'_> {
+    /// Returns why no save (nor an import) may rewrite this memory's text, if so: it is core
+    /// context, or protected from decay.
+    pub fn never_rewritten(&self) -> Option<crate::format::salient::Why> {
+        use crate::format::salient::Why;
+        if self.effective_type() == MemoryType::CoreContext {
+            Some(Why::CoreContext)
+        } else {
+            self.decay_protected.then_some(Why::Protected)
+        }
+    }
+
     /// Returns the memory's type, `learning` when the file has none.
     pub fn effective_type(&self) -> MemoryType {
         self.memory_type.unwrap_or_default()

@@ -83,9 +83,7 @@ impl<'r> MemoryStore<'r> {
     /// the cache folder stays inside the root. The scan creates the cache folder, ignored, when it
     /// first writes the cache, so a fresh clone is fast from its second command on.
     fn cache_path(&self) -> Option<PathBuf> {
-        let layout = &self.repo.layout;
-        let cache = layout.cache();
-        (layout.co_cli().is_dir() && self.repo.guard(&cache).is_ok()).then(|| cache.join("memories.idx"))
+        self.repo.layout.cache_file("memories.idx")
     }
 
     /// Scans the memories folder (through the cache). With `KB_DEBUG_STATS` set (non-empty),
@@ -94,16 +92,14 @@ impl<'r> MemoryStore<'r> {
     pub fn scan(&self) -> Result<Index> {
         let dir = self.repo.layout.memories();
         let index = Index::scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?;
-        if self.repo.env.debug_stats {
+        self.repo.debug_line(|| {
             let s = index.stats;
             let written = if s.cache_written { "yes" } else { "no" };
-            let line = format!(
-                "kb-stats: files={} read={} cached={} racy={} cache_written={written}\n",
+            format!(
+                "kb-stats: files={} read={} cached={} racy={} cache_written={written}",
                 s.files, s.read, s.cached, s.racy
-            );
-            // A debug line: a closed stderr must not fail (or panic) the command.
-            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
-        }
+            )
+        });
         Ok(index)
     }
 
@@ -224,15 +220,10 @@ impl<'r> MemoryStore<'r> {
     /// Returns why a save may not rewrite the memory `m` (at `path`) at all, if so: a core
     /// context or protected memory never; over MCP, a memory no agent wrote.
     fn kept(&self, m: &MemoryRef<'_>, path: &Path) -> Option<Why> {
-        if m.effective_type() == MemoryType::CoreContext {
-            Some(Why::CoreContext)
-        } else if m.decay_protected {
-            Some(Why::Protected)
-        } else if self.repo.env.actor.is_agent() && !crate::provenance::by_agent(created_by(path).as_deref()) {
-            Some(Why::WrittenByPerson)
-        } else {
-            None
-        }
+        m.never_rewritten().or_else(|| {
+            let person_wrote = !crate::provenance::by_agent(created_by(path).as_deref());
+            (self.repo.env.actor.is_agent() && person_wrote).then_some(Why::WrittenByPerson)
+        })
     }
 
     /// Deletes the memory with frontmatter id `id` through `txn`. Returns its path.

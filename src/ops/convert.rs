@@ -318,7 +318,7 @@ fn memory_entries(md: &MemoryStore, with_extras: bool) -> Result<MemoryEntries> 
                 tags,
                 changed_at: Some(m.updated_at.unwrap_or(m.created_at)),
                 age: (m.created_at, m.id as usize),
-                kept: m.decay_protected || m.effective_type() == crate::memories::file::MemoryType::CoreContext,
+                kept: m.never_rewritten().is_some(),
             };
             (entry, path)
         })

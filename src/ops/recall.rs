@@ -90,6 +90,11 @@ impl Sources {
         self.0[s as usize]
     }
 
+    /// Returns the sources in both `self` and `other`.
+    fn and(self, other: Sources) -> Sources {
+        Sources(std::array::from_fn(|i| self.0[i] && other.0[i]))
+    }
+
     /// Returns whether every source is covered.
     fn all(self) -> bool {
         self.0.iter().all(|&b| b)
@@ -161,13 +166,6 @@ pub fn load(repo: &Repo, req: &Request) -> Result<Knowledge> {
     Ok(Knowledge { loaded, decisions, sessions })
 }
 
-impl Sources {
-    /// Returns the sources in both `self` and `other`.
-    fn and(self, other: Sources) -> Sources {
-        Sources(std::array::from_fn(|i| self.0[i] && other.0[i]))
-    }
-}
-
 /// A recall's answer: ranked, or co-cli's exact rule.
 pub enum RecallAnswer<'a> {
     Ranked(RankedReport<'a>),
@@ -180,8 +178,7 @@ pub fn recall<'a>(repo: &Repo, k: &'a Knowledge, req: &Request) -> RecallAnswer<
     if req.exact {
         return RecallAnswer::Exact(read::recall(repo, &k.loaded, &req.query, req.max_results));
     }
-    let ranking = Ranking::from_env(crate::settings::env("KB_RECALL_RANKING").as_deref());
-    let mut report = ranked(repo, k, req, ranking);
+    let mut report = ranked(repo, k, req, repo.env.recall_ranking);
     read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
     RecallAnswer::Ranked(report)
 }
@@ -270,14 +267,14 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
     let t0 = std::time::Instant::now();
     let scored = match ranking {
         Ranking::Full => {
-            let path = cache_path(repo);
+            let path = repo.layout.cache_file("recall.idx");
             let cached = path.as_deref().and_then(|p| search::cache::load(p, &repo.layout.root));
             let before = cached.as_ref().map(|c| c.docs.len());
             let loaded_in = t0.elapsed();
             let (corpus, fresh) = search::corpus(&docs, cached, ranking);
-            debug_stats(repo, || {
+            repo.debug_line(|| {
                 format!(
-                    "recall index: loaded in {loaded_in:?}, {fresh} documents tokenized, ready in {:?}",
+                    "kb-timing: recall index: loaded in {loaded_in:?}, {fresh} documents tokenized, ready in {:?}",
                     t0.elapsed()
                 )
             });
@@ -310,7 +307,7 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
     };
     let mut hits: Vec<Hit<'a>> = scored.iter().filter(|s| s.score >= cut).filter_map(hits_of).collect();
     order(repo, &mut hits, records.as_ref(), req.max_results);
-    debug_stats(repo, || format!("recall: ranked and ordered in {:?}", t0.elapsed()));
+    repo.debug_line(|| format!("kb-timing: recall: ranked and ordered in {:?}", t0.elapsed()));
     RankedReport {
         query: req.query.clone(),
         root: k.loaded.root.clone(),
@@ -320,21 +317,6 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
         total,
         diagnostics,
     }
-}
-
-/// With `KB_DEBUG_STATS` set, prints `kb-timing: LINE` on stderr (a closed stderr is ignored).
-fn debug_stats(repo: &Repo, line: impl FnOnce() -> String) {
-    if repo.env.debug_stats {
-        let _ = std::io::stderr().write_all(format!("kb-timing: {}\n", line()).as_bytes());
-    }
-}
-
-/// Returns the recall index's path when kb may keep one: `.co-cli/` is a folder and the cache
-/// stays inside the root (as the memory index's).
-fn cache_path(repo: &Repo) -> Option<PathBuf> {
-    let layout = &repo.layout;
-    let cache = layout.cache();
-    (layout.co_cli().is_dir() && repo.guard(&cache).is_ok()).then(|| cache.join("recall.idx"))
 }
 
 /// Returns a file's name without `.md`.
