@@ -615,6 +615,11 @@ pub struct Environment {
     pub actor: crate::provenance::Actor,
     /// `KB_RECALL_RANKING=bm25`: rank recall with plain BM25 (the quality benchmark's baseline).
     pub recall_ranking: crate::search::Ranking,
+    /// `KB_MCP_REVALIDATE_MS`: how often `kb mcp` revalidates what it holds (default 30 s).
+    pub mcp_revalidate: Option<std::time::Duration>,
+    /// `KB_MCP_WATCH=off`: `kb mcp` ignores file events and relies on revalidation alone (how the
+    /// tests stand in for lost events).
+    pub mcp_no_events: bool,
 }
 
 impl Environment {
@@ -629,6 +634,10 @@ impl Environment {
             user: env("USER"),
             actor: crate::provenance::Actor::Person,
             recall_ranking: crate::search::Ranking::from_env(env("KB_RECALL_RANKING").as_deref()),
+            mcp_revalidate: env("KB_MCP_REVALIDATE_MS")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_millis),
+            mcp_no_events: env("KB_MCP_WATCH").is_some_and(|v| v.trim() == "off"),
         }
     }
 }

@@ -25,15 +25,7 @@ pub fn run(ctx: &Ctx) -> Result<ExitCode> {
     }
     // A pinned clock (tests) stays pinned for the whole session; otherwise each call reads the time.
     let pinned_now = crate::settings::env("KB_NOW").map(|_| ctx.now);
-    crate::mcp::serve(crate::mcp::Server {
-        layout: ctx.layout.clone(),
-        found: ctx.found,
-        pinned_now,
-        style: ctx.style,
-        board_seen: Default::default(),
-        env: ctx.env.clone(),
-        client_name: Default::default(),
-    })?;
+    crate::mcp::serve(crate::mcp::Server::new(ctx.layout.clone(), ctx.found, pinned_now, ctx.style, ctx.env.clone()))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,8 +10,9 @@ use crate::ops::Report as _;
 use crate::ops::compile::{CompileReport, TargetJson, compile};
 use crate::output::status;
 use anyhow::{Context as _, Result};
-use notify_debouncer_full::notify::{RecommendedWatcher, RecursiveMode};
-use notify_debouncer_full::{DebounceEventResult, Debouncer, RecommendedCache, new_debouncer};
+use crate::context::watch::Watcher;
+use notify_debouncer_full::notify::RecursiveMode;
+use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,7 +54,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
     install_signal_handler(tx.clone())?;
     let events = tx.clone();
     let debounce = Duration::from_millis(args.debounce);
-    let stitch = stitch(args.debounce);
+    let stitch = crate::context::watch::stitch(args.debounce);
     let mut debouncer = new_debouncer(stitch, Some(stitch), move |r| {
         let _ = events.send(Msg::Events(r));
     })
@@ -63,7 +64,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
     let quiet = debounce.saturating_sub(stitch);
     let longest = quiet + debounce;
     let inputs = Inputs::new(&ctx.layout);
-    let mut watched = rewatch(ctx, &mut debouncer, &inputs, &[]);
+    let mut watched = inputs.rewatch(&mut debouncer, &[], &warn(ctx));
     // The first compile runs after the watches are in place, so no change can fall between them.
     let mut own = compile_watched(ctx, None, &inputs, &mut debouncer, &mut watched);
     // Events of kb's own folder creations arrive within a debounce period or two; after that, a
@@ -110,21 +111,12 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
         changes.discount(&mut own);
         // New folders are watched at once; the compile waits for the inputs to be quiet.
         if changes.replan() {
-            watched = rewatch(ctx, &mut debouncer, &inputs, &watched);
+            watched = inputs.rewatch(&mut debouncer, &watched, &warn(ctx));
         }
         pending.add(changes, Instant::now());
     }
     debouncer.stop_nonblocking();
     Ok(ExitCode::SUCCESS)
-}
-
-/// Returns the debouncer's timeout, which is also its tick: an eighth of the debounce, 1 to 25 ms.
-/// The debouncer only stitches rename pairs and merges the events of a tick; kb waits for the
-/// rest of the debounce period itself (`Pending`), so the timeout adds nothing to the latency, and
-/// the tick adds up to one tick: a median near debounce + 12 ms at 200 ms, for 40 idle wake-ups a
-/// second.
-fn stitch(debounce_ms: u64) -> Duration {
-    Duration::from_micros(debounce_ms * 1000 / 8).clamp(Duration::from_millis(1), Duration::from_millis(25))
 }
 
 /// Ends the loop on SIGINT, SIGTERM or SIGHUP; a second signal exits at once with status 130.
@@ -142,29 +134,9 @@ fn install_signal_handler(tx: Sender<Msg>) -> Result<()> {
     .context("cannot install the signal handler")
 }
 
-type Watcher = Debouncer<RecommendedWatcher, RecommendedCache>;
-
-/// Replaces the watches in `old` by the current plan; returns the new ones. All are replaced,
-/// not only the difference: a folder removed and created again has lost its watch.
-fn rewatch(
-    ctx: &Ctx,
-    d: &mut Watcher,
-    inputs: &Inputs,
-    old: &[(PathBuf, RecursiveMode)],
-) -> Vec<(PathBuf, RecursiveMode)> {
-    for (dir, _) in old {
-        let _ = d.unwatch(dir);
-    }
-    let mut now = Vec::new();
-    for (dir, mode) in inputs.plan() {
-        match d.watch(&dir, mode) {
-            Ok(()) => now.push((dir, mode)),
-            // The folder went away between planning and watching: its removal is an event too.
-            Err(e) if !dir.exists() => drop(e),
-            Err(e) => ctx.style.warn(&format!("cannot watch {}: {e}", dir.display())),
-        }
-    }
-    now
+/// Prints a watcher's warning.
+fn warn(ctx: &Ctx) -> impl Fn(&str) + '_ {
+    |message| ctx.style.warn(message)
 }
 
 /// Compiles (see `recompile`), after creating the folders the compile writes into (the
@@ -186,7 +158,7 @@ fn compile_watched(
         .filter(|p| !before.contains(p) && mine.iter().any(|m| m.starts_with(p)))
         .collect();
     if !created.is_empty() {
-        *watched = rewatch(ctx, d, inputs, watched);
+        *watched = inputs.rewatch(d, watched, &warn(ctx));
     }
     report_error(ctx, recompile(ctx, changed).map(|_| ()));
     created

@@ -86,6 +86,8 @@ pub fn build_from(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Block {
 /// decisions scan, one heat read), and `kb context` reads what its one block needs.
 pub struct Knowledge<'r> {
     repo: &'r Repo,
+    /// What a long-running reader already holds: used instead of reading the files again.
+    held: Option<Held<'r>>,
     /// The active decisions of the types `context_decision_types` names, oldest first, the
     /// problems, and the decisions left out for their conflict markers.
     decisions: OnceCell<(Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>)>,
@@ -97,10 +99,23 @@ pub struct Knowledge<'r> {
     board: OnceCell<(crate::board::Board, Option<Diagnostic>)>,
 }
 
+/// The repository's files as a long-running reader (`kb mcp`) holds them between requests, lent
+/// to a block: the memory index, the decisions, the context files and records, the scoped
+/// instructions and the session. Heat and the board are still read per block.
+#[derive(Clone, Copy)]
+pub struct Held<'r> {
+    pub index: &'r crate::memories::index::Index,
+    pub decisions: &'r Result<decisions::Scan, String>,
+    pub sources: &'r Sources,
+    pub instructions: &'r crate::instructions::Instructions,
+    pub session: &'r (Option<crate::session::Located>, Vec<Diagnostic>),
+}
+
 impl<'r> Knowledge<'r> {
     pub fn new(repo: &'r Repo) -> Knowledge<'r> {
         Knowledge {
             repo,
+            held: None,
             decisions: OnceCell::new(),
             sources: OnceCell::new(),
             instructions: OnceCell::new(),
@@ -111,49 +126,51 @@ impl<'r> Knowledge<'r> {
         }
     }
 
+    /// Returns the knowledge of files already read: only heat and the board are read anew.
+    pub fn held(repo: &'r Repo, held: Held<'r>) -> Knowledge<'r> {
+        Knowledge { held: Some(held), ..Knowledge::new(repo) }
+    }
+
     fn decisions(&self) -> &(Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
-        // The types of `context_decision_types` (architectural and scope by default).
-        let types = &self.repo.settings.context_decision_types.value;
-        let root = &self.repo.layout.root;
-        self.decisions.get_or_init(|| match (decisions::DecisionStore::new(self.repo)).scan() {
-            Ok(scan) => {
-                let mut conflicts = Vec::new();
-                let problems = settle(&scan.problems, root, "this decision is", &mut conflicts);
-                let mut active: Vec<_> = scan
-                    .decisions
-                    .into_iter()
-                    .filter(|(path, d)| match super::first_marker(&d.content) {
-                        Some(_) => {
-                            let line = super::file_marker(path, root);
-                            conflicts.push(super::conflict(path, line, "this decision is"));
-                            false
-                        }
-                        None => true,
-                    })
-                    .map(|(_, d)| d)
-                    .filter(|d| d.status == Status::Active && types.contains(&d.kind))
-                    .collect();
-                active.sort_by_key(|d| d.age_key());
-                (active.iter().map(|d| layers::list_item(&d.content)).collect(), problems, conflicts)
+        self.decisions.get_or_init(|| match self.held {
+            Some(h) => active_decisions(self.repo, h.decisions.as_ref().map_err(String::as_str)),
+            None => {
+                let scan = decisions::DecisionStore::new(self.repo).scan().map_err(|e| e.to_string());
+                active_decisions(self.repo, scan.as_ref().map_err(String::as_str))
             }
-            Err(e) => (Vec::new(), vec![Diagnostic::warning(None, format!("decisions left out: {e}"))], Vec::new()),
         })
     }
 
     fn sources(&self) -> &Sources {
-        self.sources.get_or_init(|| super::load(&self.repo.layout))
+        match self.held {
+            Some(h) => h.sources,
+            None => self.sources.get_or_init(|| super::load(&self.repo.layout)),
+        }
     }
 
     fn instructions(&self) -> &crate::instructions::Instructions {
-        self.instructions.get_or_init(|| crate::instructions::load(&self.repo.layout))
+        match self.held {
+            Some(h) => h.instructions,
+            None => self.instructions.get_or_init(|| crate::instructions::load(&self.repo.layout)),
+        }
     }
 
-    fn index(&self) -> &Result<crate::memories::index::Index, String> {
-        self.index.get_or_init(|| crate::memories::store::MemoryStore::new(self.repo).scan().map_err(|e| e.to_string()))
+    fn index(&self) -> Result<&crate::memories::index::Index, &str> {
+        match self.held {
+            Some(h) => Ok(h.index),
+            None => self
+                .index
+                .get_or_init(|| crate::memories::store::MemoryStore::new(self.repo).scan().map_err(|e| e.to_string()))
+                .as_ref()
+                .map_err(String::as_str),
+        }
     }
 
     fn session(&self) -> &(Option<crate::session::Located>, Vec<Diagnostic>) {
-        self.session.get_or_init(|| crate::session::current(&self.repo.layout))
+        match self.held {
+            Some(h) => h.session,
+            None => self.session.get_or_init(|| crate::session::current(&self.repo.layout)),
+        }
     }
 
     fn heats(&self) -> &crate::heat::Heats {
@@ -165,6 +182,40 @@ impl<'r> Knowledge<'r> {
     fn board(&self) -> &(crate::board::Board, Option<Diagnostic>) {
         let layout = &self.repo.layout;
         self.board.get_or_init(|| crate::board::read(layout, &crate::board::current_branch(&layout.root)))
+    }
+}
+
+/// Returns the active decisions of the types `context_decision_types` names, oldest first, as
+/// list items; the problems met; and the decisions left out for their conflict markers.
+fn active_decisions(
+    repo: &Repo,
+    scan: Result<&decisions::Scan, &str>,
+) -> (Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
+    // The types of `context_decision_types` (architectural and scope by default).
+    let types = &repo.settings.context_decision_types.value;
+    let root = &repo.layout.root;
+    match scan {
+        Ok(scan) => {
+            let mut conflicts = Vec::new();
+            let problems = settle(&scan.problems, root, "this decision is", &mut conflicts);
+            let mut active: Vec<_> = scan
+                .decisions
+                .iter()
+                .filter(|(path, d)| match super::first_marker(&d.content) {
+                    Some(_) => {
+                        let line = super::file_marker(path, root);
+                        conflicts.push(super::conflict(path, line, "this decision is"));
+                        false
+                    }
+                    None => true,
+                })
+                .map(|(_, d)| d)
+                .filter(|d| d.status == Status::Active && types.contains(&d.kind))
+                .collect();
+            active.sort_by_key(|d| d.age_key());
+            (active.iter().map(|d| layers::list_item(&d.content)).collect(), problems, conflicts)
+        }
+        Err(e) => (Vec::new(), vec![Diagnostic::warning(None, format!("decisions left out: {e}"))], Vec::new()),
     }
 }
 

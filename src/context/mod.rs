@@ -13,7 +13,7 @@ pub mod markdown;
 pub mod targets;
 pub mod watch;
 
-pub use block::{Block, BlockRequest, Knowledge, build, build_from};
+pub use block::{Block, BlockRequest, Held, Knowledge, build, build_from};
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, SplitError};

@@ -54,6 +54,28 @@ pub enum Change<'a> {
     Remove(&'a Path),
 }
 
+thread_local! {
+    /// The paths this thread's transactions change while a caller records them ([`recording`]).
+    static CHANGED: std::cell::RefCell<Option<Vec<PathBuf>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`, and returns its result with every path a transaction on this thread changed (or was
+/// about to change) meanwhile: how a long-running reader learns what its own writes touched.
+pub fn recording<R>(f: impl FnOnce() -> R) -> (R, Vec<PathBuf>) {
+    CHANGED.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let result = f();
+    (result, CHANGED.with(|c| c.borrow_mut().take()).unwrap_or_default())
+}
+
+/// Notes a path a transaction changes, while [`recording`].
+fn changed(path: &Path) {
+    CHANGED.with(|c| {
+        if let Some(paths) = c.borrow_mut().as_mut() {
+            paths.push(path.to_path_buf());
+        }
+    });
+}
+
 /// The writes of one operation, the only way kb writes knowledge: every store writes through the
 /// `Txn` its operation hands it. The operation decides, once, whether its changes are recorded
 /// in a journal entry before each is made ([`Txn::begin`]) or made straight away
@@ -135,6 +157,7 @@ impl Txn {
 
     /// Replaces `path` with `data` atomically, recording it first.
     pub fn write(&mut self, path: &Path, data: &[u8]) -> Result<()> {
+        // (`apply` tells `recording` about it.)
         self.apply(&[Change::Write(path, data)])
     }
 
@@ -143,6 +166,7 @@ impl Txn {
     /// file; the change is recorded (and synced) after that and before the rename, so the entry
     /// still precedes the change.
     pub fn write_streamed(&mut self, path: &Path, fill: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> Result<()> {
+        changed(path);
         let Some(j) = &mut self.journal else {
             return fsio::write_atomic_streamed(path, true, fill).map_err(io_at(path));
         };
@@ -172,6 +196,8 @@ impl Txn {
     /// Renames the file `from` to `to` (in the same folder; `to` does not exist), recording it
     /// first as the removal of `from` and the creation of `to` with the same bytes.
     pub fn rename(&mut self, from: &Path, to: &Path) -> Result<()> {
+        changed(from);
+        changed(to);
         if let Some(j) = &mut self.journal {
             let bytes = fs::read(from).map_err(io_at(from))?;
             j.record_hashed(&[(from, None), (to, Some(hash(&bytes)))])?;
@@ -195,6 +221,9 @@ impl Txn {
             j.record(changes)?;
         }
         for c in changes {
+            match *c {
+                Change::Write(path, _) | Change::Remove(path) => changed(path),
+            }
             match *c {
                 Change::Write(path, data) => fsio::write_atomic(path, data).map_err(io_at(path))?,
                 Change::Remove(path) => match fs::remove_file(path) {

@@ -14,6 +14,7 @@
 //! server: it stops when its stdin closes.
 
 mod args;
+mod live;
 mod stdio;
 mod tools;
 
@@ -439,7 +440,10 @@ impl KbServer {
         f: impl FnOnce(T) -> anyhow::Result<Reply> + Send + 'static,
     ) -> CallToolResult {
         match args.0 {
-            Ok(args) => self.run(move || f(args)).await,
+            Ok(args) => {
+                let repo = self.repo.clone();
+                self.run(move || repo.tool(|| f(args))).await
+            }
             Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
         }
     }
@@ -467,6 +471,7 @@ pub fn serve(repo: Server) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("cannot start the MCP server's runtime")?;
+    live::start(&repo);
     let result = runtime.block_on(async move {
         let (transport, writer) = guarded_stdio();
         let running = match KbServer::new(repo).serve(transport).await {

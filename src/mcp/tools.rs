@@ -26,6 +26,7 @@ use crate::error::{Diagnostic, KbError};
 use crate::memories::file::{Importance, MemoryType};
 use crate::memories::store::SaveRequest;
 use crate::ops::read::Scope;
+use crate::ops::warm::Warm;
 use crate::ops::{self, Report, View};
 use crate::output::Style;
 use crate::paths::Layout;
@@ -60,9 +61,36 @@ pub struct Server {
     /// The client's name from `initialize` (`clientInfo.name`): what the server writes as the
     /// author (`created_by: agent:NAME`) of what it saves.
     pub client_name: std::sync::Arc<std::sync::OnceLock<String>>,
+    /// What the server holds between requests, kept fresh from file events (`ops::warm`).
+    pub warm: std::sync::Arc<std::sync::Mutex<Warm>>,
 }
 
 impl Server {
+    /// Returns the server of the repository at `layout`, holding nothing yet.
+    pub fn new(
+        layout: Layout,
+        found: bool,
+        pinned_now: Option<DateTime<Utc>>,
+        style: Style,
+        env: crate::settings::Environment,
+    ) -> Server {
+        let warm = std::sync::Arc::new(std::sync::Mutex::new(Warm::new(layout.clone(), env.clone())));
+        Server {
+            layout,
+            found,
+            pinned_now,
+            style,
+            board_seen: Default::default(),
+            env,
+            client_name: Default::default(),
+            warm,
+        }
+    }
+
+    /// Runs one tool's work, marking what its writes changed in what the server holds.
+    pub fn tool<R>(&self, f: impl FnOnce() -> R) -> R {
+        ops::warm::write(&self.warm, f)
+    }
     /// Opens the repository for a tool that writes: refused without a root.
     fn repo_to_write(&self) -> Result<crate::repo::Repo> {
         if !self.found {
@@ -73,11 +101,25 @@ impl Server {
 
     /// Opens the repository for one call: every change it makes is an agent's.
     fn repo(&self) -> Result<crate::repo::Repo> {
-        let env = crate::settings::Environment {
-            actor: crate::provenance::Actor::agent(self.client_name.get().map(String::as_str)),
-            ..self.env.clone()
-        };
-        Ok(crate::repo::Repo::open(self.layout.clone(), self.pinned_now.unwrap_or_else(crate::format::time::now), env)?)
+        Ok(crate::repo::Repo::open(self.layout.clone(), self.now(), self.call_env())?)
+    }
+
+    /// Returns what the server holds, brought up to date with the changes seen so far, and the
+    /// repository for one call that reads it.
+    fn held(&self) -> Result<(std::sync::MutexGuard<'_, Warm>, crate::repo::Repo)> {
+        let mut warm = ops::warm::lock(&self.warm);
+        let repo = warm.repo(self.now(), self.call_env())?;
+        Ok((warm, repo))
+    }
+
+    /// The environment of one call: every change it makes is an agent's.
+    fn call_env(&self) -> crate::settings::Environment {
+        let actor = crate::provenance::Actor::agent(self.client_name.get().map(String::as_str));
+        crate::settings::Environment { actor, ..self.env.clone() }
+    }
+
+    fn now(&self) -> DateTime<Utc> {
+        self.pinned_now.unwrap_or_else(crate::format::time::now)
     }
 
     /// Returns a report as a tool's reply: its text as the CLI prints it into a pipe (no colour,
@@ -148,15 +190,15 @@ impl Server {
 
     /// `recall_memory`.
     pub fn recall(&self, args: super::RecallMemoryArgs) -> Result<Reply> {
-        let repo = self.repo()?;
         let req = ops::recall::Request {
             query: args.query,
             max_results: args.max_results as usize,
             exact: false,
             sources: args.store,
         };
-        let knowledge = ops::recall::load(&repo, &req)?;
-        self.reply(&ops::recall::recall(&repo, &knowledge, &req))
+        let (warm, repo) = self.held()?;
+        let corpus = warm.corpus().ok_or_else(|| anyhow::anyhow!("the recall index is not built"))?;
+        self.reply(&ops::recall::recall_live(&repo, warm.parts(), corpus, &req))
     }
 
     /// `list_memories`: `kb list` with its filters, as a page of at most `limit` items whose lines
@@ -173,8 +215,8 @@ impl Server {
             (any, false) => any,
         };
         let filter = ops::read::ListFilter::new(memory_type, None, args.agent)?;
-        let loaded = ops::read::load(&self.repo()?, scope)?;
-        let mut reply = self.reply(&ops::read::list(&loaded, &filter).page(args.limit as usize))?;
+        let (warm, _) = self.held()?;
+        let mut reply = self.reply(&ops::read::list_in(warm.loaded(), scope, &filter).page(args.limit as usize))?;
         let number = |key: &str| reply.json.get(key).and_then(Value::as_u64).unwrap_or(0);
         let (count, total) = (number("count"), number("total"));
         if count < total {
@@ -190,10 +232,12 @@ impl Server {
     /// `get_memory`: one memory or record in full, as `kb show ID` (an access, as there), or the
     /// decision `decision:N` names, as `kb decision show N`.
     pub fn get(&self, id: &str) -> Result<Reply> {
-        let repo = self.repo()?;
         match id.trim().strip_prefix("decision:") {
-            Some(n) => self.reply(&ops::decision::show(&repo, n)?),
-            None => self.reply(&ops::read::show(&repo, id, Scope::Both)?),
+            Some(n) => self.reply(&ops::decision::show(&self.repo()?, n)?),
+            None => {
+                let (warm, repo) = self.held()?;
+                self.reply(&ops::read::show_loaded(&repo, warm.loaded(), id, Scope::Both)?)
+            }
         }
     }
 
@@ -232,8 +276,11 @@ impl Server {
             count_tokens: true,
         };
         let req = ops::context::check(req, &self.layout.root, ops::context::Outside::Refuse)?;
-        let repo = self.repo()?;
-        let report = ops::context::context(&repo, &req);
+        let (warm, repo) = self.held()?;
+        let report = match warm.held() {
+            Some(held) => ops::context::context_held(&repo, held, &req),
+            None => ops::context::context(&repo, &req),
+        };
         let mut reply = self.reply(&report)?;
         if reply.text.is_empty() {
             reply.text =
@@ -374,14 +421,18 @@ impl Server {
     /// Returns the always-loaded context block, as `kb context` prints it; empty when
     /// no section has content. Its warnings go to stderr, as `kb context` prints them.
     pub fn context(&self) -> String {
-        let repo = match self.repo() {
-            Ok(repo) => repo,
+        let (warm, repo) = match self.held() {
+            Ok(held) => held,
             Err(e) => {
                 self.style.error(&crate::error::message(&e));
                 return String::new();
             }
         };
-        let report = ops::context::context(&repo, &crate::settings::BlockRequest { hot: true, ..Default::default() });
+        let req = crate::settings::BlockRequest { hot: true, ..Default::default() };
+        let report = match warm.held() {
+            Some(held) => ops::context::context_held(&repo, held, &req),
+            None => ops::context::context(&repo, &req),
+        };
         self.warn(report.diagnostics());
         report.block.text.unwrap_or_default()
     }
@@ -450,15 +501,7 @@ mod tests {
     fn server(dir: &Path) -> Server {
         std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
         let layout = Layout { root: dir.join("repo"), config: Some(dir.join("home/.config/co-cli")) };
-        Server {
-            layout,
-            found: true,
-            pinned_now: None,
-            style: Style { color_out: false, color_err: false, sanitize: false },
-            board_seen: Default::default(),
-            env: Default::default(),
-            client_name: Default::default(),
-        }
+        Server::new(layout, true, None, Style { color_out: false, color_err: false, sanitize: false }, Default::default())
     }
 
     fn write(path: &Path, text: &str) {

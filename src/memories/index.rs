@@ -104,6 +104,11 @@ pub struct Index {
     extra_problems: Vec<Diagnostic>,
     /// The names of kb's temporary files (`.kb-tmp-*`) in the folder: never memories.
     temp_files: Vec<String>,
+    /// Each record's position by the hash of its file name, built by the first [`Index::refresh`]
+    /// or [`Index::named`] (a command never needs it; a long-running server does).
+    by_name: Option<HashMap<u64, u32>>,
+    /// The arena's size after the last compaction: refreshes append, and compact past twice this.
+    compacted_at: usize,
 }
 
 impl Index {
@@ -118,6 +123,8 @@ impl Index {
             records: Vec::new(),
             extra_problems: Vec::new(),
             temp_files: Vec::new(),
+            by_name: None,
+            compacted_at: 0,
         }
     }
 
@@ -188,7 +195,7 @@ impl Index {
                     let name = entry.file_name();
                     match name.to_str() {
                         // Dot files are never memories: editor swap files, kb's own `.kb-tmp-*`.
-                        Some(n) if n.ends_with(".md") && !n.starts_with('.') => batch.push(entry),
+                        Some(n) if is_memory_name(n) => batch.push(entry),
                         // Noted, so a write can remove a stale one and `kb check` report it
                         // without listing this folder again.
                         Some(n) if crate::fsio::is_temp_name(&name) => {
@@ -243,6 +250,126 @@ impl Index {
             index.stats.cache_written = index.save_cache(cache, started).is_ok();
         }
         Ok(index)
+    }
+
+    /// Reads again the files of the folder named `names` (each created, changed or removed since
+    /// the index was made), as a scan would read them, and returns how many were memory files.
+    /// For a long-running reader that knows from file events what changed: it costs a stat and a
+    /// read per name, not a stat of every file. Other names (swap files, temporary files) are
+    /// ignored. The cache file is not written.
+    pub fn refresh(&mut self, names: &[String], root: &Path) -> usize {
+        let root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let mut seen = 0;
+        for name in names.iter().filter(|n| is_memory_name(n)) {
+            seen += 1;
+            let path = self.dir.join(name);
+            self.extra_problems.retain(|d| d.path.as_deref() != Some(path.as_path()));
+            let at = self.position_of(name);
+            let meta = match fs::symlink_metadata(&path) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                meta => stat_entry(&mut self.extra_problems, meta, &path, &root),
+            };
+            let Some(meta) = meta else {
+                if let Some(at) = at {
+                    self.remove_at(at);
+                }
+                continue;
+            };
+            let mut one = Index::empty(&self.dir);
+            one.push_parsed(self.arena.len(), name, stamp_of(&meta), read_memory(&path, &meta));
+            self.absorb(one);
+            let last = self.records.len() - 1;
+            match at {
+                Some(at) => {
+                    self.records.swap(at, last);
+                    self.records.pop();
+                }
+                None => {
+                    if let Some(map) = &mut self.by_name {
+                        map.entry(name_hash(name)).or_insert(last as u32);
+                    }
+                }
+            }
+        }
+        if self.arena.len() > 2 * self.compacted_at.max(1 << 20) {
+            self.compact_if_sparse();
+            self.compacted_at = self.arena.len();
+        }
+        seen
+    }
+
+    /// Returns the names of the memory files that `listing` (taken after this index was made) shows
+    /// created, changed or removed: what [`Index::refresh`] must read again.
+    pub fn changed(&mut self, listing: &Listing) -> Vec<String> {
+        self.map_names();
+        let mut out: Vec<String> = Vec::new();
+        let mut listed = std::collections::HashSet::with_capacity(listing.0.len());
+        for (name, stamp) in &listing.0 {
+            listed.insert(name.as_str());
+            if self.find(name).is_none_or(|i| self.records[i].stamp != *stamp) {
+                out.push(name.clone());
+            }
+        }
+        for r in &self.records {
+            let name = self.str(r.name);
+            if !listed.contains(name) {
+                out.push(name.to_string());
+            }
+        }
+        // A file whose stat failed is in neither list: it is read again each time.
+        out.extend(self.extra_problems.iter().filter_map(|d| {
+            let path = d.path.as_deref()?;
+            (path.parent() == Some(self.dir.as_path())).then(|| path.file_name()?.to_str().map(str::to_string))?
+        }));
+        out
+    }
+
+    /// Returns the valid memory in the file `name`, if there is one: a lookup once the name map
+    /// is built ([`Index::map_names`]), else a walk over every record.
+    pub fn named(&self, name: &str) -> Option<MemoryRef<'_>> {
+        let r = &self.records[self.find(name)?];
+        r.valid.then(|| self.view(r))
+    }
+
+    /// Builds the map of records by file name, for [`Index::named`] and [`Index::refresh`].
+    pub fn map_names(&mut self) {
+        if self.by_name.is_none() {
+            let mut map = HashMap::with_capacity(self.records.len());
+            for (i, r) in self.records.iter().enumerate() {
+                map.entry(name_hash(span_str(&self.arena, r.name))).or_insert(i as u32);
+            }
+            self.by_name = Some(map);
+        }
+    }
+
+    /// Returns the position of the record of file `name`, building the name map on first use.
+    fn position_of(&mut self, name: &str) -> Option<usize> {
+        self.map_names();
+        self.find(name)
+    }
+
+    fn find(&self, name: &str) -> Option<usize> {
+        let hit = self.by_name.as_ref().and_then(|m| m.get(&name_hash(name))).map(|&i| i as usize);
+        match hit {
+            Some(i) if self.records.get(i).is_some_and(|r| span_str(&self.arena, r.name) == name) => Some(i),
+            // No map, or two names with one hash: look the long way.
+            _ => self.records.iter().position(|r| span_str(&self.arena, r.name) == name),
+        }
+    }
+
+    /// Removes the record at `at`; the last record takes its place.
+    fn remove_at(&mut self, at: usize) {
+        let gone = name_hash(self.str(self.records[at].name));
+        self.records.swap_remove(at);
+        let moved = self.records.get(at).map(|r| name_hash(self.str(r.name)));
+        if let Some(map) = &mut self.by_name {
+            if map.get(&gone) == Some(&(at as u32)) {
+                map.remove(&gone);
+            }
+            if let Some(moved) = moved {
+                map.insert(moved, at as u32);
+            }
+        }
     }
 
     /// Appends the records of `fresh`, whose spans point into its own arena.
@@ -607,13 +734,8 @@ impl Lookup<'_> {
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             let path = entry.path();
-            let Some(meta) = stat_entry(&mut out.problems, entry, &path, self.root) else { continue };
-            let stamp = Stamp {
-                size: meta.len(),
-                mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-                ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
-                ino: meta.ino(),
-            };
+            let Some(meta) = stat_entry(&mut out.problems, entry.metadata(), &path, self.root) else { continue };
+            let stamp = stamp_of(&meta);
             if let Some(&i) = self.names.get(name)
                 && self.old[i].stamp == stamp
             {
@@ -633,14 +755,20 @@ impl Lookup<'_> {
     }
 }
 
-/// Stats a directory entry, following a symlink only when it stays inside the root; records a
-/// problem and returns `None` for anything that is not a readable regular file.
-fn stat_entry(problems: &mut Vec<Diagnostic>, entry: &fs::DirEntry, path: &Path, root: &Path) -> Option<fs::Metadata> {
+/// Takes a directory entry's own metadata (`lstat`), following a symlink only when it stays
+/// inside the root; records a problem and returns `None` for anything that is not a readable
+/// regular file.
+fn stat_entry(
+    problems: &mut Vec<Diagnostic>,
+    meta: io::Result<fs::Metadata>,
+    path: &Path,
+    root: &Path,
+) -> Option<fs::Metadata> {
     let mut problem = |message: String| {
         problems.push(Diagnostic::error(None, message).in_file(path));
         None
     };
-    let meta = match entry.metadata() {
+    let meta = match meta {
         Ok(m) => m,
         Err(e) => return problem(format!("cannot stat: {e}")),
     };
@@ -665,6 +793,54 @@ fn stat_entry(problems: &mut Vec<Diagnostic>, entry: &fs::DirEntry, path: &Path,
         return problem("is not a regular file".into());
     }
     Some(meta)
+}
+
+/// The memory files of a folder and their stamps, listed without reading them (see
+/// [`Index::changed`]): what a long-running reader compares with its index to catch what file
+/// events missed. Taken without holding the index, so the index stays usable meanwhile.
+#[derive(Debug, Default)]
+pub struct Listing(Vec<(String, Stamp)>);
+
+impl Listing {
+    /// Lists `dir` and stats every memory file in it (following symlinks, as a scan does for
+    /// those inside the root); a missing folder lists nothing.
+    pub fn of(dir: &Path) -> io::Result<Listing> {
+        let entries = match fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Listing::default()),
+            Err(e) => return Err(e),
+        };
+        let mut out = Vec::new();
+        for entry in entries {
+            let entry = entry?;
+            let Some(name) = entry.file_name().to_str().filter(|n| is_memory_name(n)).map(str::to_string) else {
+                continue;
+            };
+            if let Ok(meta) = fs::metadata(entry.path()) {
+                out.push((name, stamp_of(&meta)));
+            }
+        }
+        Ok(Listing(out))
+    }
+}
+
+/// The part of a file's metadata that says whether it changed.
+fn stamp_of(meta: &fs::Metadata) -> Stamp {
+    Stamp {
+        size: meta.len(),
+        mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        ino: meta.ino(),
+    }
+}
+
+/// Returns whether a file name in the memories folder is a memory file's: `*.md`, not hidden.
+fn is_memory_name(name: &str) -> bool {
+    name.ends_with(".md") && !name.starts_with('.')
+}
+
+fn name_hash(name: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(name.as_bytes())
 }
 
 fn span_str(arena: &str, s: Span) -> &str {

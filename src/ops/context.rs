@@ -57,7 +57,15 @@ pub struct ContextReport {
 
 /// Compiles the block `req` asks for.
 pub fn context(repo: &Repo, req: &BlockRequest) -> ContextReport {
-    let block = crate::context::build(repo, req);
+    report(repo, crate::context::build(repo, req))
+}
+
+/// Compiles the block `req` asks for from what a long-running server holds (`super::warm`).
+pub fn context_held(repo: &Repo, held: crate::context::Held<'_>, req: &BlockRequest) -> ContextReport {
+    report(repo, crate::context::build_from(&crate::context::Knowledge::held(repo, held), req))
+}
+
+fn report(repo: &Repo, block: Block) -> ContextReport {
     let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&repo.layout.root, p).into_owned())).collect();
     ContextReport { block, warnings }
 }

@@ -26,6 +26,7 @@ pub mod save;
 pub mod session;
 pub mod undo;
 pub mod vote;
+pub mod warm;
 
 use crate::error::Diagnostic;
 use crate::output::Style;

@@ -449,6 +449,8 @@ impl ListFilter {
 /// `counts` count the items given.
 pub struct ListReport<'a> {
     loaded: &'a Loaded,
+    /// The memory index listed: `loaded`'s, unless the list is narrowed to the Copilot store.
+    index: Option<&'a crate::memories::index::Index>,
     records: Option<Records<'a>>,
     /// The markdown memories, by id (then file name).
     order: Vec<Pos>,
@@ -460,19 +462,27 @@ pub struct ListReport<'a> {
 
 /// Lists what `loaded` holds that `filter` keeps.
 pub fn list<'a>(loaded: &'a Loaded, filter: &ListFilter) -> ListReport<'a> {
+    list_in(loaded, Scope::Both, filter)
+}
+
+/// Lists what `loaded` holds within `scope` that `filter` keeps (a long-running server holds
+/// both stores and narrows here).
+pub fn list_in<'a>(loaded: &'a Loaded, scope: Scope, filter: &ListFilter) -> ListReport<'a> {
+    let index = loaded.index.as_ref().filter(|_| scope != Scope::Copilot);
+    let file = loaded.file.as_ref().filter(|_| scope != Scope::Md);
     let mut diagnostics = loaded.diagnostics.clone();
-    let records = loaded.file.as_ref().map(Records::parse);
+    let records = file.map(Records::parse);
     if let Some(all) = &records {
         diagnostics.extend(skipped_lines(all));
     }
     let mut order: Vec<Pos> = Vec::new();
-    if let Some(index) = &loaded.index {
+    if let Some(index) = index {
         order = index.positions().filter(|&p| filter.keeps(index, p)).collect();
         order.sort_by(|&a, &b| {
             index.id_at(a).cmp(&index.id_at(b)).then_with(|| index.file_name_at(a).cmp(index.file_name_at(b)))
         });
     }
-    ListReport { loaded, records, order, filter: filter.clone(), page: None, diagnostics }
+    ListReport { loaded, index, records, order, filter: filter.clone(), page: None, diagnostics }
 }
 
 impl ListReport<'_> {
@@ -558,7 +568,7 @@ impl Serialize for ListItems<'_, '_> {
         let (md_shown, copilot_shown) = report.shown();
         let paged = report.page.is_some();
         let mut seq = s.serialize_seq(Some(md_shown + copilot_shown))?;
-        if let Some(index) = &report.loaded.index {
+        if let Some(index) = report.index {
             let dir = std::path::absolute(&index.dir).unwrap_or_else(|_| index.dir.clone());
             for &p in &report.order[..md_shown] {
                 let m = index.at(p);
@@ -632,7 +642,7 @@ impl Serialize for ListReport<'_> {
 impl Report for ListReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let copilot = self.records.as_ref().filter(|p| !p.is_empty());
-        let Some(index) = &self.loaded.index else {
+        let Some(index) = self.index else {
             // Narrowed to the Copilot store.
             return match &self.records {
                 Some(all) if !all.is_empty() => self.write_records(v, all, w),
@@ -731,11 +741,30 @@ impl ShowReport {
     }
 }
 
-/// Shows the memory or record `raw_id` leads to.
 /// Shows the memory or record `raw_id` leads to within `scope`, and logs it as an access in the
 /// heat log (a failure to log is a warning).
 pub fn show(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
-    let mut report = find_one(repo, raw_id, scope)?;
+    let report = match Route::of(raw_id, scope)? {
+        Route::Copilot => show_record(&read_records(repo)?, raw_id),
+        Route::Md(id) => show_memory(&crate::memories::store::MemoryStore::new(repo).scan()?, raw_id, id),
+    };
+    logged(repo, report?)
+}
+
+/// [`show`] over the stores `loaded` holds (a long-running server's), read again only when the
+/// JSONL file could not be read (to say why).
+pub fn show_loaded(repo: &Repo, loaded: &Loaded, raw_id: &str, scope: Scope) -> Result<ShowReport> {
+    let report = match (Route::of(raw_id, scope)?, &loaded.index, &loaded.file) {
+        (Route::Copilot, _, Some(file)) => show_record(file, raw_id),
+        (Route::Copilot, _, None) => show_record(&read_records(repo)?, raw_id),
+        (Route::Md(id), Some(index), _) => show_memory(index, raw_id, id),
+        (Route::Md(_), None, _) => return show(repo, raw_id, scope),
+    };
+    logged(repo, report?)
+}
+
+/// Logs a shown memory or record as an access.
+fn logged(repo: &Repo, mut report: ShowReport) -> Result<ShowReport> {
     let access = report.access();
     match &mut report {
         ShowReport::Md { diagnostics, .. } | ShowReport::Copilot { diagnostics, .. } => {
@@ -745,13 +774,8 @@ pub fn show(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
     Ok(report)
 }
 
-/// Returns the memory or record `raw_id` leads to within `scope`.
-fn find_one(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
-    let id = match Route::of(raw_id, scope)? {
-        Route::Copilot => return show_record(repo, raw_id),
-        Route::Md(id) => id,
-    };
-    let index = crate::memories::store::MemoryStore::new(repo).scan()?;
+/// Returns memory `id` of `index`.
+fn show_memory(index: &crate::memories::index::Index, raw_id: &str, id: u64) -> Result<ShowReport> {
     let diagnostics = index.problems();
     let found = index.by_id(id);
     let m = match found.as_slice() {
@@ -783,9 +807,8 @@ pub struct Shown {
     pub error: KbError,
 }
 
-fn show_record(repo: &Repo, raw_id: &str) -> Result<ShowReport> {
-    let file = read_records(repo)?;
-    let all = Records::parse(&file);
+fn show_record(file: &JsonlFile, raw_id: &str) -> Result<ShowReport> {
+    let all = Records::parse(file);
     match all.one(raw_id.trim()) {
         // As `kb show` of a memory names the files it skipped, a failed lookup names the lines.
         Ok(r) => Ok(ShowReport::Copilot {

@@ -129,6 +129,23 @@ pub struct Knowledge {
     sessions: Vec<Located>,
 }
 
+impl Knowledge {
+    /// Returns the knowledge, lent.
+    pub fn parts(&self) -> Parts<'_> {
+        Parts { loaded: &self.loaded, decisions: &self.decisions, sessions: &self.sessions }
+    }
+}
+
+/// What a ranked recall reads, borrowed: from a [`Knowledge`] read for one command, or from what
+/// a long-running server holds (`super::warm`). Decisions that are not open are left out here.
+#[derive(Clone, Copy)]
+pub struct Parts<'a> {
+    pub loaded: &'a Loaded,
+    pub decisions: &'a [(PathBuf, Decision)],
+    /// The open session first, then the ended ones.
+    pub sessions: &'a [Located],
+}
+
 /// Reads what `req` searches. The markdown and Copilot stores load as `kb list` loads them
 /// (narrowed to one, an unreadable store is an error); decisions and sessions that cannot be read
 /// are skipped with a warning, as every read command does.
@@ -152,18 +169,26 @@ pub fn load(repo: &Repo, req: &Request) -> Result<Knowledge> {
         decisions = scan.decisions.into_iter().filter(|(_, d)| d.status.is_open()).collect();
     }
     if !req.exact && sources.has(Source::Session) {
-        let (open, problems) = crate::session::current(&repo.layout);
+        let problems;
+        (sessions, problems) = read_sessions(&repo.layout);
         loaded.diagnostics.extend(problems);
-        sessions.extend(open);
-        for path in crate::session::ended_files(&repo.layout) {
-            match crate::session::read_file(&repo.layout, &path) {
-                Ok(Some(l)) => sessions.push(l),
-                Ok(None) => {}
-                Err(d) => loaded.diagnostics.push(d),
-            }
-        }
     }
     Ok(Knowledge { loaded, decisions, sessions })
+}
+
+/// Reads the sessions recall searches: the open one first, then the ended ones; the files that
+/// cannot be read are problems.
+pub fn read_sessions(layout: &crate::paths::Layout) -> (Vec<Located>, Vec<Diagnostic>) {
+    let (open, mut problems) = crate::session::current(layout);
+    let mut sessions: Vec<Located> = open.into_iter().collect();
+    for path in crate::session::ended_files(layout) {
+        match crate::session::read_file(layout, &path) {
+            Ok(Some(l)) => sessions.push(l),
+            Ok(None) => {}
+            Err(d) => problems.push(d),
+        }
+    }
+    (sessions, problems)
 }
 
 /// A recall's answer: ranked, or co-cli's exact rule.
@@ -178,7 +203,23 @@ pub fn recall<'a>(repo: &Repo, k: &'a Knowledge, req: &Request) -> RecallAnswer<
     if req.exact {
         return RecallAnswer::Exact(read::recall(repo, &k.loaded, &req.query, req.max_results));
     }
-    let mut report = ranked(repo, k, req, repo.env.recall_ranking);
+    let mut report = ranked(repo, k.parts(), req, repo.env.recall_ranking);
+    read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
+    RecallAnswer::Ranked(report)
+}
+
+/// Recalls what `req` asks from what a long-running server holds, ranked over its live corpus
+/// (`--exact` reads `parts` as a command does); logs the accesses as [`recall`] does.
+pub fn recall_live<'a>(repo: &Repo, parts: Parts<'a>, live: &LiveCorpus, req: &Request) -> RecallAnswer<'a> {
+    if req.exact {
+        return RecallAnswer::Exact(read::recall(repo, parts.loaded, &req.query, req.max_results));
+    }
+    let records = parts.loaded.file.as_ref().map(Records::parse);
+    let candidate = |i: usize| live.source_of(i).is_some_and(|s| req.sources.has(s));
+    let scored = search::rank(&live.corpus, &req.query, live.ranking, candidate).unwrap_or_default();
+    let item_of = |doc: usize| live.item(parts, records.as_ref(), doc);
+    let mut report = finish(repo, parts, req, records.as_ref(), &scored, item_of);
+    report.records = records;
     read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
     RecallAnswer::Ranked(report)
 }
@@ -222,46 +263,31 @@ pub struct RankedReport<'a> {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Ranks every document of `k` that `req`'s sources cover against its query.
-fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) -> RankedReport<'a> {
-    let mut diagnostics = k.loaded.diagnostics.clone();
-    let records = k.loaded.file.as_ref().map(Records::parse);
-    if let Some(all) = &records {
-        diagnostics.extend(skipped_lines(all));
-    }
+/// Ranks every document of `p` that `req`'s sources cover against its query.
+fn ranked<'a>(repo: &Repo, p: Parts<'a>, req: &Request, ranking: Ranking) -> RankedReport<'a> {
+    let records = p.loaded.file.as_ref().map(Records::parse);
     // What each document is, kept small (a memory by its position in the index): only the
     // results become items.
     let mut slots: Vec<Slot> = Vec::new();
     let mut docs: Vec<Doc<'a>> = Vec::new();
-    if let Some(index) = &k.loaded.index {
-        for p in index.positions() {
-            let tags = index.tags_at(p).collect::<Vec<_>>().join(" ");
-            let fields = [Cow::Borrowed(index.content_at(p)), Cow::Owned(tags), Cow::Borrowed("")];
-            docs.push(Doc { key: format!("md:{}", index.file_name_at(p)), fields });
-            slots.push(Slot::Md(p));
+    if let Some(index) = &p.loaded.index {
+        for pos in index.positions() {
+            docs.push(memory_doc(&index.at(pos)));
+            slots.push(Slot::Md(pos));
         }
     }
     if let Some(all) = &records {
         for (pos, r) in all.iter().enumerate() {
-            let f = all.fields(&r);
-            let mut notes = f.reason.as_deref().unwrap_or("").to_string();
-            for c in &f.citations {
-                notes.push(' ');
-                notes.push_str(c);
-            }
-            let fields = [Cow::Owned(r.fact.to_string()), Cow::Owned(r.subject.to_string()), Cow::Owned(notes)];
-            docs.push(Doc { key: format!("copilot:{}", r.id), fields });
+            docs.push(record_doc(all, &r));
             slots.push(Slot::Copilot(pos));
         }
     }
-    for (i, (path, d)) in k.decisions.iter().enumerate() {
-        let fields = [Cow::Borrowed(d.content.as_str()), Cow::Owned(d.tags.join(" ")), Cow::Borrowed("")];
-        docs.push(Doc { key: format!("decision:{}", file_stem(path)), fields });
+    for (i, (path, d)) in p.decisions.iter().enumerate().filter(|(_, (_, d))| d.status.is_open()) {
+        docs.push(decision_doc(path, d));
         slots.push(Slot::Decision(i));
     }
-    for (i, l) in k.sessions.iter().enumerate() {
-        let text = format!("{}\n{}", l.session.focus, l.session.summary);
-        docs.push(Doc { key: format!("session:{}", file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] });
+    for (i, l) in p.sessions.iter().enumerate() {
+        docs.push(session_doc(l));
         slots.push(Slot::Session(i));
     }
     let t0 = std::time::Instant::now();
@@ -293,30 +319,241 @@ fn ranked<'a>(repo: &Repo, k: &'a Knowledge, req: &Request, ranking: Ranking) ->
         search::rank(&corpus, &req.query, ranking, |_| true).unwrap_or_default()
     });
     drop(docs);
+    let item_of = |doc: usize| -> Option<Item<'a>> {
+        Some(match slots.get(doc)? {
+            Slot::Md(pos) => Item::Md(p.loaded.index.as_ref()?.at(*pos)),
+            Slot::Copilot(pos) => Item::Copilot(*pos),
+            Slot::Decision(i) => Item::Decision(p.decisions.get(*i)?),
+            Slot::Session(i) => Item::Session(p.sessions.get(*i)?),
+        })
+    };
+    let mut report = finish(repo, p, req, records.as_ref(), &scored, item_of);
+    repo.debug_line(|| format!("kb-timing: recall: ranked and ordered in {:?}", t0.elapsed()));
+    report.records = records;
+    report
+}
+
+/// Turns scored documents into the report: the documents scoring at least the `max`-th best
+/// become items (`item_of`), ordered. The caller puts the parsed `records` in.
+fn finish<'a>(
+    repo: &Repo,
+    p: Parts<'a>,
+    req: &Request,
+    records: Option<&Records<'a>>,
+    scored: &[search::Scored],
+    item_of: impl Fn(usize) -> Option<Item<'a>>,
+) -> RankedReport<'a> {
+    let mut diagnostics = p.loaded.diagnostics.clone();
+    if let Some(all) = records {
+        diagnostics.extend(skipped_lines(all));
+    }
     let total = scored.len();
     // Only the documents scoring at least the max-th best score can be shown.
-    let cut = nth_best(&scored, req.max_results);
-    let hits_of = |s: &search::Scored| -> Option<Hit<'a>> {
-        let item = match slots.get(s.doc)? {
-            Slot::Md(p) => Item::Md(k.loaded.index.as_ref()?.at(*p)),
-            Slot::Copilot(pos) => Item::Copilot(*pos),
-            Slot::Decision(i) => Item::Decision(k.decisions.get(*i)?),
-            Slot::Session(i) => Item::Session(k.sessions.get(*i)?),
-        };
-        Some(Hit { item, score: s.score })
-    };
-    let mut hits: Vec<Hit<'a>> = scored.iter().filter(|s| s.score >= cut).filter_map(hits_of).collect();
-    order(repo, &mut hits, records.as_ref(), req.max_results);
-    repo.debug_line(|| format!("kb-timing: recall: ranked and ordered in {:?}", t0.elapsed()));
+    let cut = nth_best(scored, req.max_results);
+    let mut hits: Vec<Hit<'a>> = scored
+        .iter()
+        .filter(|s| s.score >= cut)
+        .filter_map(|s| Some(Hit { item: item_of(s.doc)?, score: s.score }))
+        .collect();
+    order(repo, &mut hits, records, req.max_results);
     RankedReport {
         query: req.query.clone(),
-        root: k.loaded.root.clone(),
-        dir: k.loaded.index.as_ref().map(|i| i.dir.as_path()),
-        records,
+        root: p.loaded.root.clone(),
+        dir: p.loaded.index.as_ref().map(|i| i.dir.as_path()),
+        records: None,
         hits,
         total,
         diagnostics,
     }
+}
+
+/// A markdown memory as a document: its text, its tags.
+fn memory_doc<'a>(m: &MemoryRef<'a>) -> Doc<'a> {
+    let fields = [Cow::Borrowed(m.content), Cow::Owned(m.tags.join(" ")), Cow::Borrowed("")];
+    Doc { key: format!("md:{}", m.file_name), fields }
+}
+
+/// A Copilot record as a document: its fact, its subject, its reason and citations.
+fn record_doc<'a>(all: &Records<'_>, r: &crate::copilot::Record<'_>) -> Doc<'a> {
+    let f = all.fields(r);
+    let mut notes = f.reason.as_deref().unwrap_or("").to_string();
+    for c in &f.citations {
+        notes.push(' ');
+        notes.push_str(c);
+    }
+    let fields = [Cow::Owned(r.fact.to_string()), Cow::Owned(r.subject.to_string()), Cow::Owned(notes)];
+    Doc { key: format!("copilot:{}", r.id), fields }
+}
+
+/// A decision as a document: its text, its tags.
+fn decision_doc<'a>(path: &Path, d: &'a Decision) -> Doc<'a> {
+    let fields = [Cow::Borrowed(d.content.as_str()), Cow::Owned(d.tags.join(" ")), Cow::Borrowed("")];
+    Doc { key: format!("decision:{}", file_stem(path)), fields }
+}
+
+/// A session as a document: its focus and its summary.
+fn session_doc<'a>(l: &Located) -> Doc<'a> {
+    let text = format!("{}\n{}", l.session.focus, l.session.summary);
+    Doc { key: format!("session:{}", file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] }
+}
+
+/// The tokenized documents of every source, kept by a long-running server and updated a
+/// document at a time as files change (a command builds its corpus per run from
+/// `.co-cli/cache/recall.idx` instead). Documents are found by their key; a removed one stays in
+/// place, no longer a candidate, until [`LiveCorpus::compact`] packs the corpus.
+pub struct LiveCorpus {
+    corpus: search::Corpus,
+    ranking: Ranking,
+    /// Each document's source; `None` once it is removed.
+    sources: Vec<Option<Source>>,
+    /// Document positions by the hash of their key.
+    at: rustc_hash::FxHashMap<u64, u32>,
+}
+
+impl LiveCorpus {
+    /// Builds the corpus of every document in `p`, reusing the recall index file's documents
+    /// whose text did not change; the pairs are then held in memory.
+    pub fn build(repo: &Repo, p: Parts<'_>) -> LiveCorpus {
+        let ranking = repo.env.recall_ranking;
+        let records = p.loaded.file.as_ref().map(Records::parse);
+        let mut docs: Vec<(Source, Doc<'_>)> = Vec::new();
+        if let Some(index) = &p.loaded.index {
+            docs.extend(index.memories().map(|m| (Source::Md, memory_doc(&m))));
+        }
+        if let Some(all) = &records {
+            docs.extend(all.iter().map(|r| (Source::Copilot, record_doc(all, &r))));
+        }
+        docs.extend(
+            p.decisions.iter().filter(|(_, d)| d.status.is_open()).map(|(path, d)| (Source::Decision, decision_doc(path, d))),
+        );
+        docs.extend(p.sessions.iter().map(|l| (Source::Session, session_doc(l))));
+        let (sources, docs): (Vec<Source>, Vec<Doc<'_>>) = docs.into_iter().unzip();
+        let cached = match ranking {
+            Ranking::Full => repo.layout.cache_file("recall.idx").and_then(|p| search::cache::load(&p, &repo.layout.root)),
+            Ranking::Plain => None,
+        };
+        let (mut corpus, _) = search::corpus(&docs, cached, ranking);
+        if corpus.materialize().is_err() {
+            corpus = search::corpus(&docs, None, ranking).0;
+        }
+        let mut live = LiveCorpus { corpus, ranking, sources: sources.into_iter().map(Some).collect(), at: Default::default() };
+        live.map_keys();
+        live
+    }
+
+    fn map_keys(&mut self) {
+        self.at.clear();
+        for (i, d) in self.corpus.docs.iter().enumerate() {
+            if self.sources[i].is_some() {
+                self.at.insert(key_hash(self.corpus.text(d.key)), i as u32);
+            }
+        }
+    }
+
+    /// Returns the position of the live document `key`.
+    fn find(&self, key: &str) -> Option<usize> {
+        let i = *self.at.get(&key_hash(key))? as usize;
+        (self.sources[i].is_some() && self.corpus.text(self.corpus.docs[i].key) == key).then_some(i)
+    }
+
+    /// Returns a live document's source.
+    fn source_of(&self, doc: usize) -> Option<Source> {
+        self.sources.get(doc).copied().flatten()
+    }
+
+    /// Adds or replaces a document.
+    fn put(&mut self, source: Source, doc: &Doc<'_>) {
+        let at = self.find(&doc.key);
+        let i = self.corpus.put(at, doc, self.ranking);
+        if i == self.sources.len() {
+            self.sources.push(Some(source));
+        } else {
+            self.sources[i] = Some(source);
+        }
+        self.at.insert(key_hash(&doc.key), i as u32);
+    }
+
+    /// Removes a document, if it is there.
+    fn remove(&mut self, key: &str) {
+        if let Some(i) = self.find(key) {
+            self.sources[i] = None;
+            self.at.remove(&key_hash(key));
+        }
+    }
+
+    /// Brings the documents of the markdown memory files `names` up to date with `index`.
+    pub fn sync_memories(&mut self, index: &crate::memories::index::Index, names: &[String]) {
+        for name in names {
+            match index.named(name) {
+                Some(m) => self.put(Source::Md, &memory_doc(&m)),
+                None => self.remove(&format!("md:{name}")),
+            }
+        }
+        self.compact_if_sparse();
+    }
+
+    /// Brings the documents of one whole source (records, decisions or sessions: small ones) up
+    /// to date with `p`.
+    pub fn sync_source(&mut self, source: Source, p: Parts<'_>) {
+        let records = p.loaded.file.as_ref().map(Records::parse);
+        let docs: Vec<Doc<'_>> = match source {
+            Source::Md => return,
+            Source::Copilot => records.iter().flat_map(|all| all.iter().map(|r| record_doc(all, &r))).collect(),
+            Source::Decision => {
+                p.decisions.iter().filter(|(_, d)| d.status.is_open()).map(|(path, d)| decision_doc(path, d)).collect()
+            }
+            Source::Session => p.sessions.iter().map(session_doc).collect(),
+        };
+        let keep: std::collections::HashSet<&str> = docs.iter().map(|d| d.key.as_str()).collect();
+        let gone: Vec<String> = (0..self.sources.len())
+            .filter(|&i| self.sources[i] == Some(source))
+            .map(|i| self.corpus.text(self.corpus.docs[i].key).to_string())
+            .filter(|k| !keep.contains(k.as_str()))
+            .collect();
+        for key in gone {
+            self.remove(&key);
+        }
+        for doc in &docs {
+            self.put(source, doc);
+        }
+        self.compact_if_sparse();
+    }
+
+    /// Packs the corpus when removed and replaced documents hold more than half of it.
+    fn compact_if_sparse(&mut self) {
+        let (used, held) = self.corpus.pairs_use();
+        let dead = self.sources.iter().filter(|s| s.is_none()).count();
+        if held <= 2 * used + 65_536 && dead * 2 <= self.sources.len() + 1024 {
+            return;
+        }
+        let sources = &self.sources;
+        if let Ok(moved) = self.corpus.compact(|i| sources[i].is_some()) {
+            let mut kept = vec![None; self.corpus.docs.len()];
+            for (old, new) in moved.iter().enumerate() {
+                if let Some(new) = new {
+                    kept[*new] = self.sources[old];
+                }
+            }
+            self.sources = kept;
+            self.map_keys();
+        }
+    }
+
+    /// Returns the item document `doc` is, found in `p` by its key.
+    fn item<'a>(&self, p: Parts<'a>, records: Option<&Records<'a>>, doc: usize) -> Option<Item<'a>> {
+        let key = self.corpus.text(self.corpus.docs.get(doc)?.key);
+        let (kind, name) = key.split_once(':')?;
+        Some(match kind {
+            "md" => Item::Md(p.loaded.index.as_ref()?.named(name)?),
+            "copilot" => Item::Copilot(records?.iter().position(|r| r.id == name)?),
+            "decision" => Item::Decision(p.decisions.iter().find(|(path, _)| file_stem(path) == name)?),
+            _ => Item::Session(p.sessions.iter().find(|l| file_stem(&l.path) == name)?),
+        })
+    }
+}
+
+fn key_hash(key: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(key.as_bytes())
 }
 
 /// Returns a file's name without `.md`.

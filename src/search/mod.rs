@@ -149,13 +149,59 @@ impl Corpus {
     }
 
     /// Reads the pairs still in the index file into memory, so that documents can be added.
-    fn materialize(&mut self) -> std::io::Result<()> {
+    pub fn materialize(&mut self) -> std::io::Result<()> {
         let Some(file) = self.file.take() else { return Ok(()) };
         let mut pairs = Vec::with_capacity(file.count + self.pairs.len());
         file.reader().read(0, file.count, &mut pairs)?;
         pairs.append(&mut self.pairs);
         self.pairs = pairs;
         Ok(())
+    }
+
+    /// Puts `doc` at position `at`, replacing the document there, or after the last one; returns
+    /// its position. A document whose text is the same as the one it replaces keeps its terms.
+    pub fn put(&mut self, at: Option<usize>, doc: &Doc<'_>, ranking: Ranking) -> usize {
+        let hash = doc.hash();
+        let at = at.filter(|&i| i < self.docs.len());
+        if let Some(i) = at.filter(|&i| self.docs[i].hash == hash) {
+            return i;
+        }
+        let terms = self.tokenize(doc, hash, &mut Stems::default(), ranking);
+        match at {
+            Some(i) => {
+                self.docs[i] = terms;
+                i
+            }
+            None => {
+                self.docs.push(terms);
+                self.docs.len() - 1
+            }
+        }
+    }
+
+    /// Keeps only the documents `keep` names, their pairs packed in memory (replaced documents
+    /// leave their pairs behind). Returns each old position's new one.
+    pub fn compact(&mut self, keep: impl Fn(usize) -> bool) -> std::io::Result<Vec<Option<usize>>> {
+        self.materialize()?;
+        let old = std::mem::take(&mut self.docs);
+        let mut pairs = Vec::with_capacity(self.pairs.len());
+        let mut moved = vec![None; old.len()];
+        for (i, d) in old.into_iter().enumerate() {
+            if !keep(i) {
+                continue;
+            }
+            let start = pairs.len() as u32;
+            pairs.extend_from_slice(self.pairs.get(d.start as usize..d.end as usize).unwrap_or_default());
+            moved[i] = Some(self.docs.len());
+            self.docs.push(DocTerms { start, end: pairs.len() as u32, ..d });
+        }
+        self.pairs = pairs;
+        Ok(moved)
+    }
+
+    /// Returns how many pairs the documents use, and how many the corpus holds.
+    pub fn pairs_use(&self) -> (usize, usize) {
+        (self.docs.iter().map(|d| (d.end - d.start) as usize).sum(), self.pairs_len())
     }
 
     /// Adds `text` to the arena.

@@ -46,6 +46,12 @@ mod with_mcp {
         ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] }
     }
 
+    /// Waits until a change made outside the server (by hand, or by another kb process) is
+    /// visible to the next request: the debounce (200 ms) and a margin (docs/mcp.md).
+    async fn settle() {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+    }
+
     /// Calls a tool; a JSON-RPC error fails the test (tool failures are results).
     async fn call(client: &Client, tool: &'static str, args: Value) -> CallToolResult {
         let Value::Object(args) = args else { panic!("arguments must be an object") };
@@ -352,6 +358,7 @@ mod with_mcp {
         )
         .await);
         env.memory(7, "Pytest fixtures live in conftest.py", &days_ago(3.0), &["pattern", "python"]);
+        settle().await;
 
         // recall and list: the CLI's text and JSON, byte for byte.
         for (query, n) in [("PYTEST", 5), ("pytest", 1), ("nothing like this", 5)] {
@@ -461,9 +468,11 @@ mod with_mcp {
 
         // Settings are read per call: a bad value is a tool error naming the file, then fixed.
         let settings = env.write(".co-cli/settings.json", "{\"memory_max_count\": 3}");
+        settle().await;
         let message = failed(call(&client, "list_memories", json!({})).await);
         assert!(message.contains("settings.json") && message.contains("memory_max_count"), "{message}");
         std::fs::write(&settings, "{\"memory_max_count\": 12}").unwrap();
+        settle().await;
         let (_, json) = ok(call(&client, "list_memories", json!({})).await);
         assert_eq!(json["limit"], 12);
 
@@ -640,6 +649,7 @@ mod with_mcp {
         assert_eq!((resources[0].uri.as_str(), resources[0].size), ("kb://context", Some(0)));
 
         write_contexts(&env);
+        settle().await;
         let resources = client.list_all_resources().await.unwrap();
         assert_eq!(resources[0].mime_type.as_deref(), Some("text/markdown"));
         let read = client.read_resource(ReadResourceRequestParams::new("kb://context")).await.unwrap();
@@ -783,6 +793,7 @@ mod with_mcp {
 
         // A person accepts it; a new proposal after that is proposed again, with the next id.
         env.kb(&["decision", "accept", "1"]).ok();
+        settle().await;
         let (_, json) =
             ok(call(&client, "propose_decision", json!({"text": "Releases ship from main only", "type": "process"}))
                 .await);
@@ -835,6 +846,7 @@ mod with_mcp {
         let message = failed(call(&client, "update_session", json!({"summary": " \n "})).await);
         assert_eq!(format!("error: {message}\n"), env.kb(&["session", "update", " \n "]).err().stderr);
         env.kb(&["session", "end"]).ok();
+        settle().await;
         let message = failed(call(&client, "update_session", json!({"summary": "x", "append": true})).await);
         assert!(message.starts_with("no open session: sessions are started by a person"), "{message}");
         client.cancel().await.unwrap();
@@ -1318,6 +1330,7 @@ mod with_mcp {
 
         // update_session.
         env.kb(&["session", "start", "Rotate credentials"]).ok();
+        settle().await;
         let (reply, json) = ok(call(&client, "update_session", json!({"summary": format!("Old token {token}")})).await);
         assert_eq!(
             (json["summary"].as_str(), &json["redacted"]),
@@ -1410,6 +1423,9 @@ mod with_mcp {
             }
             let mut stderr = String::new();
             self.child.stderr.take().unwrap().read_to_string(&mut stderr).await.unwrap();
+            // The line saying the server is warm (tests/cli/mcp_warm.rs checks it) is not a problem.
+            let stderr: String =
+                stderr.split_inclusive('\n').filter(|l| !l.starts_with("kb mcp: warm in ")).collect();
             (status.code(), rest, stderr)
         }
     }

@@ -1,0 +1,335 @@
+//! What a long-running reader (`kb mcp`) keeps between requests, so that a request answers from
+//! memory instead of proving every file again (docs/mcp.md, A long-running server answers from
+//! memory): the settings, the memory index, the Copilot records, the decisions, the sessions, the
+//! context files, the scoped instructions, and the recall corpus over all of them.
+//!
+//! The files stay the truth. Every part is read once, then kept fresh from what changed:
+//!
+//! - [`Warm::note`] takes a batch of file events (`context::watch::Changes`) and marks what they
+//!   touch: a memory file by its name, any other input by the part it belongs to, and a folder
+//!   (created, removed, moved) or lost events as everything below it;
+//! - [`Warm::refresh`] reads what is marked: a memory file alone (a stat and a read, not a scan of
+//!   the folder), a small part whole (the records, the decisions, the sessions, the context files,
+//!   the instructions, the settings), and updates the recall corpus by the documents that changed;
+//! - [`revalidate`] is the safety net for what events missed: it lists and stats the memories
+//!   folder without holding the state, then reads again only the files whose stamps differ, and
+//!   every small part.
+//!
+//! A request refreshes what is marked before it reads, so an answer never lags behind an event
+//! that has arrived. Writes made through kb (a save, a forget) mark their parts the same way.
+
+use super::recall::{LiveCorpus, Parts, Source};
+use super::read::Loaded;
+use crate::context::{Held, Sources};
+use crate::decisions::Scan;
+use crate::error::Diagnostic;
+use crate::instructions::Instructions;
+use crate::memories::index::{Index, Listing};
+use crate::paths::Layout;
+use crate::repo::Repo;
+use crate::session::Located;
+use crate::settings::{Environment, Settings};
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The parts of the state that must be read again before the next answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Marks {
+    settings: bool,
+    /// The whole memories folder (it appeared, went away, or events were lost in it).
+    memories: bool,
+    /// Memory files by name.
+    names: Vec<String>,
+    records: bool,
+    decisions: bool,
+    sessions: bool,
+    sources: bool,
+    instructions: bool,
+}
+
+impl Marks {
+    fn all() -> Marks {
+        Marks {
+            settings: true,
+            memories: true,
+            names: Vec::new(),
+            records: true,
+            decisions: true,
+            sessions: true,
+            sources: true,
+            instructions: true,
+        }
+    }
+
+    fn none() -> Marks {
+        Marks {
+            settings: false,
+            memories: false,
+            names: Vec::new(),
+            records: false,
+            decisions: false,
+            sessions: false,
+            sources: false,
+            instructions: false,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Marks::none()
+    }
+}
+
+/// Everything a request reads, held between requests.
+pub struct Warm {
+    layout: Layout,
+    env: Environment,
+    marks: Marks,
+    settings: Option<Settings>,
+    /// The memory index (in `loaded.index`, always `Some` once warm) and the records file.
+    loaded: Loaded,
+    /// Why the records file could not be read, if it could not.
+    records_problem: Option<Diagnostic>,
+    decisions: Result<Scan, String>,
+    /// The open session first, then the ended ones (recall), and the open one as the context
+    /// reads it.
+    sessions: Vec<Located>,
+    session: (Option<Located>, Vec<Diagnostic>),
+    sources: Sources,
+    instructions: Instructions,
+    corpus: Option<LiveCorpus>,
+}
+
+impl std::fmt::Debug for Warm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Warm").field("root", &self.layout.root).field("marks", &self.marks).finish_non_exhaustive()
+    }
+}
+
+impl Warm {
+    /// Returns a cold state: nothing read yet; the first [`Warm::refresh`] reads everything.
+    pub fn new(layout: Layout, env: Environment) -> Warm {
+        let loaded = Loaded { root: layout.root.clone(), limit: 0, index: None, file: None, diagnostics: Vec::new() };
+        Warm {
+            layout,
+            env,
+            marks: Marks::all(),
+            settings: None,
+            loaded,
+            records_problem: None,
+            decisions: Ok(Scan::default()),
+            sessions: Vec::new(),
+            session: (None, Vec::new()),
+            sources: Sources::default(),
+            instructions: Instructions::default(),
+            corpus: None,
+        }
+    }
+
+    /// Returns how many memories, records and decisions are held, for the server's log.
+    pub fn sizes(&self) -> (usize, usize, usize) {
+        let memories = self.loaded.index.as_ref().map_or(0, Index::len);
+        let records = self.loaded.file.as_ref().map_or(0, |f| crate::copilot::Records::parse(f).iter().count());
+        let decisions = self.decisions.as_ref().map_or(0, |s| s.decisions.len());
+        (memories, records, decisions)
+    }
+
+    /// Marks what a batch of file events touched.
+    pub fn note(&mut self, changes: &crate::context::watch::Changes) {
+        if changes.rescan {
+            self.marks = Marks { names: std::mem::take(&mut self.marks.names), ..Marks::all() };
+            return;
+        }
+        for path in &changes.paths {
+            let folder = changes.folders.contains(path);
+            self.mark(path, folder);
+        }
+    }
+
+    /// Marks what a change at `path` touches; `folder` when it is a folder that appeared, moved
+    /// or went away.
+    fn mark(&mut self, path: &Path, folder: bool) {
+        let l = &self.layout;
+        let memories = l.memories();
+        if !folder && path.parent() == Some(memories.as_path()) {
+            if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
+                if !self.marks.names.iter().any(|n| n == name) {
+                    self.marks.names.push(name.to_string());
+                }
+                return;
+            }
+        }
+        // A path at or above a part's location touches it (a folder event covers what is below).
+        let touches = |location: &Path| location.starts_with(path) || (!folder && path.starts_with(location));
+        let m = &mut self.marks;
+        m.settings |= touches(&l.project_settings()) || l.global_settings().is_some_and(|g| touches(&g));
+        m.memories |= touches(&memories);
+        m.records |= touches(&l.copilot_memories());
+        m.sources |= m.records
+            || touches(&l.project_context())
+            || l.global_context().is_some_and(|g| touches(&g));
+        m.decisions |= touches(&l.decisions());
+        m.sessions |= touches(&l.session()) || touches(&l.sessions());
+        m.instructions |= touches(&l.instructions());
+    }
+
+    /// Reads again what is marked, and returns a repository for one request: the held settings,
+    /// the clock `now`, and `env` (who is asking). An invalid settings file is an error, as for a
+    /// command.
+    pub fn repo(&mut self, now: DateTime<Utc>, env: Environment) -> Result<Repo> {
+        self.refresh()?;
+        let settings = self.settings.clone().ok_or_else(|| anyhow::anyhow!("the settings could not be read"))?;
+        Ok(Repo { layout: self.layout.clone(), settings, now, env })
+    }
+
+    /// Reads again everything marked, and brings the recall corpus up to date.
+    pub fn refresh(&mut self) -> Result<()> {
+        if self.marks.is_empty() && self.corpus.is_some() {
+            return Ok(());
+        }
+        let marks = std::mem::replace(&mut self.marks, Marks::none());
+        let result = self.read_marked(&marks);
+        if result.is_err() {
+            // Nothing is lost: what could not be read stays marked for the next request.
+            let Marks { names, .. } = marks;
+            self.marks = Marks { names, ..Marks::all() };
+        }
+        result
+    }
+
+    fn read_marked(&mut self, marks: &Marks) -> Result<()> {
+        if marks.settings || self.settings.is_none() {
+            self.settings = None;
+            self.settings = Some(Settings::load(&self.layout, &crate::settings::env)?);
+        }
+        let repo = Repo {
+            layout: self.layout.clone(),
+            settings: self.settings.clone().unwrap_or_default(),
+            now: crate::format::time::now(),
+            env: self.env.clone(),
+        };
+        self.loaded.limit = repo.settings.memory_max_count.value;
+        let whole = marks.memories || self.loaded.index.is_none();
+        if whole {
+            let mut index = crate::memories::store::MemoryStore::new(&repo).scan()?;
+            index.map_names();
+            self.loaded.index = Some(index);
+        } else if let Some(index) = &mut self.loaded.index {
+            index.refresh(&marks.names, &self.layout.root);
+        }
+        if marks.records {
+            let path = self.layout.copilot_memories();
+            match crate::copilot::JsonlFile::read(&path, &self.layout.root) {
+                Ok(f) => {
+                    self.loaded.file = Some(f);
+                    self.records_problem = None;
+                }
+                Err(e) => {
+                    self.loaded.file = None;
+                    self.records_problem = Some(Diagnostic::error(None, e.to_string()).in_file(&path));
+                }
+            }
+        }
+        if whole || !marks.names.is_empty() || marks.records {
+            let index = self.loaded.index.as_ref();
+            self.loaded.diagnostics = index.map(Index::problems).unwrap_or_default();
+            self.loaded.diagnostics.extend(self.records_problem.clone());
+        }
+        if marks.decisions {
+            self.decisions = crate::decisions::DecisionStore::new(&repo).scan().map_err(|e| e.to_string());
+        }
+        if marks.sessions {
+            (self.sessions, _) = super::recall::read_sessions(&self.layout);
+            self.session = crate::session::current(&self.layout);
+        }
+        if marks.sources {
+            self.sources = crate::context::load(&self.layout);
+        }
+        if marks.instructions {
+            self.instructions = crate::instructions::load(&self.layout);
+        }
+        let decisions = self.decisions.as_ref().map_or(&[][..], |s| s.decisions.as_slice());
+        let parts = Parts { loaded: &self.loaded, decisions, sessions: &self.sessions };
+        match &mut self.corpus {
+            Some(corpus) if !whole => {
+                if let Some(index) = &self.loaded.index {
+                    corpus.sync_memories(index, &marks.names);
+                }
+                for (marked, source) in
+                    [(marks.records, Source::Copilot), (marks.decisions, Source::Decision), (marks.sessions, Source::Session)]
+                {
+                    if marked {
+                        corpus.sync_source(source, parts);
+                    }
+                }
+            }
+            _ => self.corpus = Some(LiveCorpus::build(&repo, parts)),
+        }
+        Ok(())
+    }
+
+    /// The memories and records, as `kb list` and `kb show` read them.
+    pub fn loaded(&self) -> &Loaded {
+        &self.loaded
+    }
+
+    /// What ranked recall reads.
+    pub fn parts(&self) -> Parts<'_> {
+        let decisions = self.decisions.as_ref().map_or(&[][..], |s| s.decisions.as_slice());
+        Parts { loaded: &self.loaded, decisions, sessions: &self.sessions }
+    }
+
+    /// The recall corpus (present once warm).
+    pub fn corpus(&self) -> Option<&LiveCorpus> {
+        self.corpus.as_ref()
+    }
+
+    /// What the compiled block reads, lent (`None` before the first refresh).
+    pub fn held(&self) -> Option<Held<'_>> {
+        Some(Held {
+            index: self.loaded.index.as_ref()?,
+            decisions: &self.decisions,
+            sources: &self.sources,
+            instructions: &self.instructions,
+            session: &self.session,
+        })
+    }
+}
+
+/// Runs a write `f` (a save, a forget, a decision, a session update) and marks the files its
+/// transactions changed, so the next request reads them without waiting for their file events.
+pub fn write<R>(warm: &Mutex<Warm>, f: impl FnOnce() -> R) -> R {
+    let (result, paths) = crate::journal::recording(f);
+    let mut w = lock(warm);
+    for path in paths {
+        w.mark(&path, false);
+    }
+    result
+}
+
+/// Catches what file events missed: lists and stats the memories folder without holding `warm`,
+/// then, holding it, reads again the memory files whose stamps differ and every small part.
+/// Returns how many memory files were read again.
+pub fn revalidate(warm: &Mutex<Warm>) -> Result<usize> {
+    let dir: PathBuf = lock(warm).layout.memories();
+    let listing = Listing::of(&dir).map_err(crate::error::io_at(&dir))?;
+    let mut w = lock(warm);
+    let mut names = Vec::new();
+    match &mut w.loaded.index {
+        Some(index) if index.dir_exists == dir.is_dir() => names = index.changed(&listing),
+        _ => w.marks.memories = true,
+    }
+    let read = names.len();
+    let m = &mut w.marks;
+    m.names.extend(names);
+    (m.settings, m.records, m.decisions, m.sessions, m.sources, m.instructions) = (true, true, true, true, true, true);
+    w.refresh()?;
+    Ok(read)
+}
+
+/// Takes the state's lock; a panic while it was held (a bug) leaves a state that is still whole
+/// (every change is applied in one piece), so the lock is taken anyway.
+pub fn lock(warm: &Mutex<Warm>) -> std::sync::MutexGuard<'_, Warm> {
+    warm.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
