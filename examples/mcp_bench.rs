@@ -60,6 +60,8 @@ fn main() {
     let runs: usize = std::env::var("RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(15);
     let kb = PathBuf::from(std::env::var("KB").unwrap_or_else(|_| "target/release/kb".into()));
     assert!(kb.exists(), "{} is missing: cargo build --release --bin kb", kb.display());
+    // Run from the repository's folder: the path must not depend on the working directory.
+    let kb = std::fs::canonicalize(&kb).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let mut table = vec![
         "| memories | tool | cold first call | warm median | warm p90 | warm max |".to_string(),

@@ -64,23 +64,26 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
     };
     // Read everything once the watches are in place, so that no change falls between the two.
     let started = Instant::now();
-    let warmed = warm::lock(warm).refresh();
-    match warmed {
-        Ok(()) => {
-            let (memories, records, decisions) = warm::lock(warm).sizes();
-            let watching = match &debouncer {
-                Some(_) => format!("watching {} folders", watched.len()),
-                None => "not watching files".to_string(),
-            };
-            crate::output::status(&format!(
-                "kb mcp: warm in {:.0} ms: {memories} memories, {records} records, {decisions} decisions; {watching}, \
-                 revalidating every {} s",
-                started.elapsed().as_secs_f64() * 1000.0,
-                every.as_secs_f64()
-            ));
+    {
+        // The line is written before the first request is answered (the state stays locked).
+        let mut held = warm::lock(warm);
+        match held.refresh() {
+            Ok(()) => {
+                let (memories, records, decisions) = held.sizes();
+                let watching = match &debouncer {
+                    Some(_) => format!("watching {} folders", watched.len()),
+                    None => "not watching files".to_string(),
+                };
+                crate::output::status(&format!(
+                    "kb mcp: warm in {:.0} ms: {memories} memories, {records} records, {decisions} decisions; \
+                     {watching}, revalidating every {} s",
+                    started.elapsed().as_secs_f64() * 1000.0,
+                    every.as_secs_f64()
+                ));
+            }
+            // The next request reads it all again and reports the problem to the agent.
+            Err(e) => warn(&format!("not warm: {}", crate::error::message(&e))),
         }
-        // The next request reads it all again and reports the problem to the agent.
-        Err(e) => warn(&format!("not warm: {}", crate::error::message(&e))),
     }
     let quiet = Duration::from_millis(DEBOUNCE_MS).saturating_sub(tick);
     let longest = quiet + Duration::from_millis(DEBOUNCE_MS);
@@ -113,7 +116,8 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
         let now = Instant::now();
         if pending.due(quiet, longest).is_some_and(|d| d <= now) {
             pending.take();
-            if let Err(e) = warm::lock(warm).refresh() {
+            let refreshed = warm::lock(warm).refresh();
+            if let Err(e) = refreshed {
                 warn(&crate::error::message(&e));
             }
         }

@@ -983,4 +983,52 @@ mod tests {
         assert_eq!(importance_code(Some(Importance::Low)), 3);
         assert_eq!(type_of(0), Some(None));
     }
+
+    /// The (id, content, tags) of every valid memory, sorted, and the invalid files.
+    fn seen(index: &Index) -> (Vec<(u64, String, Vec<String>)>, Vec<String>) {
+        let mut valid: Vec<_> = index
+            .memories()
+            .map(|m| (m.id, m.content.to_string(), m.tags.iter().map(|t| t.to_string()).collect()))
+            .collect();
+        valid.sort();
+        (valid, index.invalid_files().iter().map(|n| n.to_string()).collect())
+    }
+
+    #[test]
+    fn a_refresh_of_the_changed_files_reads_as_a_new_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let memories = dir.path().join("memories");
+        fs::create_dir_all(&memories).unwrap();
+        let file = |id: u64, body: &str| format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags:\n- t{id}\n---\n\n{body}\n");
+        for id in 1..=40 {
+            fs::write(memories.join(format!("{id:03}-m.md")), file(id, &format!("memory {id}"))).unwrap();
+        }
+        let mut index = Index::scan(&memories, dir.path(), None).unwrap();
+        // Changed, removed, added, broken, and names that are no memory files.
+        fs::write(memories.join("002-m.md"), file(2, "memory two, edited by hand")).unwrap();
+        fs::remove_file(memories.join("003-m.md")).unwrap();
+        fs::remove_file(memories.join("040-m.md")).unwrap();
+        fs::write(memories.join("041-m.md"), file(41, "a new one")).unwrap();
+        fs::write(memories.join("005-m.md"), "---\nid: [unclosed\n---\nbody\n").unwrap();
+        fs::write(memories.join(".005-m.md.swp"), "swap").unwrap();
+        fs::write(memories.join("notes.txt"), "not a memory").unwrap();
+        let listing = Listing::of(&memories).unwrap();
+        let mut changed = index.changed(&listing);
+        changed.sort();
+        assert_eq!(changed, ["002-m.md", "003-m.md", "005-m.md", "040-m.md", "041-m.md"]);
+        let names: Vec<String> = changed.iter().cloned().chain([".005-m.md.swp".into(), "notes.txt".into()]).collect();
+        assert_eq!(index.refresh(&names, dir.path()), 5, "the other names are not memory files");
+        assert_eq!(seen(&index), seen(&Index::scan(&memories, dir.path(), None).unwrap()));
+        assert_eq!(index.named("002-m.md").unwrap().content, "memory two, edited by hand");
+        assert!(index.named("003-m.md").is_none() && index.named("005-m.md").is_none());
+        assert_eq!(index.named("041-m.md").unwrap().id, 41);
+        assert!(index.changed(&Listing::of(&memories).unwrap()).is_empty(), "nothing changed since");
+        // Many refreshes of one file: the arena is compacted, the answers stay the same.
+        for round in 0..2500 {
+            fs::write(memories.join("007-m.md"), file(7, &format!("round {round} {}", "x".repeat(1000)))).unwrap();
+            index.refresh(&["007-m.md".to_string()], dir.path());
+        }
+        assert!(index.compacted_at > 0 && index.arena.len() < 2 << 20, "arena {} bytes", index.arena.len());
+        assert_eq!(seen(&index), seen(&Index::scan(&memories, dir.path(), None).unwrap()));
+    }
 }

@@ -191,9 +191,9 @@ impl Warm {
         let marks = std::mem::replace(&mut self.marks, Marks::none());
         let result = self.read_marked(&marks);
         if result.is_err() {
-            // Nothing is lost: what could not be read stays marked for the next request.
-            let Marks { names, .. } = marks;
-            self.marks = Marks { names, ..Marks::all() };
+            // Nothing is lost: what could not be read stays marked for the next request (reading
+            // a part again is harmless).
+            self.marks = marks;
         }
         result
     }
@@ -332,4 +332,56 @@ pub fn revalidate(warm: &Mutex<Warm>) -> Result<usize> {
 /// (every change is applied in one piece), so the lock is taken anyway.
 pub fn lock(warm: &Mutex<Warm>) -> std::sync::MutexGuard<'_, Warm> {
     warm.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::watch::Changes;
+
+    /// Notes one change at `path` (a folder event when `folder`) in a state with nothing marked,
+    /// and returns the marks.
+    fn marks_of(w: &mut Warm, path: PathBuf, folder: bool) -> Marks {
+        w.marks = Marks::none();
+        let folders = if folder { vec![path.clone()] } else { Vec::new() };
+        w.note(&Changes { paths: vec![path], folders, rescan: false });
+        std::mem::replace(&mut w.marks, Marks::none())
+    }
+
+    #[test]
+    fn events_mark_what_they_touch() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout { root: dir.path().join("repo"), config: Some(dir.path().join("config")) };
+        let l = layout.clone();
+        let mut w = Warm::new(layout, Environment::default());
+        let only = |f: fn(&mut Marks)| {
+            let mut m = Marks::none();
+            f(&mut m);
+            m
+        };
+        let memory = marks_of(&mut w, l.memories().join("001-a.md"), false);
+        assert_eq!(memory, Marks { names: vec!["001-a.md".into()], ..Marks::none() });
+        let m = marks_of(&mut w, l.copilot_memories(), false);
+        assert_eq!(m, only(|m| (m.records, m.sources) = (true, true)));
+        assert_eq!(marks_of(&mut w, l.decisions().join("003-x.md"), false), only(|m| m.decisions = true));
+        assert_eq!(marks_of(&mut w, l.session(), false), only(|m| m.sessions = true));
+        assert_eq!(marks_of(&mut w, l.sessions().join("2026-11-01.md"), false), only(|m| m.sessions = true));
+        let instruction = l.instructions().join("api.instructions.md");
+        assert_eq!(marks_of(&mut w, instruction, false), only(|m| m.instructions = true));
+        assert_eq!(marks_of(&mut w, l.project_settings(), false), only(|m| m.settings = true));
+        assert_eq!(marks_of(&mut w, l.project_context(), false), only(|m| m.sources = true));
+        let global = l.global_context().unwrap();
+        assert_eq!(marks_of(&mut w, global, false), only(|m| m.sources = true));
+        // A folder that appeared or went away: everything below it.
+        let co_cli = marks_of(&mut w, l.co_cli(), true);
+        let below = |m: &mut Marks| {
+            (m.settings, m.memories, m.decisions, m.sessions, m.sources) = (true, true, true, true, true);
+        };
+        assert_eq!(co_cli, only(below));
+        assert_eq!(marks_of(&mut w, l.memories(), true), only(|m| m.memories = true));
+        // Lost events: everything, and the names already marked stay marked.
+        w.marks = Marks { names: vec!["002-b.md".into()], ..Marks::none() };
+        w.note(&Changes { rescan: true, ..Changes::default() });
+        assert_eq!(w.marks, Marks { names: vec!["002-b.md".into()], ..Marks::all() });
+    }
 }

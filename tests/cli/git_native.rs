@@ -20,7 +20,7 @@ const LATE: &str = "2026-11-21T09:00:00+00:00";
 const JSONL: &str = ".github/copilot-memories.jsonl";
 
 /// Returns whether `git` runs here; skips the test visibly (fails it on CI) when it does not.
-fn have_git() -> bool {
+pub(crate) fn have_git() -> bool {
     let ok = Command::new("git").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
         crate::common::skip("git is not installed (these tests merge real branches)");
@@ -29,7 +29,7 @@ fn have_git() -> bool {
 }
 
 /// Runs git in the test repository with a config of its own (no system or user settings).
-fn git(t: &TestEnv, args: &[&str]) -> Output {
+pub(crate) fn git(t: &TestEnv, args: &[&str]) -> Output {
     Command::new("git")
         .args(args)
         .current_dir(t.root())
@@ -47,14 +47,14 @@ fn git(t: &TestEnv, args: &[&str]) -> Output {
 }
 
 /// Runs git and asserts it succeeded; returns its stdout.
-fn git_ok(t: &TestEnv, args: &[&str]) -> String {
+pub(crate) fn git_ok(t: &TestEnv, args: &[&str]) -> String {
     let out = git(t, args);
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Commits everything on the current branch.
-fn commit(t: &TestEnv, message: &str) {
+pub(crate) fn commit(t: &TestEnv, message: &str) {
     git_ok(t, &["add", "-A"]);
     git_ok(t, &["commit", "-q", "--allow-empty", "-m", message]);
 }

@@ -25,6 +25,7 @@ mod init_config;
 mod instructions;
 mod layered_context;
 mod mcp;
+mod mcp_warm;
 mod memory_layers;
 mod provenance;
 mod racy_cache;
