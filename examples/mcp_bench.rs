@@ -22,7 +22,7 @@
 //!
 //! Run: `cargo build --release --examples --bin kb && target/release/examples/mcp_bench [N...]`
 //! (default N: 200 10000 100000). Environment: `KB`, the binary (default `target/release/kb`);
-//! `RUNS`, calls per tool (default 15); `WARM_WAIT_S`, how long to wait for the warm line
+//! `RUNS`, calls per tool (default 15); `TOOLS`, the tools to time (comma-separated, default all); `WARM_WAIT_S`, how long to wait for the warm line
 //! (default 120).
 
 #[path = "common/generate.rs"]
@@ -84,12 +84,7 @@ fn main() {
         assert!(status.success(), "kb init failed");
         let stderr_log = tmp.path().join("mcp.stderr");
         let mut cmd = tokio::process::Command::new(&kb);
-        cmd.args(["mcp", "--root"])
-            .arg(&root)
-            .current_dir(&root)
-            .env(MAX_COUNT.0, MAX_COUNT.1)
-            .env("XDG_CONFIG_HOME", &config)
-            .stderr(std::fs::File::create(&stderr_log).unwrap());
+        cmd.args(["mcp", "--root"]).arg(&root).current_dir(&root).env(MAX_COUNT.0, MAX_COUNT.1).env("XDG_CONFIG_HOME", &config);
         let result = runtime.block_on(measure(cmd, &root, n, runs, &stderr_log));
         for (tool, cold, warm) in &result.rows {
             table.push(format!(
@@ -133,11 +128,12 @@ struct Measured {
 
 async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usize, log: &Path) -> Measured {
     let started = Instant::now();
-    let transport = TokioChildProcess::new(cmd).expect("spawn kb mcp");
+    let stderr = std::fs::File::create(log).unwrap();
+    let (transport, _) = TokioChildProcess::builder(cmd).stderr(Stdio::from(stderr)).spawn().expect("spawn kb mcp");
     let pid = transport.id();
     let client: Client = ().serve(transport).await.expect("connect");
     let mut rows: Vec<(&'static str, Duration, Vec<Duration>)> = Vec::new();
-    for tool in TOOLS {
+    for tool in tools() {
         let (took, _) = call(&client, tool, args(tool, 1, "ordinary")).await;
         rows.push((tool, took, Vec::with_capacity(runs)));
     }
@@ -146,7 +142,7 @@ async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usiz
     let dir = root.join(".co-cli/knowledge/memories");
     let mut stale = Vec::new();
     for round in 0..runs {
-        for (t, tool) in TOOLS.iter().enumerate() {
+        for (t, tool) in tools().into_iter().enumerate() {
             // A different memory each time, spread over the whole store.
             let id = 1 + (round * TOOLS.len() + t) * 7919 % n;
             let word = format!("zebra{round}x{t}");
@@ -162,6 +158,12 @@ async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usiz
     let peak_rss_kib = pid.and_then(peak_rss);
     client.cancel().await.ok();
     Measured { rows, warm_after, warm_line, peak_rss_kib, stale }
+}
+
+/// The tools to time: `TOOLS` (comma-separated) or all four.
+fn tools() -> Vec<&'static str> {
+    let only = std::env::var("TOOLS").unwrap_or_default();
+    TOOLS.into_iter().filter(|t| only.is_empty() || only.split(',').any(|o| o.trim() == *t)).collect()
 }
 
 /// Each tool's arguments for a round that edited memory `id` to hold `word`.

@@ -7,6 +7,7 @@ use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind, Sources};
 use crate::decisions::{self, file::Status};
 use crate::error::{Diagnostic, Severity};
 use crate::memories::file::{Importance, MemoryType};
+use crate::memories::index::Pos;
 use crate::repo::Repo;
 use rustc_hash::FxHashMap;
 use std::cell::OnceCell;
@@ -416,22 +417,25 @@ fn memory_layers(
     };
     let root = &repo.layout.root;
     warnings.extend(settle(&index.problems(), root, "this memory is", conflicts));
-    // A memory whose text holds conflict markers goes nowhere (its file is named once).
+    // A memory whose text holds conflict markers goes nowhere (its file is named once). The
+    // memories are handled by position (no borrowed copy of each): a long-running server builds
+    // this block from 10,000 memories on every request.
     let mut marked: Vec<&str> = Vec::new();
-    for m in index.memories().filter(|m| super::first_marker(m.content).is_some()) {
-        if !marked.contains(&m.file_name) {
-            marked.push(m.file_name);
-            let path = index.dir.join(m.file_name);
+    for p in index.positions().filter(|&p| super::first_marker(index.content_at(p)).is_some()) {
+        let name = index.file_name_at(p);
+        if !marked.contains(&name) {
+            marked.push(name);
+            let path = index.dir.join(name);
             let line = super::file_marker(&path, root);
             conflicts.push(super::conflict(&path, line, "this memory is"));
         }
     }
     let agent = req.agent.as_deref();
-    let mut visible: Vec<_> =
-        index.memories().filter(|m| m.visible_to(agent) && !marked.contains(&m.file_name)).collect();
-    visible.sort_by_key(|m| (m.created_at, m.id));
-    let is_core = |m: &crate::memories::index::MemoryRef<'_>| m.effective_type() == MemoryType::CoreContext;
-    let core: Vec<String> = visible.iter().filter(|m| is_core(m)).map(|m| layers::list_item(m.content)).collect();
+    let mut visible: Vec<Pos> =
+        index.positions().filter(|&p| index.visible_at(p, agent) && !marked.contains(&index.file_name_at(p))).collect();
+    visible.sort_by_key(|&p| index.age_key_at(p));
+    let is_core = |p: Pos| index.type_at(p) == MemoryType::CoreContext;
+    let core: Vec<String> = visible.iter().filter(|&&p| is_core(p)).map(|&p| layers::list_item(index.content_at(p))).collect();
     let (mut hot_ids, mut hot): (Vec<u64>, Vec<String>) = (Vec::new(), Vec::new());
     if req.hot {
         let heats = knowledge.heats();
@@ -440,8 +444,8 @@ fn memory_layers(
         let limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
         // The first visible memory of each id that is not core context (those are shown anyway).
         let mut candidates: FxHashMap<u64, &str> = FxHashMap::default();
-        for m in visible.iter().filter(|m| !is_core(m)) {
-            candidates.entry(m.id).or_insert(m.content);
+        for &p in visible.iter().filter(|&&p| !is_core(p)) {
+            candidates.entry(index.id_at(p)).or_insert(index.content_at(p));
         }
         hot_ids = crate::heat::hot_ids(heats, limit, |id| candidates.contains_key(&id));
         hot = hot_ids.iter().filter_map(|id| candidates.get(id)).map(|content| layers::list_item(content)).collect();
@@ -450,13 +454,13 @@ fn memory_layers(
     let learnings: Vec<String> = visible
         .iter()
         .rev()
-        .filter(|m| {
-            m.effective_importance() == Importance::High
-                && matches!(m.effective_type(), MemoryType::Learning | MemoryType::Pattern)
-                && !hot_ids.contains(&m.id)
+        .filter(|&&p| {
+            index.importance_at(p) == Importance::High
+                && matches!(index.type_at(p), MemoryType::Learning | MemoryType::Pattern)
+                && !hot_ids.contains(&index.id_at(p))
         })
         .take(limit)
-        .map(|m| layers::list_item(m.content))
+        .map(|&p| layers::list_item(index.content_at(p)))
         .collect();
     [
         Layer::last_first(LayerKind::CoreContext, core),

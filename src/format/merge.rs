@@ -72,8 +72,12 @@ pub fn markers(text: &str) -> Vec<(usize, Marker)> {
 /// Returns whether `text` may hold a conflict marker: a cheap test before [`markers`] for text
 /// that is usually clean (a memory's body).
 pub fn may_have_markers(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), b"<<<<<<<").is_some()
-        || memchr::memmem::find(text.as_bytes(), b">>>>>>>").is_some()
+    // Built once: the block of a long-running server checks every memory on each request.
+    static OPEN: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"<<<<<<<"));
+    static CLOSE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b">>>>>>>"));
+    OPEN.find(text.as_bytes()).is_some() || CLOSE.find(text.as_bytes()).is_some()
 }
 
 /// Returns the highest id written on an `id: N` line of `text` (at the start of a line; the

@@ -353,69 +353,51 @@ pub fn rank(
     if candidates.is_empty() {
         return Ok(Vec::new());
     }
-    // The terms the candidates hold, so a stem only other documents have matches nothing. An
-    // index read from its file holds only the terms of its documents.
-    let mut present = vec![corpus.file.is_some() && candidates.len() == corpus.docs.len(); corpus.terms.len()];
-    if !present.first().copied().unwrap_or(true) {
-        corpus.each_doc(&candidates, |_, pairs| {
-            for &(t, _) in pairs {
-                present[t as usize] = true;
-            }
-        })?;
-    }
     let words = query_words(query, ranking);
     let mut stems = Stems::default();
-    // Each query word: the terms it matches and its weight.
-    let mut matchers: Vec<(Vec<bool>, f64)> = Vec::new();
-    for word in &words {
-        let stem = match ranking {
-            Ranking::Full => stems.stem(word).to_string(),
-            Ranking::Plain => word.clone(),
-        };
-        let mut hits = vec![false; corpus.terms.len()];
-        let mut any = false;
-        if let Some(s) = corpus.stems.iter().position(|&sp| corpus.text(sp) == stem) {
-            for (t, &st) in corpus.stem_of.iter().enumerate() {
-                if st as usize == s && present[t] {
-                    hits[t] = true;
-                    any = true;
+    // Each query word: the terms its stem matches, if it has any.
+    let by_stem: Vec<Option<Vec<bool>>> = words
+        .iter()
+        .map(|word| {
+            let stem = match ranking {
+                Ranking::Full => stems.stem(word).to_string(),
+                Ranking::Plain => word.clone(),
+            };
+            let s = corpus.stems.iter().position(|&sp| corpus.text(sp) == stem)?;
+            Some(corpus.stem_of.iter().map(|&st| st as usize == s).collect())
+        })
+        .collect();
+    let mut matchers: Vec<(Vec<bool>, f64)> = by_stem.iter().flatten().map(|hits| (hits.clone(), 1.0)).collect();
+    // Per candidate and query word, the weighted frequency of the matched terms.
+    let mut freqs = term_frequencies(corpus, &candidates, &matchers)?;
+    // A word whose stem no candidate holds matches the terms that contain it instead (co-cli's
+    // rule, at half weight) when it is long enough: then the candidates are read again.
+    let mut q = 0;
+    let matched: Vec<bool> = by_stem
+        .iter()
+        .map(|hits| {
+            let found = hits.is_some() && freqs.iter().any(|(_, tf)| tf[q] > 0.0);
+            q += usize::from(hits.is_some());
+            found
+        })
+        .collect();
+    if matched.iter().any(|m| !m) {
+        matchers = Vec::new();
+        for (w, word) in words.iter().enumerate() {
+            if matched[w] {
+                matchers.push((by_stem[w].clone().unwrap_or_default(), 1.0));
+            } else if ranking == Ranking::Full && word.chars().count() >= FALLBACK_MIN_CHARS {
+                let hits: Vec<bool> = corpus.terms.iter().map(|&t| corpus.text(t).contains(word.as_str())).collect();
+                if hits.contains(&true) {
+                    matchers.push((hits, FALLBACK_WEIGHT));
                 }
             }
         }
-        let mut weight = 1.0;
-        if !any && ranking == Ranking::Full && word.chars().count() >= FALLBACK_MIN_CHARS {
-            for (t, &term) in corpus.terms.iter().enumerate() {
-                if present[t] && corpus.text(term).contains(word.as_str()) {
-                    hits[t] = true;
-                    any = true;
-                }
-            }
-            weight = FALLBACK_WEIGHT;
-        }
-        if any {
-            matchers.push((hits, weight));
-        }
+        freqs = term_frequencies(corpus, &candidates, &matchers)?;
     }
     if matchers.is_empty() {
         return Ok(Vec::new());
     }
-    // Per candidate and query word, the weighted frequency of the matched terms.
-    let mut freqs: Vec<(usize, Vec<f32>)> = Vec::new();
-    corpus.each_doc(&candidates, |i, pairs| {
-        let mut tf = vec![0.0f32; matchers.len()];
-        let mut matched = false;
-        for &(t, f) in pairs {
-            for (q, (hits, _)) in matchers.iter().enumerate() {
-                if hits[t as usize] {
-                    tf[q] += f;
-                    matched = true;
-                }
-            }
-        }
-        if matched {
-            freqs.push((i, tf));
-        }
-    })?;
     let n = candidates.len() as f64;
     let avgdl = candidates.iter().map(|&i| f64::from(corpus.docs[i].len)).sum::<f64>() / n;
     let idf: Vec<f64> = (0..matchers.len())
@@ -441,6 +423,63 @@ pub fn rank(
             Scored { doc: i, score }
         })
         .collect())
+}
+
+/// Returns, for each candidate that a matcher matches, the weighted frequency of each matcher's
+/// terms in it.
+fn term_frequencies(
+    corpus: &Corpus,
+    candidates: &[usize],
+    matchers: &[(Vec<bool>, f64)],
+) -> std::io::Result<Vec<(usize, Vec<f32>)>> {
+    let mut freqs: Vec<(usize, Vec<f32>)> = Vec::new();
+    if matchers.is_empty() {
+        return Ok(freqs);
+    }
+    // Which matchers each term belongs to, as a bit mask: most terms belong to none, so a pair
+    // costs one lookup (a query of more than 64 words looks each matcher up instead).
+    let masks: Option<Vec<u64>> = (matchers.len() <= 64).then(|| {
+        let mut masks = vec![0u64; corpus.terms.len()];
+        for (q, (hits, _)) in matchers.iter().enumerate() {
+            for (t, _) in hits.iter().enumerate().filter(|(_, h)| **h) {
+                if let Some(m) = masks.get_mut(t) {
+                    *m |= 1 << q;
+                }
+            }
+        }
+        masks
+    });
+    corpus.each_doc(candidates, |i, pairs| {
+        let mut tf: Vec<f32> = Vec::new();
+        for &(t, f) in pairs {
+            let mut add = |q: usize| {
+                if tf.is_empty() {
+                    tf = vec![0.0f32; matchers.len()];
+                }
+                tf[q] += f;
+            };
+            match &masks {
+                Some(masks) => {
+                    let mut m = masks.get(t as usize).copied().unwrap_or(0);
+                    while m != 0 {
+                        add(m.trailing_zeros() as usize);
+                        m &= m - 1;
+                    }
+                }
+                None => {
+                    for (q, (hits, _)) in matchers.iter().enumerate() {
+                        if hits.get(t as usize).copied().unwrap_or(false) {
+                            add(q);
+                        }
+                    }
+                }
+            }
+        }
+        if !tf.is_empty() {
+            freqs.push((i, tf));
+        }
+    })?;
+    Ok(freqs)
 }
 
 /// Returns the distinct words of a query, in order.
