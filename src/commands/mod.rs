@@ -52,7 +52,7 @@ fn writes(command: &Command) -> bool {
         | Command::Protect(_)
         | Command::Unprotect(_)
         | Command::Vote(_)
-        | Command::Compile
+        | Command::Compile(crate::cli::CompileArgs { check: false })
         | Command::Promote(_)
         | Command::Watch(_) => true,
         Command::Consolidate(a) => !a.dry_run,
@@ -258,7 +258,9 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
 /// Runs one command.
 fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
     match command {
-        Command::Init(a) => ctx.emit(&ops::init::init(&ctx.layout, ctx.now, &ctx.env, a.agents_md)?),
+        Command::Init(a) => {
+            ctx.emit(&ops::init::init(&ctx.layout, ctx.now, &ctx.env, a.agents_md, a.agents.as_ref().map(|l| l.0.as_slice()))?)
+        }
         Command::Save(a) => save::run(ctx, a),
         Command::Recall(a) => {
             let repo = ctx.repo()?;
@@ -318,7 +320,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             let req = ops::context::check(req, &ctx.layout.root, ops::context::Outside::Refuse)?;
             ctx.emit(&ops::context::context(&ctx.repo()?, &req))
         }
-        Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
+        Command::Compile(a) if a.check => ctx.emit(&ops::compile::check(&ctx.repo()?)?),
+        Command::Compile(_) => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
+        Command::Agents => ctx.emit(&ops::agents::agents(&ctx.repo()?)),
         Command::Watch(a) => watch::run(ctx, a),
         Command::Instructions(a) => match for_paths(ctx, "instructions", &a.for_paths) {
             Ok(paths) => ctx.emit(&ops::instructions::instructions(&ctx.layout, &paths)),

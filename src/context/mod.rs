@@ -7,13 +7,14 @@
 //! either way, without the YAML block and without the comments on lines of their own. Where a block may be cut is `markdown`'s business; where it
 //! is written is `compile`'s. Nothing here prints.
 
+pub mod agents;
 pub mod block;
 pub mod layers;
 pub mod markdown;
 pub mod targets;
 pub mod watch;
 
-pub use block::{Block, BlockRequest, Knowledge, build, build_from};
+pub use block::{Block, BlockRequest, Knowledge, build};
 
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, SplitError};
