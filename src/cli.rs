@@ -63,8 +63,10 @@ pub enum Command {
     /// Copy the markdown memories into another store (with dedup; running it twice adds nothing)
     #[command(after_help = "Examples:\n  kb export --to copilot --dry-run\n  kb export --to copilot")]
     Export(ExportArgs),
-    /// Copy another store's records into the markdown memories (with dedup; running it twice adds nothing)
-    #[command(after_help = "Examples:\n  kb import --from copilot")]
+    /// Copy another store's records, or what an agent learned on its own, into the markdown memories (with dedup; running it twice adds nothing)
+    #[command(
+        after_help = "Examples:\n  kb import --from copilot\n  kb import --from claude --dry-run\n  kb import --from codex\n  kb import --from gemini --path ~/.gemini/GEMINI.md"
+    )]
     Import(ImportArgs),
     /// Print the compiled context block: decisions, context files, records, instructions, memories, session
     #[command(
@@ -361,6 +363,19 @@ pub enum OtherStore {
     Copilot,
 }
 
+/// Where `kb import` reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportSource {
+    /// Copilot-style records in .github/copilot-memories.jsonl
+    Copilot,
+    /// Claude Code's auto memory (~/.claude/projects/<slug>/memory/) and .claude/agent-memory/
+    Claude,
+    /// Codex's memory handbook (~/.codex/memories/MEMORY.md), the blocks that apply to this root
+    Codex,
+    /// Gemini CLI's saved memories (GEMINI.md sections, ~/.gemini/tmp/*/memory/MEMORY.md)
+    Gemini,
+}
+
 /// A vote's direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum VoteDirection {
@@ -650,9 +665,13 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The store to import into the markdown memories
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub from: OtherStore,
+    /// Where to import from: the Copilot records, or what an agent learned on its own about this
+    /// repository (Claude Code's auto memory, Codex's and Gemini CLI's memories)
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub from: ImportSource,
+    /// Read this folder or file instead of the agent's own place (claude, codex, gemini)
+    #[arg(long, value_name = "P")]
+    pub path: Option<PathBuf>,
     /// Report what would happen and write nothing
     #[arg(long)]
     pub dry_run: bool,

@@ -203,6 +203,13 @@ fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
                 paths.push(t.real);
             }
         }
+        // The agents' files too (`.github/` for Copilot's): their folders are kb's own creations.
+        for &agent in &repo.settings.agents.value {
+            let (file, _) = crate::context::agents::block_file(agent);
+            if let Ok(t) = crate::context::targets::resolve(&ctx.layout, file) {
+                paths.push(t.path);
+            }
+        }
     }
     for dir in paths.iter().filter_map(|p| p.parent()) {
         let _ = std::fs::create_dir_all(dir);

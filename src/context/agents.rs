@@ -122,7 +122,9 @@ pub fn rule_dir(agent: Agent) -> Option<(&'static str, &'static str)> {
 /// is a managed block has none).
 pub fn context_file(agent: Agent, block: &str) -> Option<String> {
     let front = match agent {
-        Agent::Cursor => "---\ndescription: Project knowledge compiled by kb (decisions, context, memories)\nalwaysApply: true\n---\n",
+        Agent::Cursor => {
+            "---\ndescription: Project knowledge compiled by kb (decisions, context, memories)\nalwaysApply: true\n---\n"
+        }
         Agent::Windsurf => "---\ntrigger: always_on\n---\n",
         Agent::Kiro => "---\ninclusion: always\n---\n",
         Agent::Cline => "",

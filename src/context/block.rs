@@ -120,10 +120,7 @@ pub fn build_capped(knowledge: &Knowledge<'_>, req: &BlockRequest, cap: Option<&
     let fitted = layers::fit(&all, cap.limit, unit, req.wrap, &marker);
     let dropped: usize = fitted.dropped.iter().map(|d| d.items).sum();
     let message = if fitted.size > cap.limit {
-        format!(
-            "{}: the decisions alone are {} {what}, over it (decisions are never left out)",
-            cap.label, fitted.size
-        )
+        format!("{}: the decisions alone are {} {what}, over it (decisions are never left out)", cap.label, fitted.size)
     } else {
         format!("{}: the block was fitted to it ({} {what}; {dropped} items left out)", cap.label, fitted.size)
     };

@@ -88,8 +88,11 @@ fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
         let mut lcs = vec![0u32; (ma.len() + 1) * w];
         for i in (0..ma.len()).rev() {
             for j in (0..mb.len()).rev() {
-                lcs[i * w + j] =
-                    if ma[i] == mb[j] { lcs[(i + 1) * w + j + 1] + 1 } else { lcs[(i + 1) * w + j].max(lcs[i * w + j + 1]) };
+                lcs[i * w + j] = if ma[i] == mb[j] {
+                    lcs[(i + 1) * w + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
+                };
             }
         }
         let (mut i, mut j) = (0, 0);

@@ -212,9 +212,7 @@ fn orphans(repo: &Repo, generated: &[PlannedFile]) -> Vec<PathBuf> {
             .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
             .map(|e| e.path())
             .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("kb-") && n.ends_with(ext))
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("kb-") && n.ends_with(ext))
             })
             .collect();
         found.sort();
@@ -381,7 +379,11 @@ impl Report for AgentsReport {
                     (Some(l), Some(u)) => format!(", limit {l} {u}"),
                     _ => String::new(),
                 };
-                writeln!(w, "  {:<10} {} ({}, {} bytes, {} tokens{limit})", f.state, f.path, f.kind, f.bytes, f.tokens)?;
+                writeln!(
+                    w,
+                    "  {:<10} {} ({}, {} bytes, {} tokens{limit})",
+                    f.state, f.path, f.kind, f.bytes, f.tokens
+                )?;
             }
         }
         Ok(())

@@ -154,7 +154,8 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
             drift.push(Drift { path: rel, state: "orphaned", diff, message: None });
         }
     } else {
-        let writes: Vec<(&str, Option<&str>)> = plan.targets.iter().map(|t| (t.raw.as_str(), t.block.as_deref())).collect();
+        let writes: Vec<(&str, Option<&str>)> =
+            plan.targets.iter().map(|t| (t.raw.as_str(), t.block.as_deref())).collect();
         let (written, notes) = targets::write_all(layout, &writes);
         block.warnings.extend(notes.into_iter().map(|n| Diagnostic::warning(None, n)));
         results = written;
@@ -198,14 +199,7 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
         ));
     }
     let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(root, p).into_owned())).collect();
-    CompileReport {
-        block,
-        results,
-        generated,
-        check: check_only.then_some(drift),
-        elapsed: start.elapsed(),
-        warnings,
-    }
+    CompileReport { block, results, generated, check: check_only.then_some(drift), elapsed: start.elapsed(), warnings }
 }
 
 /// Returns the drift of a file whose text is `old` (`exists`: it is there) when compile would

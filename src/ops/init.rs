@@ -163,11 +163,7 @@ pub fn init(
         projected = Some((list.to_vec(), path, compile));
     }
     let agents_md = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now, env.clone())?)?) } else { None };
-    let projected = projected.map(|(agents, settings, compile)| Projected {
-        agents,
-        settings,
-        compile,
-    });
+    let projected = projected.map(|(agents, settings, compile)| Projected { agents, settings, compile });
     Ok(InitReport { root: layout.root.clone(), created, existing, template, agents: agents_md, projected })
 }
 

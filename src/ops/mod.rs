@@ -20,6 +20,7 @@ pub mod forget;
 pub mod heat;
 pub mod init;
 pub mod instructions;
+pub mod learned;
 pub mod protect;
 pub mod read;
 pub mod recall;
