@@ -402,6 +402,8 @@ pub struct LearnedReport {
     skipped: usize,
     items: Vec<LearnedItem>,
     warnings: Vec<String>,
+    /// Where kb looked for the agent's memories.
+    looked: Vec<String>,
     #[serde(skip)]
     diagnostics: Vec<Diagnostic>,
 }
@@ -492,6 +494,24 @@ pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> an
     if let Some(t) = txn {
         t.finish()?;
     }
+    let show = |p: PathBuf| p.display().to_string();
+    let looked: Vec<String> = match (&path, home.as_deref()) {
+        (Some(p), _) => vec![show(p.clone())],
+        (None, home) => {
+            let h = |rel: &str| home.map(|h| show(h.join(rel)));
+            match tool {
+                Tool::Claude => h(&format!(".claude/projects/{}/memory", claude_slug(root)))
+                    .into_iter()
+                    .chain([show(root.join(".claude/agent-memory"))])
+                    .collect(),
+                Tool::Codex => h(".codex/memories/MEMORY.md").into_iter().collect(),
+                Tool::Gemini => [Some(show(root.join("GEMINI.md"))), h(".gemini/GEMINI.md"), h(".gemini/tmp/*/memory/MEMORY.md")]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+            }
+        }
+    };
     let count = |a: &str| items.iter().filter(|i| i.action == a).count();
     let diagnostics = warnings
         .iter()
@@ -515,6 +535,7 @@ pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> an
         skipped: count("skipped"),
         items,
         warnings,
+        looked,
         diagnostics,
     })
 }
@@ -539,9 +560,11 @@ impl Report for LearnedReport {
             }
             writeln!(w)?;
         }
-        if !self.items.is_empty() {
-            writeln!(w)?;
+        if self.items.is_empty() {
+            let places: Vec<String> = self.looked.iter().map(|p| v.rel(Path::new(p)).into_owned()).collect();
+            return writeln!(w, "Nothing to import: no {} memories in {}.", self.from, places.join(", "));
         }
+        writeln!(w)?;
         let n = self.items.len();
         let what = if n == 1 { "fact" } else { "facts" };
         let place = v.rel(Path::new(&self.path)).into_owned();
