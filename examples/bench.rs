@@ -45,7 +45,12 @@
 //! with the ratios of the Hot Memories context and of `kb heat` to `context --no-hot`, and of the
 //! logging recall to the other.
 //!
-//! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--heat] [N...]`
+//! With `--agents`, the bench builds the layered repository and times `kb compile` of four
+//! targets (the default block, the reviewer's for one file within 8,000 tokens, the coder's, the
+//! decisions only) against the same with all eight agents of the setting `agents`, and
+//! `kb compile --check`, warm (`agents_bench`).
+//!
+//! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--agents|--heat] [N...]`
 //! (default N: 200 2000 10000 100000). Environment:
 //!
 //! - `KB`: the binary to time (default `target/release/kb`).
@@ -718,6 +723,69 @@ fn log_disabled(root: &Path, disabled: bool) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The agents' files (`--agents`).
+
+/// The four targets of the layered compile: the default block, the reviewer's block for one file
+/// within 8,000 tokens, the coder's block, and a decisions-only block.
+const FOUR_TARGETS: &str = r#"[".co-cli/knowledge/compiled.md", {"path": "REVIEW.md", "agent": "reviewer", "for": ["src/api/routes.rs"], "max_tokens": 8000}, {"path": "CODER.md", "agent": "coder"}, {"path": ".co-cli/knowledge/workers.md", "decisions_only": true}]"#;
+
+/// Times `kb compile` on the layered repository with the four targets alone, then with the same
+/// targets and all eight agents (their blocks, and a rule file per scoped instruction for the five
+/// agents that have rules), and `kb compile --check` on the latter; warm runs (every file already
+/// current), `reps` each, in blocks, the four-target compile timed again last to see drift.
+/// Returns the table's lines.
+fn agents_bench(bench: &Bench, kb: &Path, n: usize, reps: usize) -> Vec<String> {
+    let settings = bench.root.join(".co-cli/settings.json");
+    let set = |agents: bool| {
+        let list = if agents {
+            r#", "agents": ["claude","codex","copilot","cursor","gemini","windsurf","kiro","cline"]"#
+        } else {
+            ""
+        };
+        std::fs::write(&settings, format!("{{\"context_targets\": {FOUR_TARGETS}{list}}}")).unwrap();
+    };
+    let time = |argv: &[&str]| -> Vec<f64> {
+        bench.untimed(kb, argv);
+        (0..reps).map(|_| bench.run(kb, argv).wall).collect()
+    };
+    set(false);
+    bench.untimed(kb, &["compile"]);
+    let four = time(&["compile"]);
+    set(true);
+    bench.untimed(kb, &["compile"]);
+    let generated = ["claude", "cursor", "windsurf", "kiro", "cline"]
+        .iter()
+        .map(|a| {
+            let dir = match *a {
+                "claude" => ".claude/rules",
+                "cursor" => ".cursor/rules",
+                "windsurf" => ".windsurf/rules",
+                "kiro" => ".kiro/steering",
+                _ => ".clinerules",
+            };
+            std::fs::read_dir(bench.root.join(dir)).map_or(0, |d| d.count())
+        })
+        .sum::<usize>();
+    let eight = time(&["compile"]);
+    let check = {
+        // `--check` exits 0 here (everything is current): `run` asserts success.
+        time(&["compile", "--check"])
+    };
+    set(false);
+    bench.untimed(kb, &["compile"]);
+    let four_again = time(&["compile"]);
+    let (m4, m8, mc, m4b) = (median(four.clone()), median(eight), median(check), median(four_again));
+    let base = (m4 + m4b) / 2.0;
+    vec![
+        format!("N = {n}: layered repository, {reps} warm runs each; {generated} generated agent files"),
+        "| command | median | ratio to four targets |".to_string(),
+        "| --- | --- | --- |".to_string(),
+        format!("| `kb compile`, four targets (before / after) | {m4:.1} / {m4b:.1} ms | 1.00 |"),
+        format!("| `kb compile`, four targets + eight agents | {m8:.1} ms | {:.2} |", m8 / base),
+        format!("| `kb compile --check`, four targets + eight agents | {mc:.1} ms | {:.2} |", mc / base),
+    ]
+}
+
 // The layered context (`--layered`).
 
 /// The agent, the file and the budget of the layered `kb context`.
@@ -1013,9 +1081,10 @@ fn main() {
     if mode.is_some() {
         args.remove(0);
     }
-    let layered = mode.as_deref() == Some("--layered");
+    let agents = mode.as_deref() == Some("--agents");
+    let layered = mode.as_deref() == Some("--layered") || agents;
     let heat = mode.as_deref() == Some("--heat");
-    assert!(mode.is_none() || layered || heat, "unknown mode {mode:?}: --layered or --heat");
+    assert!(mode.is_none() || layered || heat, "unknown mode {mode:?}: --layered, --agents or --heat");
     let sizes: Vec<usize> = if args.is_empty() {
         vec![200, 2_000, 10_000, 100_000]
     } else {
@@ -1058,6 +1127,13 @@ fn main() {
         let reps = runs(n);
         // As in a real repository: `kb init` has run (it keeps the context.md written above).
         bench.untimed(&kbs[0], &["init"]);
+        if agents {
+            std::thread::sleep(Duration::from_millis(2500));
+            for line in agents_bench(&bench, &kbs[0], n, reps.max(15)) {
+                println!("{line}");
+            }
+            continue;
+        }
         // Let the files age past kb's racy-mtime margin, as the files of a clone have by its
         // first command; then warm the page cache and kb's cache.
         std::thread::sleep(Duration::from_millis(2500));

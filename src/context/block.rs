@@ -93,14 +93,9 @@ pub struct Cap {
     pub label: String,
 }
 
-/// Builds the block for `req` and, when it passes `cap`, fits it to the cap (lowest priority
-/// first, as for a token budget) with a left-out marker line that names the cap, and a warning.
-pub fn build_capped(knowledge: &Knowledge<'_>, req: &BlockRequest, cap: Option<&Cap>) -> Block {
-    let Some(cap) = cap else { return build_from(knowledge, req) };
-    let budget = req.max_tokens.or(knowledge.repo.settings.context_max_tokens.value);
-    let inputs = gather(knowledge, req);
-    let all = inputs.layers.clone();
-    let mut block = assemble(inputs, budget, req.wrap, req.count_tokens);
+/// Returns `block` (assembled from `layers`) as it is when it fits `cap`, else refitted to the
+/// cap from `layers`, with a left-out marker line that names the cap and a warning.
+pub fn fit_to_cap(layers: &[Layer], mut block: Block, cap: &Cap, wrap: bool) -> Block {
     let unit = if cap.chars { Unit::Chars } else { Unit::Bytes };
     if block.text.as_deref().map_or(0, |t| unit.measure(t)) <= cap.limit {
         return block;
@@ -117,7 +112,7 @@ pub fn build_capped(knowledge: &Knowledge<'_>, req: &BlockRequest, cap: Option<&
         }
         format!("<!-- kb: left out {items} items ({size} {what}) to fit {}: {} -->", cap.label, parts.join(", "))
     };
-    let fitted = layers::fit(&all, cap.limit, unit, req.wrap, &marker);
+    let fitted = layers::fit(layers, cap.limit, unit, wrap, &marker);
     let dropped: usize = fitted.dropped.iter().map(|d| d.items).sum();
     let message = if fitted.size > cap.limit {
         format!("{}: the decisions alone are {} {what}, over it (decisions are never left out)", cap.label, fitted.size)

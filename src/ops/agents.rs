@@ -8,7 +8,7 @@
 use super::compile::request_of;
 use super::{Report, View};
 use crate::context::agents::{self as formats, Limit};
-use crate::context::block::{Cap, build_capped};
+use crate::context::block::{Cap, assemble, fit_to_cap, gather};
 use crate::context::targets::{self, TargetError};
 use crate::context::{Block, BlockRequest, Knowledge};
 use crate::error::Diagnostic;
@@ -104,13 +104,29 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
             entries.push((file.to_string(), vec![agent], plain.clone()));
         }
     }
+    // Each distinct request is gathered and assembled once; a cap only refits that block's
+    // layers when the block passes it.
     let mut built: Vec<((BlockRequest, Option<Cap>), Block)> = Vec::new();
+    let mut layers_of: Vec<(BlockRequest, Vec<crate::context::layers::Layer>)> = Vec::new();
+    let budget_of = |req: &BlockRequest| req.max_tokens.or(repo.settings.context_max_tokens.value);
     let mut block_of = |req: &BlockRequest, cap: Option<Cap>| -> Option<String> {
         let k = (req.clone(), cap);
         if let Some((_, b)) = built.iter().find(|(x, _)| *x == k) {
             return b.text.clone();
         }
-        let b = build_capped(knowledge, &k.0, k.1.as_ref());
+        let plain = match built.iter().find(|((r, c), _)| r == req && c.is_none()) {
+            Some((_, b)) => b.clone(),
+            None => {
+                let inputs = gather(knowledge, req);
+                layers_of.push((req.clone(), inputs.layers.clone()));
+                let b = assemble(inputs, budget_of(req), req.wrap, req.count_tokens);
+                built.push(((req.clone(), None), b.clone()));
+                b
+            }
+        };
+        let Some(cap) = k.1.clone() else { return plain.text };
+        let layers = layers_of.iter().find(|(r, _)| r == req).map(|(_, l)| l.as_slice()).unwrap_or(&[]);
+        let b = fit_to_cap(layers, plain, &cap, req.wrap);
         let text = b.text.clone();
         built.push((k, b));
         text
@@ -229,6 +245,21 @@ fn orphans(repo: &Repo, generated: &[PlannedFile]) -> Vec<PathBuf> {
     out
 }
 
+/// Returns whether the folder of the generated file `rel` stays inside the root once symlinks are
+/// followed (its nearest existing ancestor, when it does not exist yet); checked once per folder
+/// through `seen`. The file itself is checked by [`read_owned`]: a symlink is never kb's.
+pub fn folder_inside(root: &Path, rel: &str, seen: &mut Vec<(PathBuf, bool)>) -> bool {
+    let dir = root.join(Path::new(rel).parent().unwrap_or(Path::new("")));
+    if let Some((_, ok)) = seen.iter().find(|(d, _)| *d == dir) {
+        return *ok;
+    }
+    let real_root = real_path(root).unwrap_or_else(|_| root.to_path_buf());
+    let existing = dir.ancestors().find(|a| a.exists()).unwrap_or(root);
+    let ok = real_path(existing).is_ok_and(|r| r.starts_with(&real_root));
+    seen.push((dir, ok));
+    ok
+}
+
 /// Whether a file at a generated file's place is kb's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ownership {
@@ -240,13 +271,20 @@ pub enum Ownership {
 
 /// Returns who owns the file at `path` (a symlink is never kb's: kb writes regular files).
 pub fn owned(path: &Path) -> Ownership {
+    read_owned(path).0
+}
+
+/// Returns who owns the file at `path`, and its bytes when kb owns it (one read).
+pub fn read_owned(path: &Path) -> (Ownership, Option<Vec<u8>>) {
     match std::fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ownership::Missing,
-        Err(_) => Ownership::Foreign,
-        Ok(m) if !m.file_type().is_file() => Ownership::Foreign,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (Ownership::Missing, None),
+        Err(_) => (Ownership::Foreign, None),
+        Ok(m) if !m.file_type().is_file() => (Ownership::Foreign, None),
         Ok(_) => match std::fs::read(path) {
-            Ok(b) if std::str::from_utf8(&b).ok().and_then(formats::owned_source).is_some() => Ownership::Owned,
-            _ => Ownership::Foreign,
+            Ok(b) if std::str::from_utf8(&b).ok().and_then(formats::owned_source).is_some() => {
+                (Ownership::Owned, Some(b))
+            }
+            _ => (Ownership::Foreign, None),
         },
     }
 }

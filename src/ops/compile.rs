@@ -137,12 +137,14 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
         }
         for g in &plan.generated {
             let path = root.join(&g.rel);
-            match agents::owned(&path) {
-                Ownership::Foreign => drift.push(foreign_drift(&g.rel)),
-                own => {
-                    let old = std::fs::read(&path).unwrap_or_default();
-                    let old = String::from_utf8_lossy(&old);
-                    drift.extend(drift_of(&g.rel, own == Ownership::Owned, &old, &g.text));
+            match agents::read_owned(&path) {
+                (Ownership::Foreign, _) => drift.push(foreign_drift(&g.rel)),
+                (own, old) => {
+                    if own == Ownership::Owned && old.as_deref() == Some(g.text.as_bytes()) {
+                        continue;
+                    }
+                    let old = old.unwrap_or_default();
+                    drift.extend(drift_of(&g.rel, own == Ownership::Owned, &String::from_utf8_lossy(&old), &g.text));
                 }
             }
         }
@@ -159,8 +161,9 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
         let (written, notes) = targets::write_all(layout, &writes);
         block.warnings.extend(notes.into_iter().map(|n| Diagnostic::warning(None, n)));
         results = written;
+        let mut folders = Vec::new();
         for g in &plan.generated {
-            generated.push(write_generated(repo, g));
+            generated.push(write_generated(repo, g, &mut folders));
         }
         for path in &plan.orphans {
             let rel = super::rel(root, path).into_owned();
@@ -226,7 +229,7 @@ fn foreign_drift(rel: &str) -> Drift {
 
 /// Writes one generated file when it is missing or kb's and its bytes change; a file that is not
 /// kb's is left alone.
-fn write_generated(repo: &Repo, g: &PlannedFile) -> GeneratedJson {
+fn write_generated(repo: &Repo, g: &PlannedFile, folders: &mut Vec<(PathBuf, bool)>) -> GeneratedJson {
     let agents_of = g.agents.iter().map(|a| a.as_str()).collect();
     let out = |status: &'static str, error: Option<String>| GeneratedJson {
         path: g.rel.clone(),
@@ -235,23 +238,22 @@ fn write_generated(repo: &Repo, g: &PlannedFile) -> GeneratedJson {
         bytes: g.text.len(),
         error,
     };
-    let t = match targets::resolve(&repo.layout, &g.rel) {
-        Ok(t) => t,
-        Err(e) => return out("error", Some(e.message)),
-    };
-    match agents::owned(&t.path) {
-        Ownership::Foreign => return out("foreign", None),
-        Ownership::Owned if std::fs::read(&t.path).is_ok_and(|b| b == g.text.as_bytes()) => {
-            return out("unchanged", None);
-        }
+    let root = &repo.layout.root;
+    if !agents::folder_inside(root, &g.rel, folders) {
+        return out("error", Some(format!("{}: its folder leads out of the root through a symlink; refused", g.rel)));
+    }
+    let path = root.join(&g.rel);
+    match agents::read_owned(&path) {
+        (Ownership::Foreign, _) => return out("foreign", None),
+        (Ownership::Owned, Some(b)) if b == g.text.as_bytes() => return out("unchanged", None),
         _ => {}
     }
-    if let Some(dir) = t.path.parent()
+    if let Some(dir) = path.parent()
         && let Err(e) = std::fs::create_dir_all(dir)
     {
         return out("error", Some(format!("cannot create {}: {e}", dir.display())));
     }
-    match crate::fsio::write_atomic(&t.path, g.text.as_bytes()) {
+    match crate::fsio::write_atomic(&path, g.text.as_bytes()) {
         Ok(()) => out("written", None),
         Err(e) => out("error", Some(format!("cannot write {}: {e}", g.rel))),
     }

@@ -505,10 +505,12 @@ pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> an
                     .chain([show(root.join(".claude/agent-memory"))])
                     .collect(),
                 Tool::Codex => h(".codex/memories/MEMORY.md").into_iter().collect(),
-                Tool::Gemini => [Some(show(root.join("GEMINI.md"))), h(".gemini/GEMINI.md"), h(".gemini/tmp/*/memory/MEMORY.md")]
-                    .into_iter()
-                    .flatten()
-                    .collect(),
+                Tool::Gemini => {
+                    [Some(show(root.join("GEMINI.md"))), h(".gemini/GEMINI.md"), h(".gemini/tmp/*/memory/MEMORY.md")]
+                        .into_iter()
+                        .flatten()
+                        .collect()
+                }
             }
         }
     };

@@ -615,3 +615,16 @@ fn import_from_gemini_reads_its_sections_and_memory_files_but_not_kbs_block() {
     assert_eq!(read(&env, "GEMINI.md"), gemini_before, "read only");
     assert!(std::fs::read_to_string(memories(&env)[0]["path"].as_str().unwrap()).unwrap().contains("from-gemini"));
 }
+
+#[test]
+fn a_rule_folder_that_leads_out_of_the_root_is_never_written() {
+    let env = setup(&["cursor", "kiro"]);
+    let outside = env.base.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::create_dir_all(env.root().join(".cursor")).unwrap();
+    std::os::unix::fs::symlink(&outside, env.root().join(".cursor/rules")).unwrap();
+    let r = env.kb(&["compile"]).err();
+    assert!(r.stderr.contains("leads out of the root"), "{}", r.stderr);
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written outside the root");
+    assert!(exists(&env, ".kiro/steering/kb-api.md"), "the other agents' files are written");
+}
