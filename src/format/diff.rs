@@ -133,6 +133,6 @@ mod tests {
         let d = unified("x.md", "", &new, 20);
         assert_eq!(d.len(), 20);
         assert_eq!(d[2], "@@ -0,0 +1,50 @@");
-        assert!(d[19].starts_with("… 33 more"), "{}", d[19]);
+        assert!(d[19].starts_with("… 34 more"), "{}", d[19]);
     }
 }
