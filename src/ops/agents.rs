@@ -162,8 +162,17 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
             if !i.usable() || i.always_on() || i.body.is_empty() || crate::context::first_marker(&i.body).is_some() {
                 continue;
             }
-            let rel = format!("{folder}/kb-{}{ext}", formats::rule_name(&dir, &i.path));
+            let name = formats::rule_name(&dir, &i.path);
             let source = super::rel(root, &i.path).replace('\\', "/");
+            // The marker line names the source: a name that would break it is left out.
+            if name.chars().any(|c| c.is_control()) || source.contains("-->") {
+                notes.push(Diagnostic::warning(
+                    None,
+                    format!("{:?}: a file name with a control character or `-->` cannot be named in a marker line: left out for {}", source, agent.as_str()),
+                ));
+                continue;
+            }
+            let rel = format!("{folder}/kb-{name}{ext}");
             if taken(&rel, &generated) {
                 notes.push(Diagnostic::warning(
                     None,

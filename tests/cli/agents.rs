@@ -628,3 +628,17 @@ fn a_rule_folder_that_leads_out_of_the_root_is_never_written() {
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "nothing written outside the root");
     assert!(exists(&env, ".kiro/steering/kb-api.md"), "the other agents' files are written");
 }
+
+#[test]
+fn an_instruction_whose_name_would_break_the_marker_line_is_left_out() {
+    let env = setup(&["cursor"]);
+    env.write(".github/instructions/odd\nname.instructions.md", "---\napplyTo: lib/**\n---\nOdd.\n");
+    let r = env.kb(&["compile"]).ok();
+    assert!(r.stderr.contains("control character"), "{}", r.stderr);
+    let names: Vec<String> = std::fs::read_dir(env.root().join(".cursor/rules"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains("odd")), "{names:?}");
+    env.kb(&["compile", "--check"]).ok();
+}
