@@ -143,14 +143,22 @@ pub fn rule_name(instructions_dir: &Path, path: &Path) -> String {
 }
 
 /// Returns the `description` of a scoped file: the instruction's, else its body's first
-/// non-empty line without a heading's `#`s.
+/// non-empty line without a heading's `#`s (at most 160 characters, then `…`).
 pub fn description(i: &Instruction) -> String {
     if let Some(d) = i.description.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
         return one_line(d);
     }
     let first = i.body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
-    one_line(first.trim_start_matches('#').trim())
+    let line = one_line(first.trim_start_matches('#').trim());
+    // A description is one line an agent shows or picks by: a long first line is cut.
+    match line.char_indices().nth(DESCRIPTION_CHARS) {
+        Some((at, _)) => format!("{}…", line[..at].trim_end()),
+        None => line,
+    }
 }
+
+/// The longest description taken from an instruction's first line, in characters.
+const DESCRIPTION_CHARS: usize = 160;
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")

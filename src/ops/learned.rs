@@ -292,10 +292,10 @@ fn codex(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut V
     facts
 }
 
-/// Returns Gemini's project folders under `~/.gemini/tmp/` that belong to `root`: named in
+/// Returns Gemini's project folders under `~/.gemini/UNDER/` that belong to `root`: named in
 /// `~/.gemini/projects.json` for the root's path, or holding a `.project_root` file naming it.
-fn gemini_project_dirs(root: &Path, home: &Path) -> Vec<PathBuf> {
-    let tmp = home.join(".gemini/tmp");
+fn gemini_project_dirs(root: &Path, home: &Path, under: &str) -> Vec<PathBuf> {
+    let tmp = home.join(".gemini").join(under);
     let Ok(entries) = std::fs::read_dir(&tmp) else { return Vec::new() };
     let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let is_root = |s: &str| {
@@ -331,7 +331,8 @@ fn gemini_project_dirs(root: &Path, home: &Path) -> Vec<PathBuf> {
 
 /// The facts Gemini CLI saved: the bullets under `## Gemini Added Memories` of the project's and
 /// the global `GEMINI.md` (its `save_memory` tool, before May 2026), and the `- ` bullets of the
-/// project's private `~/.gemini/tmp/<id>/memory/MEMORY.md` (since).
+/// project's private `~/.gemini/tmp/<id>/memory/MEMORY.md` (since; before March 2026
+/// `~/.gemini/memory/<id>/GEMINI.md`).
 fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut Vec<String>) -> Vec<Fact> {
     let section = |h: &[String]| h.get(1).is_some_and(|t| t.eq_ignore_ascii_case("Gemini Added Memories"));
     let mut facts = Vec::new();
@@ -363,10 +364,13 @@ fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
     section_file(&root.join("GEMINI.md"), &mut facts, warnings);
     if let Some(home) = home {
         section_file(&home.join(".gemini/GEMINI.md"), &mut facts, warnings);
-        for dir in gemini_project_dirs(root, home) {
-            let file = dir.join("memory/MEMORY.md");
-            if let Some(text) = read(&file, warnings) {
-                facts.extend(bullets(&file, &text, &|_| true));
+        // Since May 2026 `tmp/<id>/memory/MEMORY.md`; before, `memory/<id>/GEMINI.md`.
+        for (under, file) in [("tmp", "memory/MEMORY.md"), ("memory", "GEMINI.md")] {
+            for dir in gemini_project_dirs(root, home, under) {
+                let file = dir.join(file);
+                if let Some(text) = read(&file, warnings) {
+                    facts.extend(bullets(&file, &text, &|_| true));
+                }
             }
         }
     }

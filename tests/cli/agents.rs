@@ -189,6 +189,17 @@ fn windsurf_reads_trigger_rules_and_its_limit_is_fitted() {
     assert!(file.contains("<!-- kb: left out") && file.contains("to fit windsurf's 12000-character limit"));
     // §11.6's order: the scoped instruction goes before the project context is cut.
     assert!(file.contains("instructions 1") && file.contains("Paragraph 0:"), "{file}");
+    // A scoped rule file over the limit is a warning: an instruction's body is never cut.
+    env.write(
+        ".github/instructions/big.instructions.md",
+        &format!("---\napplyTo: big/**\n---\n{}\n", "word ".repeat(2600)),
+    );
+    let r = env.kb(&["compile"]).ok();
+    assert!(r.stderr.contains(".windsurf/rules/kb-big.md is 13") && r.stderr.contains("per rule file"), "{}", r.stderr);
+    let big = raw_fields(split(&read(&env, ".windsurf/rules/kb-big.md")).0.unwrap());
+    let desc = big["description"].trim_matches(['\'', '"']);
+    assert!(desc.ends_with('…') && desc.chars().count() <= 161, "a first line as description is cut: {desc}");
+    assert!(read(&env, ".windsurf/rules/kb-big.md").chars().count() > 13_000);
 }
 
 #[test]
@@ -598,15 +609,17 @@ fn import_from_gemini_reads_its_sections_and_memory_files_but_not_kbs_block() {
     put(&tmp.join("p1/memory/MEMORY.md"), "# Memory\n\n- Builds need the nightly toolchain\n");
     put(&tmp.join("p2/memory/MEMORY.md"), "- Another project's fact\n");
     put(&tmp.join("p3/memory/MEMORY.md"), "- Named in projects.json\n");
+    // The older place, before March 2026.
+    put(&env.home().join(".gemini/memory/p3/GEMINI.md"), "- Older project memory place\n");
     put(
         &env.home().join(".gemini/projects.json"),
         &serde_json::json!({"projects": {env.root().display().to_string(): "p3"}}).to_string(),
     );
     let gemini_before = read(&env, "GEMINI.md");
     let j = env.kb(&["--json", "import", "--from", "gemini"]).ok().json();
-    assert_eq!(j["added"], 4, "{j}");
+    assert_eq!(j["added"], 5, "{j}");
     let facts: Vec<String> = memories(&env).iter().map(|m| m["summary"].as_str().unwrap().to_string()).collect();
-    for want in ["port 5433", "ripgrep", "nightly", "projects.json"] {
+    for want in ["port 5433", "ripgrep", "nightly", "projects.json", "Older project"] {
         assert!(facts.iter().any(|f| f.contains(want)), "{want}: {facts:?}");
     }
     assert!(
