@@ -45,7 +45,12 @@
 //! with the ratios of the Hot Memories context and of `kb heat` to `context --no-hot`, and of the
 //! logging recall to the other.
 //!
-//! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--heat] [N...]`
+//! With `--agents`, the bench builds the layered repository and times `kb compile` of four
+//! targets (the default block, the reviewer's for one file within 8,000 tokens, the coder's, the
+//! decisions only) against the same with all eight agents of the setting `agents`, and
+//! `kb compile --check`, warm (`agents_bench`).
+//!
+//! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--agents|--heat] [N...]`
 //! (default N: 200 2000 10000 100000). Environment:
 //!
 //! - `KB`: the binary to time (default `target/release/kb`).
@@ -553,6 +558,93 @@ fn log_disabled(root: &Path, disabled: bool) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The agents' files (`--agents`).
+
+/// The four targets of the layered compile: the default block, the reviewer's block for one file
+/// within 8,000 tokens, the coder's block, and a decisions-only block.
+const FOUR_TARGETS: &str = r#"[".co-cli/knowledge/compiled.md", {"path": "REVIEW.md", "agent": "reviewer", "for": ["src/api/routes.rs"], "max_tokens": 8000}, {"path": "CODER.md", "agent": "coder"}, {"path": ".co-cli/knowledge/workers.md", "decisions_only": true}]"#;
+
+/// Copies the folder `from` to `to` (files and folders; the repository has no symlinks).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&src, &dst);
+        } else {
+            std::fs::copy(&src, &dst).unwrap();
+        }
+    }
+}
+
+/// Times `kb compile` on the layered repository with the four targets alone, against a copy of it
+/// with the same targets and all eight agents (their blocks, and a rule file per scoped
+/// instruction for the five agents that have rules), and `kb compile --check` on the copy: warm
+/// runs (every file already current), interleaved round by round (every other round in reverse
+/// order, so that the three see the same load). Returns the table's lines.
+fn agents_bench(bench: &Bench, kb: &Path, n: usize, reps: usize) -> Vec<String> {
+    let eight_root = bench.root.with_file_name("repo-agents");
+    let write = |root: &Path, agents: bool| {
+        let list = if agents {
+            r#", "agents": ["claude","codex","copilot","cursor","gemini","windsurf","kiro","cline"]"#
+        } else {
+            ""
+        };
+        std::fs::write(root.join(".co-cli/settings.json"), format!("{{\"context_targets\": {FOUR_TARGETS}{list}}}"))
+            .unwrap();
+    };
+    write(&bench.root, false);
+    copy_tree(&bench.root, &eight_root);
+    write(&eight_root, true);
+    let eight = Bench {
+        kbs: bench.kbs.clone(),
+        root: eight_root.clone(),
+        config: bench.config.clone(),
+        stderr: bench.stderr.clone(),
+    };
+    bench.untimed(kb, &["compile"]);
+    eight.untimed(kb, &["compile"]);
+    let generated: usize = [".claude/rules", ".cursor/rules", ".windsurf/rules", ".kiro/steering", ".clinerules"]
+        .iter()
+        .map(|dir| std::fs::read_dir(eight_root.join(dir)).map_or(0, |d| d.count()))
+        .sum();
+    let cmds: [(&Bench, &[&str]); 3] =
+        [(bench, &["compile"]), (&eight, &["compile"]), (&eight, &["compile", "--check"])];
+    let mut times: [Vec<f64>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..reps {
+        let mut order = [0, 1, 2];
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            // `--check` exits 0 here (everything is current): `run` asserts success.
+            times[i].push(cmds[i].0.run(kb, cmds[i].1).wall);
+        }
+    }
+    let paired = |i: usize| median(times[i].iter().zip(&times[0]).map(|(a, b)| a / b).collect());
+    let m: Vec<f64> = times.iter().map(|t| median(t.clone())).collect();
+    let check_to_compile = median(times[2].iter().zip(&times[1]).map(|(a, b)| a / b).collect());
+    vec![
+        format!("N = {n}: layered repository, {reps} warm rounds; {generated} generated agent files"),
+        "| command | median | ratio to four targets (medians / paired) |".to_string(),
+        "| --- | --- | --- |".to_string(),
+        format!("| `kb compile`, four targets | {:.1} ms | 1.00 |", m[0]),
+        format!(
+            "| `kb compile`, four targets + eight agents | {:.1} ms | {:.2} / {:.2} |",
+            m[1],
+            m[1] / m[0],
+            paired(1)
+        ),
+        format!(
+            "| `kb compile --check`, four targets + eight agents | {:.1} ms | {:.2} / {:.2} (to that compile: {check_to_compile:.2}) |",
+            m[2],
+            m[2] / m[0],
+            paired(2)
+        ),
+    ]
+}
+
 // The layered context (`--layered`).
 
 /// The agent, the file and the budget of the layered `kb context`.
@@ -848,9 +940,10 @@ fn main() {
     if mode.is_some() {
         args.remove(0);
     }
-    let layered = mode.as_deref() == Some("--layered");
+    let agents = mode.as_deref() == Some("--agents");
+    let layered = mode.as_deref() == Some("--layered") || agents;
     let heat = mode.as_deref() == Some("--heat");
-    assert!(mode.is_none() || layered || heat, "unknown mode {mode:?}: --layered or --heat");
+    assert!(mode.is_none() || layered || heat, "unknown mode {mode:?}: --layered, --agents or --heat");
     let sizes: Vec<usize> = if args.is_empty() {
         vec![200, 2_000, 10_000, 100_000]
     } else {
@@ -893,6 +986,13 @@ fn main() {
         let reps = runs(n);
         // As in a real repository: `kb init` has run (it keeps the context.md written above).
         bench.untimed(&kbs[0], &["init"]);
+        if agents {
+            std::thread::sleep(Duration::from_millis(2500));
+            for line in agents_bench(&bench, &kbs[0], n, reps.max(15)) {
+                println!("{line}");
+            }
+            continue;
+        }
         // Let the files age past kb's racy-mtime margin, as the files of a clone have by its
         // first command; then warm the page cache and kb's cache.
         std::thread::sleep(Duration::from_millis(2500));

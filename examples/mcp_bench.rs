@@ -84,7 +84,11 @@ fn main() {
         assert!(status.success(), "kb init failed");
         let stderr_log = tmp.path().join("mcp.stderr");
         let mut cmd = tokio::process::Command::new(&kb);
-        cmd.args(["mcp", "--root"]).arg(&root).current_dir(&root).env(MAX_COUNT.0, MAX_COUNT.1).env("XDG_CONFIG_HOME", &config);
+        cmd.args(["mcp", "--root"])
+            .arg(&root)
+            .current_dir(&root)
+            .env(MAX_COUNT.0, MAX_COUNT.1)
+            .env("XDG_CONFIG_HOME", &config);
         let result = runtime.block_on(measure(cmd, &root, n, runs, &stderr_log));
         for (tool, cold, warm) in &result.rows {
             table.push(format!(
@@ -185,7 +189,8 @@ fn check(tool: &str, id: usize, word: &str, result: &CallToolResult) -> Option<S
     match tool {
         "recall_memory" => {
             let first = &json["results"][0];
-            (first["id"] != json!(id)).then(|| format!("recall ranked {} first, not the edited memory {id}", first["id"]))
+            (first["id"] != json!(id))
+                .then(|| format!("recall ranked {} first, not the edited memory {id}", first["id"]))
         }
         "get_memory" => (!json.to_string().contains(word)).then(|| format!("get_memory {id} does not show {word}")),
         _ => None,

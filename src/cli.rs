@@ -20,7 +20,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create .co-cli/knowledge/ (context.md, memories/), gitignore .co-cli/cache/ and .co-cli/state/, union-merge the JSONL file
-    #[command(after_help = "Examples:\n  kb init\n  kb init --agents-md")]
+    #[command(after_help = "Examples:\n  kb init\n  kb init --agents claude,cursor,copilot\n  kb init --agents-md")]
     Init(InitArgs),
     /// Save a memory: dedup against recent ones, consolidate or create, decay old ones
     #[command(
@@ -63,17 +63,22 @@ pub enum Command {
     /// Copy the markdown memories into another store (with dedup; running it twice adds nothing)
     #[command(after_help = "Examples:\n  kb export --to copilot --dry-run\n  kb export --to copilot")]
     Export(ExportArgs),
-    /// Copy another store's records into the markdown memories (with dedup; running it twice adds nothing)
-    #[command(after_help = "Examples:\n  kb import --from copilot")]
+    /// Copy another store's records, or what an agent learned on its own, into the markdown memories (with dedup; running it twice adds nothing)
+    #[command(
+        after_help = "Examples:\n  kb import --from copilot\n  kb import --from claude --dry-run\n  kb import --from codex\n  kb import --from gemini --path ~/.gemini/GEMINI.md"
+    )]
     Import(ImportArgs),
     /// Print the compiled context block: decisions, context files, records, instructions, memories, session
     #[command(
         after_help = "Hot Memories differ between kb context and the committed compile targets by design: heat comes\nfrom this clone's own access log (.co-cli/state/), so kb context includes them (unless --no-hot)\nand a compile target only with \"hot\": true.\n\nExamples:\n  kb context\n  kb context --agent reviewer --for src/api/routes.rs\n  kb context --max-tokens 8000 --wrap\n  kb context --decisions-only\n  kb --json context --agent reviewer"
     )]
     Context(ContextArgs),
-    /// Write the context block into every file in context_targets
-    #[command(after_help = "Examples:\n  kb compile")]
-    Compile,
+    /// Write the context block into every file in context_targets and every file of the agents in agents
+    #[command(after_help = "Examples:\n  kb compile\n  kb compile --check")]
+    Compile(CompileArgs),
+    /// Show what each agent of the setting agents reads from kb: files, sizes, limits, up to date or not
+    #[command(after_help = "Examples:\n  kb agents\n  kb --json agents")]
+    Agents,
     /// Keep the context targets current: recompile whenever a context source changes
     #[command(after_help = "Examples:\n  kb watch\n  kb watch --debounce 500")]
     Watch(WatchArgs),
@@ -358,6 +363,19 @@ pub enum OtherStore {
     Copilot,
 }
 
+/// Where `kb import` reads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportSource {
+    /// Copilot-style records in .github/copilot-memories.jsonl
+    Copilot,
+    /// Claude Code's auto memory (~/.claude/projects/<slug>/memory/) and .claude/agent-memory/
+    Claude,
+    /// Codex's memory handbook (~/.codex/memories/MEMORY.md), the blocks that apply to this root
+    Codex,
+    /// Gemini CLI's saved memories (GEMINI.md sections, ~/.gemini/tmp/*/memory/MEMORY.md)
+    Gemini,
+}
+
 /// A vote's direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum VoteDirection {
@@ -453,6 +471,32 @@ pub struct InitArgs {
     /// compile target in .co-cli/settings.json
     #[arg(long)]
     pub agents_md: bool,
+    /// Write the knowledge into these agents' own files on every compile (sets `agents` in
+    /// .co-cli/settings.json): claude, codex, copilot, cursor, gemini, windsurf, kiro, cline
+    #[arg(long, value_name = "AGENT,...", value_parser = agent_list)]
+    pub agents: Option<AgentList>,
+}
+
+/// The agents of `kb init --agents`.
+#[derive(Debug, Clone)]
+pub struct AgentList(pub Vec<crate::settings::Agent>);
+
+/// Parses `--agents claude,cursor`: comma-separated agent names, each known.
+fn agent_list(raw: &str) -> Result<AgentList, String> {
+    let list = crate::settings::parse_agents(&serde_json::Value::String(raw.to_string()))
+        .map_err(|why| format!("{why}: the agents are {}", crate::settings::Agent::names()))?;
+    if list.is_empty() {
+        return Err(format!("no agent named: the agents are {}", crate::settings::Agent::names()));
+    }
+    Ok(AgentList(list))
+}
+
+#[derive(Debug, Args)]
+pub struct CompileArgs {
+    /// Write nothing: list each target or agent file that is missing, stale or orphaned, with a
+    /// short diff, and exit 1 when there is any (for CI and a pre-commit hook)
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Args)]
@@ -621,9 +665,13 @@ pub struct ExportArgs {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The store to import into the markdown memories
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub from: OtherStore,
+    /// Where to import from: the Copilot records, or what an agent learned on its own about this
+    /// repository (Claude Code's auto memory, Codex's and Gemini CLI's memories)
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub from: ImportSource,
+    /// Read this folder or file instead of the agent's own place (claude, codex, gemini)
+    #[arg(long, value_name = "P")]
+    pub path: Option<PathBuf>,
     /// Report what would happen and write nothing
     #[arg(long)]
     pub dry_run: bool,

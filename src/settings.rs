@@ -79,6 +79,87 @@ pub struct Settings {
     /// The types of the active decisions the block shows (any subset of the four; in the order
     /// given, without repeats).
     pub context_decision_types: Setting<Vec<DecisionKind>>,
+    /// The agents whose own files `kb compile` writes besides the targets (docs/behaviour.md,
+    /// Agents), in the order given, without repeats.
+    pub agents: Setting<Vec<Agent>>,
+}
+
+/// A coding agent whose native files kb projects the knowledge into (SPEC §15.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Copilot,
+    Cursor,
+    Gemini,
+    Windsurf,
+    Kiro,
+    Cline,
+}
+
+impl Agent {
+    /// Every agent, in documentation order.
+    pub const ALL: [Agent; 8] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Copilot,
+        Agent::Cursor,
+        Agent::Gemini,
+        Agent::Windsurf,
+        Agent::Kiro,
+        Agent::Cline,
+    ];
+
+    /// Returns the agent's name as the setting spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
+            Agent::Cursor => "cursor",
+            Agent::Gemini => "gemini",
+            Agent::Windsurf => "windsurf",
+            Agent::Kiro => "kiro",
+            Agent::Cline => "cline",
+        }
+    }
+
+    /// Returns the agent named `name` (case-insensitive, surrounding spaces ignored).
+    pub fn parse(name: &str) -> Option<Agent> {
+        let name = name.trim();
+        Agent::ALL.into_iter().find(|a| a.as_str().eq_ignore_ascii_case(name))
+    }
+
+    /// Returns the valid names, comma-separated, for messages.
+    pub fn names() -> String {
+        Agent::ALL.map(Agent::as_str).join(", ")
+    }
+}
+
+/// Agents from a JSON list of names, or a string holding a JSON list or comma-separated names
+/// (the environment variable, `kb config set`, `kb init --agents`). Repeats are dropped. An
+/// unknown name is an error naming it.
+pub fn parse_agents(v: &Value) -> Result<Vec<Agent>, String> {
+    let names: Vec<String> = match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_string).ok_or_else(|| format!("{i} is not an agent name")))
+            .collect::<Result<_, _>>()?,
+        Value::String(s) if s.trim_start().starts_with('[') => match serde_json::from_str::<Value>(s) {
+            Ok(list @ Value::Array(_)) => return parse_agents(&list),
+            _ => return Err(format!("{s:?} is not a JSON list")),
+        },
+        Value::String(s) => s.split(',').map(|n| n.trim().to_string()).filter(|n| !n.is_empty()).collect(),
+        other => return Err(format!("{other} is not a list")),
+    };
+    let mut agents = Vec::new();
+    for name in &names {
+        let agent = Agent::parse(name).ok_or_else(|| format!("unknown agent {name:?}"))?;
+        if !agents.contains(&agent) {
+            agents.push(agent);
+        }
+    }
+    Ok(agents)
 }
 
 /// What a compiled block is for: the agent, the files being worked on, which layers, the budget.
@@ -301,7 +382,7 @@ impl SettingsError {
 }
 
 /// The keys kb reads, with their environment variables.
-pub const KEYS: [(&str, Option<&str>); 11] = [
+pub const KEYS: [(&str, Option<&str>); 12] = [
     ("memory_max_count", Some("CO_CLI_MEMORY_MAX_COUNT")),
     ("memory_dedup_window_days", Some("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS")),
     ("memory_dedup_threshold", Some("CO_CLI_MEMORY_DEDUP_THRESHOLD")),
@@ -313,6 +394,7 @@ pub const KEYS: [(&str, Option<&str>); 11] = [
     ("hot_limit", Some("KB_HOT_LIMIT")),
     ("heat_window_days", Some("KB_HEAT_WINDOW_DAYS")),
     ("context_decision_types", Some("KB_CONTEXT_DECISION_TYPES")),
+    ("agents", Some("KB_AGENTS")),
 ];
 
 /// The decision types compiled by default: Agentweaver's choice.
@@ -338,6 +420,7 @@ impl Default for Settings {
             hot_limit: d(10),
             heat_window_days: d(10),
             context_decision_types: d(DEFAULT_CONTEXT_DECISION_TYPES.to_vec()),
+            agents: d(Vec::new()),
         }
     }
 }
@@ -468,6 +551,12 @@ impl Settings {
                 })?;
                 self.context_decision_types = Setting { value: kinds, source };
             }
+            "agents" => {
+                let agents = parse_agents(v).map_err(|why| {
+                    fail(&format!("a list of agents ({}), as JSON or comma-separated; {why}", Agent::names()))
+                })?;
+                self.agents = Setting { value: agents, source };
+            }
             _ => {}
         }
         Ok(())
@@ -514,6 +603,11 @@ impl Settings {
                 "context_decision_types",
                 Value::from(self.context_decision_types.value.iter().map(|k| k.as_str()).collect::<Vec<_>>()),
                 &self.context_decision_types.source,
+            ),
+            (
+                "agents",
+                Value::from(self.agents.value.iter().map(|a| a.as_str()).collect::<Vec<_>>()),
+                &self.agents.source,
             ),
         ]
     }

@@ -172,4 +172,3 @@ pub fn generate(root: &Path, config: &Path, n: usize) {
     std::fs::create_dir_all(root.join(".github")).unwrap();
     std::fs::write(root.join(".github/copilot-memories.jsonl"), jsonl).unwrap();
 }
-

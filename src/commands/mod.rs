@@ -52,7 +52,7 @@ fn writes(command: &Command) -> bool {
         | Command::Protect(_)
         | Command::Unprotect(_)
         | Command::Vote(_)
-        | Command::Compile
+        | Command::Compile(crate::cli::CompileArgs { check: false })
         | Command::Promote(_)
         | Command::Watch(_) => true,
         Command::Consolidate(a) => !a.dry_run,
@@ -258,7 +258,13 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
 /// Runs one command.
 fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
     match command {
-        Command::Init(a) => ctx.emit(&ops::init::init(&ctx.layout, ctx.now, &ctx.env, a.agents_md)?),
+        Command::Init(a) => ctx.emit(&ops::init::init(
+            &ctx.layout,
+            ctx.now,
+            &ctx.env,
+            a.agents_md,
+            a.agents.as_ref().map(|l| l.0.as_slice()),
+        )?),
         Command::Save(a) => save::run(ctx, a),
         Command::Recall(a) => {
             let repo = ctx.repo()?;
@@ -297,8 +303,19 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             ctx.emit(&ops::convert::export_to_copilot(&ctx.repo()?, a.dry_run)?)
         }
         Command::Import(a) => {
-            let crate::cli::OtherStore::Copilot = a.from;
-            ctx.emit(&ops::convert::import_from_copilot(&ctx.repo()?, a.dry_run)?)
+            use crate::cli::ImportSource;
+            use ops::learned::Tool;
+            let tool = match a.from {
+                ImportSource::Copilot if a.path.is_some() => {
+                    let msg = "--path goes with --from claude, codex or gemini";
+                    return Ok(usage_error("import", clap::error::ErrorKind::ArgumentConflict, msg));
+                }
+                ImportSource::Copilot => return ctx.emit(&ops::convert::import_from_copilot(&ctx.repo()?, a.dry_run)?),
+                ImportSource::Claude => Tool::Claude,
+                ImportSource::Codex => Tool::Codex,
+                ImportSource::Gemini => Tool::Gemini,
+            };
+            ctx.emit(&ops::learned::import(&ctx.repo()?, tool, a.path.as_deref(), a.dry_run)?)
         }
         Command::Context(a) => {
             let for_paths = match for_paths(ctx, "context", &a.for_paths) {
@@ -318,7 +335,9 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             let req = ops::context::check(req, &ctx.layout.root, ops::context::Outside::Refuse)?;
             ctx.emit(&ops::context::context(&ctx.repo()?, &req))
         }
-        Command::Compile => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
+        Command::Compile(a) if a.check => ctx.emit(&ops::compile::check(&ctx.repo()?)?),
+        Command::Compile(_) => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),
+        Command::Agents => ctx.emit(&ops::agents::agents(&ctx.repo()?)),
         Command::Watch(a) => watch::run(ctx, a),
         Command::Instructions(a) => match for_paths(ctx, "instructions", &a.for_paths) {
             Ok(paths) => ctx.emit(&ops::instructions::instructions(&ctx.layout, &paths)),

@@ -5,12 +5,12 @@
 
 use super::Ctx;
 use crate::cli::WatchArgs;
+use crate::context::watch::Watcher;
 use crate::context::watch::{Changes, Inputs, Pending};
 use crate::ops::Report as _;
 use crate::ops::compile::{CompileReport, TargetJson, compile};
 use crate::output::status;
 use anyhow::{Context as _, Result};
-use crate::context::watch::Watcher;
 use notify_debouncer_full::notify::RecursiveMode;
 use notify_debouncer_full::{DebounceEventResult, new_debouncer};
 use serde::Serialize;
@@ -173,6 +173,13 @@ fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
             if let Ok(t) = crate::context::targets::resolve(&ctx.layout, &spec.path) {
                 paths.push(t.path);
                 paths.push(t.real);
+            }
+        }
+        // The agents' files too (`.github/` for Copilot's): their folders are kb's own creations.
+        for &agent in &repo.settings.agents.value {
+            let (file, _) = crate::context::agents::block_file(agent);
+            if let Ok(t) = crate::context::targets::resolve(&ctx.layout, file) {
+                paths.push(t.path);
             }
         }
     }

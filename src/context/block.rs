@@ -82,6 +82,54 @@ pub fn build_from(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Block {
     assemble(gather(knowledge, req), budget, req.wrap, req.count_tokens)
 }
 
+/// A limit an agent cuts its file at (SPEC §15.1): the block is fitted to it with the budget's
+/// removal order when it would pass it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cap {
+    /// The largest block that fits, in bytes or characters.
+    pub limit: usize,
+    /// Counted in characters (Windsurf); else UTF-8 bytes (Codex).
+    pub chars: bool,
+    /// The limit in words, for the marker and the warning: `codex's 32768-byte limit of AGENTS.md`.
+    pub label: String,
+}
+
+/// Returns `block` (assembled from `layers`) as it is when it fits `cap`, else refitted to the
+/// cap from `layers`, with a left-out marker line that names the cap and a warning.
+pub fn fit_to_cap(layers: &[Layer], mut block: Block, cap: &Cap, wrap: bool) -> Block {
+    let unit = if cap.chars { Unit::Chars } else { Unit::Bytes };
+    if block.text.as_deref().map_or(0, |t| unit.measure(t)) <= cap.limit {
+        return block;
+    }
+    let what = if cap.chars { "characters" } else { "bytes" };
+    let marker = |layers: &[Layer], dropped: &[Dropped]| {
+        let mut parts = Vec::new();
+        let (mut items, mut size) = (0, 0);
+        for (layer, d) in layers.iter().zip(dropped).filter(|(_, d)| d.items > 0 || d.cut) {
+            items += d.items;
+            size += d.size;
+            let n = if d.cut { "cut".to_string() } else { d.items.to_string() };
+            parts.push(format!("{} {n} ({} {what})", layer.kind.name(), d.size));
+        }
+        format!("<!-- kb: left out {items} items ({size} {what}) to fit {}: {} -->", cap.label, parts.join(", "))
+    };
+    let fitted = layers::fit(layers, cap.limit, unit, wrap, &marker);
+    let dropped: usize = fitted.dropped.iter().map(|d| d.items).sum();
+    let message = if fitted.size > cap.limit {
+        format!("{}: the decisions alone are {} {what}, over it (decisions are never left out)", cap.label, fitted.size)
+    } else {
+        format!("{}: the block was fitted to it ({} {what}; {dropped} items left out)", cap.label, fitted.size)
+    };
+    block.warnings.push(Diagnostic::warning(None, message));
+    block.bytes = fitted.text.as_ref().map_or(0, String::len);
+    if block.tokens.is_some() {
+        block.tokens = Some(fitted.text.as_deref().map_or(0, crate::format::tokens::count));
+    }
+    block.text = fitted.text;
+    block.truncated = true;
+    block
+}
+
 /// The repository's files a block is built from, each read at most once and only when a request
 /// needs it: `kb compile` builds every target's block from one reading (one memory scan, one
 /// decisions scan, one heat read), and `kb context` reads what its one block needs.
@@ -149,7 +197,8 @@ impl<'r> Knowledge<'r> {
         }
     }
 
-    fn instructions(&self) -> &crate::instructions::Instructions {
+    /// Returns the scoped instruction files, read once (or held).
+    pub fn instructions(&self) -> &crate::instructions::Instructions {
         match self.held {
             Some(h) => h.instructions,
             None => self.instructions.get_or_init(|| crate::instructions::load(&self.repo.layout)),
@@ -435,7 +484,8 @@ fn memory_layers(
         index.positions().filter(|&p| index.visible_at(p, agent) && !marked.contains(&index.file_name_at(p))).collect();
     visible.sort_by_key(|&p| index.age_key_at(p));
     let is_core = |p: Pos| index.type_at(p) == MemoryType::CoreContext;
-    let core: Vec<String> = visible.iter().filter(|&&p| is_core(p)).map(|&p| layers::list_item(index.content_at(p))).collect();
+    let core: Vec<String> =
+        visible.iter().filter(|&&p| is_core(p)).map(|&p| layers::list_item(index.content_at(p))).collect();
     let (mut hot_ids, mut hot): (Vec<u64>, Vec<String>) = (Vec::new(), Vec::new());
     if req.hot {
         let heats = knowledge.heats();

@@ -204,6 +204,8 @@ pub fn render(layers: &[Layer], kept: &Kept, marker: Option<&str>, wrap: bool) -
 pub enum Unit<'a> {
     Tokens(&'a dyn Fn(&str) -> usize),
     Bytes,
+    /// Unicode scalar values: what an agent that counts characters (Windsurf) counts.
+    Chars,
 }
 
 impl Unit<'_> {
@@ -211,6 +213,7 @@ impl Unit<'_> {
         match self {
             Unit::Tokens(count) => count(text),
             Unit::Bytes => text.len(),
+            Unit::Chars => text.chars().count(),
         }
     }
 }

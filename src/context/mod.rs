@@ -7,6 +7,7 @@
 //! either way, without the YAML block and without the comments on lines of their own. Where a block may be cut is `markdown`'s business; where it
 //! is written is `compile`'s. Nothing here prints.
 
+pub mod agents;
 pub mod block;
 pub mod layers;
 pub mod markdown;

@@ -314,8 +314,17 @@ pub fn splice(existing: &str, block: Option<&str>) -> Result<String, String> {
     }
 }
 
-/// Writes `block` into one target when its bytes change. Creates missing folders.
-pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetError> {
+/// What a target would hold: its kind, the new bytes and the bytes it holds now (`None`: the
+/// file does not exist). Reads, never writes.
+pub struct Rendered {
+    pub kind: TargetKind,
+    pub new: String,
+    pub existing: Option<Vec<u8>>,
+}
+
+/// Returns what writing `block` into `t` would make of the file, without writing it: fails, naming
+/// the file, when it cannot be read, is not UTF-8 text (a managed block), or its markers are wrong.
+pub fn render_target(t: &Target, block: Option<&str>) -> Result<Rendered, TargetError> {
     let fail = |message: String| TargetError { target: t.raw.clone(), message };
     let existing = match std::fs::read(&t.real) {
         Ok(b) => Some(b),
@@ -335,6 +344,13 @@ pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetEr
             splice(text, block).map_err(|e| fail(format!("{}: {e}; not touched", t.real.display())))?
         }
     };
+    Ok(Rendered { kind, new, existing })
+}
+
+/// Writes `block` into one target when its bytes change. Creates missing folders.
+pub fn write_target(t: &Target, block: Option<&str>) -> Result<Written, TargetError> {
+    let fail = |message: String| TargetError { target: t.raw.clone(), message };
+    let Rendered { kind, new, existing } = render_target(t, block)?;
     let bytes = new.len();
     let block_bytes = match kind {
         TargetKind::Standalone => bytes,

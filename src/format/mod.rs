@@ -6,6 +6,7 @@
 //! Nothing here touches the file system.
 
 pub mod binary;
+pub mod diff;
 pub mod frontmatter;
 pub mod jsonedit;
 pub mod merge;

@@ -41,6 +41,16 @@ pub struct Instruction {
 }
 
 impl Instruction {
+    /// Returns whether every glob of `applyTo` parsed (else the file applies to nothing).
+    pub fn usable(&self) -> bool {
+        self.matchers.is_some() && !self.apply_to.is_empty()
+    }
+
+    /// Returns whether a glob of `applyTo` is always on (`**`, `**/*`).
+    pub fn always_on(&self) -> bool {
+        self.apply_to.iter().any(|g| ALWAYS_ON.contains(&g.as_str()))
+    }
+
     /// Returns the glob that makes this instruction apply to one of `paths` (root-relative, `/`
     /// separated), or an always-on glob (`**`, `**/*`) whatever the paths; `None` when it does not
     /// apply.
@@ -258,6 +268,12 @@ const CHECKED_GLOB_BYTES: usize = 256;
 /// `[…]` (a character class), each glob trimmed, empty ones dropped. A backslash escapes the next
 /// character.
 pub fn split_globs(raw: &str) -> Vec<String> {
+    split_globs_raw(raw).into_iter().map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect()
+}
+
+/// Splits at each comma outside `{…}` and `[…]` (a backslash escapes the next character), keeping
+/// every part as written, empty ones too (the alternatives of `{a,}`).
+pub fn split_globs_raw(raw: &str) -> Vec<String> {
     let mut globs = Vec::new();
     let mut cur = String::new();
     let (mut depth, mut class, mut escaped) = (0usize, false, false);
@@ -283,7 +299,7 @@ pub fn split_globs(raw: &str) -> Vec<String> {
         cur.push(c);
     }
     globs.push(cur);
-    globs.into_iter().map(|g| g.trim().to_string()).filter(|g| !g.is_empty()).collect()
+    globs
 }
 
 /// Turns a `--for PATH` into the root-relative, `/`-separated path the globs match: a relative

@@ -501,7 +501,13 @@ mod tests {
     fn server(dir: &Path) -> Server {
         std::fs::create_dir_all(dir.join("repo/.git")).unwrap();
         let layout = Layout { root: dir.join("repo"), config: Some(dir.join("home/.config/co-cli")) };
-        Server::new(layout, true, None, Style { color_out: false, color_err: false, sanitize: false }, Default::default())
+        Server::new(
+            layout,
+            true,
+            None,
+            Style { color_out: false, color_err: false, sanitize: false },
+            Default::default(),
+        )
     }
 
     fn write(path: &Path, text: &str) {

@@ -994,8 +994,11 @@ mod tests {
         assert_eq!(type_of(0), Some(None));
     }
 
+    /// A memory as a test compares it: id, content, tags.
+    type Seen = (u64, String, Vec<String>);
+
     /// The (id, content, tags) of every valid memory, sorted, and the invalid files.
-    fn seen(index: &Index) -> (Vec<(u64, String, Vec<String>)>, Vec<String>) {
+    fn seen(index: &Index) -> (Vec<Seen>, Vec<String>) {
         let mut valid: Vec<_> = index
             .memories()
             .map(|m| (m.id, m.content.to_string(), m.tags.iter().map(|t| t.to_string()).collect()))
@@ -1009,7 +1012,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let memories = dir.path().join("memories");
         fs::create_dir_all(&memories).unwrap();
-        let file = |id: u64, body: &str| format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags:\n- t{id}\n---\n\n{body}\n");
+        let file = |id: u64, body: &str| {
+            format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags:\n- t{id}\n---\n\n{body}\n")
+        };
         for id in 1..=40 {
             fs::write(memories.join(format!("{id:03}-m.md")), file(id, &format!("memory {id}"))).unwrap();
         }

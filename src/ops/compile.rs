@@ -1,6 +1,7 @@
 //! `kb compile` (and the compile step of `kb watch` and `kb init --agents-md`): write the
 //! always-loaded block into every target in `context_targets`, under the repository lock.
 
+use super::agents::{self, Ownership, PlannedFile};
 use super::context::Outside;
 use super::{Report, View, abs};
 use crate::context::targets::{self, Outcome, TargetError, TargetKind, Written};
@@ -8,7 +9,7 @@ use crate::context::{self, Block, BlockRequest};
 use crate::error::Diagnostic;
 use crate::paths;
 use crate::repo::{self, Repo};
-use crate::settings::{self, TargetSpec};
+use crate::settings::{self, Agent, TargetSpec};
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 use std::io::{self, Write};
@@ -16,22 +17,56 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// What one compile did. JSON: `{"bytes":N, "truncated":bool, "warnings":[S...],
-/// "targets":[TARGET...]}`.
+/// "targets":[TARGET...], "generated":[GENERATED...]}`, and with `--check`
+/// `"check":[DRIFT...]`.
 pub struct CompileReport {
     pub block: Block,
     pub results: Vec<Result<Written, TargetError>>,
+    /// The agents' generated files: written, unchanged, deleted, or left alone.
+    pub generated: Vec<GeneratedJson>,
+    /// With `--check`: each file that is missing, stale, orphaned or not kb's.
+    pub check: Option<Vec<Drift>>,
     /// Time taken, lock wait included.
     pub elapsed: Duration,
     /// The block's warnings as shown to people, paths relative to the root.
     warnings: Vec<String>,
 }
 
+/// One generated file: `{"path":REL, "agents":[S...], "status":"written"|"unchanged"|"deleted"|
+/// "foreign"|"error", "bytes":N, "error":S|null}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct GeneratedJson {
+    pub path: String,
+    pub agents: Vec<&'static str>,
+    pub status: &'static str,
+    pub bytes: usize,
+    pub error: Option<String>,
+}
+
+/// One file `kb compile --check` found out of date: `{"path":REL, "state":"missing"|"stale"|
+/// "orphaned"|"foreign"|"error", "diff":[LINE...], "message":S|null}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drift {
+    pub path: String,
+    pub state: &'static str,
+    pub diff: Vec<String>,
+    pub message: Option<String>,
+}
+
+/// The most lines of diff shown per file.
+const DIFF_LINES: usize = 20;
+
 impl CompileReport {
     /// Returns how many targets were written, left unchanged, and failed.
     pub fn counts(&self) -> (usize, usize, usize) {
         let ok = |o: Outcome| self.results.iter().filter(|r| r.as_ref().is_ok_and(|w| w.outcome == o)).count();
         let failed = self.results.iter().filter(|r| r.is_err()).count();
-        (ok(Outcome::Written), ok(Outcome::Unchanged), failed)
+        let generated = |s: &str| self.generated.iter().filter(|g| g.status == s).count();
+        (
+            ok(Outcome::Written) + generated("written") + generated("deleted"),
+            ok(Outcome::Unchanged) + generated("unchanged"),
+            failed + generated("foreign") + generated("error"),
+        )
     }
 
     /// Returns the JSON form of each target's result.
@@ -41,11 +76,17 @@ impl CompileReport {
 }
 
 /// Compiles once: takes the repository lock, builds each target's block and writes every
-/// `context_targets` entry.
+/// `context_targets` entry and every file of the agents of `agents`.
 pub fn compile(repo: &Repo) -> Result<CompileReport> {
     let start = Instant::now();
     let _lock = repo.lock()?;
-    Ok(compile_locked(repo, &repo.settings.context_targets.value, start))
+    Ok(compile_locked(repo, &repo.settings.context_targets.value, start, false))
+}
+
+/// `kb compile --check`: computes everything `compile` writes and writes nothing; the report
+/// lists each file that is missing, stale, orphaned or not kb's, with a short diff.
+pub fn check(repo: &Repo) -> Result<CompileReport> {
+    Ok(compile_locked(repo, &repo.settings.context_targets.value, Instant::now(), true))
 }
 
 /// Returns the block request of a target, checked ([`super::context::check`]). Settings
@@ -56,45 +97,166 @@ pub fn request_of(repo: &Repo, spec: &TargetSpec) -> BlockRequest {
     super::context::check(spec.block.clone(), &repo.layout.root, Outside::Skip).unwrap_or_default()
 }
 
-/// Builds each target's block (once per distinct request) and writes `targets`; the caller holds
-/// the lock. The report's block is the first target's (the default block when there is none).
-fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant) -> CompileReport {
-    let requests: Vec<BlockRequest> = targets.iter().map(|t| request_of(repo, t)).collect();
-    // One reading of the repository for every target's block.
+/// Builds each target's block (once per distinct request) and the agents' files, and writes
+/// them (the caller holds the lock) or, with `check_only`, compares them with the files. The
+/// report's block is the first target's (the default block when there is none).
+fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_only: bool) -> CompileReport {
+    // One reading of the repository for every target's block and every agent's files.
     let knowledge = context::Knowledge::new(repo);
-    let mut built: Vec<(BlockRequest, Block)> = Vec::new();
-    for req in requests.iter().chain(requests.is_empty().then(|| request_of(repo, &TargetSpec::default())).as_ref()) {
-        if !built.iter().any(|(r, _)| r == req) {
-            built.push((req.clone(), context::build_from(&knowledge, req)));
-        }
-    }
-    let block_of = |req: &BlockRequest| built.iter().find(|(r, _)| r == req).map(|(_, b)| b);
-    let writes: Vec<(&str, Option<&str>)> = targets
-        .iter()
-        .zip(&requests)
-        .map(|(t, req)| (t.path.as_str(), block_of(req).and_then(|b| b.text.as_deref())))
-        .collect();
-    let (results, notes) = targets::write_all(&repo.layout, &writes);
-    // Every block's warnings, each once.
-    let mut diagnostics: Vec<Diagnostic> = notes.into_iter().map(|n| Diagnostic::warning(None, n)).collect();
-    let mut conflicts: Vec<Diagnostic> = Vec::new();
-    for (_, b) in &built {
-        for w in &b.warnings {
-            if !diagnostics.contains(w) {
-                diagnostics.push(w.clone());
+    let plan = agents::plan(repo, &knowledge, targets);
+    let layout = &repo.layout;
+    let root = &layout.root;
+    let mut block = plan.block;
+    let mut results = Vec::new();
+    let mut generated = Vec::new();
+    let mut drift = Vec::new();
+    if check_only {
+        let mut seen: Vec<PathBuf> = Vec::new();
+        for t in &plan.targets {
+            let real = targets::resolve(layout, &t.raw).map(|r| r.real);
+            if let Ok(r) = &real {
+                if seen.contains(r) {
+                    continue;
+                }
+                seen.push(r.clone());
+            }
+            match agents::render(repo, t) {
+                Ok((new, existing)) => {
+                    let old = existing.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
+                    if let Some(d) = drift_of(&t.raw, existing.is_some(), &old, &new) {
+                        drift.push(d);
+                    }
+                }
+                Err(e) => drift.push(Drift {
+                    path: t.raw.clone(),
+                    state: "error",
+                    diff: Vec::new(),
+                    message: Some(e.message),
+                }),
             }
         }
-        for c in &b.conflicts {
-            if !conflicts.contains(c) {
-                conflicts.push(c.clone());
+        for g in &plan.generated {
+            let path = root.join(&g.rel);
+            match agents::read_owned(&path) {
+                (Ownership::Foreign, _) => drift.push(foreign_drift(&g.rel)),
+                (own, old) => {
+                    if own == Ownership::Owned && old.as_deref() == Some(g.text.as_bytes()) {
+                        continue;
+                    }
+                    let old = old.unwrap_or_default();
+                    drift.extend(drift_of(&g.rel, own == Ownership::Owned, &String::from_utf8_lossy(&old), &g.text));
+                }
             }
         }
+        for path in &plan.orphans {
+            let rel = super::rel(root, path).into_owned();
+            let old = std::fs::read(path).unwrap_or_default();
+            let mut diff = crate::format::diff::unified(&rel, &String::from_utf8_lossy(&old), "", DIFF_LINES);
+            diff[1] = "+++ /dev/null".to_string();
+            drift.push(Drift { path: rel, state: "orphaned", diff, message: None });
+        }
+    } else {
+        let writes: Vec<(&str, Option<&str>)> =
+            plan.targets.iter().map(|t| (t.raw.as_str(), t.block.as_deref())).collect();
+        let (written, notes) = targets::write_all(layout, &writes);
+        block.warnings.extend(notes.into_iter().map(|n| Diagnostic::warning(None, n)));
+        results = written;
+        let mut folders = Vec::new();
+        for g in &plan.generated {
+            generated.push(write_generated(repo, g, &mut folders));
+        }
+        for path in &plan.orphans {
+            let rel = super::rel(root, path).into_owned();
+            // Removed only while it is still kb's (it was a moment ago).
+            let (status, error) = match agents::owned(path) {
+                Ownership::Owned => match std::fs::remove_file(path) {
+                    Ok(()) => ("deleted", None),
+                    Err(e) => ("error", Some(format!("cannot delete {rel}: {e}"))),
+                },
+                _ => ("unchanged", None),
+            };
+            generated.push(GeneratedJson { path: rel, agents: Vec::new(), status, bytes: 0, error });
+        }
     }
-    let mut block = built.swap_remove(0).1;
-    block.warnings = diagnostics;
-    block.conflicts = conflicts;
-    let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(&repo.layout.root, p).into_owned())).collect();
-    CompileReport { block, results, elapsed: start.elapsed(), warnings }
+    // Copilot code review reads the first 4,000 characters of copilot-instructions.md.
+    for t in plan.targets.iter().filter(|t| t.agents.contains(&Agent::Copilot)) {
+        let Some(limit) = crate::context::agents::block_limit(Agent::Copilot) else { continue };
+        let size = agents::render(repo, t).map_or(0, |(new, _)| limit.measure(&new));
+        if size > limit.max {
+            block.warnings.push(Diagnostic::warning(
+                None,
+                format!(
+                    "{} is {size} characters: Copilot code review reads only the first {} (the chat agent reads more)",
+                    t.raw, limit.max
+                ),
+            ));
+        }
+    }
+    for g in generated.iter().filter(|g| g.status == "foreign") {
+        block.warnings.push(Diagnostic::warning(
+            None,
+            format!(
+                "{} is not kb's (no kb marker line): left alone; move it away or rename it so kb can write its own",
+                g.path
+            ),
+        ));
+    }
+    let warnings = block.warnings.iter().map(|w| w.render(|p| super::rel(root, p).into_owned())).collect();
+    CompileReport { block, results, generated, check: check_only.then_some(drift), elapsed: start.elapsed(), warnings }
+}
+
+/// Returns the drift of a file whose text is `old` (`exists`: it is there) when compile would
+/// write `new`; `None` when it is up to date.
+fn drift_of(rel: &str, exists: bool, old: &str, new: &str) -> Option<Drift> {
+    if exists && old == new {
+        return None;
+    }
+    let mut diff = crate::format::diff::unified(rel, old, new, DIFF_LINES);
+    if !exists && diff.len() > 1 {
+        diff[0] = "--- /dev/null".to_string();
+    }
+    Some(Drift { path: rel.to_string(), state: if exists { "stale" } else { "missing" }, diff, message: None })
+}
+
+fn foreign_drift(rel: &str) -> Drift {
+    Drift {
+        path: rel.to_string(),
+        state: "foreign",
+        diff: Vec::new(),
+        message: Some("not kb's (no kb marker line): kb leaves it alone".to_string()),
+    }
+}
+
+/// Writes one generated file when it is missing or kb's and its bytes change; a file that is not
+/// kb's is left alone.
+fn write_generated(repo: &Repo, g: &PlannedFile, folders: &mut Vec<(PathBuf, bool)>) -> GeneratedJson {
+    let agents_of = g.agents.iter().map(|a| a.as_str()).collect();
+    let out = |status: &'static str, error: Option<String>| GeneratedJson {
+        path: g.rel.clone(),
+        agents: agents_of,
+        status,
+        bytes: g.text.len(),
+        error,
+    };
+    let root = &repo.layout.root;
+    if !agents::folder_inside(root, &g.rel, folders) {
+        return out("error", Some(format!("{}: its folder leads out of the root through a symlink; refused", g.rel)));
+    }
+    let path = root.join(&g.rel);
+    match agents::read_owned(&path) {
+        (Ownership::Foreign, _) => return out("foreign", None),
+        (Ownership::Owned, Some(b)) if b == g.text.as_bytes() => return out("unchanged", None),
+        _ => {}
+    }
+    if let Some(dir) = path.parent()
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        return out("error", Some(format!("cannot create {}: {e}", dir.display())));
+    }
+    match crate::fsio::write_atomic(&path, g.text.as_bytes()) {
+        Ok(()) => out("written", None),
+        Err(e) => out("error", Some(format!("cannot write {}: {e}", g.rel))),
+    }
 }
 
 /// The target `kb init --agents-md` adds.
@@ -144,8 +306,8 @@ pub fn add_agents_md(repo: &Repo) -> Result<AgentsMd> {
     }
     let existed = root.join(AGENTS_MD).exists();
     let spec = current.iter().find(|t| paths::resolve_dots(&root.join(&t.path)) == agents).unwrap_or(&agents_spec);
-    let mut report = compile_locked(repo, std::slice::from_ref(spec), start);
-    let written = report.results.pop().context("no result for AGENTS.md")??;
+    let report = compile_locked(repo, std::slice::from_ref(spec), start, false);
+    let written = report.results.into_iter().next().context("no result for AGENTS.md")??;
     Ok(AgentsMd { written, existed, registered, diagnostics: report.block.warnings })
 }
 
@@ -192,12 +354,17 @@ impl Serialize for CompileReport {
             truncated: bool,
             warnings: &'a [String],
             targets: Vec<TargetJson>,
+            generated: &'a [GeneratedJson],
+            #[serde(skip_serializing_if = "Option::is_none")]
+            check: Option<&'a [Drift]>,
         }
         CompileJson {
             bytes: self.block.bytes,
             truncated: self.block.truncated,
             warnings: &self.warnings,
             targets: self.targets_json(),
+            generated: &self.generated,
+            check: self.check.as_deref(),
         }
         .serialize(s)
     }
@@ -205,6 +372,24 @@ impl Serialize for CompileReport {
 
 impl Report for CompileReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        if let Some(drift) = &self.check {
+            for d in drift {
+                writeln!(w, "{} {}", d.state, v.clean(&d.path))?;
+                if let Some(m) = &d.message {
+                    writeln!(w, "  {}", v.clean(m))?;
+                }
+                for line in &d.diff {
+                    writeln!(w, "  {}", v.clean(line))?;
+                }
+            }
+            if drift.is_empty() {
+                writeln!(w, "Up to date: every target and agent file is as kb compile would write it.")?;
+            } else {
+                let n = drift.len();
+                writeln!(w, "{} out of date; run kb compile.", super::plural(n, "file"))?;
+            }
+            return Ok(());
+        }
         for t in self.results.iter().flatten() {
             // The size people ask about is kb's part: the block, and for a managed block the file too.
             let size = match t.kind {
@@ -214,7 +399,16 @@ impl Report for CompileReport {
             let mark = if t.outcome == Outcome::Written { v.style.ok("✓") } else { " ".to_string() };
             writeln!(w, "{mark} {} {} ({size})", t.outcome.as_str(), v.rel(&t.target.path))?;
         }
-        if self.results.is_empty() {
+        for g in self.generated.iter().filter(|g| g.status != "error") {
+            let mark = if matches!(g.status, "written" | "deleted") { v.style.ok("✓") } else { " ".to_string() };
+            let size = match g.status {
+                "deleted" => "orphan".to_string(),
+                "foreign" => "not kb's: left alone".to_string(),
+                _ => format!("generated, {} bytes", g.bytes),
+            };
+            writeln!(w, "{mark} {} {} ({size})", g.status, v.clean(&g.path))?;
+        }
+        if self.results.is_empty() && self.generated.is_empty() {
             writeln!(w, "No compile targets: context_targets is empty.")?;
         }
         Ok(())
@@ -227,6 +421,10 @@ impl Report for CompileReport {
     fn errors(&self) -> Vec<String> {
         let mut out: Vec<String> =
             self.results.iter().filter_map(|r| r.as_ref().err()).map(|e| e.to_string()).collect();
+        out.extend(self.generated.iter().filter_map(|g| g.error.clone()));
+        if let Some(n) = self.generated.iter().filter(|g| g.status == "foreign").count().checked_sub(1) {
+            out.push(format!("{} not kb's left alone (see the warnings)", super::plural(n + 1, "agent file")));
+        }
         // The targets were written without them; the exit status is what makes CI notice.
         match self.block.conflicts.len() {
             0 => {}
@@ -240,6 +438,9 @@ impl Report for CompileReport {
     }
 
     fn succeeded(&self) -> bool {
+        if let Some(drift) = &self.check {
+            return drift.is_empty() && self.block.conflicts.is_empty();
+        }
         self.counts().2 == 0 && self.block.conflicts.is_empty()
     }
 }

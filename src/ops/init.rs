@@ -2,14 +2,14 @@
 //! local state, and give the JSONL file git's union merge (docs/safety.md, Git merges). Never overwrites a file:
 //! `.gitignore` and `.gitattributes` only get the lines they lack appended.
 
-use super::compile::{AgentsMd, add_agents_md};
+use super::compile::{AgentsMd, CompileReport, add_agents_md, compile};
 use super::{Report, View, abs};
 use crate::error::{Diagnostic, KbError, io_at};
 use crate::format::time::py_isoformat;
 use crate::fsio;
 use crate::paths::Layout;
 use crate::repo::{self, Repo};
-use crate::settings::Environment;
+use crate::settings::{Agent, Environment};
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -87,11 +87,27 @@ pub struct InitReport {
     /// Whether `context.md` was written from the template.
     template: bool,
     agents: Option<AgentsMd>,
+    /// With `--agents`: the agents set, the settings file, and the compile that followed.
+    projected: Option<Projected>,
+}
+
+/// What `kb init --agents` did.
+pub struct Projected {
+    agents: Vec<Agent>,
+    settings: PathBuf,
+    /// `None` when `--agents-md` compiled instead.
+    compile: Option<CompileReport>,
 }
 
 /// Initializes the repository at `layout`; with `agents_md`, also writes the block into
 /// `AGENTS.md` and registers it as a compile target.
-pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: bool) -> Result<InitReport> {
+pub fn init(
+    layout: &Layout,
+    now: DateTime<Utc>,
+    env: &Environment,
+    agents_md: bool,
+    agents: Option<&[Agent]>,
+) -> Result<InitReport> {
     let mut created: Vec<PathBuf> = Vec::new();
     let mut existing: Vec<PathBuf> = Vec::new();
     let mut template = false;
@@ -133,8 +149,22 @@ pub fn init(layout: &Layout, now: DateTime<Utc>, env: &Environment, agents_md: b
             }
         }
     }
-    let agents = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now, env.clone())?)?) } else { None };
-    Ok(InitReport { root: layout.root.clone(), created, existing, template, agents })
+    let mut projected = None;
+    if let Some(list) = agents {
+        // The setting first, so that the compile below (and every later one) writes their files.
+        let path = layout.project_settings();
+        repo::guard(layout, &path)?;
+        let names: Vec<String> = list.iter().map(|a| format!("{:?}", a.as_str())).collect();
+        {
+            let _lock = repo::lock(layout)?;
+            crate::settings::write_key(&path, "agents", &format!("[{}]", names.join(", ")))?;
+        }
+        let compile = if agents_md { None } else { Some(compile(&Repo::open(layout.clone(), now, env.clone())?)?) };
+        projected = Some((list.to_vec(), path, compile));
+    }
+    let agents_md = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now, env.clone())?)?) } else { None };
+    let projected = projected.map(|(agents, settings, compile)| Projected { agents, settings, compile });
+    Ok(InitReport { root: layout.root.clone(), created, existing, template, agents: agents_md, projected })
 }
 
 /// Writes a file that must not exist yet (never overwrites, even in a race).
@@ -179,12 +209,16 @@ impl Serialize for InitReport {
             settings: Option<String>,
         }
         #[derive(Serialize)]
-        struct InitJson {
+        struct InitJson<'a> {
             root: String,
             created: Vec<String>,
             existing: Vec<String>,
             #[serde(skip_serializing_if = "Option::is_none")]
             agents_md: Option<AgentsMdJson>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            agents: Option<Vec<&'static str>>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            generated: Option<&'a [super::compile::GeneratedJson]>,
         }
         let show = |v: &[PathBuf]| v.iter().map(|p| abs(p)).collect();
         InitJson {
@@ -196,6 +230,8 @@ impl Serialize for InitReport {
                 status: a.status(),
                 settings: a.registered.as_deref().map(abs),
             }),
+            agents: self.projected.as_ref().map(|p| p.agents.iter().map(|a| a.as_str()).collect()),
+            generated: self.projected.as_ref().and_then(|p| p.compile.as_ref()).map(|c| c.generated.as_slice()),
         }
         .serialize(s)
     }
@@ -208,7 +244,8 @@ impl Report for InitReport {
             let what = if p.ends_with(".gitignore") || p.ends_with(".gitattributes") { "Updated" } else { "Created" };
             writeln!(w, "{mark} {what} {}", v.rel(p))?;
         }
-        let agents_changed = self.agents.as_ref().is_some_and(|a| a.status() != "unchanged" || a.registered.is_some());
+        let agents_changed = self.agents.as_ref().is_some_and(|a| a.status() != "unchanged" || a.registered.is_some())
+            || self.projected.is_some();
         if self.created.is_empty() && !agents_changed {
             writeln!(w, "Already initialized in {}: nothing to do.", self.root.display())?;
         }
@@ -225,6 +262,14 @@ impl Report for InitReport {
                 writeln!(w, "{mark} Registered {name} in context_targets of {}", v.rel(p))?;
             }
         }
+        if let Some(p) = &self.projected {
+            let names: Vec<&str> = p.agents.iter().map(|a| a.as_str()).collect();
+            writeln!(w, "{mark} Set agents to {} in {}", names.join(", "), v.rel(&p.settings))?;
+            if let Some(c) = &p.compile {
+                c.render(v, w)?;
+            }
+            writeln!(w, "See what each agent reads: kb agents")?;
+        }
         if !self.created.is_empty() {
             writeln!(w, "\n{}", next_steps(self.template, self.agents.is_some()))?;
         }
@@ -232,6 +277,10 @@ impl Report for InitReport {
     }
 
     fn diagnostics(&self) -> &[Diagnostic] {
-        self.agents.as_ref().map_or(&[], |a| &a.diagnostics)
+        match (&self.agents, &self.projected) {
+            (Some(a), _) => &a.diagnostics,
+            (None, Some(Projected { compile: Some(c), .. })) => c.diagnostics(),
+            _ => &[],
+        }
     }
 }

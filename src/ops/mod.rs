@@ -6,6 +6,7 @@
 //! the problems they met along the way travel in the report as diagnostics. `commands/` prints
 //! reports for a terminal, `mcp/` turns them into tool results, and neither knows the other.
 
+pub mod agents;
 pub mod board;
 pub mod check;
 pub mod compile;
@@ -19,6 +20,7 @@ pub mod forget;
 pub mod heat;
 pub mod init;
 pub mod instructions;
+pub mod learned;
 pub mod protect;
 pub mod read;
 pub mod recall;

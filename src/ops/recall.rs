@@ -424,19 +424,25 @@ impl LiveCorpus {
             docs.extend(all.iter().map(|r| (Source::Copilot, record_doc(all, &r))));
         }
         docs.extend(
-            p.decisions.iter().filter(|(_, d)| d.status.is_open()).map(|(path, d)| (Source::Decision, decision_doc(path, d))),
+            p.decisions
+                .iter()
+                .filter(|(_, d)| d.status.is_open())
+                .map(|(path, d)| (Source::Decision, decision_doc(path, d))),
         );
         docs.extend(p.sessions.iter().map(|l| (Source::Session, session_doc(l))));
         let (sources, docs): (Vec<Source>, Vec<Doc<'_>>) = docs.into_iter().unzip();
         let cached = match ranking {
-            Ranking::Full => repo.layout.cache_file("recall.idx").and_then(|p| search::cache::load(&p, &repo.layout.root)),
+            Ranking::Full => {
+                repo.layout.cache_file("recall.idx").and_then(|p| search::cache::load(&p, &repo.layout.root))
+            }
             Ranking::Plain => None,
         };
         let (mut corpus, _) = search::corpus(&docs, cached, ranking);
         if corpus.materialize().is_err() {
             corpus = search::corpus(&docs, None, ranking).0;
         }
-        let mut live = LiveCorpus { corpus, ranking, sources: sources.into_iter().map(Some).collect(), at: Default::default() };
+        let mut live =
+            LiveCorpus { corpus, ranking, sources: sources.into_iter().map(Some).collect(), at: Default::default() };
         live.map_keys();
         live
     }

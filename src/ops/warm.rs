@@ -18,8 +18,8 @@
 //! A request refreshes what is marked before it reads, so an answer never lags behind an event
 //! that has arrived. Writes made through kb (a save, a forget) mark their parts the same way.
 
-use super::recall::{LiveCorpus, Parts, Source};
 use super::read::Loaded;
+use super::recall::{LiveCorpus, Parts, Source};
 use crate::context::{Held, Sources};
 use crate::decisions::Scan;
 use crate::error::Diagnostic;
@@ -152,13 +152,14 @@ impl Warm {
     fn mark(&mut self, path: &Path, folder: bool) {
         let l = &self.layout;
         let memories = l.memories();
-        if !folder && path.parent() == Some(memories.as_path()) {
-            if let Some(name) = path.file_name().and_then(|n| n.to_str()) {
-                if !self.marks.names.iter().any(|n| n == name) {
-                    self.marks.names.push(name.to_string());
-                }
-                return;
+        if !folder
+            && path.parent() == Some(memories.as_path())
+            && let Some(name) = path.file_name().and_then(|n| n.to_str())
+        {
+            if !self.marks.names.iter().any(|n| n == name) {
+                self.marks.names.push(name.to_string());
             }
+            return;
         }
         // A path at or above a part's location touches it (a folder event covers what is below).
         let touches = |location: &Path| location.starts_with(path) || (!folder && path.starts_with(location));
@@ -166,9 +167,7 @@ impl Warm {
         m.settings |= touches(&l.project_settings()) || l.global_settings().is_some_and(|g| touches(&g));
         m.memories |= touches(&memories);
         m.records |= touches(&l.copilot_memories());
-        m.sources |= m.records
-            || touches(&l.project_context())
-            || l.global_context().is_some_and(|g| touches(&g));
+        m.sources |= m.records || touches(&l.project_context()) || l.global_context().is_some_and(|g| touches(&g));
         m.decisions |= touches(&l.decisions());
         m.sessions |= touches(&l.session()) || touches(&l.sessions());
         m.instructions |= touches(&l.instructions());
@@ -256,9 +255,11 @@ impl Warm {
                 if let Some(index) = &self.loaded.index {
                     corpus.sync_memories(index, &marks.names);
                 }
-                for (marked, source) in
-                    [(marks.records, Source::Copilot), (marks.decisions, Source::Decision), (marks.sessions, Source::Session)]
-                {
+                for (marked, source) in [
+                    (marks.records, Source::Copilot),
+                    (marks.decisions, Source::Decision),
+                    (marks.sessions, Source::Session),
+                ] {
                     if marked {
                         corpus.sync_source(source, parts);
                     }

@@ -982,7 +982,12 @@ fn a_second_compile_of_the_example_repository_changes_nothing() {
     let again = t.kb(&["--json", "compile"]).ok().json();
     let statuses: Vec<&str> =
         again["targets"].as_array().unwrap().iter().map(|x| x["status"].as_str().unwrap()).collect();
-    assert_eq!(statuses, ["unchanged"; 3]);
+    // The three targets, and CLAUDE.md for the agent claude the example names.
+    assert_eq!(statuses, ["unchanged"; 4]);
+    let generated: Vec<&str> =
+        again["generated"].as_array().unwrap().iter().map(|x| x["status"].as_str().unwrap()).collect();
+    assert!(!generated.is_empty() && generated.iter().all(|s| *s == "unchanged"), "{generated:?}");
+    t.kb(&["compile", "--check"]).ok();
     for (f, before) in files.iter().zip(&first) {
         let after = t.read(&t.root().join(f));
         assert_eq!(&after, before, "{f} changed on the second compile");

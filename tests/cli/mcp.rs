@@ -1424,8 +1424,7 @@ mod with_mcp {
             let mut stderr = String::new();
             self.child.stderr.take().unwrap().read_to_string(&mut stderr).await.unwrap();
             // The line saying the server is warm (tests/cli/mcp_warm.rs checks it) is not a problem.
-            let stderr: String =
-                stderr.split_inclusive('\n').filter(|l| !l.starts_with("kb mcp: warm in ")).collect();
+            let stderr: String = stderr.split_inclusive('\n').filter(|l| !l.starts_with("kb mcp: warm in ")).collect();
             (status.code(), rest, stderr)
         }
     }

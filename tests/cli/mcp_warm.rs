@@ -120,8 +120,13 @@ mod with_mcp {
             "{\"id\":\"mem-1\",\"subject\":\"testing\",\"fact\":\"Snapshots live in tests/snapshots\",\"citations\":[],\"reason\":\"r\"}\n",
         );
         settle().await;
-        assert_fresh(&client, &env, &["1", "2", "3", "4", "mem-1"], &["workspace", "fixtures", "releases", "snapshots"])
-            .await;
+        assert_fresh(
+            &client,
+            &env,
+            &["1", "2", "3", "4", "mem-1"],
+            &["workspace", "fixtures", "releases", "snapshots"],
+        )
+        .await;
         let context = answer(call(&client, "get_context", json!({})).await);
         assert!(context["text"].as_str().unwrap().contains("New rule."), "{context}");
         assert_eq!(context["text"], command(&env, &["context"])["text"]);

@@ -391,3 +391,23 @@ fn once_compiles_and_exits() {
     let r = env.kb(&["watch", "--debounce", "0"]);
     assert_eq!(r.code, 2);
 }
+
+#[test]
+fn agents_files_follow_their_instructions_without_reacting_to_their_own_writes() {
+    let (env, _) = setup();
+    env.write(".co-cli/settings.json", r#"{"agents": ["cursor", "copilot", "claude"]}"#);
+    let w = Watch::start(&env, &[]);
+    let rule = env.root().join(".cursor/rules/kb-api.mdc");
+    env.write(".github/instructions/api.instructions.md", "---\napplyTo: src/**\n---\nUse the client.\n");
+    wait_content(&rule, "Use the client.");
+    wait_content(&env.root().join(".claude/rules/kb-api.md"), "Use the client.");
+    let n = w.settle();
+    std::thread::sleep(Duration::from_millis(1000));
+    assert_eq!(w.count("recompiled:"), n, "kb's own writes are no reason to recompile: {:#?}", w.lines());
+    // A renamed instruction: the old files go, the new ones come.
+    let dir = env.root().join(".github/instructions");
+    std::fs::rename(dir.join("api.instructions.md"), dir.join("web.instructions.md")).unwrap();
+    wait_content(&env.root().join(".cursor/rules/kb-web.mdc"), "Use the client.");
+    assert!(poll(|| !rule.exists()), "the orphan is deleted");
+    wait_content(&env.root().join(".github/copilot-instructions.md"), "Version one");
+}

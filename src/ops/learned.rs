@@ -1,0 +1,614 @@
+//! `kb import --from claude|codex|gemini` (SPEC §15.2; docs/behaviour.md, Bringing learned
+//! memories home): read what an agent learned on its own about this repository from its private
+//! files, and save each fact through the normal save (dedup and its never-merge-a-different-fact
+//! rule, secrets refused and skipped), all in one journal entry, written by `agent:<tool>` with
+//! the tag `from-<tool>`.
+//!
+//! Reads only: the agents' files (outside the root is allowed here) are never written, and a kb
+//! managed block inside `GEMINI.md` is never read as memories.
+
+use super::{Report, View, abs};
+use crate::error::{Diagnostic, KbError};
+use crate::format::frontmatter;
+use crate::journal::Txn;
+use crate::memories::file::MemoryType;
+use crate::memories::store::{MemoryStore, SaveRequest};
+use crate::provenance::Actor;
+use crate::repo::Repo;
+use serde::Serialize;
+use serde_json::Value;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// An agent kb imports learned memories from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Tool {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tool::Claude => "claude",
+            Tool::Codex => "codex",
+            Tool::Gemini => "gemini",
+        }
+    }
+}
+
+/// One fact found in an agent's files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    /// Where it was found: `FILE` or `FILE:LINE`.
+    pub source: String,
+    pub text: String,
+    /// Extra tags (Claude's memory type).
+    pub tags: Vec<String>,
+    pub memory_type: Option<MemoryType>,
+    /// The Claude subagent whose memory it is.
+    pub agent: Option<String>,
+}
+
+/// Returns the Claude project slug of `root`: its absolute path with every character that is not
+/// an ASCII letter or digit replaced by `-`.
+pub fn claude_slug(root: &Path) -> String {
+    root.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
+}
+
+/// Maps a Claude memory type to kb's type and a tag: `feedback` (how to work) is a pattern; `user`
+/// a preference; `project` and `reference` learnings with their name as a tag.
+fn claude_type(t: Option<&str>) -> (Option<MemoryType>, Option<String>) {
+    match t.map(str::trim) {
+        Some("feedback") => (Some(MemoryType::Pattern), Some("feedback".into())),
+        Some("user") => (Some(MemoryType::Learning), Some("preference".into())),
+        Some("project") => (Some(MemoryType::Learning), Some("project".into())),
+        Some("reference") => (Some(MemoryType::Learning), Some("reference".into())),
+        _ => (None, None),
+    }
+}
+
+/// Reads one Claude memory file: frontmatter `name`, `description`, and `type` (older files) or
+/// `metadata.type` (since mid-2026); the body is the fact, else the description.
+fn claude_file(path: &Path, agent: Option<&str>, warnings: &mut Vec<String>) -> Option<Fact> {
+    let text = read(path, warnings)?;
+    let (body, fields) = match frontmatter::split(&text) {
+        Ok(split) => match frontmatter::parse(split.yaml) {
+            Ok(f) => (split.body.to_string(), Some(f)),
+            Err(e) => {
+                warnings.push(format!("{}: frontmatter is not valid YAML ({}); body used", path.display(), e.message));
+                (split.body.to_string(), None)
+            }
+        },
+        Err(_) => (text.clone(), None),
+    };
+    let get = |k: &str| fields.as_ref().and_then(|f| f.get(k)).and_then(Value::as_str).map(str::to_string);
+    let kind = get("type").or_else(|| {
+        fields
+            .as_ref()
+            .and_then(|f| f.get("metadata"))
+            .and_then(|m| m.get("type"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let body = body.trim();
+    let fact = if body.is_empty() { get("description").unwrap_or_default() } else { body.to_string() };
+    if fact.trim().is_empty() {
+        return None;
+    }
+    let (memory_type, tag) = claude_type(kind.as_deref());
+    Some(Fact {
+        source: path.display().to_string(),
+        text: fact.trim().to_string(),
+        tags: tag.into_iter().collect(),
+        memory_type,
+        agent: agent.map(str::to_string),
+    })
+}
+
+/// Reads a file as UTF-8 text (lossy), with a warning when it cannot be read.
+fn read(path: &Path, warnings: &mut Vec<String>) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            warnings.push(format!("{}: not a regular file; not read", path.display()));
+            return None;
+        }
+        Err(_) => return None,
+        _ => {}
+    }
+    match std::fs::read(path) {
+        Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Err(e) => {
+            warnings.push(format!("cannot read {}: {e}", path.display()));
+            None
+        }
+    }
+}
+
+/// Returns the `*.md` files of `dir`, sorted, without `MEMORY.md` (Claude's index).
+fn md_files(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "md") && p.file_name().is_some_and(|n| n != "MEMORY.md"))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The facts of Claude Code's auto memory for this repository, and of its project subagents.
+fn claude(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut Vec<String>) -> Vec<Fact> {
+    let mut facts = Vec::new();
+    if let Some(p) = path {
+        let files = if p.is_dir() { md_files(p) } else { vec![p.to_path_buf()] };
+        return files.iter().filter_map(|f| claude_file(f, None, warnings)).collect();
+    }
+    if let Some(home) = home {
+        let mut roots = vec![root.to_path_buf()];
+        roots.extend(std::fs::canonicalize(root).ok().filter(|r| r != root));
+        let dirs: Vec<PathBuf> =
+            roots.iter().map(|r| home.join(".claude/projects").join(claude_slug(r)).join("memory")).collect();
+        if let Some(dir) = dirs.iter().find(|d| d.is_dir()) {
+            facts.extend(md_files(dir).iter().filter_map(|f| claude_file(f, None, warnings)));
+        }
+    }
+    let agents = root.join(".claude/agent-memory");
+    if let Ok(entries) = std::fs::read_dir(&agents) {
+        let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+        dirs.sort();
+        for dir in dirs {
+            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Err(why) = crate::format::text::check_agent(&name) {
+                warnings.push(format!("{}: {why}; not read", dir.display()));
+                continue;
+            }
+            facts.extend(md_files(&dir).iter().filter_map(|f| claude_file(f, Some(&name), warnings)));
+        }
+    }
+    facts
+}
+
+/// Returns the `- ` bullets of `text` (from `file`) for which `keep(heading path)` holds, each
+/// with its continuation lines, skipping kb's managed block.
+fn bullets(file: &Path, text: &str, keep: &dyn Fn(&[String]) -> bool) -> Vec<Fact> {
+    let mut out: Vec<Fact> = Vec::new();
+    let mut headings: Vec<String> = Vec::new();
+    let mut in_block = false;
+    let mut open: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if t == crate::context::targets::BEGIN {
+            in_block = true;
+            open = None;
+            continue;
+        }
+        if t == crate::context::targets::END {
+            in_block = false;
+            continue;
+        }
+        if in_block {
+            continue;
+        }
+        if let Some(h) = line.strip_prefix('#') {
+            let level = 1 + h.len() - h.trim_start_matches('#').len();
+            headings.truncate(level.saturating_sub(1));
+            while headings.len() < level - 1 {
+                headings.push(String::new());
+            }
+            headings.push(h.trim_start_matches('#').trim().to_string());
+            open = None;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")) {
+            if keep(&headings) {
+                out.push(Fact {
+                    source: format!("{}:{}", file.display(), i + 1),
+                    text: rest.trim().to_string(),
+                    tags: Vec::new(),
+                    memory_type: None,
+                    agent: None,
+                });
+                open = Some(out.len() - 1);
+            } else {
+                open = None;
+            }
+        } else if let Some(k) = open {
+            if line.starts_with("  ") && !t.is_empty() && !t.starts_with("- ") {
+                out[k].text.push(' ');
+                out[k].text.push_str(t);
+            } else if t.is_empty() || !line.starts_with(' ') {
+                open = None;
+            }
+        }
+    }
+    out.retain(|f| !f.text.is_empty());
+    out
+}
+
+/// Returns whether `cwd` (as Codex wrote it) is `root` or inside it.
+fn inside(cwd: &str, root: &Path) -> bool {
+    let p = crate::paths::resolve_dots(Path::new(cwd.trim()));
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    p.starts_with(root)
+        || p.starts_with(&real_root)
+        || std::fs::canonicalize(&p).is_ok_and(|r| r.starts_with(&real_root))
+}
+
+/// The facts of Codex's memory handbook: every `- ` bullet of a `#` block whose `applies_to:`
+/// names a `cwd=` inside the root (any block with `--path`), except the block's own `scope:` and
+/// `applies_to:` lines and the bullets under `### rollout_summary_files` and `### keywords`.
+fn codex(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut Vec<String>) -> Vec<Fact> {
+    let file = match path {
+        Some(p) if p.is_dir() => p.join("MEMORY.md"),
+        Some(p) => p.to_path_buf(),
+        None => match home {
+            Some(h) => h.join(".codex/memories/MEMORY.md"),
+            None => return Vec::new(),
+        },
+    };
+    let Some(text) = read(&file, warnings) else { return Vec::new() };
+    // Split into blocks at each top-level heading.
+    let mut blocks: Vec<(usize, String)> = Vec::new();
+    let mut start = 0;
+    let mut cur = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("# ") && !cur.is_empty() {
+            blocks.push((start, std::mem::take(&mut cur)));
+            start = i;
+        }
+        cur.push_str(line);
+        cur.push('\n');
+    }
+    blocks.push((start, cur));
+    let mut facts = Vec::new();
+    for (first, block) in blocks {
+        let applies = block.lines().any(|l| {
+            let l = l.trim().trim_start_matches("- ").trim();
+            l.strip_prefix("applies_to:").is_some_and(|rest| {
+                rest.split([';', ',']).filter_map(|part| part.trim().strip_prefix("cwd=")).any(|cwd| inside(cwd, root))
+            })
+        });
+        if path.is_none() && !applies {
+            continue;
+        }
+        let keep = |h: &[String]| {
+            !h.last().is_some_and(|t| {
+                let t = t.to_ascii_lowercase();
+                t == "rollout_summary_files" || t == "keywords"
+            })
+        };
+        for mut f in bullets(&file, &block, &keep) {
+            if f.text.starts_with("applies_to:") || f.text.starts_with("scope:") {
+                continue;
+            }
+            // Lines are counted within the block.
+            if let Some((name, line)) = f.source.rsplit_once(':') {
+                f.source = format!("{name}:{}", line.parse::<usize>().unwrap_or(0) + first);
+            }
+            facts.push(f);
+        }
+    }
+    facts
+}
+
+/// Returns Gemini's project folders under `~/.gemini/UNDER/` that belong to `root`: named in
+/// `~/.gemini/projects.json` for the root's path, or holding a `.project_root` file naming it.
+fn gemini_project_dirs(root: &Path, home: &Path, under: &str) -> Vec<PathBuf> {
+    let tmp = home.join(".gemini").join(under);
+    let Ok(entries) = std::fs::read_dir(&tmp) else { return Vec::new() };
+    let real = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let is_root = |s: &str| {
+        let p = Path::new(s.trim());
+        p == root || p == real
+    };
+    let mut ids: Vec<String> = Vec::new();
+    if let Ok(b) = std::fs::read(home.join(".gemini/projects.json"))
+        && let Ok(v) = serde_json::from_slice::<Value>(&b)
+    {
+        // `{"projects": {"/path": "short-id"}}`, or the map at the top.
+        let map = v.get("projects").unwrap_or(&v);
+        if let Some(obj) = map.as_object() {
+            for (k, id) in obj {
+                if is_root(k)
+                    && let Some(id) = id.as_str()
+                {
+                    ids.push(id.to_string());
+                }
+            }
+        }
+    }
+    let mut out: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|d| {
+            let name = d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            ids.contains(&name) || std::fs::read_to_string(d.join(".project_root")).is_ok_and(|s| is_root(&s))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The facts Gemini CLI saved: the bullets under `## Gemini Added Memories` of the project's and
+/// the global `GEMINI.md` (its `save_memory` tool, before May 2026), and the `- ` bullets of the
+/// project's private `~/.gemini/tmp/<id>/memory/MEMORY.md` (since; before March 2026
+/// `~/.gemini/memory/<id>/GEMINI.md`).
+fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut Vec<String>) -> Vec<Fact> {
+    let section = |h: &[String]| h.get(1).is_some_and(|t| t.eq_ignore_ascii_case("Gemini Added Memories"));
+    let mut facts = Vec::new();
+    let section_file = |file: &Path, facts: &mut Vec<Fact>, warnings: &mut Vec<String>| {
+        if let Some(text) = read(file, warnings) {
+            facts.extend(bullets(file, &text, &section));
+        }
+    };
+    if let Some(p) = path {
+        let files: Vec<PathBuf> = if p.is_dir() {
+            let mut v: Vec<PathBuf> =
+                ["GEMINI.md", "MEMORY.md"].iter().map(|n| p.join(n)).filter(|f| f.is_file()).collect();
+            v.extend(["memory/MEMORY.md"].iter().map(|n| p.join(n)).filter(|f| f.is_file()));
+            v
+        } else {
+            vec![p.to_path_buf()]
+        };
+        for f in files {
+            let Some(text) = read(&f, warnings) else { continue };
+            let has_section = text.lines().any(|l| l.trim().eq_ignore_ascii_case("## Gemini Added Memories"));
+            if has_section {
+                facts.extend(bullets(&f, &text, &section));
+            } else {
+                facts.extend(bullets(&f, &text, &|_| true));
+            }
+        }
+        return facts;
+    }
+    section_file(&root.join("GEMINI.md"), &mut facts, warnings);
+    if let Some(home) = home {
+        section_file(&home.join(".gemini/GEMINI.md"), &mut facts, warnings);
+        // Since May 2026 `tmp/<id>/memory/MEMORY.md`; before, `memory/<id>/GEMINI.md`.
+        for (under, file) in [("tmp", "memory/MEMORY.md"), ("memory", "GEMINI.md")] {
+            for dir in gemini_project_dirs(root, home, under) {
+                let file = dir.join(file);
+                if let Some(text) = read(&file, warnings) {
+                    facts.extend(bullets(&file, &text, &|_| true));
+                }
+            }
+        }
+    }
+    facts
+}
+
+/// What happened to one fact.
+#[derive(Debug, Clone, Serialize)]
+pub struct LearnedItem {
+    pub source: String,
+    /// `added`, `merged`, `exists` or `skipped` (`would_…` in a dry run is the same word).
+    pub action: &'static str,
+    pub memory_id: Option<u64>,
+    pub similarity: Option<f64>,
+    pub note: String,
+    #[serde(skip)]
+    text: String,
+}
+
+/// `kb import --from claude|codex|gemini`. JSON: `{"direction":"import", "from":TOOL, "to":"md",
+/// "path":ABS, "dry_run", "added", "merged", "exists", "skipped", "items":[{"source", "action",
+/// "memory_id", "similarity", "note"}...], "warnings":[S...]}`.
+#[derive(Debug, Serialize)]
+pub struct LearnedReport {
+    direction: &'static str,
+    from: &'static str,
+    to: &'static str,
+    path: String,
+    dry_run: bool,
+    added: usize,
+    merged: usize,
+    exists: usize,
+    skipped: usize,
+    items: Vec<LearnedItem>,
+    warnings: Vec<String>,
+    /// Where kb looked for the agent's memories.
+    looked: Vec<String>,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Imports the facts `tool` learned about this repository (from `path` when given), each through
+/// the normal save, all in one journal entry.
+pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> anyhow::Result<LearnedReport> {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let root = &repo.layout.root;
+    let mut warnings = Vec::new();
+    let path = path
+        .map(|p| if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) });
+    if let Some(p) = &path
+        && !p.exists()
+    {
+        return Err(KbError::Invalid(format!("--path {}: no such file or folder", p.display())).into());
+    }
+    let facts = match tool {
+        Tool::Claude => claude(root, home.as_deref(), path.as_deref(), &mut warnings),
+        Tool::Codex => codex(root, home.as_deref(), path.as_deref(), &mut warnings),
+        Tool::Gemini => gemini(root, home.as_deref(), path.as_deref(), &mut warnings),
+    };
+    // The facts are an agent's: written by `agent:<tool>`, and never rewriting what a person wrote.
+    let mut repo = repo.clone();
+    repo.env.actor = Actor::agent(Some(tool.as_str()));
+    let store = MemoryStore::new(&repo);
+    let tag = format!("from-{}", tool.as_str());
+    let mut items = Vec::new();
+    let mut txn = if dry_run {
+        None
+    } else {
+        Some(Txn::begin(&repo, repo.lock()?, "import", format!("imported {} memories", tool.as_str())))
+    };
+    for f in facts {
+        let mut tags = vec![tag.clone()];
+        tags.extend(f.tags.iter().cloned());
+        let req = SaveRequest {
+            content: f.text.clone(),
+            tags,
+            dry_run,
+            memory_type: f.memory_type,
+            agent: f.agent.clone(),
+            ..SaveRequest::default()
+        };
+        let item = |action, id, similarity, note: String| LearnedItem {
+            source: f.source.clone(),
+            action,
+            memory_id: id,
+            similarity,
+            note,
+            text: f.text.clone(),
+        };
+        let prepared = match store.prepare(req) {
+            Ok(p) => p,
+            Err(e @ (KbError::Secret { .. } | KbError::Invalid(_))) => {
+                items.push(item("skipped", None, None, e.to_string()));
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        use crate::format::salient::SaveAction;
+        let plan = store.plan(prepared, txn.as_ref().map(|t| t.lock()))?;
+        // The same text again (a second import) is already stored: nothing is rewritten.
+        let same = |a: &str| a.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let o = plan.outcome();
+        if o.action == SaveAction::Consolidate && o.replaced.as_deref().is_some_and(|r| same(r) == same(&f.text)) {
+            let note = format!("already stored as memory {}", o.memory_id);
+            items.push(item("exists", Some(o.memory_id), o.similarity, note));
+            continue;
+        }
+        let out = match &mut txn {
+            None => plan.outcome().clone(),
+            Some(t) => plan.write(&repo, t)?,
+        };
+        let (action, note) = match out.action {
+            SaveAction::Create => (
+                "added",
+                match &out.similar_to {
+                    Some((id, miss)) => format!("beside memory {id}: {}", miss.why.as_str()),
+                    None => String::new(),
+                },
+            ),
+            SaveAction::Consolidate => ("merged", format!("into memory {}", out.memory_id)),
+            SaveAction::Exists => ("exists", format!("already stored as memory {}", out.memory_id)),
+        };
+        items.push(item(action, Some(out.memory_id), out.similarity, note));
+    }
+    if let Some(t) = txn {
+        t.finish()?;
+    }
+    let show = |p: PathBuf| p.display().to_string();
+    let looked: Vec<String> = match (&path, home.as_deref()) {
+        (Some(p), _) => vec![show(p.clone())],
+        (None, home) => {
+            let h = |rel: &str| home.map(|h| show(h.join(rel)));
+            match tool {
+                Tool::Claude => h(&format!(".claude/projects/{}/memory", claude_slug(root)))
+                    .into_iter()
+                    .chain([show(root.join(".claude/agent-memory"))])
+                    .collect(),
+                Tool::Codex => h(".codex/memories/MEMORY.md").into_iter().collect(),
+                Tool::Gemini => {
+                    [Some(show(root.join("GEMINI.md"))), h(".gemini/GEMINI.md"), h(".gemini/tmp/*/memory/MEMORY.md")]
+                        .into_iter()
+                        .flatten()
+                        .collect()
+                }
+            }
+        }
+    };
+    let count = |a: &str| items.iter().filter(|i| i.action == a).count();
+    let diagnostics = warnings
+        .iter()
+        .map(|w| Diagnostic::warning(None, w.as_str()))
+        .chain(
+            items
+                .iter()
+                .filter(|i| i.action == "skipped")
+                .map(|i| Diagnostic::warning(None, format!("not imported {}: {}", i.source, i.note))),
+        )
+        .collect();
+    Ok(LearnedReport {
+        direction: "import",
+        from: tool.as_str(),
+        to: "md",
+        path: abs(&repo.layout.memories()),
+        dry_run,
+        added: count("added"),
+        merged: count("merged"),
+        exists: count("exists"),
+        skipped: count("skipped"),
+        items,
+        warnings,
+        looked,
+        diagnostics,
+    })
+}
+
+impl Report for LearnedReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        for i in &self.items {
+            let verb = match (self.dry_run, i.action) {
+                (true, "added") => "would add",
+                (true, "merged") => "would merge",
+                (true, "skipped") => "would skip",
+                (_, a) => a,
+            };
+            // A refused fact may hold a secret: it is named by where it is, never shown.
+            let shown = if i.action == "skipped" { i.source.clone() } else { crate::output::summary(&i.text) };
+            write!(w, "{verb:<11} {}", v.clean(&shown))?;
+            if let Some(id) = i.memory_id.filter(|_| i.action != "skipped" && !(self.dry_run && i.action == "added")) {
+                write!(w, " → memory {id}")?;
+            }
+            if !i.note.is_empty() && i.action != "exists" {
+                write!(w, " ({})", v.clean(&i.note))?;
+            }
+            writeln!(w)?;
+        }
+        if self.items.is_empty() {
+            let places: Vec<String> = self.looked.iter().map(|p| v.rel(Path::new(p)).into_owned()).collect();
+            return writeln!(w, "Nothing to import: no {} memories in {}.", self.from, places.join(", "));
+        }
+        writeln!(w)?;
+        let n = self.items.len();
+        let what = if n == 1 { "fact" } else { "facts" };
+        let place = v.rel(Path::new(&self.path)).into_owned();
+        let line = if self.dry_run {
+            format!("Would import {n} {what} from {} into {place}", self.from)
+        } else {
+            format!("{} Imported {n} {what} from {} into {place}", v.style.ok("✓"), self.from)
+        };
+        write!(
+            w,
+            "{line}: {} added, {} merged, {} already stored, {} skipped.",
+            self.added, self.merged, self.exists, self.skipped
+        )?;
+        if self.dry_run {
+            write!(w, " Nothing written.")?;
+        }
+        writeln!(w)
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_replaces_every_other_character() {
+        assert_eq!(claude_slug(Path::new("/home/a.b/my_repo")), "-home-a-b-my-repo");
+    }
+
+    #[test]
+    fn bullets_skip_kb_block_and_follow_sections() {
+        let text = "# G\n\n## Gemini Added Memories\n- one\n  more\n- two\n\n## Other\n- no\n<!-- kb:context:begin -->\n## Gemini Added Memories\n- never\n<!-- kb:context:end -->\n";
+        let section = |h: &[String]| h.get(1).is_some_and(|t| t == "Gemini Added Memories");
+        let got: Vec<String> = bullets(Path::new("G.md"), text, &section).into_iter().map(|f| f.text).collect();
+        assert_eq!(got, ["one more", "two"]);
+    }
+}
