@@ -585,6 +585,10 @@ pub struct ListArgs {
     /// Only memories that name this agent
     #[arg(long, value_name = "NAME", value_parser = agent_name)]
     pub agent: Option<String>,
+    /// Only memories and records whose created_by starts with PREFIX (--by agent: lists what
+    /// agents wrote)
+    #[arg(long, value_name = "PREFIX")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -251,7 +251,8 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
         (_, true) => Scope::Md,
         (any, false) => any,
     };
-    let filter = ops::read::ListFilter::new(a.memory_type.map(memory_type), a.importance.map(importance), a.agent)?;
+    let filter =
+        ops::read::ListFilter::new(a.memory_type.map(memory_type), a.importance.map(importance), a.agent)?.by(a.by);
     ctx.emit(&ops::read::list(&ops::read::load(&ctx.repo()?, scope)?, &filter))
 }
 

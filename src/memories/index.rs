@@ -41,6 +41,10 @@ pub struct MemoryRef<'a> {
     pub importance: Option<Importance>,
     /// `agent` as written; `None` when absent: shared by every agent.
     pub agent: Option<&'a str>,
+    /// Who created it (provenance); `None`: a person's.
+    pub created_by: Option<&'a str>,
+    /// Who last rewrote its content.
+    pub updated_by: Option<&'a str>,
     pub tags: Vec<&'a str>,
     pub content: &'a str,
 }
@@ -265,6 +269,8 @@ impl Index {
             r.updated = shift(r.updated);
             r.source = shift(r.source);
             r.agent = shift(r.agent);
+            r.created_by = shift(r.created_by);
+            r.updated_by = shift(r.updated_by);
             r.content = shift(r.content);
             r.tags_start += tags_at;
             r
@@ -291,6 +297,8 @@ impl Index {
                 m.content.len()
                     + m.created.len()
                     + m.agent.as_ref().map_or(0, String::len)
+                    + m.created_by.as_ref().map_or(0, String::len)
+                    + m.updated_by.as_ref().map_or(0, String::len)
                     + m.tags.iter().map(String::len).sum::<usize>()
                     + 256
             });
@@ -322,6 +330,8 @@ impl Index {
                     kind: type_code(m.memory_type),
                     importance: importance_code(m.importance),
                     agent: self.intern_opt(m.agent.as_deref()),
+                    created_by: self.intern_opt(m.created_by.as_deref()),
+                    updated_by: self.intern_opt(m.updated_by.as_deref()),
                     tags_start,
                     tags_len: m.tags.len() as u32,
                     content: self.intern(&m.content),
@@ -339,6 +349,8 @@ impl Index {
                 updated: NONE,
                 source: NONE,
                 agent: NONE,
+                created_by: NONE,
+                updated_by: NONE,
                 ..Record::default()
             },
         };
@@ -352,7 +364,7 @@ impl Index {
             .iter()
             .map(|r| {
                 let tags = &self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize];
-                [r.name, r.created, r.updated, r.source, r.agent, r.content]
+                [r.name, r.created, r.updated, r.source, r.agent, r.created_by, r.updated_by, r.content]
                     .iter()
                     .chain(tags)
                     .filter(|s| **s != NONE)
@@ -374,6 +386,8 @@ impl Index {
             r.updated = move_span(self, r.updated);
             r.source = move_span(self, r.source);
             r.agent = move_span(self, r.agent);
+            r.created_by = move_span(self, r.created_by);
+            r.updated_by = move_span(self, r.updated_by);
             r.content = move_span(self, r.content);
             let start = self.tags.len() as u32;
             for t in &old_tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize] {
@@ -407,6 +421,8 @@ impl Index {
             memory_type: type_of(r.kind).flatten(),
             importance: importance_of(r.importance).flatten(),
             agent: self.opt(r.agent),
+            created_by: self.opt(r.created_by),
+            updated_by: self.opt(r.updated_by),
             tags: self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize]
                 .iter()
                 .map(|&t| self.str(t))
@@ -460,6 +476,11 @@ impl Index {
     /// Returns the memory's importance at a position (`medium` when the file has none).
     pub fn importance_at(&self, pos: Pos) -> Importance {
         importance_of(self.records[pos.0].importance).flatten().unwrap_or_default()
+    }
+
+    /// Returns who created the memory at a position (`None`: no `created_by`, a person's).
+    pub fn created_by_at(&self, pos: Pos) -> Option<&str> {
+        self.opt(self.records[pos.0].created_by)
     }
 
     /// Returns the agent a memory names at a position (`None`: every agent's).
