@@ -270,7 +270,15 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 sources: ops::recall::Sources::of(&a.store),
             };
             let knowledge = ops::recall::load(&repo, &req)?;
-            ctx.emit(&ops::recall::recall(&repo, &knowledge, &req))
+            let report = ops::recall::recall(&repo, &knowledge, &req);
+            if a.verify {
+                return ctx.emit(&ops::audit::verified(&repo.layout.root, &report)?);
+            }
+            ctx.emit(&report)
+        }
+        Command::Audit(a) => {
+            let req = ops::audit::Request { ids: a.ids, stores: a.store };
+            ctx.emit(&ops::audit::audit(&ctx.repo()?, &req)?)
         }
         Command::List(a) => list(ctx, a),
         Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),

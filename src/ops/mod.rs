@@ -6,6 +6,7 @@
 //! the problems they met along the way travel in the report as diagnostics. `commands/` prints
 //! reports for a terminal, `mcp/` turns them into tool results, and neither knows the other.
 
+pub mod audit;
 pub mod board;
 pub mod check;
 pub mod compile;
