@@ -399,10 +399,13 @@ fn count_lines(path: &Path) -> Option<u64> {
 /// Runs `git -C root ARGS` and returns its standard output, or `None` when git is not there, the
 /// folder is not in a repository, or git fails.
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
-    crate::git::git_dir(root)?;
+    let dir = crate::git::git_dir(root)?;
+    // The repository is named outright: git never looks above the root for another one.
     let out = Command::new("git")
         .arg("-C")
         .arg(root)
+        .env("GIT_DIR", &dir)
+        .env("GIT_WORK_TREE", root)
         .args(["-c", "core.quotePath=false"])
         .args(args)
         .env("GIT_OPTIONAL_LOCKS", "0")

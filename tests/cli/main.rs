@@ -1,5 +1,6 @@
 //! Black-box tests: run the `kb` binary in a temporary repository.
 
+mod audit;
 mod bad_input;
 mod board;
 mod cache;
