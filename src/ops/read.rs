@@ -692,10 +692,11 @@ impl Report for ListReport<'_> {
         if self.order.is_empty() {
             if filtered {
                 let which = self.filter.describe(v);
-                return writeln!(w, "No memories with {which} in {}.", self.loaded.root.display());
+                writeln!(w, "No memories with {which} in {}.", self.loaded.root.display())?;
+            } else {
+                let empty = if index.dir_exists { "No memories found" } else { "No memories saved yet" };
+                writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
             }
-            let empty = if index.dir_exists { "No memories found" } else { "No memories saved yet" };
-            writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
             if let Some(c) = copilot {
                 writeln!(w)?;
                 self.write_records(v, c, w)?;
