@@ -76,20 +76,6 @@ pub fn groups(texts: &[&str], threshold: f64) -> Vec<Group> {
     out
 }
 
-/// Returns every pair of texts `(i, j, score)`, `i < j`, scoring at least `threshold` (for
-/// `kb audit`'s conflicts), with the same bounds as [`groups`], in text order.
-pub fn pairs(texts: &[&str], threshold: f64) -> Vec<(usize, usize, f64)> {
-    if texts.len() < 2 {
-        return Vec::new();
-    }
-    let p = Profiles::new(texts);
-    let grouped = vec![false; texts.len()];
-    let seeds: Vec<usize> = (0..texts.len()).collect();
-    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).clamp(1, 4);
-    let found = scan_all(&p, &seeds, &grouped, threshold, threads);
-    found.into_iter().enumerate().flat_map(|(s, m)| m.into_iter().map(move |(o, score)| (s, o, score))).collect()
-}
-
 /// Returns each seed's matches (later texts not grouped yet), scanning seeds on `threads`
 /// threads.
 fn scan_all(p: &Profiles, seeds: &[usize], grouped: &[bool], threshold: f64, threads: usize) -> Vec<Vec<(usize, f64)>> {
@@ -336,17 +322,6 @@ fn split_bound(a: &[u8], b1: &Hist, b2: &Hist, tail: &mut Vec<u16>) -> usize {
 mod tests {
     use super::*;
 
-    #[test]
-    fn pairs_are_every_pair_over_the_threshold() {
-        let texts = [
-            "the api listens on port 8080",
-            "the api listens on port 8081",
-            "something else entirely",
-            "the api listens on port 8082",
-        ];
-        let found: Vec<(usize, usize)> = pairs(&texts, 60.0).into_iter().map(|(a, b, _)| (a, b)).collect();
-        assert_eq!(found, [(0, 1), (0, 3), (1, 3)]);
-    }
     use crate::format::similarity::similarity;
 
     /// The groups every pair would give: the same rule, scoring every pair.

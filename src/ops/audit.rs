@@ -14,7 +14,7 @@ use crate::audit::{Checker, Kind, Mode, Problem};
 use crate::copilot::Records;
 use crate::copilot::jsonl::JsonlFile;
 use crate::error::{Diagnostic, KbError};
-use crate::format::{neardup, salient, similarity};
+use crate::format::{salient, similarity};
 use crate::repo::{Repo, parse_id};
 use anyhow::Result;
 use serde::Serialize;
@@ -208,7 +208,12 @@ pub fn audit(repo: &Repo, req: &Request) -> Result<AuditReport> {
     let checked = checker.check(&found);
     let mut problems: Vec<Vec<Problem>> = checked.iter().map(|c| c.problems.clone()).collect();
     let limited = !req.ids.is_empty();
-    let conflicts = conflicts(&items, limited.then(|| items.iter().map(|i| i.chosen()).collect()));
+    let cache_path = repo.layout.cache_file("audit.json");
+    let mut cache = if limited { PairCache::default() } else { PairCache::load(cache_path.as_deref()) };
+    let conflicts = conflicts(&items, limited.then(|| items.iter().map(|i| i.chosen()).collect()), &mut cache);
+    if !limited {
+        cache.save(repo);
+    }
     for (a, b, p, q) in &conflicts {
         problems[*a].push(p.clone());
         problems[*b].push(q.clone());
@@ -414,85 +419,194 @@ fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
     Ok((items, diagnostics))
 }
 
+/// The cache of `kb audit`'s scoring (`.co-cli/cache/audit.json`, derived state): per group of
+/// comparable items, the hashes of the texts the last audit compared with each other, and the
+/// pairs of them that scored at least [`CONFLICT_THRESHOLD`]. A text in the set was compared with
+/// every other text of the set, so an audit scores only the new texts, against all; deleting the
+/// file only costs time.
+#[derive(Debug, Default, Serialize, serde::Deserialize)]
+struct PairCache {
+    version: u32,
+    groups: std::collections::HashMap<String, CachedGroup>,
+}
+
+#[derive(Debug, Default, Serialize, serde::Deserialize)]
+struct CachedGroup {
+    texts: Vec<u64>,
+    pairs: Vec<(u64, u64, f64)>,
+}
+
+/// Bump when the scorer, the threshold or what is compared changes.
+const PAIR_CACHE_VERSION: u32 = 1;
+
+impl PairCache {
+    fn load(path: Option<&Path>) -> PairCache {
+        let Some(path) = path else { return PairCache::default() };
+        let cache: Option<PairCache> = std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() < 256 * 1024 * 1024)
+            .and_then(|_| std::fs::read(path).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        cache.filter(|c| c.version == PAIR_CACHE_VERSION).unwrap_or_default()
+    }
+
+    fn save(&self, repo: &Repo) {
+        // Derived state: a cache that cannot be written only costs time next run.
+        if repo.layout.cache_file("audit.json").is_some()
+            && let Ok(dir) = repo.layout.ensure_cache()
+            && let Ok(bytes) = serde_json::to_vec(self)
+        {
+            let _ = crate::fsio::write_atomic_with(&dir.join("audit.json"), &bytes, false);
+        }
+    }
+}
+
+/// Returns the hash a text is cached by.
+fn text_hash(text: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+}
+
+/// Returns the scores of `a` against each of `others` that reach [`CONFLICT_THRESHOLD`] (the
+/// dedup scorer, `similarity::Prepared`, after its length bound). rapidfuzz 0.5's cached
+/// one-against-many comparator would be faster but scores some pairs wrongly ("api on qdemys
+/// service tests" against "api listens listens on on service tests the": 51.2 instead of 62.9).
+fn score_against(a: &similarity::Prepared, others: &[(usize, &similarity::Prepared)]) -> Vec<(usize, f64)> {
+    others
+        .iter()
+        .filter(|(_, b)| a.bound(b) >= CONFLICT_THRESHOLD)
+        .map(|&(j, b)| (j, a.similarity(b)))
+        .filter(|&(_, s)| s >= CONFLICT_THRESHOLD)
+        .collect()
+}
+
 /// Returns the possible contradictions among `items`: pairs in one group scoring at least
 /// [`CONFLICT_THRESHOLD`] where each holds a salient token the other lacks, with the problem each
-/// side gets. With `chosen`, only pairs with a chosen item are scored.
-fn conflicts(items: &[Item], chosen: Option<Vec<bool>>) -> Vec<(usize, usize, Problem, Problem)> {
+/// side gets. Only items with a salient token can conflict, so only they are scored. With
+/// `chosen`, only pairs with a chosen item are scored; without, the scores of texts compared
+/// before come from `cache`, which is updated.
+fn conflicts(
+    items: &[Item],
+    chosen: Option<Vec<bool>>,
+    cache: &mut PairCache,
+) -> Vec<(usize, usize, Problem, Problem)> {
     let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
     for (i, item) in items.iter().enumerate() {
-        if let Some(g) = &item.group {
+        if let Some(g) = &item.group
+            && !salient::tokens(&item.text).is_empty()
+        {
             groups.entry(g.trim_start_matches('\u{0}')).or_default().push(i);
         }
     }
+    let mut fresh = PairCache { version: PAIR_CACHE_VERSION, ..PairCache::default() };
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).clamp(1, 8);
     let mut out = Vec::new();
-    for members in groups.values().filter(|m| m.len() > 1) {
-        let pairs: Vec<(usize, usize, f64)> = match &chosen {
+    for (key, members) in &groups {
+        let prepared: Vec<similarity::Prepared> =
+            members.iter().map(|&i| similarity::Prepared::new(&items[i].text)).collect();
+        let hashes: Vec<u64> = members.iter().map(|&i| text_hash(&items[i].text)).collect();
+        // Which members to score against which: (member, the members after or before it to score).
+        let (old, mut pairs): (std::collections::HashSet<u64>, Vec<(usize, usize, f64)>) = match &chosen {
+            Some(_) => (Default::default(), Vec::new()),
             None => {
-                let texts: Vec<&str> = members.iter().map(|&i| items[i].text.as_str()).collect();
-                neardup::pairs(&texts, CONFLICT_THRESHOLD)
-                    .into_iter()
-                    .map(|(a, b, s)| (members[a], members[b], s))
-                    .collect()
-            }
-            Some(chosen) => {
-                let mut found = Vec::new();
-                for (k, &a) in members.iter().enumerate().filter(|(_, a)| chosen[**a]) {
-                    let pa = similarity::Prepared::new(&items[a].text);
-                    for (k2, &b) in members.iter().enumerate() {
-                        // A pair of two chosen items is scored once.
-                        if a == b || chosen[b] && k2 < k {
-                            continue;
-                        }
-                        let pb = similarity::Prepared::new(&items[b].text);
-                        if pa.bound(&pb) < CONFLICT_THRESHOLD {
-                            continue;
-                        }
-                        let s = pa.similarity(&pb);
-                        if s >= CONFLICT_THRESHOLD {
-                            found.push((a.min(b), a.max(b), s));
+                let cached = cache.groups.remove(*key).unwrap_or_default();
+                let old: std::collections::HashSet<u64> = cached.texts.into_iter().collect();
+                let mut at: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+                for (k, h) in hashes.iter().enumerate() {
+                    at.entry(*h).or_default().push(k);
+                }
+                let mut pairs = Vec::new();
+                for (ha, hb, score) in cached.pairs {
+                    if let (Some(xs), Some(ys)) = (at.get(&ha), at.get(&hb)) {
+                        for &x in xs {
+                            for &y in ys.iter().filter(|&&y| y != x) {
+                                pairs.push((x.min(y), x.max(y), score));
+                            }
                         }
                     }
                 }
-                found
+                (old, pairs)
             }
         };
-        for (a, b, score) in pairs {
+        // A member is scored against every other unless both were compared before (or, with
+        // ids, unless neither is chosen); each pair once.
+        let scored = |k: usize| match &chosen {
+            Some(c) => c[members[k]],
+            None => !old.contains(&hashes[k]),
+        };
+        let seeds: Vec<usize> = (0..members.len()).filter(|&k| scored(k)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let found = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..threads.min(seeds.len().max(1)) {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&k) = seeds.get(n) else { break };
+                        let others: Vec<(usize, &similarity::Prepared)> = (0..members.len())
+                            .filter(|&j| j != k && (!scored(j) || j > k))
+                            .map(|j| (j, &prepared[j]))
+                            .collect();
+                        for (j, score) in score_against(&prepared[k], &others) {
+                            mine.push((k.min(j), k.max(j), score));
+                        }
+                    }
+                    if let Ok(mut all) = found.lock() {
+                        all.extend(mine);
+                    }
+                });
+            }
+        });
+        pairs.extend(found.into_inner().unwrap_or_default());
+        pairs.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        pairs.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
+        if chosen.is_none() {
+            let mut texts: Vec<u64> = hashes.clone();
+            texts.sort_unstable();
+            texts.dedup();
+            let kept = pairs.iter().map(|&(a, b, s)| (hashes[a], hashes[b], s)).collect();
+            fresh.groups.insert(key.to_string(), CachedGroup { texts, pairs: kept });
+        }
+        for (ka, kb, score) in pairs {
+            let (a, b) = (members[ka], members[kb]);
             let (only_a, only_b) = salient::differences(&items[a].text, &items[b].text);
             if only_a.is_empty() || only_b.is_empty() {
                 continue;
             }
-            let problem = |other: &Item, mine: &[String], theirs: &[String]| {
-                let name = match other.store {
-                    Store::Copilot => format!("record {}", other.id.as_str().unwrap_or_default()),
-                    _ => format!("memory {}", other.id),
-                };
-                let quote = |t: &[String]| t.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
-                Problem {
-                    kind: Kind::Conflict,
-                    reference: match &other.id {
-                        Value::String(s) => s.clone(),
-                        v => v.to_string(),
-                    },
-                    message: format!(
-                        "may contradict {name} (similarity {score:.1}): {} here, {} there",
-                        quote(mine),
-                        quote(theirs)
-                    ),
-                    hint: Some(match other.store {
-                        Store::Copilot => format!(
-                            "if one is no longer true: kb forget --store copilot {}",
-                            other.id.as_str().unwrap_or_default()
-                        ),
-                        _ => format!("if one is no longer true: kb forget {}", other.id),
-                    }),
-                }
-            };
-            let pa = problem(&items[b], &only_a, &only_b);
-            let pb = problem(&items[a], &only_b, &only_a);
+            let pa = conflict_problem(&items[b], &only_a, &only_b, score);
+            let pb = conflict_problem(&items[a], &only_b, &only_a, score);
             out.push((a, b, pa, pb));
         }
     }
+    if chosen.is_none() {
+        *cache = fresh;
+    }
+    out.sort_by_key(|c| (c.0, c.1));
     out
+}
+
+/// Returns the conflict problem an item gets for `other`: `mine` are its own tokens the other
+/// lacks, `theirs` the other's.
+fn conflict_problem(other: &Item, mine: &[String], theirs: &[String], score: f64) -> Problem {
+    let id = match &other.id {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    let (name, forget) = match other.store {
+        Store::Copilot => (format!("record {id}"), format!("kb forget --store copilot {id}")),
+        _ => (format!("memory {id}"), format!("kb forget {id}")),
+    };
+    let quote = |t: &[String]| t.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+    Problem {
+        kind: Kind::Conflict,
+        reference: id,
+        message: format!(
+            "may contradict {name} (similarity {score:.1}): {} here, {} there",
+            quote(mine),
+            quote(theirs)
+        ),
+        hint: Some(format!("if one is no longer true: {forget}")),
+    }
 }
 
 /// What a check at use found for one item: its verdict and the failing references.
