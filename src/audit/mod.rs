@@ -432,6 +432,7 @@ pub fn tracked_files(root: &Path) -> Vec<String> {
         .git_ignore(true)
         .git_exclude(false)
         .git_global(false)
+        .parents(false)
         .require_git(false)
         .follow_links(false)
         .filter_entry(|e| e.file_name() != ".git")
