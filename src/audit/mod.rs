@@ -484,6 +484,9 @@ enum Targets {
     Known { names: Vec<String>, open: bool },
 }
 
+/// Reads a manifest's targets, and whether it includes other files (`None`: cannot be parsed).
+type Parser = fn(&str) -> Option<(Vec<String>, bool)>;
+
 /// The manifests of the root: Makefile, justfile, package.json.
 struct Manifests {
     make: Targets,
@@ -501,7 +504,7 @@ impl Manifests {
             }
             Some(std::fs::read(&path).ok().map(|b| String::from_utf8_lossy(&b).into_owned()))
         };
-        let parse = |found: Option<Option<String>>, f: fn(&str) -> Option<(Vec<String>, bool)>| match found {
+        let parse = |found: Option<Option<String>>, f: Parser| match found {
             None => Targets::Absent,
             Some(None) => Targets::Unreadable,
             Some(Some(text)) => match f(&text) {

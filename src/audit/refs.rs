@@ -185,7 +185,7 @@ fn extension(name: &str) -> Option<&str> {
         && ext.len() <= 6
         && ext.bytes().all(|b| b.is_ascii_alphanumeric())
         && ext.bytes().any(|b| b.is_ascii_alphabetic());
-    (ok && !stem.is_empty() || ok && file.starts_with('.')).then_some(ext)
+    (ok && (!stem.is_empty() || file.starts_with('.'))).then_some(ext)
 }
 
 fn has_extension(path: &str) -> bool {

@@ -201,9 +201,13 @@ impl Report for AuditReport {
 pub fn audit(repo: &Repo, req: &Request) -> Result<AuditReport> {
     let (mut items, diagnostics) = gather(repo, req)?;
     let checker = Checker::new(&repo.layout.root, Mode::Full, knowledge_files(repo));
+    // With ids, the other items are there only to find conflicts: their references are not read.
     let found: Vec<Vec<Ref>> = items
         .iter()
-        .map(|i| refs::extract(&i.text, &i.citations.iter().map(String::as_str).collect::<Vec<_>>()))
+        .map(|i| match i.chosen() {
+            true => refs::extract(&i.text, &i.citations.iter().map(String::as_str).collect::<Vec<_>>()),
+            false => Vec::new(),
+        })
         .collect();
     let checked = checker.check(&found);
     let mut problems: Vec<Vec<Problem>> = checked.iter().map(|c| c.problems.clone()).collect();
@@ -330,7 +334,7 @@ fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
                 for r in all.iter() {
                     let chosen = !limited || record_ids.iter().any(|i| i == r.id);
                     let f = all.fields(&r);
-                    let group = format!("{}", r.subject.trim().to_lowercase());
+                    let group = r.subject.trim().to_lowercase();
                     items.push(Item {
                         store: Store::Copilot,
                         id: Value::from(r.id),
@@ -558,7 +562,7 @@ fn conflicts(
             }
         });
         pairs.extend(found.into_inner().unwrap_or_default());
-        pairs.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        pairs.sort_by_key(|a| (a.0, a.1));
         pairs.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
         if chosen.is_none() {
             let mut texts: Vec<u64> = hashes.clone();
