@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Files larger than this are not read for symbols (generated data, not code).
 const MAX_SCANNED_BYTES: u64 = 8 * 1024 * 1024;
@@ -89,6 +89,9 @@ pub struct Checker {
     excluded: Vec<String>,
     tracked: OnceCell<Vec<String>>,
     manifests: OnceCell<Manifests>,
+    /// Where the file each symbol was last found in is kept (`.co-cli/cache/symbols.json`):
+    /// a symbol found there again, in a file still tracked, needs no scan.
+    symbol_cache: Option<PathBuf>,
     renames: OnceCell<HashMap<String, (String, String)>>,
 }
 
@@ -103,7 +106,13 @@ impl Checker {
             tracked: OnceCell::new(),
             manifests: OnceCell::new(),
             renames: OnceCell::new(),
+            symbol_cache: None,
         }
+    }
+
+    /// Returns the checker keeping where it found each symbol in `path` (derived state).
+    pub fn with_symbol_cache(self, path: Option<PathBuf>) -> Checker {
+        Checker { symbol_cache: path, ..self }
     }
 
     /// Returns what checking each item's references found, in the items' order. Every symbol of
@@ -315,46 +324,109 @@ impl Checker {
         if names.is_empty() {
             return Vec::new();
         }
-        let Ok(ac) = AhoCorasick::builder().match_kind(MatchKind::Standard).build(names) else {
-            return vec![false; names.len()];
-        };
         let files: Vec<&String> = self.tracked().iter().filter(|f| !self.is_excluded(f)).collect();
-        let found: Vec<AtomicBool> = names.iter().map(|_| AtomicBool::new(false)).collect();
-        let left = AtomicUsize::new(names.len());
-        let next = AtomicUsize::new(0);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-        let (root, ac, found, left, next, files) = (&self.root, &ac, &found, &left, &next, &files);
-        std::thread::scope(|s| {
-            for _ in 0..threads {
-                s.spawn(move || {
-                    let mut buf = Vec::new();
-                    loop {
-                        if left.load(Ordering::Relaxed) == 0 {
-                            return;
-                        }
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(i) else { return };
-                        if !read_text_file(&root.join(file), &mut buf) {
-                            continue;
-                        }
-                        for m in ac.find_overlapping_iter(&buf[..]) {
-                            let p = m.pattern().as_usize();
-                            if found[p].load(Ordering::Relaxed) || !whole_word(&buf, m.start(), m.end()) {
+        // The file each symbol was found in last time: read first, and alone when it still holds it.
+        let mut cache = SymbolCache::load(self.symbol_cache.as_deref());
+        let index: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.as_str(), i)).collect();
+        const NONE: usize = usize::MAX;
+        let found_at: Vec<AtomicUsize> = names.iter().map(|_| AtomicUsize::new(NONE)).collect();
+        let mut buf = Vec::new();
+        for (k, name) in names.iter().enumerate() {
+            if let Some(&i) = cache.hits.get(*name).and_then(|f| index.get(f.as_str()))
+                && read_text_file(&self.root.join(files[i]), &mut buf)
+                && memchr::memmem::find_iter(&buf, name.as_bytes()).any(|at| whole_word(&buf, at, at + name.len()))
+            {
+                found_at[k].store(i, Ordering::Relaxed);
+            }
+        }
+        let rest: Vec<usize> = (0..names.len()).filter(|&k| found_at[k].load(Ordering::Relaxed) == NONE).collect();
+        if !rest.is_empty()
+            && let Ok(ac) = AhoCorasick::builder().match_kind(MatchKind::Standard).build(rest.iter().map(|&k| names[k]))
+        {
+            let left = AtomicUsize::new(rest.len());
+            let next = AtomicUsize::new(0);
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+            let (root, ac, found_at, left, next, files, rest) =
+                (&self.root, &ac, &found_at, &left, &next, &files, &rest);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(move || {
+                        let mut buf = Vec::new();
+                        loop {
+                            if left.load(Ordering::Relaxed) == 0 {
+                                return;
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(file) = files.get(i) else { return };
+                            if !read_text_file(&root.join(file), &mut buf) {
                                 continue;
                             }
-                            if !found[p].swap(true, Ordering::Relaxed) {
-                                left.fetch_sub(1, Ordering::Relaxed);
+                            for m in ac.find_overlapping_iter(&buf[..]) {
+                                let k = rest[m.pattern().as_usize()];
+                                if found_at[k].load(Ordering::Relaxed) != NONE || !whole_word(&buf, m.start(), m.end())
+                                {
+                                    continue;
+                                }
+                                if found_at[k].compare_exchange(NONE, i, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                                    left.fetch_sub(1, Ordering::Relaxed);
+                                }
                             }
                         }
-                    }
-                });
+                    });
+                }
+            });
+        }
+        let found: Vec<bool> = found_at.iter().map(|f| f.load(Ordering::Relaxed) != NONE).collect();
+        if let Some(path) = &self.symbol_cache {
+            for (k, name) in names.iter().enumerate() {
+                match found_at[k].load(Ordering::Relaxed) {
+                    NONE => cache.hits.remove(*name),
+                    i => cache.hits.insert(name.to_string(), files[i].clone()),
+                };
             }
-        });
-        found.iter().map(|f| f.load(Ordering::Relaxed)).collect()
+            cache.save(path);
+        }
+        found
     }
 
     fn is_excluded(&self, file: &str) -> bool {
         self.excluded.iter().any(|e| if e.ends_with('/') { file.starts_with(e.as_str()) } else { file == e })
+    }
+}
+
+/// Where each symbol was last found: `{"version":1,"hits":{NAME:FILE}}` (derived state; a file
+/// that cannot be read or parsed is an empty cache).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct SymbolCache {
+    version: u32,
+    hits: HashMap<String, String>,
+}
+
+impl SymbolCache {
+    const VERSION: u32 = 1;
+    /// The most names kept: a cache never grows without bound.
+    const MAX: usize = 100_000;
+
+    fn load(path: Option<&Path>) -> SymbolCache {
+        let cache: Option<SymbolCache> = path
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() < 64 * 1024 * 1024))
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        cache.filter(|c| c.version == SymbolCache::VERSION).unwrap_or_default()
+    }
+
+    fn save(&mut self, path: &Path) {
+        self.version = SymbolCache::VERSION;
+        if self.hits.len() > SymbolCache::MAX {
+            self.hits.clear();
+        }
+        // Derived state: a cache that cannot be written only costs time next run.
+        if let Some(dir) = path.parent()
+            && crate::paths::ensure_ignored_dir(dir).is_ok()
+            && let Ok(bytes) = serde_json::to_vec(self)
+        {
+            let _ = crate::fsio::write_atomic_with(path, &bytes, false);
+        }
     }
 }
 

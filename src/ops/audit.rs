@@ -200,7 +200,8 @@ impl Report for AuditReport {
 /// Audits what `req` asks for in `repo`.
 pub fn audit(repo: &Repo, req: &Request) -> Result<AuditReport> {
     let (mut items, diagnostics) = gather(repo, req)?;
-    let checker = Checker::new(&repo.layout.root, Mode::Full, knowledge_files(repo));
+    let checker = Checker::new(&repo.layout.root, Mode::Full, knowledge_files(repo))
+        .with_symbol_cache(repo.layout.cache_file("symbols.json"));
     // With ids, the other items are there only to find conflicts: their references are not read.
     let found: Vec<Vec<Ref>> = items
         .iter()

@@ -327,6 +327,15 @@ fn without_git_the_walk_honours_gitignore() {
     std::fs::create_dir_all(t.root().join(".git")).unwrap();
     let again = t.kb(&["--json", "audit", "--store", "md"]).json();
     assert_eq!(again["counts"], v["counts"]);
+
+    // Where a symbol was found is cached (.co-cli/cache/symbols.json), never trusted blindly: the
+    // symbol gone from that file, the file is read again and the others scanned.
+    assert!(t.root().join(".co-cli/cache/symbols.json").is_file());
+    t.write("src/lib.rs", "pub fn renamed_fn() {}\n");
+    let v = t.kb(&["--json", "audit", "1"]).json();
+    assert_eq!(problems(item(&v, "md", json!(1)))[0].2, "`visible_fn` occurs in no tracked file");
+    t.write("src/other.rs", "pub fn visible_fn() {}\n");
+    assert_eq!(t.kb(&["--json", "audit", "1"]).ok().json()["counts"]["ok"], 1);
 }
 
 #[test]
