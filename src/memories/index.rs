@@ -788,6 +788,39 @@ mod tests {
         let of = |id: u64| *pos.iter().find(|&&p| cached.id_at(p) == id).unwrap();
         assert_eq!((cached.type_at(of(1)), cached.agent_at(of(1))), (MemoryType::Learning, None));
         assert_eq!((cached.type_at(of(2)), cached.agent_at(of(2))), (MemoryType::CoreContext, Some("reviewer")));
+        // Provenance survives the cache too (format 6); a value that is not a string is no author.
+        fs::write(
+            memories.join("005-e.md"),
+            format!(
+                "{}created_by: agent:claude
+updated_by: ana@example.com
+---
+
+who
+",
+                head(5)
+            ),
+        )
+        .unwrap();
+        fs::write(
+            memories.join("006-f.md"),
+            format!(
+                "{}created_by: 7
+---
+
+number
+",
+                head(6)
+            ),
+        )
+        .unwrap();
+        Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        let c = crate::memories::cache::Cached::load(&cache).unwrap();
+        let cached = Index { arena: c.arena, tags: c.tags, records: c.records, ..Index::empty(&memories) };
+        let by = |id: u64| cached.memories().find(|m| m.id == id).map(|m| (m.created_by, m.updated_by)).unwrap();
+        assert_eq!(by(5), (Some("agent:claude"), Some("ana@example.com")));
+        assert_eq!(by(6), (None, None));
+        assert_eq!(by(1), (None, None));
     }
 
     #[test]
