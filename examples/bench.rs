@@ -50,7 +50,16 @@
 //! decisions only) against the same with all eight agents of the setting `agents`, and
 //! `kb compile --check`, warm (`agents_bench`).
 //!
-//! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--agents|--heat] [N...]`
+//! With `--audit [N [FILES]]`, the bench times `kb audit` (docs/behaviour.md, Audit) instead: a
+//! real git repository of FILES tracked files (default 100,000: small Rust files, each defining
+//! a few functions, committed at once, then one rename commit) with N memories (default 10,000)
+//! of the usual shape, of which about a third cite a file (with a line), a fifth name a function,
+//! 1 % name a make target, and a few cite a file or a function that is not there (so the symbol
+//! pass reads every file). It times `kb audit`, `kb audit ID` (a memory with a path and a symbol
+//! that hold) and `kb recall --verify` (paths and commands at use), warm (the second of two runs
+//! and after), `RUNS` times each (default 5).
+//!
+//! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--agents|--heat|--audit] [N...]`
 //! (default N: 200 2000 10000 100000). Environment:
 //!
 //! - `KB`: the binary to time (default `target/release/kb`).
@@ -940,10 +949,14 @@ fn main() {
     if mode.is_some() {
         args.remove(0);
     }
+    if mode.as_deref() == Some("--audit") {
+        audit_bench(&args);
+        return;
+    }
     let agents = mode.as_deref() == Some("--agents");
     let layered = mode.as_deref() == Some("--layered") || agents;
     let heat = mode.as_deref() == Some("--heat");
-    assert!(mode.is_none() || layered || heat, "unknown mode {mode:?}: --layered, --agents or --heat");
+    assert!(mode.is_none() || layered || heat, "unknown mode {mode:?}: --layered, --agents, --heat or --audit");
     let sizes: Vec<usize> = if args.is_empty() {
         vec![200, 2_000, 10_000, 100_000]
     } else {
@@ -1171,4 +1184,149 @@ fn main() {
     if !all_ok {
         std::process::exit(1);
     }
+}
+
+/// Writes the repository of `--audit`: `files` tracked Rust files committed at once (git
+/// fast-import, much quicker than `git add` of 100,000 files), a rename commit, a Makefile; and
+/// `n` memories, some citing the files, their lines and functions, a few citing what is not there.
+fn generate_audit(root: &Path, n: usize, files: usize) {
+    std::fs::create_dir_all(root).unwrap();
+    let git = |args: &[&str], stdin: Option<&[u8]>| {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(root)
+            .args(["-c", "user.email=bench@example.com", "-c", "user.name=Bench", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .stdout(Stdio::null());
+        if let Some(input) = stdin {
+            cmd.stdin(Stdio::piped());
+            let mut child = cmd.spawn().expect("git");
+            std::io::Write::write_all(child.stdin.as_mut().unwrap(), input).unwrap();
+            drop(child.stdin.take());
+            assert!(child.wait().unwrap().success(), "git {args:?}");
+        } else {
+            assert!(cmd.status().expect("git").success(), "git {args:?}");
+        }
+    };
+    git(&["init", "-q"], None);
+    let mut rng = Rng(0x51ed_270b_27a4_4c31 ^ files as u64);
+    let path_of = |i: usize| format!("src/mod_{:03}/file_{i}.rs", i / 1000);
+    // fast-import stream: one commit with every file, then the working tree is checked out.
+    let mut stream = Vec::new();
+    stream.extend_from_slice(
+        b"commit refs/heads/main\ncommitter Bench <bench@example.com> 1764000000 +0000\ndata 6\nstart\n",
+    );
+    for i in 0..files {
+        let mut body = format!("//! Module {i}.\n\npub fn item_{i}() -> u32 {{\n    {i}\n}}\n\n");
+        body.push_str(&format!("pub fn helper_{i}_{}() {{}}\n", rng.word()));
+        body.push_str(&format!("// {}\n", words(&mut rng, "note:", 60, 120)));
+        stream.extend_from_slice(format!("M 100644 inline {}\ndata {}\n", path_of(i), body.len()).as_bytes());
+        stream.extend_from_slice(body.as_bytes());
+        stream.push(b'\n');
+    }
+    let makefile = "build:\n\tcargo build\n\ntest:\n\tcargo test\n";
+    stream.extend_from_slice(format!("M 100644 inline Makefile\ndata {}\n{makefile}\n", makefile.len()).as_bytes());
+    git(&["fast-import", "--quiet"], Some(&stream));
+    git(&["symbolic-ref", "HEAD", "refs/heads/main"], None);
+    git(&["checkout", "-q", "-f", "main"], None);
+    git(&["mv", &path_of(0), "src/renamed.rs"], None);
+    git(&["commit", "-qm", "rename"], None);
+
+    let dir = root.join(".co-cli/knowledge/memories");
+    std::fs::create_dir_all(&dir).unwrap();
+    let now = chrono::Utc::now();
+    for id in 1..=n {
+        // Prose from a wide vocabulary (the 57 words of the other modes plus made-up words), so
+        // that two memories are as alike as two real ones, not near-duplicates by construction.
+        let target = 60 + rng.below(141) as usize;
+        let mut text = String::new();
+        while text.len() < target {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            if rng.below(2) == 0 {
+                text.push_str(rng.word());
+            } else {
+                let len = 3 + rng.below(7) as usize;
+                text.extend((0..len).map(|_| (b'a' + rng.below(26) as u8) as char));
+            }
+        }
+        let f = 1 + rng.below(files as u64 - 1) as usize;
+        match rng.below(100) {
+            0..=32 => text.push_str(&format!(" (see `{}:{}`)", path_of(f), 1 + rng.below(5))),
+            33..=52 => text.push_str(&format!(" (calls `item_{f}`)")),
+            53 => text.push_str(" (`make build`)"),
+            _ => {}
+        }
+        if id % 2000 == 0 {
+            text.push_str(&format!(" (`src/gone_{id}.rs`, `removed_fn_{id}`)"));
+        }
+        let age = chrono::Duration::seconds(rng.below(60 * 86_400) as i64);
+        let file = kb::new_memory_file(id as u64, &[], None, &text, now - age);
+        std::fs::write(dir.join(kb::memory_file_name(id as u64, &text)), file).unwrap();
+    }
+}
+
+/// `--audit [N [FILES]]`: times `kb audit`, `kb audit ID` and `kb recall --verify` (see the top
+/// of this file).
+fn audit_bench(args: &[String]) {
+    let n: usize = args.first().map_or(10_000, |a| a.parse().expect("N"));
+    let files: usize = args.get(1).map_or(100_000, |a| a.parse().expect("FILES"));
+    let kb = binaries().remove(0);
+    let mut tmp = tempfile::tempdir().unwrap();
+    if std::env::var_os("KEEP").is_some() {
+        tmp.disable_cleanup(true);
+    }
+    let root = tmp.path().join("repo");
+    let t0 = Instant::now();
+    eprintln!("audit: generating {files} tracked files and {n} memories in {}", root.display());
+    generate_audit(&root, n, files);
+    eprintln!("audit: generated in {:.1} s", t0.elapsed().as_secs_f64());
+    let run = |argv: &[&str]| -> (f64, Option<f64>, Option<u64>, bool) {
+        let mut cmd = Command::new(&kb);
+        cmd.args(argv)
+            .current_dir(&root)
+            .env("XDG_CONFIG_HOME", tmp.path().join("config"))
+            .env(MAX_COUNT.0, MAX_COUNT.1)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let (ok, wall, cpu, rss) = timed(&mut cmd);
+        (wall, cpu, rss, ok)
+    };
+    Command::new(&kb).arg("init").current_dir(&root).stdout(Stdio::null()).status().unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // The id of a memory whose references hold: one that cites a file and one that names a function.
+    let id = (1..=n)
+        .find(|id| {
+            let name = std::fs::read_dir(root.join(".co-cli/knowledge/memories"))
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|f| f.starts_with(&format!("{id:03}-")) || f.starts_with(&format!("{id}-")));
+            name.is_some_and(|f| {
+                std::fs::read_to_string(root.join(".co-cli/knowledge/memories").join(f)).unwrap().contains("`item_")
+            })
+        })
+        .unwrap_or(1)
+        .to_string();
+    let reps = std::env::var("RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let cases: [(&str, Vec<&str>); 3] = [
+        ("audit", vec!["audit"]),
+        ("audit ID", vec!["audit", &id]),
+        ("recall --verify", vec!["recall", "--verify", "postgres", "deploy"]),
+    ];
+    println!("kb audit on a git repository of {files} tracked files and {n} memories\n");
+    println!("| command | wall (median) | CPU (median) | peak RSS (largest) |");
+    println!("|---|---:|---:|---:|");
+    for (what, argv) in &cases {
+        run(argv); // warm the page cache and kb's caches
+        let samples: Vec<(f64, Option<f64>, Option<u64>, bool)> = (0..reps).map(|_| run(argv)).collect();
+        let wall = median(samples.iter().map(|s| s.0).collect());
+        let cpu = samples.iter().map(|s| s.1).collect::<Option<Vec<f64>>>().map(median);
+        let rss = samples.iter().filter_map(|s| s.2).max().unwrap_or(0);
+        let exits: Vec<bool> = samples.iter().map(|s| s.3).collect();
+        println!("| kb {} | {wall:.1} ms | {} | {} |", argv.join(" "), cpu_ms(cpu), megabytes(rss));
+        eprintln!("audit: {what}: exit 0 in {} of {} runs", exits.iter().filter(|&&e| e).count(), exits.len());
+    }
+    println!("\nkb = {}", kb.display());
 }

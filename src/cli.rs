@@ -52,6 +52,11 @@ pub enum Command {
     /// Validate every knowledge file (and find what a git merge left); exit 1 when any has a problem
     #[command(after_help = "Examples:\n  kb check\n  kb check --fix\n  kb --json check")]
     Check(CheckArgs),
+    /// Check that what the knowledge says still holds: cited paths and lines, make/just/npm targets,
+    /// code symbols; and find near-identical memories that may contradict each other. Exit 1 when
+    /// an item is stale or in conflict
+    #[command(after_help = "Examples:\n  kb audit\n  kb audit 7 decision:2\n  kb audit --store md\n  kb --json audit")]
+    Audit(AuditArgs),
     /// Show the effective settings and where each value came from; set or unset one
     #[command(
         after_help = "Examples:\n  kb config\n  kb config set context_targets '[\"AGENTS.md\",\"CLAUDE.md\"]'\n  kb config unset memory_max_count"
@@ -215,6 +220,16 @@ pub struct PromoteArgs {
     pub name: Option<String>,
     #[arg(long, help = "Write a memory that holds a secret with the secret replaced by [REDACTED:<rule>]")]
     pub redact: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Audit only these memories, records or decisions (decision:N)
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+    /// Audit only this kind of item (repeatable; default: every kind)
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub store: Vec<crate::ops::audit::Store>,
 }
 
 #[derive(Debug, Args)]
@@ -612,6 +627,10 @@ pub struct RecallArgs {
     /// first; markdown memories and Copilot records only
     #[arg(long)]
     pub exact: bool,
+    /// Check each result's cited paths and make/just/npm targets now: "verified" is ok, stale or
+    /// unverified (no such reference)
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Debug, Args)]
@@ -629,6 +648,10 @@ pub struct ListArgs {
     /// Only memories that name this agent
     #[arg(long, value_name = "NAME", value_parser = agent_name)]
     pub agent: Option<String>,
+    /// Only memories and records whose created_by starts with PREFIX (--by agent: lists what
+    /// agents wrote)
+    #[arg(long, value_name = "PREFIX")]
+    pub by: Option<String>,
 }
 
 #[derive(Debug, Args)]

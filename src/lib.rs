@@ -6,6 +6,7 @@
 //! `output`, `error`). `docs/architecture.md` draws the layers. The few items below are public
 //! for `main.rs`, the benchmarks and the tests.
 
+pub(crate) mod audit;
 pub(crate) mod board;
 pub(crate) mod cli;
 pub(crate) mod commands;

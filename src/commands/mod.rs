@@ -251,7 +251,8 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
         (_, true) => Scope::Md,
         (any, false) => any,
     };
-    let filter = ops::read::ListFilter::new(a.memory_type.map(memory_type), a.importance.map(importance), a.agent)?;
+    let filter =
+        ops::read::ListFilter::new(a.memory_type.map(memory_type), a.importance.map(importance), a.agent)?.by(a.by);
     ctx.emit(&ops::read::list(&ops::read::load(&ctx.repo()?, scope)?, &filter))
 }
 
@@ -275,7 +276,15 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 sources: ops::recall::Sources::of(&a.store),
             };
             let knowledge = ops::recall::load(&repo, &req)?;
-            ctx.emit(&ops::recall::recall(&repo, &knowledge, &req))
+            let report = ops::recall::recall(&repo, &knowledge, &req);
+            if a.verify {
+                return ctx.emit(&ops::audit::verified(&repo.layout.root, &report)?);
+            }
+            ctx.emit(&report)
+        }
+        Command::Audit(a) => {
+            let req = ops::audit::Request { ids: a.ids, stores: a.store };
+            ctx.emit(&ops::audit::audit(&ctx.repo()?, &req)?)
         }
         Command::List(a) => list(ctx, a),
         Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),

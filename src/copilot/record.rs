@@ -54,6 +54,8 @@ pub struct Fields<'a> {
     pub tags: Vec<Cow<'a, str>>,
     /// Who created the record (provenance); `None` when absent: a person's.
     pub created_by: Option<Cow<'a, str>>,
+    /// Who last rewrote the record; `None` when absent.
+    pub updated_by: Option<Cow<'a, str>>,
     /// Known keys with a value of the wrong type, described for `kb check`.
     pub warnings: Vec<String>,
 }
@@ -70,7 +72,7 @@ pub fn parse_light(line: &str) -> Result<Fields<'_>, String> {
 }
 
 /// The known keys: how deep kb reads each one's value, and whether `parse_light` skips it.
-const KNOWN: [(&str, Depth, bool); 12] = [
+const KNOWN: [(&str, Depth, bool); 13] = [
     ("id", Depth::Scalar, false),
     ("subject", Depth::Scalar, false),
     ("fact", Depth::Scalar, false),
@@ -82,7 +84,8 @@ const KNOWN: [(&str, Depth, bool); 12] = [
     ("updated", Depth::Scalar, false),
     ("votes", Depth::Votes, false),
     ("tags", Depth::List, true),
-    ("created_by", Depth::Scalar, true),
+    ("created_by", Depth::Scalar, false),
+    ("updated_by", Depth::Scalar, false),
 ];
 
 fn parse_as(line: &str, full: bool) -> Result<Fields<'_>, String> {
@@ -118,7 +121,7 @@ fn fields<'a>(top: Top<'a>) -> Result<Fields<'a>, String> {
     if let Some(key) = top.duplicate {
         return Err(format!("the key \"{key}\" appears twice"));
     }
-    let [id, subject, fact, citations, reason, category, source, created, updated, votes, tags, created_by] =
+    let [id, subject, fact, citations, reason, category, source, created, updated, votes, tags, created_by, updated_by] =
         top.values;
     let id = match id {
         None | Some(Json::Null) => None,
@@ -148,6 +151,7 @@ fn fields<'a>(top: Top<'a>) -> Result<Fields<'a>, String> {
     let created = optional("created", created);
     let updated = optional("updated", updated);
     let created_by = optional("created_by", created_by);
+    let updated_by = optional("updated_by", updated_by);
     let (citations, citations_form) = match citations {
         None | Some(Json::Null) => (Vec::new(), CitationsForm::Absent),
         Some(Json::Str(s)) => (split_citations(s), CitationsForm::String),
@@ -198,6 +202,7 @@ fn fields<'a>(top: Top<'a>) -> Result<Fields<'a>, String> {
         votes_ok,
         tags,
         created_by,
+        updated_by,
         warnings,
     })
 }

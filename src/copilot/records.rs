@@ -37,6 +37,10 @@ pub struct Record<'r> {
     pub votes: Votes,
     /// False when `votes` is present but malformed.
     pub votes_ok: bool,
+    /// Who created the record (provenance); `None`: absent, a person's.
+    pub created_by: Option<&'r str>,
+    /// Who last rewrote it.
+    pub updated_by: Option<&'r str>,
 }
 
 impl Record<'_> {
@@ -91,6 +95,8 @@ struct Slot {
     created_at: Option<Micros>,
     updated_at: Option<Micros>,
     votes: Votes,
+    created_by: Text,
+    updated_by: Text,
 }
 
 /// The records of one file, parsed.
@@ -190,6 +196,8 @@ impl<'a> Records<'a> {
                 created_at,
                 updated_at,
                 votes: f.votes,
+                created_by: keep(f.created_by.as_deref()),
+                updated_by: keep(f.updated_by.as_deref()),
             };
             all.slots.push(slot);
         }
@@ -231,6 +239,8 @@ impl<'a> Records<'a> {
             updated_at: s.updated_at,
             votes: s.votes,
             votes_ok: s.votes_ok,
+            created_by: self.text(s.created_by),
+            updated_by: self.text(s.updated_by),
         }
     }
 

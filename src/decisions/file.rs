@@ -82,6 +82,10 @@ pub struct Decision {
     pub status: Status,
     pub tags: Vec<String>,
     pub superseded_by: Option<u64>,
+    /// Who created it (provenance); `None` when absent or not a string: a person's.
+    pub created_by: Option<String>,
+    /// Who last rewrote it (supersede, accept, reject, archive).
+    pub updated_by: Option<String>,
     /// The body, stripped, with `\n` line ends.
     pub content: String,
 }
@@ -168,7 +172,25 @@ fn validate(f: &Fields) -> Result<Decision, Invalid> {
         Some(other) => return Err(("tags", format!("'tags' must be a list, got {}", frontmatter::describe(other)))),
     };
     let superseded_by = integer("superseded_by")?;
-    Ok(Decision { id, created, created_at, updated, kind, status, tags, superseded_by, content: String::new() })
+    // Provenance is read leniently (a value that is not a string is no author, not an error).
+    let author = |key: &str| match f.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        _ => None,
+    };
+    let (created_by, updated_by) = (author(crate::provenance::CREATED_BY), author(crate::provenance::UPDATED_BY));
+    Ok(Decision {
+        id,
+        created,
+        created_at,
+        updated,
+        kind,
+        status,
+        tags,
+        superseded_by,
+        created_by,
+        updated_by,
+        content: String::new(),
+    })
 }
 
 /// Returns a timestamp entry, single-quoted as PyYAML writes it.

@@ -321,6 +321,7 @@ fn split_bound(a: &[u8], b1: &Hist, b2: &Hist, tail: &mut Vec<u16>) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
     use crate::format::similarity::similarity;
 
     /// The groups every pair would give: the same rule, scoring every pair.

@@ -437,6 +437,38 @@ impl ToolArgs for GetMemoryArgs {
     }
 }
 
+/// `audit` arguments.
+#[derive(Debug, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AuditArgs {
+    /// Check only these: an integer for a memory, "mem-..." for a Copilot record, "decision:N" for a
+    /// decision; everything when left out
+    #[schemars(default, schema_with = "ids_schema")]
+    pub ids: Vec<String>,
+}
+
+/// The schema of `audit`'s `ids`: a list of ids (numbers or strings), inline.
+fn ids_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "anyOf": [
+        { "type": "array", "items": { "type": ["string", "integer"] } },
+        { "type": "null" }
+    ] })
+}
+
+impl ToolArgs for AuditArgs {
+    const TOOL: &'static str = "audit";
+    const NAMES: &'static [&'static str] = &["ids"];
+
+    fn read(given: &mut Given) -> Result<Self, String> {
+        let what = "a list of ids: memory numbers (e.g. 7), record ids (e.g. \"mem-1a2b3c4d\") or \"decision:N\"";
+        let read = |v: &Value| match v {
+            Value::Array(items) => items.iter().map(id).collect::<Option<Vec<String>>>(),
+            v => id(v).map(|one| vec![one]),
+        };
+        Ok(AuditArgs { ids: given.get("ids", what, read)?.unwrap_or_default() })
+    }
+}
+
 /// `forget_memory` arguments.
 #[derive(Debug, schemars::JsonSchema)]
 #[schemars(deny_unknown_fields)]

@@ -110,6 +110,13 @@ memory (as list_memories and recall_memory show it), mem-... for a Copilot recor
 type, importance, agent and dates of a memory; the citations, reason and votes of a record; the type and status \
 of a decision. Reading a memory or record counts as a use of it, as a recall result does.";
 
+const AUDIT: &str = "Check whether what the knowledge says still holds, as `kb audit` does: the paths and lines it \
+cites exist, the make/just/npm targets it names are defined, the code symbols it names occur in the repository; and \
+whether two near-identical memories may contradict each other. Give ids (an integer for a memory, mem-... for a \
+Copilot record, decision:N for a decision) to check only those; none: everything. Each item comes back ok, stale (with \
+what no longer holds, e.g. a file renamed since) or unverified (it names nothing that can be checked). Fix or forget \
+a stale memory rather than trusting it. Reads only.";
+
 const FORGET_MEMORY: &str = "Delete one saved memory or Copilot record by its id, as list_memories and \
 recall_memory show it: an integer for a memory, an id such as mem-1a2b3c4d for a record. For when the user asks \
 to forget something, or a memory turned out wrong or outdated (save the corrected fact as well). The memory's \
@@ -335,6 +342,12 @@ impl KbServer {
                 repo.vote(args.id.as_deref(), args.fact.as_deref(), args.direction.direction(), &args.reason)
             })
             .await)
+    }
+
+    #[tool(description = AUDIT, annotations(title = "Audit memories", read_only_hint = true, open_world_hint = false))]
+    async fn audit(&self, Parameters(args): Parameters<Checked<AuditArgs>>) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.call(args, move |args| repo.audit(args.ids)).await)
     }
 
     #[tool(

@@ -34,6 +34,18 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+/// Adds to a recall's or a show's reply each item's verdict at use (SPEC §14.1): `"verified"` and
+/// `"problems"` in the JSON, a `Verified:` block in the text.
+fn verify(repo: &crate::repo::Repo, reply: &mut Reply) {
+    let lines = ops::audit::verify_json(&repo.layout.root, &mut reply.json);
+    if !lines.is_empty() && reply.json.get("count").and_then(Value::as_u64) != Some(0) {
+        reply.text.push_str("\n\nVerified (paths and commands):");
+        for line in lines {
+            reply.text.push_str(&format!("\n  {line}"));
+        }
+    }
+}
+
 /// What a tool returns on success: the CLI's text and the CLI's JSON document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
@@ -198,7 +210,15 @@ impl Server {
         };
         let (warm, repo) = self.held()?;
         let corpus = warm.corpus().ok_or_else(|| anyhow::anyhow!("the recall index is not built"))?;
-        self.reply(&ops::recall::recall_live(&repo, warm.parts(), corpus, &req))
+        let mut reply = self.reply(&ops::recall::recall_live(&repo, warm.parts(), corpus, &req))?;
+        verify(&repo, &mut reply);
+        Ok(reply)
+    }
+
+    /// `audit`: `kb audit [ID...]`.
+    pub fn audit(&self, ids: Vec<String>) -> Result<Reply> {
+        let req = ops::audit::Request { ids, stores: Vec::new() };
+        self.reply(&ops::audit::audit(&self.repo()?, &req)?)
     }
 
     /// `list_memories`: `kb list` with its filters, as a page of at most `limit` items whose lines
@@ -232,13 +252,13 @@ impl Server {
     /// `get_memory`: one memory or record in full, as `kb show ID` (an access, as there), or the
     /// decision `decision:N` names, as `kb decision show N`.
     pub fn get(&self, id: &str) -> Result<Reply> {
-        match id.trim().strip_prefix("decision:") {
-            Some(n) => self.reply(&ops::decision::show(&self.repo()?, n)?),
-            None => {
-                let (warm, repo) = self.held()?;
-                self.reply(&ops::read::show_loaded(&repo, warm.loaded(), id, Scope::Both)?)
-            }
-        }
+        let (warm, repo) = self.held()?;
+        let mut reply = match id.trim().strip_prefix("decision:") {
+            Some(n) => self.reply(&ops::decision::show(&repo, n)?),
+            None => self.reply(&ops::read::show_loaded(&repo, warm.loaded(), id, Scope::Both)?),
+        }?;
+        verify(&repo, &mut reply);
+        Ok(reply)
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.

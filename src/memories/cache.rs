@@ -48,6 +48,8 @@ pub(super) struct Record {
     /// `importance` as written: 0 absent, else 1 + its place in [`Importance::ALL`].
     pub(super) importance: u8,
     pub(super) agent: Span,
+    pub(super) created_by: Span,
+    pub(super) updated_by: Span,
     pub(super) tags_start: u32,
     pub(super) tags_len: u32,
     pub(super) content: Span,
@@ -86,12 +88,13 @@ const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// Bump when the record layout, the parsing rules or the checksum change, so old caches are
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
 /// against an adversary. 4: the layer keys `type`, `importance` and `agent`. 5: an invalid file's
-/// record holds the id its `id: N` lines name, so a new id never reuses it.)
-const FORMAT: u32 = 5;
+/// record holds the id its `id: N` lines name, so a new id never reuses it. 6: provenance,
+/// `created_by` and `updated_by`.)
+const FORMAT: u32 = 6;
 
 const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
 
-const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 1 + 1 + 8 + 4 + 4 + 8 + 4;
+const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 1 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4;
 
 pub(super) fn encode(r: &Record) -> [u8; RECORD] {
     let mut b = [0u8; RECORD];
@@ -117,6 +120,8 @@ pub(super) fn encode(r: &Record) -> [u8; RECORD] {
     put(&[r.kind]);
     put(&[r.importance]);
     put(&span(r.agent));
+    put(&span(r.created_by));
+    put(&span(r.updated_by));
     put(&r.tags_start.to_le_bytes());
     put(&r.tags_len.to_le_bytes());
     put(&span(r.content));
@@ -145,6 +150,8 @@ pub(super) fn decode(b: &[u8]) -> Option<Record> {
         kind: r.u8().filter(|&c| type_of(c).is_some())?,
         importance: r.u8().filter(|&c| importance_of(c).is_some())?,
         agent: span_of(&mut r)?,
+        created_by: span_of(&mut r)?,
+        updated_by: span_of(&mut r)?,
         tags_start: r.u32()?,
         tags_len: r.u32()?,
         content: span_of(&mut r)?,
@@ -232,6 +239,8 @@ impl Cached {
                     && ok(r.updated)
                     && ok(r.source)
                     && ok(r.agent)
+                    && ok(r.created_by)
+                    && ok(r.updated_by)
                     && ok(r.content)
                     && r.content != NONE
                     && (!r.valid || r.created != NONE)

@@ -124,6 +124,10 @@ pub struct Memory {
     pub importance: Option<Importance>,
     /// `agent` as written; `None` when absent: shared by every agent.
     pub agent: Option<String>,
+    /// Who created it (provenance, SPEC §14.2); `None` when absent or not a string: a person's.
+    pub created_by: Option<String>,
+    /// Who last rewrote its content; `None` when absent or not a string.
+    pub updated_by: Option<String>,
     /// The body, stripped.
     pub content: String,
 }
@@ -367,6 +371,13 @@ fn validate<'p>(
     if let Some(a) = &agent {
         text::check_agent(a).map_err(|e| ("agent", e))?;
     }
+    // Provenance is read leniently: co-cli's reader ignores these keys, so a value that is not a
+    // string never makes the file invalid; it is simply not an author.
+    let author = |key: &str| match f.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        _ => None,
+    };
+    let (created_by, updated_by) = (author(crate::provenance::CREATED_BY), author(crate::provenance::UPDATED_BY));
     Ok(Memory {
         id,
         created,
@@ -379,6 +390,8 @@ fn validate<'p>(
         memory_type,
         importance,
         agent,
+        created_by,
+        updated_by,
         content: String::new(),
     })
 }

@@ -41,6 +41,10 @@ pub struct MemoryRef<'a> {
     pub importance: Option<Importance>,
     /// `agent` as written; `None` when absent: shared by every agent.
     pub agent: Option<&'a str>,
+    /// Who created it (provenance); `None`: a person's.
+    pub created_by: Option<&'a str>,
+    /// Who last rewrote its content.
+    pub updated_by: Option<&'a str>,
     pub tags: Vec<&'a str>,
     pub content: &'a str,
 }
@@ -392,6 +396,8 @@ impl Index {
             r.updated = shift(r.updated);
             r.source = shift(r.source);
             r.agent = shift(r.agent);
+            r.created_by = shift(r.created_by);
+            r.updated_by = shift(r.updated_by);
             r.content = shift(r.content);
             r.tags_start += tags_at;
             r
@@ -418,6 +424,8 @@ impl Index {
                 m.content.len()
                     + m.created.len()
                     + m.agent.as_ref().map_or(0, String::len)
+                    + m.created_by.as_ref().map_or(0, String::len)
+                    + m.updated_by.as_ref().map_or(0, String::len)
                     + m.tags.iter().map(String::len).sum::<usize>()
                     + 256
             });
@@ -449,6 +457,8 @@ impl Index {
                     kind: type_code(m.memory_type),
                     importance: importance_code(m.importance),
                     agent: self.intern_opt(m.agent.as_deref()),
+                    created_by: self.intern_opt(m.created_by.as_deref()),
+                    updated_by: self.intern_opt(m.updated_by.as_deref()),
                     tags_start,
                     tags_len: m.tags.len() as u32,
                     content: self.intern(&m.content),
@@ -466,6 +476,8 @@ impl Index {
                 updated: NONE,
                 source: NONE,
                 agent: NONE,
+                created_by: NONE,
+                updated_by: NONE,
                 ..Record::default()
             },
         };
@@ -479,7 +491,7 @@ impl Index {
             .iter()
             .map(|r| {
                 let tags = &self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize];
-                [r.name, r.created, r.updated, r.source, r.agent, r.content]
+                [r.name, r.created, r.updated, r.source, r.agent, r.created_by, r.updated_by, r.content]
                     .iter()
                     .chain(tags)
                     .filter(|s| **s != NONE)
@@ -501,6 +513,8 @@ impl Index {
             r.updated = move_span(self, r.updated);
             r.source = move_span(self, r.source);
             r.agent = move_span(self, r.agent);
+            r.created_by = move_span(self, r.created_by);
+            r.updated_by = move_span(self, r.updated_by);
             r.content = move_span(self, r.content);
             let start = self.tags.len() as u32;
             for t in &old_tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize] {
@@ -534,6 +548,8 @@ impl Index {
             memory_type: type_of(r.kind).flatten(),
             importance: importance_of(r.importance).flatten(),
             agent: self.opt(r.agent),
+            created_by: self.opt(r.created_by),
+            updated_by: self.opt(r.updated_by),
             tags: self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize]
                 .iter()
                 .map(|&t| self.str(t))
@@ -597,6 +613,11 @@ impl Index {
     /// Returns the memory's importance at a position (`medium` when the file has none).
     pub fn importance_at(&self, pos: Pos) -> Importance {
         importance_of(self.records[pos.0].importance).flatten().unwrap_or_default()
+    }
+
+    /// Returns who created the memory at a position (`None`: no `created_by`, a person's).
+    pub fn created_by_at(&self, pos: Pos) -> Option<&str> {
+        self.opt(self.records[pos.0].created_by)
     }
 
     /// Returns the agent a memory names at a position (`None`: every agent's).
@@ -953,6 +974,39 @@ mod tests {
         let of = |id: u64| *pos.iter().find(|&&p| cached.id_at(p) == id).unwrap();
         assert_eq!((cached.type_at(of(1)), cached.agent_at(of(1))), (MemoryType::Learning, None));
         assert_eq!((cached.type_at(of(2)), cached.agent_at(of(2))), (MemoryType::CoreContext, Some("reviewer")));
+        // Provenance survives the cache too (format 6); a value that is not a string is no author.
+        fs::write(
+            memories.join("005-e.md"),
+            format!(
+                "{}created_by: agent:claude
+updated_by: ana@example.com
+---
+
+who
+",
+                head(5)
+            ),
+        )
+        .unwrap();
+        fs::write(
+            memories.join("006-f.md"),
+            format!(
+                "{}created_by: 7
+---
+
+number
+",
+                head(6)
+            ),
+        )
+        .unwrap();
+        Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        let c = crate::memories::cache::Cached::load(&cache).unwrap();
+        let cached = Index { arena: c.arena, tags: c.tags, records: c.records, ..Index::empty(&memories) };
+        let by = |id: u64| cached.memories().find(|m| m.id == id).map(|m| (m.created_by, m.updated_by)).unwrap();
+        assert_eq!(by(5), (Some("agent:claude"), Some("ana@example.com")));
+        assert_eq!(by(6), (None, None));
+        assert_eq!(by(1), (None, None));
     }
 
     #[test]

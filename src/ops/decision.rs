@@ -210,6 +210,8 @@ pub struct DecisionJson {
     updated: Option<String>,
     superseded_by: Option<u64>,
     tags: Vec<String>,
+    created_by: Option<String>,
+    updated_by: Option<String>,
     title: String,
     content: String,
     path: String,
@@ -227,6 +229,8 @@ impl DecisionJson {
             updated: d.updated.clone(),
             superseded_by: d.superseded_by,
             tags: d.tags.clone(),
+            created_by: d.created_by.clone(),
+            updated_by: d.updated_by.clone(),
             title: d.title().to_string(),
             content: d.content.clone(),
             path: abs(path),
@@ -319,6 +323,7 @@ impl Report for ShowReport {
         if !d.tags.is_empty() {
             writeln!(w, "Tags: {}", v.clean(&d.tags.join(", ")))?;
         }
+        w.write_all(super::read::provenance_lines(v, d.created_by.as_deref(), d.updated_by.as_deref()).as_bytes())?;
         writeln!(w)?;
         writeln!(w, "{}", v.clean(&d.content))
     }

@@ -7,6 +7,7 @@
 //! reports for a terminal, `mcp/` turns them into tool results, and neither knows the other.
 
 pub mod agents;
+pub mod audit;
 pub mod board;
 pub mod check;
 pub mod compile;

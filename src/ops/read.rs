@@ -129,6 +129,10 @@ pub struct MemoryJson {
     pub importance: &'static str,
     /// The agent the memory names; null: shared by every agent.
     pub agent: Option<String>,
+    /// Who created it (provenance, SPEC §14.2); null when absent (a person's).
+    pub created_by: Option<String>,
+    /// Who last rewrote its content; null when absent.
+    pub updated_by: Option<String>,
 }
 
 impl MemoryJson {
@@ -147,6 +151,8 @@ impl MemoryJson {
             memory_type: m.effective_type().as_str(),
             importance: m.effective_importance().as_str(),
             agent: m.agent.map(String::from),
+            created_by: m.created_by.map(String::from),
+            updated_by: m.updated_by.map(String::from),
         }
     }
 }
@@ -171,6 +177,8 @@ pub struct RecordJson {
     pub votes: Votes,
     pub tags: Vec<String>,
     pub decay_protected: bool,
+    pub created_by: Option<String>,
+    pub updated_by: Option<String>,
 }
 
 impl RecordJson {
@@ -194,6 +202,8 @@ impl RecordJson {
             votes: r.votes,
             tags: Vec::new(),
             decay_protected: false,
+            created_by: owned(r.created_by),
+            updated_by: owned(r.updated_by),
         }
     }
 }
@@ -394,6 +404,8 @@ pub struct ListFilter {
     pub memory_type: Option<MemoryType>,
     pub importance: Option<Importance>,
     pub agent: Option<String>,
+    /// `--by PREFIX`: only items whose `created_by` starts with it (SPEC §14.2); records too.
+    pub by: Option<String>,
 }
 
 impl ListFilter {
@@ -406,7 +418,17 @@ impl ListFilter {
         if let Some(a) = &agent {
             crate::format::text::check_agent(a).map_err(KbError::Invalid)?;
         }
-        Ok(ListFilter { memory_type, importance, agent })
+        Ok(ListFilter { memory_type, importance, agent, by: None })
+    }
+
+    /// Returns the filter keeping, besides, only what `created_by` prefix `by` wrote.
+    pub fn by(self, by: Option<String>) -> ListFilter {
+        ListFilter { by, ..self }
+    }
+
+    /// Returns whether an item created by `created_by` passes `--by`.
+    fn keeps_author(&self, created_by: Option<&str>) -> bool {
+        self.by.as_deref().is_none_or(|p| created_by.is_some_and(|c| c.starts_with(p)))
     }
 
     /// Returns whether the filter keeps everything.
@@ -418,6 +440,7 @@ impl ListFilter {
         self.memory_type.is_none_or(|t| index.type_at(p) == t)
             && self.importance.is_none_or(|i| index.importance_at(p) == i)
             && self.agent.as_deref().is_none_or(|a| index.agent_at(p) == Some(a))
+            && self.keeps_author(index.created_by_at(p))
     }
 
     /// Returns the filter as the human list shows it: `type core_context, agent reviewer`.
@@ -431,6 +454,9 @@ impl ListFilter {
         }
         if let Some(a) = &self.agent {
             parts.push(format!("agent {}", v.clean(a)));
+        }
+        if let Some(b) = &self.by {
+            parts.push(format!("created by {}*", v.clean(b)));
         }
         parts.join(", ")
     }
@@ -495,7 +521,19 @@ impl ListReport<'_> {
 
     /// Returns how many memories and how many records the filter keeps.
     fn totals(&self) -> (usize, usize) {
-        (self.order.len(), self.records.as_ref().map_or(0, |r| r.len()))
+        let records = match (&self.records, &self.filter.by) {
+            (Some(all), Some(_)) => self.kept_records(all).count(),
+            (Some(all), None) => all.len(),
+            (None, _) => 0,
+        };
+        (self.order.len(), records)
+    }
+
+    /// Returns the records the filter keeps (`--by`; the other filters list no record), in file
+    /// order.
+    fn kept_records<'r>(&self, all: &'r Records<'_>) -> impl Iterator<Item = Record<'r>> {
+        let filter = &self.filter;
+        all.iter().filter(move |r| filter.keeps_author(r.created_by))
     }
 
     /// Returns how many memories and how many records are given: all, or a page's first ones.
@@ -532,6 +570,8 @@ struct ListItem<'a> {
     memory_type: &'static str,
     importance: &'static str,
     agent: Option<&'a str>,
+    created_by: Option<&'a str>,
+    updated_by: Option<&'a str>,
     /// The whole content, in a page only.
     #[serde(skip_serializing_if = "Option::is_none")]
     content: Option<&'a str>,
@@ -553,6 +593,8 @@ struct RecordListItem<'r> {
     line: usize,
     subject: &'r str,
     votes: Votes,
+    created_by: Option<&'r str>,
+    updated_by: Option<&'r str>,
     /// The whole fact, in a page only.
     #[serde(skip_serializing_if = "Option::is_none")]
     content: Option<&'r str>,
@@ -584,6 +626,8 @@ impl Serialize for ListItems<'_, '_> {
                     memory_type: m.effective_type().as_str(),
                     importance: m.effective_importance().as_str(),
                     agent: m.agent,
+                    created_by: m.created_by,
+                    updated_by: m.updated_by,
                     tags: m.tags,
                     content: paged.then_some(m.content),
                 })?;
@@ -591,7 +635,7 @@ impl Serialize for ListItems<'_, '_> {
         }
         if let Some(all) = &report.records {
             let path = abs(&all.file.path);
-            for r in all.iter().take(copilot_shown) {
+            for r in report.kept_records(all).take(copilot_shown) {
                 seq.serialize_element(&RecordListItem {
                     store: COPILOT,
                     id: r.id,
@@ -605,6 +649,8 @@ impl Serialize for ListItems<'_, '_> {
                     line: r.line(),
                     subject: r.subject,
                     votes: r.votes,
+                    created_by: r.created_by,
+                    updated_by: r.updated_by,
                     content: paged.then_some(r.fact),
                 })?;
             }
@@ -641,7 +687,7 @@ impl Serialize for ListReport<'_> {
 
 impl Report for ListReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
-        let copilot = self.records.as_ref().filter(|p| !p.is_empty());
+        let copilot = self.records.as_ref().filter(|p| !p.is_empty() && self.totals().1 > 0);
         let Some(index) = self.index else {
             // Narrowed to the Copilot store.
             return match &self.records {
@@ -656,10 +702,11 @@ impl Report for ListReport<'_> {
         if self.order.is_empty() {
             if filtered {
                 let which = self.filter.describe(v);
-                return writeln!(w, "No memories with {which} in {}.", self.loaded.root.display());
+                writeln!(w, "No memories with {which} in {}.", self.loaded.root.display())?;
+            } else {
+                let empty = if index.dir_exists { "No memories found" } else { "No memories saved yet" };
+                writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
             }
-            let empty = if index.dir_exists { "No memories found" } else { "No memories saved yet" };
-            writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
             if let Some(c) = copilot {
                 writeln!(w)?;
                 self.write_records(v, c, w)?;
@@ -703,8 +750,8 @@ impl ListReport<'_> {
     /// Writes the human `list` of the Copilot store: a header, then one line per record given, in
     /// file order.
     fn write_records(&self, v: &View, all: &Records<'_>, w: &mut dyn Write) -> io::Result<()> {
-        writeln!(w, "Copilot memories: {}\n", all.len())?;
-        for r in all.iter().take(self.shown().1) {
+        writeln!(w, "Copilot memories: {}\n", self.totals().1)?;
+        for r in self.kept_records(all).take(self.shown().1) {
             write!(w, "**{}**", v.clean(r.id))?;
             if let Some(c) = r.created {
                 write!(w, " ({}", chars_prefix(c, 10))?;
@@ -721,6 +768,17 @@ impl ListReport<'_> {
         }
         Ok(())
     }
+}
+
+/// Returns the `Created by:` and `Updated by:` lines of `kb show` (nothing for what is absent).
+pub(super) fn provenance_lines(v: &View, created_by: Option<&str>, updated_by: Option<&str>) -> String {
+    let mut text = String::new();
+    for (label, value) in [("Created by", created_by), ("Updated by", updated_by)] {
+        if let Some(value) = value {
+            text.push_str(&format!("{label}: {}\n", v.clean(value)));
+        }
+    }
+    text
 }
 
 /// `kb show`: one memory or record in full. JSON: `MEMORY` (a record's adds its own keys).
@@ -857,6 +915,7 @@ impl Report for ShowReport {
                 if let Some(a) = &m.agent {
                     text.push_str(&format!("Agent: {}\n", v.clean(a)));
                 }
+                text.push_str(&provenance_lines(v, m.created_by.as_deref(), m.updated_by.as_deref()));
                 if m.decay_protected {
                     text.push_str("Protected: 🔒 yes\n");
                 }
@@ -883,6 +942,7 @@ impl Report for ShowReport {
                 if r.votes != Votes::default() {
                     text.push_str(&format!("Votes: {} up, {} down\n", r.votes.up, r.votes.down));
                 }
+                text.push_str(&provenance_lines(v, r.created_by.as_deref(), r.updated_by.as_deref()));
                 text.push('\n');
                 text.push_str(&v.clean(&r.fact));
             }

@@ -173,8 +173,22 @@ fn list_defaults_to_open_decisions_oldest_first() {
     keys.sort();
     assert_eq!(
         keys,
-        ["content", "created", "id", "path", "status", "superseded_by", "tags", "title", "type", "updated"]
+        [
+            "content",
+            "created",
+            "created_by",
+            "id",
+            "path",
+            "status",
+            "superseded_by",
+            "tags",
+            "title",
+            "type",
+            "updated",
+            "updated_by"
+        ]
     );
+    assert!(first["created_by"].is_null() && first["updated_by"].is_null(), "{first}");
     assert_eq!((first["type"].as_str(), first["status"].as_str()), (Some("process"), Some("proposed")));
     let text = t.kb(&["decision", "list", "--all"]).ok().stdout;
     assert!(text.starts_with("**002** (2026-01-01) [process] proposed : Oldest\n"), "{text}");

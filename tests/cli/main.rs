@@ -1,6 +1,7 @@
 //! Black-box tests: run the `kb` binary in a temporary repository.
 
 mod agents;
+mod audit;
 mod bad_input;
 mod board;
 mod cache;

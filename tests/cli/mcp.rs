@@ -126,6 +126,22 @@ mod with_mcp {
         }
     }
 
+    /// Returns a `get_memory` result without what the check at use adds (`verified` and `problems`
+    /// in the JSON, the `Verified` block of the text), to compare with `kb show`, which has no
+    /// check; the check itself is tested in `audit.rs`.
+    fn unverified(mut result: CallToolResult) -> CallToolResult {
+        if is_error(&result) {
+            return result;
+        }
+        if let Some(Value::Object(map)) = result.structured_content.as_mut() {
+            assert!(map.remove("verified").is_some() && map.remove("problems").is_some(), "{map:?}");
+        }
+        let text = text(&result).to_string();
+        let (kept, _) = text.split_once("\n\nVerified (paths and commands):").expect("a Verified block");
+        result.content = vec![rmcp::model::ContentBlock::text(kept.to_string())];
+        result
+    }
+
     /// Asserts that a `list_memories` result, given whole, is what `kb list ARGS` says: the same
     /// text, and the same JSON but for `total` (here equal to `count`) and each item's `content`.
     fn assert_list_parity(result: CallToolResult, env: &TestEnv, args: &[&str]) {
@@ -169,6 +185,7 @@ mod with_mcp {
         assert_eq!(
             names,
             [
+                "audit",
                 "context_board",
                 "forget_memory",
                 "get_context",
@@ -204,6 +221,7 @@ mod with_mcp {
         assert_eq!(required("update_session"), ["summary"]);
         assert_eq!(required("vote_memory"), ["direction", "reason"]);
         assert_eq!(required("context_board"), ["command"]);
+        assert_eq!(required("audit"), Vec::<String>::new());
         let enum_of = |tool: &str, field: &str| -> Value {
             let tool = tools.iter().find(|t| t.name == tool).unwrap();
             tool.input_schema["properties"][field]["enum"].clone()
@@ -241,7 +259,10 @@ mod with_mcp {
                 assert!(!schema.to_string().contains("$ref"), "{}.{field}: inline schemas only", tool.name);
             }
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
-            let expect = matches!(tool.name.as_ref(), "recall_memory" | "list_memories" | "get_context" | "get_memory");
+            let expect = matches!(
+                tool.name.as_ref(),
+                "recall_memory" | "list_memories" | "get_context" | "get_memory" | "audit"
+            );
             assert_eq!(read_only, Some(expect), "{}: readOnlyHint", tool.name);
         }
         // The save guidance covers when to save and when not.
@@ -363,7 +384,7 @@ mod with_mcp {
         // recall and list: the CLI's text and JSON, byte for byte.
         for (query, n) in [("PYTEST", 5), ("pytest", 1), ("nothing like this", 5)] {
             let result = call(&client, "recall_memory", json!({"query": query, "max_results": n})).await;
-            assert_parity(result, &env, cli(&env, &["recall", query, "-n", &n.to_string()]));
+            assert_parity(result, &env, cli(&env, &["recall", query, "-n", &n.to_string(), "--verify"]));
         }
         let result = call(&client, "recall_memory", json!({"query": "python"})).await;
         assert_eq!(ok(result).1["count"], 2, "max_results defaults to 5");
@@ -437,7 +458,7 @@ mod with_mcp {
         // recall and list cover both stores, as the CLI does.
         for query in ["test", "KB_NOW", "release"] {
             let result = call(&client, "recall_memory", json!({"query": query})).await;
-            assert_parity(result, &env, cli(&env, &["recall", query]));
+            assert_parity(result, &env, cli(&env, &["recall", query, "--verify"]));
         }
         let result = call(&client, "list_memories", json!({})).await;
         assert_list_parity(result, &env, &[]);
@@ -976,18 +997,18 @@ mod with_mcp {
         env.kb(&["decision", "add", "Only the api crate talks HTTP", "--type", "scope"]).ok();
         let client = connect(&env, legacy()).await;
 
-        let (text, json) = ok(call(&client, "get_memory", json!({"id": 4})).await);
+        let (text, json) = ok(unverified(call(&client, "get_memory", json!({"id": 4})).await));
         assert!(text.ends_with(&format!("\n\n{content}")), "the whole content: {text}");
         assert_eq!(json["content"], content.as_str());
         assert_eq!(access_lines(&env), [json!({"id": 4, "store": "md", "at": NOW})], "an access, as kb show is");
         for (id, cli_id) in [(json!(4), "4"), (json!(" 4 "), "4"), (json!("mem-1"), "mem-1")] {
-            let result = call(&client, "get_memory", json!({"id": id})).await;
+            let result = unverified(call(&client, "get_memory", json!({"id": id})).await);
             assert_parity(result, &env, cli(&env, &["show", cli_id]));
         }
         let accesses = access_lines(&env).len();
-        let result = call(&client, "get_memory", json!({"id": "decision:1"})).await;
+        let result = unverified(call(&client, "get_memory", json!({"id": "decision:1"})).await);
         assert_parity(result, &env, cli(&env, &["decision", "show", "1"]));
-        let (text, json) = ok(call(&client, "get_memory", json!({"id": "decision:1"})).await);
+        let (text, json) = ok(unverified(call(&client, "get_memory", json!({"id": "decision:1"})).await));
         assert!(text.starts_with("Decision 1 (") && text.ends_with("\n\nOnly the api crate talks HTTP"), "{text}");
         assert_eq!((json["status"].as_str(), json["type"].as_str()), (Some("active"), Some("scope")), "{json}");
         assert_eq!(access_lines(&env).len(), accesses, "a decision is not an access");
@@ -1125,6 +1146,7 @@ mod with_mcp {
             (json!({"query": "nextest", "store": null, "max_results": 2.0}), vec!["recall", "nextest", "-n", "2"]),
         ] {
             let result = call(&client, "recall_memory", args).await;
+            let cli_args: Vec<&str> = cli_args.into_iter().chain(["--verify"]).collect();
             assert_parity(result, &env, cli(&env, &cli_args));
         }
         let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "store": "decisions!"})).await);
@@ -1763,6 +1785,76 @@ mod with_mcp {
         assert_eq!(text, "cargo nextest run");
         let (_, json) = ok(call(&client, "context_board", json!({"command": "get_board"})).await);
         assert_eq!(json["count"], 2);
+        client.cancel().await.unwrap();
+    }
+
+    /// `audit(ids)` answers what `kb audit ID...` answers; `recall_memory` and `get_memory` carry
+    /// each item's verdict at use (`verified`, `problems`) and a `Verified` block in the text, as
+    /// `kb recall --verify` does; what an agent saves is listed by `kb list --by agent:` and shown
+    /// with its author.
+    #[tokio::test(flavor = "current_thread")]
+    async fn audit_tool_and_verified_results() {
+        let env = env();
+        env.write("src/lib.rs", "pub fn real_fn() {}\n");
+        env.write("Makefile", "build:\n\tcargo build\n");
+        env.memory(1, "The library is `src/lib.rs`, built by `make build`", &days_ago(1.0), &["lib"]);
+        env.memory(2, "The library moved to `src/gone.rs` and calls `missing_fn`", &days_ago(1.0), &["lib"]);
+        env.kb(&["decision", "add", "Only `make deploy` ships", "--type", "process"]).ok();
+        let client = connect(&env, legacy()).await;
+
+        for (ids, cli_args) in [
+            (json!([]), vec!["audit"]),
+            (json!([1, "2"]), vec!["audit", "1", "2"]),
+            (json!(["decision:1"]), vec!["audit", "decision:1"]),
+            (json!([9]), vec!["audit", "9"]),
+        ] {
+            let result = call(&client, "audit", json!({"ids": ids})).await;
+            if cli_args.len() == 2 && cli_args[1] == "9" {
+                assert_parity(result, &env, cli(&env, &cli_args));
+                continue;
+            }
+            // Stale items: the CLI exits 1 with its report on stdout; the tool answers the report.
+            let (text, json) = ok(result);
+            let run = env.kb(&cli_args);
+            assert_eq!((run.code, format!("{text}\n")), (1, run.stdout.clone()), "{run:?}");
+            let mut json_args = vec!["--json"];
+            json_args.extend(&cli_args);
+            assert_eq!(json, env.kb(&json_args).json());
+        }
+        let (_, json) = ok(call(&client, "audit", json!({})).await);
+        assert_eq!(json["counts"], json!({"ok": 1, "stale": 2, "unverified": 0, "conflicts": 0}), "{json}");
+        let message = failed(call(&client, "audit", json!({"ids": [1.5]})).await);
+        assert!(message.starts_with("ids must be a list of ids"), "{message}");
+
+        // recall_memory: as kb recall --verify; symbols are left to the audit.
+        let result = call(&client, "recall_memory", json!({"query": "library"})).await;
+        assert_parity(result, &env, cli(&env, &["recall", "library", "--verify"]));
+        let (text, json) = ok(call(&client, "recall_memory", json!({"query": "library"})).await);
+        let verdict =
+            |id: u64| json["results"].as_array().unwrap().iter().find(|r| r["id"] == id).unwrap()["verified"].clone();
+        assert_eq!((verdict(1), verdict(2)), (json!("ok"), json!("stale")));
+        assert!(text.contains("\n  Memory 2: stale; `src/gone.rs` does not exist"), "{text}");
+        // get_memory: the same for one memory or decision.
+        let (text, json) = ok(call(&client, "get_memory", json!({"id": 2})).await);
+        assert_eq!(json["verified"], "stale");
+        assert_eq!(json["problems"][0]["kind"], "path");
+        assert!(
+            text.ends_with("Verified (paths and commands):\n  Memory 2: stale; `src/gone.rs` does not exist"),
+            "{text}"
+        );
+        let (_, json) = ok(call(&client, "get_memory", json!({"id": "decision:1"})).await);
+        assert_eq!(json["verified"], "stale", "{json}");
+        assert_eq!(json["problems"][0]["message"], "`make deploy`: the Makefile has no target `deploy`");
+
+        // Provenance: what the agent saves carries its name, shown by list, recall and show.
+        ok(call(&client, "save_memory", json!({"content": "Releases are tagged from main"})).await);
+        let listed = env.kb(&["--json", "list", "--by", "agent:"]).ok().json();
+        let ids: Vec<&Value> = listed["memories"].as_array().unwrap().iter().map(|m| &m["id"]).collect();
+        assert_eq!(ids, [&json!(3)]);
+        assert_eq!(listed["memories"][0]["created_by"], "agent:rmcp");
+        let (text, json) = ok(call(&client, "get_memory", json!({"id": 3})).await);
+        assert_eq!((json["created_by"].as_str(), json["updated_by"].as_str()), (Some("agent:rmcp"), None));
+        assert!(text.contains("\nCreated by: agent:rmcp\n"), "{text}");
         client.cancel().await.unwrap();
     }
 }

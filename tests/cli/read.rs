@@ -291,6 +291,8 @@ fn recall_json_shape() {
             "type": "learning",
             "importance": "medium",
             "agent": null,
+            "created_by": null,
+            "updated_by": null,
         })
     );
     assert_eq!(t.show(7), v["results"][0]);
@@ -319,6 +321,8 @@ fn list_json_shape_and_order() {
             "type": "learning",
             "importance": "medium",
             "agent": null,
+            "created_by": null,
+            "updated_by": null,
         })
     );
     assert_eq!(v["memories"][1]["id"], 10);

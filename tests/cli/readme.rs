@@ -18,6 +18,9 @@
 //!   it is stopped, is in [`SKIPPED`] with the reason; the test fails when an entry there is no
 //!   longer in the README, and when a block of another kind holds a `$ ` or `kb ` line.
 //!
+//! - A command whose line ends in the comment `# exits 1` must exit 1 (`kb audit` finding a stale
+//!   fact); every other command must exit 0.
+//!
 //! The other commands run in one new repository (a `.git` folder and nothing else, as the README's
 //! "first five minutes" start), with the clock pinned to [`README_NOW`]; its root is shown as
 //! `/tmp/myrepo`. With `KB_UPDATE_DOCS=1` the test writes the new outputs into the README instead of
@@ -173,7 +176,8 @@ fn run(repo: &TestEnv, clone: &TestEnv, command: &str) -> Result<(String, String
     };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = run_command(env.command(&args), None);
-    if run.code != 0 {
+    let expected = if command.trim_end().ends_with("# exits 1") { 1 } else { 0 };
+    if run.code != expected {
         return Err(format!("exit {}\n{}{}", run.code, run.stdout, run.stderr));
     }
     let mut stdout = run.stdout;

@@ -1,0 +1,3 @@
+//! The operators' command line.
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! The domain types shared by ingest and the API.

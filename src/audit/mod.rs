@@ -1,0 +1,724 @@
+//! Is this still true? Checking the references of knowledge items against the repository
+//! (SPEC §14.1): paths exist (and cited lines are inside the file), task-runner targets are
+//! defined, code symbols occur in a tracked file. Deterministic, offline, nothing executed (the
+//! `git` binary is run for `ls-files` and the rename history only; without git, kb walks the
+//! folder honouring `.gitignore`).
+//!
+//! This module knows nothing of the stores: it checks lists of [`refs::Ref`] and returns
+//! [`Problem`]s; `ops::audit` gathers the items and builds the verdicts. Two modes: a full audit
+//! (`kb audit`: every reference kind; the tracked files are listed once and read once for all
+//! the symbols, with an Aho-Corasick automaton), and a check at use (`kb recall --verify`, MCP
+//! `recall_memory` and `get_memory`: paths and commands only, a few `stat`s and one parse of the
+//! manifests).
+
+pub mod refs;
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use refs::{Ref, Tool};
+use serde::Serialize;
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Files larger than this are not read for symbols (generated data, not code).
+const MAX_SCANNED_BYTES: u64 = 8 * 1024 * 1024;
+/// Files larger than this are not read to count their lines (a cited line is then not checked).
+const MAX_COUNTED_BYTES: u64 = 256 * 1024 * 1024;
+/// A file holding a NUL byte in its first this-many bytes is binary: not read for symbols.
+const BINARY_SNIFF: usize = 8192;
+/// The most targets a command problem's hint lists.
+const HINT_TARGETS: usize = 8;
+
+/// What kind of reference failed (JSON `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Path,
+    Line,
+    Command,
+    Symbol,
+    Conflict,
+}
+
+/// A failing reference of an item (or, `Conflict`, another item it may contradict).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub kind: Kind,
+    /// The reference as written (a conflict: the other item).
+    pub reference: String,
+    pub message: String,
+    /// What to do, when kb knows something specific (the new path, the targets there are).
+    pub hint: Option<String>,
+}
+
+/// What checking one item's references found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// The references that could be checked (held or failed); 0: the item is unverified.
+    pub references: usize,
+    pub problems: Vec<Problem>,
+}
+
+/// How much a [`Checker`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Every reference kind: `kb audit`.
+    Full,
+    /// Paths and commands only, no file list (a glob or a symbol is not checked): at use.
+    AtUse,
+}
+
+/// The result of checking one reference.
+enum Outcome {
+    Holds,
+    Fails(Problem),
+    /// Not a reference after all, or nothing to check it against: never stale.
+    Unknown,
+}
+
+/// Checks references against the repository at `root`. What it reads (the file list, the
+/// manifests, the rename history) is read once, when first needed.
+pub struct Checker {
+    root: PathBuf,
+    mode: Mode,
+    /// Root-relative files and folders (a folder ends in `/`) that are kb's own knowledge, never
+    /// evidence for a symbol.
+    excluded: Vec<String>,
+    tracked: OnceCell<Vec<String>>,
+    manifests: OnceCell<Manifests>,
+    /// Where the file each symbol was last found in is kept (`.co-cli/cache/symbols.json`):
+    /// a symbol found there again, in a file still tracked, needs no scan.
+    symbol_cache: Option<PathBuf>,
+    renames: OnceCell<HashMap<String, (String, String)>>,
+}
+
+impl Checker {
+    /// Returns a checker of the repository at `root`; `excluded` are root-relative paths of kb's
+    /// knowledge files (a folder ending in `/`).
+    pub fn new(root: &Path, mode: Mode, excluded: Vec<String>) -> Checker {
+        Checker {
+            root: root.to_path_buf(),
+            mode,
+            excluded,
+            tracked: OnceCell::new(),
+            manifests: OnceCell::new(),
+            renames: OnceCell::new(),
+            symbol_cache: None,
+        }
+    }
+
+    /// Returns the checker keeping where it found each symbol in `path` (derived state).
+    pub fn with_symbol_cache(self, path: Option<PathBuf>) -> Checker {
+        Checker { symbol_cache: path, ..self }
+    }
+
+    /// Returns what checking each item's references found, in the items' order. Every symbol of
+    /// every item is looked for in one pass over the tracked files.
+    pub fn check(&self, items: &[Vec<Ref>]) -> Vec<Checked> {
+        // A dotted name that is no file and has no file extension is a symbol (`user.email`).
+        let items: Vec<Vec<Ref>> =
+            items.iter().map(|refs| refs.iter().filter_map(|r| self.resolve(r)).collect()).collect();
+        let symbols: Vec<&str> = if self.mode == Mode::Full {
+            let mut seen = HashSet::new();
+            items
+                .iter()
+                .flatten()
+                .filter_map(|r| if let Ref::Symbol { name, .. } = r { Some(name.as_str()) } else { None })
+                .filter(|n| seen.insert(*n))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let found = self.find_symbols(&symbols);
+        let found: HashSet<&str> = symbols.iter().zip(&found).filter(|(_, f)| **f).map(|(s, _)| *s).collect();
+        items
+            .iter()
+            .map(|refs| {
+                let mut checked = Checked::default();
+                for r in refs {
+                    match self.check_one(r, &found) {
+                        Outcome::Holds => checked.references += 1,
+                        Outcome::Fails(p) => {
+                            checked.references += 1;
+                            checked.problems.push(p);
+                        }
+                        Outcome::Unknown => {}
+                    }
+                }
+                checked
+            })
+            .collect()
+    }
+
+    /// Returns the reference as it is checked: a path that names nothing and does not look like a
+    /// file name becomes a symbol (`user.email`) or nothing (`origin/main`).
+    fn resolve(&self, r: &Ref) -> Option<Ref> {
+        let Ref::Path { raw, path, glob: false, .. } = r else { return Some(r.clone()) };
+        if self.root.join(path).symlink_metadata().is_ok() {
+            return Some(r.clone());
+        }
+        if !path.contains('/') {
+            if refs::known_extension(path) {
+                return Some(r.clone());
+            }
+            return refs::symbol_ref(raw);
+        }
+        // A slash word without an extension whose first folder is not here is a branch, a MIME
+        // type or a repository name (`origin/main`), unless git saw it renamed.
+        let first = path.split('/').next().unwrap_or("");
+        if refs::known_extension(path)
+            || path.rsplit('/').next().is_some_and(|f| f.contains('.'))
+            || self.root.join(first).is_dir()
+            || self.renamed(path).is_some()
+        {
+            return Some(r.clone());
+        }
+        None
+    }
+
+    fn check_one(&self, r: &Ref, symbols: &HashSet<&str>) -> Outcome {
+        match r {
+            Ref::Path { raw, path, lines, glob } => self.check_path(raw, path, *lines, *glob),
+            Ref::Command { raw, tool, target } => self.check_command(raw, *tool, target),
+            Ref::Symbol { raw, name } => match self.mode {
+                Mode::AtUse => Outcome::Unknown,
+                Mode::Full if symbols.contains(name.as_str()) => Outcome::Holds,
+                Mode::Full => Outcome::Fails(Problem {
+                    kind: Kind::Symbol,
+                    reference: raw.clone(),
+                    message: format!("`{name}` occurs in no tracked file"),
+                    hint: None,
+                }),
+            },
+        }
+    }
+
+    fn check_path(&self, raw: &str, path: &str, lines: Option<(u64, u64)>, glob: bool) -> Outcome {
+        if glob {
+            if self.mode == Mode::AtUse {
+                return Outcome::Unknown;
+            }
+            let Ok(g) = globset::GlobBuilder::new(path).literal_separator(true).build() else {
+                return Outcome::Unknown;
+            };
+            let m = g.compile_matcher();
+            if self.tracked().iter().any(|f| m.is_match(f)) {
+                return Outcome::Holds;
+            }
+            return Outcome::Fails(Problem {
+                kind: Kind::Path,
+                reference: raw.to_string(),
+                message: format!("`{path}` matches no file"),
+                hint: None,
+            });
+        }
+        let full = self.root.join(path);
+        let meta = match std::fs::metadata(&full) {
+            Ok(m) => m,
+            Err(_) => {
+                let (message, hint) = match self.renamed(path) {
+                    Some((new, commit)) => (
+                        format!("`{path}` no longer exists (renamed to `{new}` in {commit})"),
+                        Some(format!("update the reference to `{new}`")),
+                    ),
+                    None => (format!("`{path}` does not exist"), None),
+                };
+                return Outcome::Fails(Problem { kind: Kind::Path, reference: raw.to_string(), message, hint });
+            }
+        };
+        let Some((_, last)) = lines else { return Outcome::Holds };
+        if !meta.is_file() || meta.len() > MAX_COUNTED_BYTES {
+            return Outcome::Holds;
+        }
+        let Some(count) = count_lines(&full) else { return Outcome::Holds };
+        if last == 0 || last > count {
+            let s = if count == 1 { "" } else { "s" };
+            return Outcome::Fails(Problem {
+                kind: Kind::Line,
+                reference: raw.to_string(),
+                message: format!("`{raw}` points past the end of `{path}`, which has {count} line{s}"),
+                hint: None,
+            });
+        }
+        Outcome::Holds
+    }
+
+    fn check_command(&self, raw: &str, tool: Tool, target: &str) -> Outcome {
+        let m = self.manifests.get_or_init(|| Manifests::read(&self.root));
+        let (manifest, what) = match tool {
+            Tool::Make => (&m.make, "target"),
+            Tool::Just => (&m.just, "recipe"),
+            Tool::Package => (&m.package, "script"),
+        };
+        let name = match tool {
+            Tool::Make => "Makefile",
+            Tool::Just => "justfile",
+            Tool::Package => "package.json",
+        };
+        let fail = |message: String, hint: Option<String>| {
+            Outcome::Fails(Problem { kind: Kind::Command, reference: raw.to_string(), message, hint })
+        };
+        match manifest {
+            Targets::Absent => fail(format!("`{raw}`: there is no {name} at the root"), None),
+            Targets::Unreadable => Outcome::Unknown,
+            Targets::Known { names, open } => {
+                if names.iter().any(|n| n == target) {
+                    Outcome::Holds
+                } else if *open {
+                    // The manifest includes others kb does not read: no evidence either way.
+                    Outcome::Unknown
+                } else {
+                    let mut listed: Vec<&str> = names.iter().map(String::as_str).collect();
+                    listed.sort_unstable();
+                    listed.dedup();
+                    let more = if listed.len() > HINT_TARGETS { ", …" } else { "" };
+                    listed.truncate(HINT_TARGETS);
+                    let hint = (!listed.is_empty()).then(|| format!("{name} {what}s: {}{more}", listed.join(", ")));
+                    fail(format!("`{raw}`: the {name} has no {what} `{target}`"), hint)
+                }
+            }
+        }
+    }
+
+    /// Returns the tracked files, root-relative, `/`-separated.
+    fn tracked(&self) -> &[String] {
+        self.tracked.get_or_init(|| tracked_files(&self.root))
+    }
+
+    /// Returns where `path` went and in which commit, when git's history shows it renamed (or a
+    /// folder holding it renamed); renames are followed to the newest.
+    fn renamed(&self, path: &str) -> Option<(String, String)> {
+        let renames = self.renames.get_or_init(|| renames(&self.root));
+        let mut current = path.to_string();
+        let mut found = None;
+        for _ in 0..16 {
+            let next = renames.get(&current).cloned().or_else(|| {
+                // A folder: some file below it moved to a folder with the same rest of its path.
+                let prefix = format!("{current}/");
+                renames.iter().filter(|(old, _)| old.starts_with(&prefix)).find_map(|(old, (new, commit))| {
+                    let rest = &old[prefix.len()..];
+                    let dir = new.strip_suffix(rest)?.strip_suffix('/')?;
+                    Some((dir.to_string(), commit.clone()))
+                })
+            });
+            match next {
+                Some((new, commit)) if new != current => {
+                    current = new.clone();
+                    found = Some((new, commit));
+                    if self.root.join(&current).exists() {
+                        break;
+                    }
+                }
+                _ => break,
+            }
+        }
+        found
+    }
+
+    /// Returns, for each name, whether it occurs as a whole word in a tracked text file other
+    /// than kb's knowledge: one pass over the files, stopping once every name was found.
+    fn find_symbols(&self, names: &[&str]) -> Vec<bool> {
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let files: Vec<&String> = self.tracked().iter().filter(|f| !self.is_excluded(f)).collect();
+        // The file each symbol was found in last time: read first, and alone when it still holds it.
+        let mut cache = SymbolCache::load(self.symbol_cache.as_deref());
+        let index: HashMap<&str, usize> = files.iter().enumerate().map(|(i, f)| (f.as_str(), i)).collect();
+        const NONE: usize = usize::MAX;
+        let found_at: Vec<AtomicUsize> = names.iter().map(|_| AtomicUsize::new(NONE)).collect();
+        let mut buf = Vec::new();
+        for (k, name) in names.iter().enumerate() {
+            if let Some(&i) = cache.hits.get(*name).and_then(|f| index.get(f.as_str()))
+                && read_text_file(&self.root.join(files[i]), &mut buf)
+                && memchr::memmem::find_iter(&buf, name.as_bytes()).any(|at| whole_word(&buf, at, at + name.len()))
+            {
+                found_at[k].store(i, Ordering::Relaxed);
+            }
+        }
+        let rest: Vec<usize> = (0..names.len()).filter(|&k| found_at[k].load(Ordering::Relaxed) == NONE).collect();
+        if !rest.is_empty()
+            && let Ok(ac) = AhoCorasick::builder().match_kind(MatchKind::Standard).build(rest.iter().map(|&k| names[k]))
+        {
+            let left = AtomicUsize::new(rest.len());
+            let next = AtomicUsize::new(0);
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+            let (root, ac, found_at, left, next, files, rest) =
+                (&self.root, &ac, &found_at, &left, &next, &files, &rest);
+            std::thread::scope(|s| {
+                for _ in 0..threads {
+                    s.spawn(move || {
+                        let mut buf = Vec::new();
+                        loop {
+                            if left.load(Ordering::Relaxed) == 0 {
+                                return;
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(file) = files.get(i) else { return };
+                            if !read_text_file(&root.join(file), &mut buf) {
+                                continue;
+                            }
+                            for m in ac.find_overlapping_iter(&buf[..]) {
+                                let k = rest[m.pattern().as_usize()];
+                                if found_at[k].load(Ordering::Relaxed) != NONE || !whole_word(&buf, m.start(), m.end())
+                                {
+                                    continue;
+                                }
+                                if found_at[k].compare_exchange(NONE, i, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+                                    left.fetch_sub(1, Ordering::Relaxed);
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+        }
+        let found: Vec<bool> = found_at.iter().map(|f| f.load(Ordering::Relaxed) != NONE).collect();
+        if let Some(path) = &self.symbol_cache {
+            for (k, name) in names.iter().enumerate() {
+                match found_at[k].load(Ordering::Relaxed) {
+                    NONE => cache.hits.remove(*name),
+                    i => cache.hits.insert(name.to_string(), files[i].clone()),
+                };
+            }
+            cache.save(path);
+        }
+        found
+    }
+
+    fn is_excluded(&self, file: &str) -> bool {
+        self.excluded.iter().any(|e| if e.ends_with('/') { file.starts_with(e.as_str()) } else { file == e })
+    }
+}
+
+/// Where each symbol was last found: `{"version":1,"hits":{NAME:FILE}}` (derived state; a file
+/// that cannot be read or parsed is an empty cache).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct SymbolCache {
+    version: u32,
+    hits: HashMap<String, String>,
+}
+
+impl SymbolCache {
+    const VERSION: u32 = 1;
+    /// The most names kept: a cache never grows without bound.
+    const MAX: usize = 100_000;
+
+    fn load(path: Option<&Path>) -> SymbolCache {
+        let cache: Option<SymbolCache> = path
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() < 64 * 1024 * 1024))
+            .and_then(|p| std::fs::read(p).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        cache.filter(|c| c.version == SymbolCache::VERSION).unwrap_or_default()
+    }
+
+    fn save(&mut self, path: &Path) {
+        self.version = SymbolCache::VERSION;
+        if self.hits.len() > SymbolCache::MAX {
+            self.hits.clear();
+        }
+        // Derived state: a cache that cannot be written only costs time next run.
+        if let Some(dir) = path.parent()
+            && crate::paths::ensure_ignored_dir(dir).is_ok()
+            && let Ok(bytes) = serde_json::to_vec(self)
+        {
+            let _ = crate::fsio::write_atomic_with(path, &bytes, false);
+        }
+    }
+}
+
+/// Returns whether `buf[start..end]` stands as a whole word: no identifier character around it.
+fn whole_word(buf: &[u8], start: usize, end: usize) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    (start == 0 || !word(buf[start - 1])) && buf.get(end).is_none_or(|&b| !word(b))
+}
+
+/// Reads a regular text file into `buf`; false for a folder, a link to nothing, a file too large
+/// or binary (a NUL byte near its start), or one that cannot be read.
+fn read_text_file(path: &Path, buf: &mut Vec<u8>) -> bool {
+    buf.clear();
+    let Ok(meta) = std::fs::metadata(path) else { return false };
+    if !meta.is_file() || meta.len() > MAX_SCANNED_BYTES {
+        return false;
+    }
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    if f.read_to_end(buf).is_err() {
+        return false;
+    }
+    !buf[..buf.len().min(BINARY_SNIFF)].contains(&0)
+}
+
+/// Returns the number of lines of a file (a last line without a line break counts), or `None`
+/// when it cannot be read.
+fn count_lines(path: &Path) -> Option<u64> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut buf = vec![0u8; 1 << 16];
+    let (mut lines, mut last) = (0u64, b'\n');
+    loop {
+        let n = f.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+        last = buf[n - 1];
+    }
+    Some(lines + u64::from(last != b'\n'))
+}
+
+/// Runs `git -C root ARGS` and returns its standard output, or `None` when git is not there, the
+/// folder is not in a repository, or git fails.
+fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
+    let dir = crate::git::git_dir(root)?;
+    // The repository is named outright: git never looks above the root for another one.
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .env("GIT_DIR", &dir)
+        .env("GIT_WORK_TREE", root)
+        .args(["-c", "core.quotePath=false"])
+        .args(args)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout)
+}
+
+/// Returns the repository's tracked files (`git ls-files`), or without git every file a walk that
+/// honours `.gitignore` finds; root-relative, `/`-separated.
+pub fn tracked_files(root: &Path) -> Vec<String> {
+    if let Some(out) = git(root, &["ls-files", "-z"]) {
+        return out
+            .split(|&b| b == 0)
+            .filter(|p| !p.is_empty())
+            .filter_map(|p| std::str::from_utf8(p).ok().map(str::to_string))
+            .collect();
+    }
+    let mut files = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(false)
+        .git_global(false)
+        .parents(false)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    for entry in walker.flatten() {
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Ok(rel) = entry.path().strip_prefix(root)
+            && let Some(rel) = rel.to_str()
+        {
+            files.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
+        }
+    }
+    files
+}
+
+/// Returns every rename in the history of the repository at `root` (one `git log`): old path →
+/// (new path, short commit), the newest rename of a path winning. Empty without git.
+fn renames(root: &Path) -> HashMap<String, (String, String)> {
+    let mut map = HashMap::new();
+    let Some(out) = git(root, &["log", "--name-status", "-M", "--diff-filter=R", "--format=commit %h"]) else {
+        return map;
+    };
+    let text = String::from_utf8_lossy(&out);
+    let mut commit = String::new();
+    for line in text.lines() {
+        if let Some(c) = line.strip_prefix("commit ") {
+            commit = c.trim().to_string();
+        } else if line.starts_with('R') {
+            let mut parts = line.split('\t');
+            let (_, Some(old), Some(new)) = (parts.next(), parts.next(), parts.next()) else { continue };
+            // A quoted name (a tab or a newline in it) is left out rather than misread.
+            if old.starts_with('"') || new.starts_with('"') {
+                continue;
+            }
+            map.entry(old.to_string()).or_insert_with(|| (new.to_string(), commit.clone()));
+        }
+    }
+    map
+}
+
+/// The targets of one task runner's manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Targets {
+    /// No such file at the root.
+    Absent,
+    /// The file is there but cannot be read or parsed: no evidence.
+    Unreadable,
+    /// Its targets; `open`: it includes other files, so a name not found is no evidence.
+    Known { names: Vec<String>, open: bool },
+}
+
+/// Reads a manifest's targets, and whether it includes other files (`None`: cannot be parsed).
+type Parser = fn(&str) -> Option<(Vec<String>, bool)>;
+
+/// The manifests of the root: Makefile, justfile, package.json.
+struct Manifests {
+    make: Targets,
+    just: Targets,
+    package: Targets,
+}
+
+impl Manifests {
+    fn read(root: &Path) -> Manifests {
+        let first = |names: &[&str]| -> Option<Option<String>> {
+            let path = names.iter().map(|n| root.join(n)).find(|p| p.is_file())?;
+            let meta = std::fs::metadata(&path).ok()?;
+            if meta.len() > 4 * 1024 * 1024 {
+                return Some(None);
+            }
+            Some(std::fs::read(&path).ok().map(|b| String::from_utf8_lossy(&b).into_owned()))
+        };
+        let parse = |found: Option<Option<String>>, f: Parser| match found {
+            None => Targets::Absent,
+            Some(None) => Targets::Unreadable,
+            Some(Some(text)) => match f(&text) {
+                Some((names, open)) => Targets::Known { names, open },
+                None => Targets::Unreadable,
+            },
+        };
+        Manifests {
+            make: parse(first(&["GNUmakefile", "makefile", "Makefile"]), make_targets),
+            just: parse(first(&["justfile", "Justfile", ".justfile"]), just_recipes),
+            package: parse(first(&["package.json"]), package_scripts),
+        }
+    }
+}
+
+/// Returns a Makefile's rule targets, and whether it includes other makefiles (or builds target
+/// names from variables or patterns).
+fn make_targets(text: &str) -> Option<(Vec<String>, bool)> {
+    let mut names = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        if line.starts_with('\t') || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let t = line.trim_start();
+        if ["include ", "-include ", "sinclude "].iter().any(|p| t.starts_with(p)) {
+            open = true;
+            continue;
+        }
+        let Some(colon) = t.find(':') else { continue };
+        let (head, after) = (&t[..colon], &t[colon + 1..]);
+        // `X := v`, `X ::= v`, `X ?= v`: an assignment, not a rule.
+        if after.starts_with('=') || after.starts_with(":=") || head.contains('=') {
+            continue;
+        }
+        for name in head.split_whitespace() {
+            if name.contains('$') || name.contains('%') {
+                open = true;
+            } else if !name.starts_with('.') || name.contains('/') {
+                names.push(name.to_string());
+            }
+        }
+    }
+    Some((names, open))
+}
+
+/// Returns a justfile's recipes and aliases, and whether it imports other files.
+fn just_recipes(text: &str) -> Option<(Vec<String>, bool)> {
+    let mut names = Vec::new();
+    let mut open = false;
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    };
+    for line in text.lines() {
+        if line.starts_with([' ', '\t', '#', '[']) || line.is_empty() {
+            continue;
+        }
+        if line.starts_with("import ") || line.starts_with("mod ") || line.starts_with("import?") {
+            open = true;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("alias ") {
+            if let Some((name, _)) = rest.split_once(":=")
+                && ident(name.trim())
+            {
+                names.push(name.trim().to_string());
+            }
+            continue;
+        }
+        let l = line.strip_prefix('@').unwrap_or(line);
+        let Some(colon) = l.find(':') else { continue };
+        if l[colon + 1..].starts_with('=') {
+            continue;
+        }
+        let name = l[..colon].split_whitespace().next().unwrap_or("");
+        if ident(name) {
+            names.push(name.to_string());
+        }
+    }
+    Some((names, open))
+}
+
+/// Returns the `scripts` of a package.json; `None` when it is not a JSON object.
+fn package_scripts(text: &str) -> Option<(Vec<String>, bool)> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let obj = v.as_object()?;
+    let names = match obj.get("scripts") {
+        Some(serde_json::Value::Object(s)) => s.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
+    Some((names, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn makefile_rules_not_assignments() {
+        let (names, open) =
+            make_targets("CC := gcc\nX = a:b\n.PHONY: build\nbuild test: dep\n\techo hi:there\nlint::\n").unwrap();
+        assert_eq!(names, ["build", "test", "lint"]);
+        assert!(!open);
+        assert!(make_targets("include other.mk\n").unwrap().1);
+        assert!(make_targets("%.o: %.c\n").unwrap().1);
+    }
+
+    #[test]
+    fn justfile_recipes_and_aliases() {
+        let (names, open) = just_recipes(
+            "set shell := [\"bash\"]\nx := \"1\"\n# c\n@test arg='a':\n  echo\nbuild: test\nalias b := build\n",
+        )
+        .unwrap();
+        assert_eq!(names, ["test", "build", "b"]);
+        assert!(!open);
+    }
+
+    #[test]
+    fn package_scripts_are_read() {
+        let (names, _) = package_scripts(r#"{"scripts":{"lint":"eslint .","test":"jest"}}"#).unwrap();
+        assert_eq!(names, ["lint", "test"]);
+        assert!(package_scripts("not json").is_none());
+    }
+
+    #[test]
+    fn whole_words_only() {
+        assert!(whole_word(b"a ApiError b", 2, 10));
+        assert!(!whole_word(b"MyApiError", 2, 10));
+        assert!(!whole_word(b"ApiErrors", 0, 8));
+    }
+
+    #[test]
+    fn lines_are_counted_with_or_without_a_final_break() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, "a\nb\nc").unwrap();
+        assert_eq!(count_lines(&p), Some(3));
+        std::fs::write(&p, "a\nb\n").unwrap();
+        assert_eq!(count_lines(&p), Some(2));
+        std::fs::write(&p, "").unwrap();
+        assert_eq!(count_lines(&p), Some(0));
+    }
+}

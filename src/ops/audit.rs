@@ -1,0 +1,741 @@
+//! `kb audit [ID...] [--store S]...` (SPEC §14.1), MCP `audit`, and the check at use of
+//! `kb recall --verify`, MCP `recall_memory` and `get_memory`.
+//!
+//! The items: markdown memories, Copilot records, active and proposed decisions, the open
+//! session, the project context file and the scoped instruction files. Each item's references are
+//! checked by [`crate::audit`]; an item with a failing reference is **stale**, one whose references
+//! all hold **ok**, one with none **unverified**. Two memories of the same type and agent (or two
+//! records of one subject) that score at least 60 and each hold a salient token the other lacks
+//! are a **conflict**. Nothing here writes a knowledge file.
+
+use super::{Report, View, abs, rel};
+use crate::audit::refs::{self, Ref};
+use crate::audit::{Checker, Kind, Mode, Problem};
+use crate::copilot::Records;
+use crate::copilot::jsonl::JsonlFile;
+use crate::error::{Diagnostic, KbError};
+use crate::format::{salient, similarity};
+use crate::repo::{Repo, parse_id};
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// The similarity at and above which two items that differ in a salient token may contradict.
+pub const CONFLICT_THRESHOLD: f64 = 60.0;
+
+/// A kind of item `kb audit --store` narrows to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Store {
+    /// Markdown memories
+    #[value(alias = "markdown")]
+    Md,
+    /// Copilot-style records
+    Copilot,
+    /// Active and proposed decisions
+    Decision,
+    /// The open session
+    Session,
+    /// The project context file (.co-cli/knowledge/context.md)
+    Context,
+    /// Scoped instruction files (.github/instructions/)
+    Instructions,
+}
+
+impl Store {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Store::Md => "md",
+            Store::Copilot => "copilot",
+            Store::Decision => "decision",
+            Store::Session => "session",
+            Store::Context => "context",
+            Store::Instructions => "instructions",
+        }
+    }
+}
+
+/// What to audit.
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Only these memories, records or decisions (`decision:N`); empty: every item.
+    pub ids: Vec<String>,
+    /// Only these kinds of item; empty: every kind.
+    pub stores: Vec<Store>,
+}
+
+/// One item to audit: where it is, its text, and what it is compared with for conflicts.
+struct Item {
+    store: Store,
+    id: Value,
+    path: PathBuf,
+    text: String,
+    citations: Vec<String>,
+    /// Items of the same group may conflict: a memory's type and agent, a record's subject.
+    group: Option<String>,
+}
+
+impl Item {
+    /// Returns how the text names the item: `memory 3`, `record mem-1a2b`, `decision 2`.
+    fn label(&self) -> String {
+        let id = match &self.id {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        match self.store {
+            Store::Md => format!("Memory {id}"),
+            Store::Copilot => format!("Copilot memory {id}"),
+            Store::Decision => format!("Decision {}", id.trim_start_matches("decision:")),
+            Store::Session => "Session".to_string(),
+            Store::Context => "Context file".to_string(),
+            Store::Instructions => "Instructions".to_string(),
+        }
+    }
+}
+
+/// An item's verdict (JSON `verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Ok,
+    Stale,
+    Unverified,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Ok => "ok",
+            Verdict::Stale => "stale",
+            Verdict::Unverified => "unverified",
+        }
+    }
+
+    /// Returns the verdict of an item whose `references` checkable references met `problems`.
+    fn of(references: usize, problems: &[Problem]) -> Verdict {
+        if problems.iter().any(|p| p.kind != Kind::Conflict) {
+            Verdict::Stale
+        } else if references > 0 {
+            Verdict::Ok
+        } else {
+            Verdict::Unverified
+        }
+    }
+}
+
+/// One audited item in JSON.
+#[derive(Debug, Serialize)]
+struct ItemJson {
+    store: &'static str,
+    id: Value,
+    path: String,
+    verdict: Verdict,
+    problems: Vec<Problem>,
+    #[serde(skip)]
+    label: String,
+    #[serde(skip)]
+    file: PathBuf,
+}
+
+#[derive(Debug, Default, Serialize)]
+struct Counts {
+    ok: usize,
+    stale: usize,
+    unverified: usize,
+    conflicts: usize,
+}
+
+/// `kb audit`. JSON: `{"items":[{"store","id","path","verdict","problems":[{"kind","reference",
+/// "message","hint"}]}], "counts":{"ok","stale","unverified","conflicts"}}`; text: one block per
+/// stale or conflicting item, then the counts. Exit 1 when an item is stale or in conflict.
+#[derive(Debug)]
+pub struct AuditReport {
+    items: Vec<ItemJson>,
+    counts: Counts,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Serialize for AuditReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            items: &'a [ItemJson],
+            counts: &'a Counts,
+        }
+        Json { items: &self.items, counts: &self.counts }.serialize(s)
+    }
+}
+
+impl Report for AuditReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        for item in self.items.iter().filter(|i| !i.problems.is_empty()) {
+            let state = if item.verdict == Verdict::Stale { "stale" } else { "possible conflict" };
+            let head = format!("{} ({}): {state}", item.label, v.rel(&item.file));
+            writeln!(w, "{}", v.style.bold(&v.clean(&head)))?;
+            for p in &item.problems {
+                let kind = serde_json::to_value(p.kind).ok().and_then(|k| k.as_str().map(String::from));
+                writeln!(w, "  {}: {}", kind.unwrap_or_default(), v.clean(&p.message))?;
+                if let Some(h) = &p.hint {
+                    writeln!(w, "    hint: {}", v.clean(h))?;
+                }
+            }
+            writeln!(w)?;
+        }
+        let c = &self.counts;
+        let conflicts = if c.conflicts == 1 { "conflict" } else { "conflicts" };
+        writeln!(w, "{} ok, {} stale, {} unverified, {} {conflicts}", c.ok, c.stale, c.unverified, c.conflicts)
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn succeeded(&self) -> bool {
+        self.counts.stale == 0 && self.counts.conflicts == 0
+    }
+}
+
+/// Audits what `req` asks for in `repo`.
+pub fn audit(repo: &Repo, req: &Request) -> Result<AuditReport> {
+    let (mut items, diagnostics) = gather(repo, req)?;
+    let checker = Checker::new(&repo.layout.root, Mode::Full, knowledge_files(repo))
+        .with_symbol_cache(repo.layout.cache_file("symbols.json"));
+    // With ids, the other items are there only to find conflicts: their references are not read.
+    let found: Vec<Vec<Ref>> = items
+        .iter()
+        .map(|i| match i.chosen() {
+            true => refs::extract(&i.text, &i.citations.iter().map(String::as_str).collect::<Vec<_>>()),
+            false => Vec::new(),
+        })
+        .collect();
+    let checked = checker.check(&found);
+    let mut problems: Vec<Vec<Problem>> = checked.iter().map(|c| c.problems.clone()).collect();
+    let limited = !req.ids.is_empty();
+    let cache_path = repo.layout.cache_file("audit.json");
+    let mut cache = if limited { PairCache::default() } else { PairCache::load(cache_path.as_deref()) };
+    let conflicts = conflicts(&items, limited.then(|| items.iter().map(|i| i.chosen()).collect()), &mut cache);
+    if !limited {
+        cache.save(repo);
+    }
+    for (a, b, p, q) in &conflicts {
+        problems[*a].push(p.clone());
+        problems[*b].push(q.clone());
+    }
+    let mut counts = Counts {
+        conflicts: conflicts.iter().filter(|c| !limited || items[c.0].chosen() || items[c.1].chosen()).count(),
+        ..Counts::default()
+    };
+    let mut out = Vec::new();
+    for ((item, c), problems) in items.drain(..).zip(&checked).zip(problems) {
+        if limited && !item.chosen() {
+            continue;
+        }
+        let verdict = Verdict::of(c.references, &problems);
+        match verdict {
+            Verdict::Ok => counts.ok += 1,
+            Verdict::Stale => counts.stale += 1,
+            Verdict::Unverified => counts.unverified += 1,
+        }
+        out.push(ItemJson {
+            store: item.store.as_str(),
+            label: item.label(),
+            id: item.id,
+            path: abs(&item.path),
+            file: item.path,
+            verdict,
+            problems,
+        });
+    }
+    Ok(AuditReport { items: out, counts, diagnostics })
+}
+
+impl Item {
+    /// Whether the request named this item (`kb audit ID...`); items gathered only to find
+    /// conflicts with the named ones are not.
+    fn chosen(&self) -> bool {
+        self.group.as_deref().is_none_or(|g| !g.starts_with('\u{0}'))
+    }
+}
+
+/// Returns the root-relative paths of kb's own knowledge files (never evidence for a symbol).
+fn knowledge_files(repo: &Repo) -> Vec<String> {
+    let l = &repo.layout;
+    let mut out: Vec<String> = vec![".co-cli/".to_string()];
+    let mut add = |p: PathBuf, dir: bool| {
+        let r = rel(&l.root, &p).into_owned();
+        out.push(if dir { format!("{r}/") } else { r });
+    };
+    add(l.copilot_memories(), false);
+    add(l.instructions(), true);
+    add(l.knowledge(), true);
+    for t in &repo.settings.context_targets.value {
+        add(l.root.join(&t.path), false);
+    }
+    out
+}
+
+/// Reads the items `req` asks for. With ids, the other items of the same stores are read too,
+/// marked as not chosen, so a named item's conflicts are found.
+fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
+    let l = &repo.layout;
+    let wants = |s: Store| req.stores.is_empty() || req.stores.contains(&s);
+    let mut diagnostics = Vec::new();
+    let mut items = Vec::new();
+    // The ids asked for, by store; each must be found.
+    let mut md_ids: Vec<u64> = Vec::new();
+    let mut record_ids: Vec<String> = Vec::new();
+    let mut decision_ids: Vec<u64> = Vec::new();
+    for raw in &req.ids {
+        let raw = raw.trim();
+        if let Some(n) = raw.strip_prefix("decision:") {
+            decision_ids.push(parse_id(n)?);
+        } else if let Ok(n) = parse_id(raw) {
+            md_ids.push(n);
+        } else {
+            record_ids.push(raw.to_string());
+        }
+    }
+    let limited = !req.ids.is_empty();
+    // Not chosen: gathered to compare with a chosen one (a NUL-prefixed group marks it).
+    let unchosen = |g: String| format!("\u{0}{g}");
+    if wants(Store::Md) && (!limited || !md_ids.is_empty()) {
+        let index = crate::memories::store::MemoryStore::new(repo).scan()?;
+        diagnostics.extend(index.problems());
+        for id in &md_ids {
+            if index.by_id(*id).is_empty() {
+                return Err(KbError::NotFound { thing: "memory", id: id.to_string() }.into());
+            }
+        }
+        let mut memories: Vec<_> = index.memories().collect();
+        memories.sort_by_key(|m| (m.id, m.file_name));
+        for m in memories {
+            let group = format!("{}\u{1}{}", m.effective_type().as_str(), m.agent.unwrap_or(""));
+            let chosen = !limited || md_ids.contains(&m.id);
+            items.push(Item {
+                store: Store::Md,
+                id: Value::from(m.id),
+                path: index.dir.join(m.file_name),
+                text: m.content.to_string(),
+                citations: Vec::new(),
+                group: Some(if chosen { group } else { unchosen(group) }),
+            });
+        }
+    }
+    if wants(Store::Copilot) && (!limited || !record_ids.is_empty()) {
+        let path = l.copilot_memories();
+        match JsonlFile::read(&path, &l.root) {
+            Ok(file) => {
+                let all = Records::parse(&file);
+                diagnostics.extend(super::read::skipped_lines(&all));
+                for id in &record_ids {
+                    all.one(id)?;
+                }
+                for r in all.iter() {
+                    let chosen = !limited || record_ids.iter().any(|i| i == r.id);
+                    let f = all.fields(&r);
+                    let group = r.subject.trim().to_lowercase();
+                    items.push(Item {
+                        store: Store::Copilot,
+                        id: Value::from(r.id),
+                        path: path.clone(),
+                        text: r.fact.to_string(),
+                        citations: f.citations.iter().map(|c| c.to_string()).collect(),
+                        group: Some(if chosen { group } else { unchosen(group) }),
+                    });
+                }
+            }
+            Err(e) if !limited => diagnostics.push(Diagnostic::error(None, e.to_string()).in_file(&path)),
+            Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
+        }
+    } else if !record_ids.is_empty() {
+        return Err(KbError::NotFound { thing: "memory", id: record_ids[0].clone() }.into());
+    }
+    if wants(Store::Decision) && (!limited || !decision_ids.is_empty()) {
+        let scan = crate::decisions::DecisionStore::new(repo).scan()?;
+        diagnostics.extend(scan.problems.iter().cloned());
+        for id in &decision_ids {
+            scan.by_id(*id)?;
+        }
+        for (path, d) in scan.decisions.iter().filter(|(_, d)| d.status.is_open()) {
+            if limited && !decision_ids.contains(&d.id) {
+                continue;
+            }
+            items.push(Item {
+                store: Store::Decision,
+                id: Value::from(format!("decision:{}", d.id)),
+                path: path.clone(),
+                text: d.content.clone(),
+                citations: Vec::new(),
+                group: None,
+            });
+        }
+    }
+    if limited {
+        return Ok((items, diagnostics));
+    }
+    if wants(Store::Session) {
+        let (open, problems) = crate::session::current(l);
+        diagnostics.extend(problems);
+        if let Some(s) = open {
+            items.push(Item {
+                store: Store::Session,
+                id: Value::from("session"),
+                text: format!("{}\n{}", s.session.focus, s.session.summary),
+                path: s.path,
+                citations: Vec::new(),
+                group: None,
+            });
+        }
+    }
+    if wants(Store::Context) {
+        let path = l.project_context();
+        match crate::fsio::read_input(&path, &l.root) {
+            Ok(Some(bytes)) => match crate::format::text::decode(&bytes) {
+                Ok(text) => items.push(Item {
+                    store: Store::Context,
+                    id: Value::from(rel(&l.root, &path).into_owned()),
+                    text: text.to_string(),
+                    path,
+                    citations: Vec::new(),
+                    group: None,
+                }),
+                Err(d) => diagnostics.push(d.in_file(&path)),
+            },
+            Ok(None) => {}
+            Err(e) => diagnostics.push(Diagnostic::warning(None, format!("cannot read: {e}")).in_file(&path)),
+        }
+    }
+    if wants(Store::Instructions) {
+        let found = crate::instructions::load(l);
+        diagnostics.extend(found.problems);
+        for f in found.files {
+            items.push(Item {
+                store: Store::Instructions,
+                id: Value::from(rel(&l.root, &f.path).into_owned()),
+                text: f.body,
+                path: f.path,
+                citations: Vec::new(),
+                group: None,
+            });
+        }
+    }
+    Ok((items, diagnostics))
+}
+
+/// The cache of `kb audit`'s scoring (`.co-cli/cache/audit.json`, derived state): per group of
+/// comparable items, the hashes of the texts the last audit compared with each other, and the
+/// pairs of them that scored at least [`CONFLICT_THRESHOLD`]. A text in the set was compared with
+/// every other text of the set, so an audit scores only the new texts, against all; deleting the
+/// file only costs time.
+#[derive(Debug, Default, Serialize, serde::Deserialize)]
+struct PairCache {
+    version: u32,
+    groups: std::collections::HashMap<String, CachedGroup>,
+}
+
+#[derive(Debug, Default, Serialize, serde::Deserialize)]
+struct CachedGroup {
+    texts: Vec<u64>,
+    pairs: Vec<(u64, u64, f64)>,
+}
+
+/// Bump when the scorer, the threshold or what is compared changes.
+const PAIR_CACHE_VERSION: u32 = 1;
+
+impl PairCache {
+    fn load(path: Option<&Path>) -> PairCache {
+        let Some(path) = path else { return PairCache::default() };
+        let cache: Option<PairCache> = std::fs::metadata(path)
+            .ok()
+            .filter(|m| m.is_file() && m.len() < 256 * 1024 * 1024)
+            .and_then(|_| std::fs::read(path).ok())
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        cache.filter(|c| c.version == PAIR_CACHE_VERSION).unwrap_or_default()
+    }
+
+    fn save(&self, repo: &Repo) {
+        // Derived state: a cache that cannot be written only costs time next run.
+        if repo.layout.cache_file("audit.json").is_some()
+            && let Ok(dir) = repo.layout.ensure_cache()
+            && let Ok(bytes) = serde_json::to_vec(self)
+        {
+            let _ = crate::fsio::write_atomic_with(&dir.join("audit.json"), &bytes, false);
+        }
+    }
+}
+
+/// Returns the hash a text is cached by.
+fn text_hash(text: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+}
+
+/// Returns the scores of `a` against each of `others` that reach [`CONFLICT_THRESHOLD`] (the
+/// dedup scorer, `similarity::Prepared`, after its length bound). rapidfuzz 0.5's cached
+/// one-against-many comparator would be faster but scores some pairs wrongly ("api on qdemys
+/// service tests" against "api listens listens on on service tests the": 51.2 instead of 62.9).
+fn score_against(a: &similarity::Prepared, others: &[(usize, &similarity::Prepared)]) -> Vec<(usize, f64)> {
+    others
+        .iter()
+        .filter(|(_, b)| a.bound(b) >= CONFLICT_THRESHOLD)
+        .map(|&(j, b)| (j, a.similarity(b)))
+        .filter(|&(_, s)| s >= CONFLICT_THRESHOLD)
+        .collect()
+}
+
+/// Returns the possible contradictions among `items`: pairs in one group scoring at least
+/// [`CONFLICT_THRESHOLD`] where each holds a salient token the other lacks, with the problem each
+/// side gets. Only items with a salient token can conflict, so only they are scored. With
+/// `chosen`, only pairs with a chosen item are scored; without, the scores of texts compared
+/// before come from `cache`, which is updated.
+fn conflicts(
+    items: &[Item],
+    chosen: Option<Vec<bool>>,
+    cache: &mut PairCache,
+) -> Vec<(usize, usize, Problem, Problem)> {
+    let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (i, item) in items.iter().enumerate() {
+        if let Some(g) = &item.group
+            && !salient::tokens(&item.text).is_empty()
+        {
+            groups.entry(g.trim_start_matches('\u{0}')).or_default().push(i);
+        }
+    }
+    let mut fresh = PairCache { version: PAIR_CACHE_VERSION, ..PairCache::default() };
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).clamp(1, 8);
+    let mut out = Vec::new();
+    for (key, members) in &groups {
+        let prepared: Vec<similarity::Prepared> =
+            members.iter().map(|&i| similarity::Prepared::new(&items[i].text)).collect();
+        let hashes: Vec<u64> = members.iter().map(|&i| text_hash(&items[i].text)).collect();
+        // Which members to score against which: (member, the members after or before it to score).
+        let (old, mut pairs): (std::collections::HashSet<u64>, Vec<(usize, usize, f64)>) = match &chosen {
+            Some(_) => (Default::default(), Vec::new()),
+            None => {
+                let cached = cache.groups.remove(*key).unwrap_or_default();
+                let old: std::collections::HashSet<u64> = cached.texts.into_iter().collect();
+                let mut at: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+                for (k, h) in hashes.iter().enumerate() {
+                    at.entry(*h).or_default().push(k);
+                }
+                let mut pairs = Vec::new();
+                for (ha, hb, score) in cached.pairs {
+                    if let (Some(xs), Some(ys)) = (at.get(&ha), at.get(&hb)) {
+                        for &x in xs {
+                            for &y in ys.iter().filter(|&&y| y != x) {
+                                pairs.push((x.min(y), x.max(y), score));
+                            }
+                        }
+                    }
+                }
+                (old, pairs)
+            }
+        };
+        // A member is scored against every other unless both were compared before (or, with
+        // ids, unless neither is chosen); each pair once.
+        let scored = |k: usize| match &chosen {
+            Some(c) => c[members[k]],
+            None => !old.contains(&hashes[k]),
+        };
+        let seeds: Vec<usize> = (0..members.len()).filter(|&k| scored(k)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let found = std::sync::Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for _ in 0..threads.min(seeds.len().max(1)) {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&k) = seeds.get(n) else { break };
+                        let others: Vec<(usize, &similarity::Prepared)> = (0..members.len())
+                            .filter(|&j| j != k && (!scored(j) || j > k))
+                            .map(|j| (j, &prepared[j]))
+                            .collect();
+                        for (j, score) in score_against(&prepared[k], &others) {
+                            mine.push((k.min(j), k.max(j), score));
+                        }
+                    }
+                    if let Ok(mut all) = found.lock() {
+                        all.extend(mine);
+                    }
+                });
+            }
+        });
+        pairs.extend(found.into_inner().unwrap_or_default());
+        pairs.sort_by_key(|a| (a.0, a.1));
+        pairs.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
+        if chosen.is_none() {
+            let mut texts: Vec<u64> = hashes.clone();
+            texts.sort_unstable();
+            texts.dedup();
+            let kept = pairs.iter().map(|&(a, b, s)| (hashes[a], hashes[b], s)).collect();
+            fresh.groups.insert(key.to_string(), CachedGroup { texts, pairs: kept });
+        }
+        for (ka, kb, score) in pairs {
+            let (a, b) = (members[ka], members[kb]);
+            let (only_a, only_b) = salient::differences(&items[a].text, &items[b].text);
+            if only_a.is_empty() || only_b.is_empty() {
+                continue;
+            }
+            let pa = conflict_problem(&items[b], &only_a, &only_b, score);
+            let pb = conflict_problem(&items[a], &only_b, &only_a, score);
+            out.push((a, b, pa, pb));
+        }
+    }
+    if chosen.is_none() {
+        *cache = fresh;
+    }
+    out.sort_by_key(|c| (c.0, c.1));
+    out
+}
+
+/// Returns the conflict problem an item gets for `other`: `mine` are its own tokens the other
+/// lacks, `theirs` the other's.
+fn conflict_problem(other: &Item, mine: &[String], theirs: &[String], score: f64) -> Problem {
+    let id = match &other.id {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    };
+    let (name, forget) = match other.store {
+        Store::Copilot => (format!("record {id}"), format!("kb forget --store copilot {id}")),
+        _ => (format!("memory {id}"), format!("kb forget {id}")),
+    };
+    let quote = |t: &[String]| t.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+    Problem {
+        kind: Kind::Conflict,
+        reference: id,
+        message: format!(
+            "may contradict {name} (similarity {score:.1}): {} here, {} there",
+            quote(mine),
+            quote(theirs)
+        ),
+        hint: Some(format!("if one is no longer true: {forget}")),
+    }
+}
+
+/// What a check at use found for one item: its verdict and the failing references.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verified {
+    pub verified: Verdict,
+    pub problems: Vec<Problem>,
+}
+
+/// Checks the path and command references of texts at use (a few `stat`s and one parse of the
+/// manifests; no file list, no symbol scan): each text with its citations.
+pub fn verify(root: &Path, texts: &[(&str, Vec<&str>)]) -> Vec<Verified> {
+    let checker = Checker::new(root, Mode::AtUse, Vec::new());
+    let found: Vec<Vec<Ref>> = texts.iter().map(|(t, c)| refs::extract(t, c)).collect();
+    checker
+        .check(&found)
+        .into_iter()
+        .map(|c| Verified { verified: Verdict::of(c.references, &c.problems), problems: c.problems })
+        .collect()
+}
+
+/// Adds `"verified"` and `"problems"` to each item of a recall's or a show's JSON (`results`, or
+/// the document itself) and returns a line per item for the text (`memory 3: stale: ...`).
+pub fn verify_json(root: &Path, json: &mut Value) -> Vec<String> {
+    let text_of = |item: &Value| -> (String, Vec<String>) {
+        let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        let text = match item.get("store").and_then(Value::as_str) {
+            Some("session") => format!("{}\n{}", s("focus"), s("summary")),
+            _ => s("content"),
+        };
+        let citations = item
+            .get("citations")
+            .and_then(Value::as_array)
+            .map(|c| c.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
+        (text, citations)
+    };
+    let label = |item: &Value| -> String {
+        let id = match item.get("id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        };
+        match item.get("store").and_then(Value::as_str) {
+            Some("copilot") => format!("Copilot memory {id}"),
+            Some("decision") => format!("Decision {id}"),
+            Some("session") => format!("Session {id}"),
+            // `kb decision show` has no store key.
+            None if item.get("status").is_some() => format!("Decision {id}"),
+            _ => format!("Memory {id}"),
+        }
+    };
+    let mut slots: Vec<&mut Value> = match json.get_mut("results") {
+        Some(Value::Array(results)) => results.iter_mut().collect(),
+        _ => vec![json],
+    };
+    let texts: Vec<(String, Vec<String>)> = slots.iter().map(|v| text_of(v)).collect();
+    let borrowed: Vec<(&str, Vec<&str>)> =
+        texts.iter().map(|(t, c)| (t.as_str(), c.iter().map(String::as_str).collect())).collect();
+    let verified = verify(root, &borrowed);
+    let mut lines = Vec::new();
+    for (slot, v) in slots.iter_mut().zip(verified) {
+        let mut line = format!("{}: {}", label(slot), v.verified.as_str());
+        for p in &v.problems {
+            line.push_str(&format!("; {}", p.message));
+        }
+        lines.push(line);
+        if let Value::Object(map) = slot {
+            map.insert("verified".into(), Value::from(v.verified.as_str()));
+            map.insert("problems".into(), serde_json::to_value(&v.problems).unwrap_or(Value::Null));
+        }
+    }
+    lines
+}
+
+/// A report with its items checked at use (`kb recall --verify`): the report's JSON with
+/// `"verified"` and `"problems"` on each result, and its text followed by a `Verified:` block.
+pub struct VerifiedReport<'r, R: Report> {
+    inner: &'r R,
+    json: Value,
+    lines: Vec<String>,
+}
+
+/// Checks the items of `report` at use.
+pub fn verified<'r, R: Report>(root: &Path, report: &'r R) -> Result<VerifiedReport<'r, R>> {
+    let mut json = serde_json::to_value(report)?;
+    let lines = verify_json(root, &mut json);
+    Ok(VerifiedReport { inner: report, json, lines })
+}
+
+impl<R: Report> Serialize for VerifiedReport<'_, R> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.json.serialize(s)
+    }
+}
+
+impl<R: Report> Report for VerifiedReport<'_, R> {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        self.inner.render(v, w)?;
+        if self.lines.is_empty() || self.json.get("count").and_then(Value::as_u64) == Some(0) {
+            return Ok(());
+        }
+        writeln!(w, "\nVerified (paths and commands):")?;
+        for line in &self.lines {
+            writeln!(w, "  {}", v.clean(line))?;
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        self.inner.diagnostics()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_follow_references_and_problems() {
+        let p = |kind| Problem { kind, reference: String::new(), message: String::new(), hint: None };
+        assert_eq!(Verdict::of(0, &[]), Verdict::Unverified);
+        assert_eq!(Verdict::of(2, &[]), Verdict::Ok);
+        assert_eq!(Verdict::of(1, &[p(Kind::Path)]), Verdict::Stale);
+        assert_eq!(Verdict::of(1, &[p(Kind::Conflict)]), Verdict::Ok, "a conflict is not staleness");
+    }
+}

@@ -1,0 +1,385 @@
+//! `kb audit` and the check at use (docs/behaviour.md, Audit): every reference kind on real git
+//! repositories made here (commits, a rename, a deletion, a Makefile, a justfile, a
+//! package.json), each verdict, the rename hint, what must not be taken for a reference, a
+//! folder without git, conflicts, and `kb recall --verify`. MCP `audit` and `verified` are in
+//! `mcp.rs` (`with_mcp::audit_tool_and_verified_results`).
+
+use crate::common::*;
+use serde_json::{Value, json};
+use std::process::Command;
+
+const JSONL: &str = ".github/copilot-memories.jsonl";
+
+/// Runs git in the test's repository with a fixed identity; panics with its stderr on failure.
+fn git(t: &TestEnv, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(t.root())
+        .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("HOME", t.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A test repository that is a real git repository (`None`, with a note, when git is missing).
+fn git_repo() -> Option<TestEnv> {
+    if Command::new("git").arg("--version").output().is_err() {
+        skip("git is not installed");
+        return None;
+    }
+    let t = TestEnv::pinned();
+    std::fs::remove_dir_all(t.root().join(".git")).unwrap();
+    git(&t, &["init", "-q"]);
+    Some(t)
+}
+
+/// A repository with code, a Makefile, a justfile and a package.json; then
+/// `src/api/handlers.rs` renamed to `src/api/routes.rs` and `docs/old.md` deleted, each in its own
+/// commit. Returns the rename's short commit.
+fn project(t: &TestEnv) -> String {
+    t.write("src/api/handlers.rs", "pub struct ApiError;\n\npub fn fit_budget() {}\n");
+    t.write("src/config.rs", "pub struct Layout;\n");
+    t.write("docs/old.md", "# Old\n");
+    t.write("docs/guide.md", "# Guide\n");
+    t.write("Makefile", "CC := cc\nbuild: deps\n\tcargo build\n");
+    t.write("justfile", "set shell := [\"bash\", \"-c\"]\ntest:\n    cargo test\n");
+    t.write("package.json", "{\"scripts\": {\"lint\": \"eslint .\"}}\n");
+    git(t, &["add", "-A"]);
+    git(t, &["commit", "-qm", "start"]);
+    git(t, &["mv", "src/api/handlers.rs", "src/api/routes.rs"]);
+    git(t, &["commit", "-qm", "rename"]);
+    let rename = git(t, &["rev-parse", "--short", "HEAD"]).trim().to_string();
+    git(t, &["rm", "-q", "docs/old.md"]);
+    git(t, &["commit", "-qm", "delete"]);
+    rename
+}
+
+/// Returns the audited item of `store` and `id` from `kb --json audit`'s document.
+fn item<'a>(v: &'a Value, store: &str, id: Value) -> &'a Value {
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["store"] == store && i["id"] == id)
+        .unwrap_or_else(|| panic!("no {store} {id} in {v}"))
+}
+
+/// Returns an item's problems as (kind, reference, message).
+fn problems(item: &Value) -> Vec<(String, String, String)> {
+    item["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let s = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+            (s("kind"), s("reference"), s("message"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_reference_kind_is_checked_and_a_rename_is_named() {
+    let Some(t) = git_repo() else { return };
+    let rename = project(&t);
+    let at = days_ago(1.0);
+    t.memory(1, "Handlers live in `src/api/handlers.rs`", &at, &[]);
+    t.memory(
+        2,
+        "Build with `make build`, test with `just test`, lint with `npm run lint`, `pnpm run lint`, `yarn run lint`, \
+         `yarn lint` or `bun run lint`. Errors are `ApiError` from `src/api/routes.rs:1-3`, budgets in \
+         `fit_budget()`, paths in `config::Layout`, docs in `docs/*.md` and src/api/routes.rs#L3.",
+        &at,
+        &[],
+    );
+    t.memory(3, "Deploy with `make deploy`, release with `just release`, test e2e with `npm run e2e`", &at, &[]);
+    t.memory(4, "The error type is at `src/api/routes.rs:40`; the old helper was `MissingHelper`", &at, &[]);
+    t.memory(5, "The design notes were in docs/old.md and `notes/*.txt`", &at, &[]);
+    t.memory(6, "A plain fact with no reference at all", &at, &[]);
+    t.write(
+        JSONL,
+        "{\"id\":\"mem-ok\",\"subject\":\"build\",\"fact\":\"the build is one rule\",\"citations\":[\"Makefile:2\"]}\n\
+         {\"id\":\"mem-past\",\"subject\":\"test\",\"fact\":\"tests run in a recipe\",\"citations\":[\"justfile:9\"]}\n",
+    );
+    t.kb(&["decision", "add", "Routes live in `src/api/routes.rs`", "--type", "architectural"]).ok();
+    let before = t.snapshot();
+
+    let run = t.kb(&["--json", "audit"]);
+    assert_eq!(run.code, 1, "stale items: exit 1: {run:?}");
+    let v = run.json();
+    let one = item(&v, "md", json!(1));
+    assert_eq!(one["verdict"], "stale");
+    assert_eq!(
+        problems(one),
+        [(
+            "path".to_string(),
+            "src/api/handlers.rs".to_string(),
+            format!("`src/api/handlers.rs` no longer exists (renamed to `src/api/routes.rs` in {rename})")
+        )]
+    );
+    assert_eq!(one["problems"][0]["hint"], "update the reference to `src/api/routes.rs`");
+    assert_eq!(one["path"].as_str(), t.file_of(1).to_str());
+
+    let two = item(&v, "md", json!(2));
+    assert_eq!((two["verdict"].clone(), problems(two)), (json!("ok"), vec![]), "every reference holds: {two}");
+
+    let three = item(&v, "md", json!(3));
+    let kinds: Vec<(String, String)> = problems(three).into_iter().map(|(k, r, _)| (k, r)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("command".to_string(), "make deploy".to_string()),
+            ("command".to_string(), "just release".to_string()),
+            ("command".to_string(), "npm run e2e".to_string())
+        ]
+    );
+    assert_eq!(three["problems"][0]["message"], "`make deploy`: the Makefile has no target `deploy`");
+    assert_eq!(three["problems"][0]["hint"], "Makefile targets: build");
+    assert_eq!(three["problems"][2]["hint"], "package.json scripts: lint");
+
+    let four = item(&v, "md", json!(4));
+    assert_eq!(
+        problems(four),
+        [
+            (
+                "line".to_string(),
+                "src/api/routes.rs:40".to_string(),
+                "`src/api/routes.rs:40` points past the end of `src/api/routes.rs`, which has 3 lines".to_string()
+            ),
+            (
+                "symbol".to_string(),
+                "MissingHelper".to_string(),
+                "`MissingHelper` occurs in no tracked file".to_string()
+            )
+        ]
+    );
+
+    let five = item(&v, "md", json!(5));
+    let messages: Vec<String> = problems(five).into_iter().map(|(_, _, m)| m).collect();
+    assert_eq!(messages, ["`notes/*.txt` matches no file", "`docs/old.md` does not exist"]);
+
+    assert_eq!(item(&v, "md", json!(6))["verdict"], "unverified", "no reference: never stale");
+    assert_eq!(item(&v, "copilot", json!("mem-ok"))["verdict"], "ok");
+    let past = item(&v, "copilot", json!("mem-past"));
+    assert_eq!(problems(past)[0].2, "`justfile:9` points past the end of `justfile`, which has 3 lines");
+    assert_eq!(item(&v, "decision", json!("decision:1"))["verdict"], "ok");
+    // kb init was not run: no context file, no session; the counts add up.
+    assert_eq!(v["counts"], json!({"ok": 3, "stale": 5, "unverified": 1, "conflicts": 0}));
+
+    // The text: one block per stale item, then the counts.
+    let text = t.kb(&["audit"]);
+    assert_eq!(text.code, 1);
+    assert!(
+        text.stdout.starts_with(&format!(
+            "Memory 1 (.co-cli/knowledge/memories/{}): stale\n  path: `src/api/handlers.rs` no longer exists",
+            t.memory_files()[0]
+        )),
+        "{}",
+        text.stdout
+    );
+    assert!(text.stdout.contains("\n    hint: Makefile targets: build\n"), "{}", text.stdout);
+    assert!(!text.stdout.contains("Memory 2 "), "ok items print no block: {}", text.stdout);
+    assert!(text.stdout.ends_with("\n\n3 ok, 5 stale, 1 unverified, 0 conflicts\n"), "{}", text.stdout);
+    // Nothing written but derived state.
+    assert_same_tree(&before, &t.snapshot());
+}
+
+#[test]
+fn what_is_not_a_reference_is_never_flagged() {
+    let Some(t) = git_repo() else { return };
+    project(&t);
+    let at = days_ago(1.0);
+    t.memory(
+        1,
+        "See `https://example.com/docs/a.html` and https://example.com/x/y.rs, pass `--release` or `-p`, edit \
+         `~/.cargo/config.toml` or `../sibling/x.rs`, run `cargo` or `cargo nextest run`, need `v1.2` or `3.12.1`, \
+         mail `dev@example.com`, push to `origin/main`, plain words like `nextest` and `Cargo`, and/or this.",
+        &at,
+        &[],
+    );
+    let v = t.kb(&["--json", "audit", "1"]).ok().json();
+    assert_eq!(v["items"], json!([item(&v, "md", json!(1)).clone()]), "only the id asked for");
+    let one = item(&v, "md", json!(1));
+    assert_eq!((one["verdict"].clone(), one["problems"].clone()), (json!("unverified"), json!([])), "{one}");
+    assert_eq!(t.kb(&["audit", "1"]).ok().stdout, "0 ok, 0 stale, 1 unverified, 0 conflicts\n");
+}
+
+#[test]
+fn near_identical_items_that_differ_in_a_salient_token_conflict() {
+    let t = TestEnv::pinned();
+    let at = days_ago(1.0);
+    t.memory(1, "The api service listens on port 8080", &at, &[]);
+    t.memory(2, "The api service listens on port 8081", &at, &[]);
+    // The same words, another agent: not compared.
+    t.write(
+        ".co-cli/knowledge/memories/003-agent.md",
+        &format!("---\nagent: reviewer\ncreated: '{at}'\nid: 3\nsource: user-told\ntags: []\n---\n\nThe api service listens on port 8082\n"),
+    );
+    // A restatement is no conflict.
+    t.memory(4, "Deploys go out on Tuesdays after the standup", &at, &[]);
+    t.memory(5, "Deploys go out on Tuesdays after the standup meeting", &at, &[]);
+    t.write(
+        JSONL,
+        "{\"id\":\"mem-a\",\"subject\":\"ports\",\"fact\":\"The web server uses port 3000\"}\n\
+         {\"id\":\"mem-b\",\"subject\":\"ports\",\"fact\":\"The web server uses port 3001\"}\n\
+         {\"id\":\"mem-c\",\"subject\":\"other\",\"fact\":\"The web server uses port 3002\"}\n",
+    );
+    let run = t.kb(&["--json", "audit"]);
+    assert_eq!(run.code, 1, "a conflict: exit 1: {run:?}");
+    let v = run.json();
+    assert_eq!(v["counts"]["conflicts"], 2, "{v}");
+    let one = item(&v, "md", json!(1));
+    assert_eq!(one["verdict"], "unverified", "a conflict is not a verdict");
+    let (kind, reference, message) = problems(one).remove(0);
+    assert_eq!((kind.as_str(), reference.as_str()), ("conflict", "2"));
+    assert!(
+        message.starts_with("may contradict memory 2 (similarity ") && message.ends_with("`8080` here, `8081` there")
+    );
+    assert_eq!(one["problems"][0]["hint"], "if one is no longer true: kb forget 2");
+    assert_eq!(problems(item(&v, "md", json!(2)))[0].1, "1");
+    for quiet in [3, 4, 5] {
+        assert_eq!(item(&v, "md", json!(quiet))["problems"], json!([]), "memory {quiet}");
+    }
+    let b = item(&v, "copilot", json!("mem-b"));
+    assert!(problems(b)[0].2.starts_with("may contradict record mem-a"), "{b}");
+    assert_eq!(item(&v, "copilot", json!("mem-c"))["problems"], json!([]));
+    let text = t.kb(&["audit"]).stdout;
+    assert!(
+        text.starts_with("Memory 1 (.co-cli/knowledge/memories/001-")
+            && text.contains(".md): possible conflict\n  conflict: may contradict memory 2"),
+        "{text}"
+    );
+    assert!(text.ends_with("0 ok, 0 stale, 8 unverified, 2 conflicts\n"), "{text}");
+
+    // Auditing one of them still finds its conflict, and only its own.
+    let v = t.kb(&["--json", "audit", "2"]).json();
+    assert_eq!(v["items"].as_array().unwrap().len(), 1);
+    assert_eq!(v["counts"], json!({"ok": 0, "stale": 0, "unverified": 1, "conflicts": 1}));
+}
+
+#[test]
+fn ids_and_stores_narrow_the_audit_and_an_unknown_id_is_an_error() {
+    let t = TestEnv::pinned();
+    t.kb(&["init"]).ok();
+    let at = days_ago(1.0);
+    t.write("README.md", "# x\n");
+    t.memory(1, "See `README.md`", &at, &[]);
+    t.memory(2, "The old changelog was `GONE.md`", &at, &[]);
+    t.kb(&["decision", "add", "Keep `README.md` short", "--type", "process"]).ok();
+    t.kb(&["session", "start", "Rework `src/nowhere.rs`"]).ok();
+    t.write(
+        ".github/instructions/rust.instructions.md",
+        "---\napplyTo: '**/*.rs'\n---\n\nFormat with `rustfmt.toml`\n",
+    );
+
+    let v = t.kb(&["--json", "audit", "1", "decision:1"]).ok().json();
+    let ids: Vec<&Value> = v["items"].as_array().unwrap().iter().map(|i| &i["id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!("decision:1")]);
+
+    let v = t.kb(&["--json", "audit", "--store", "session", "--store", "instructions"]).json();
+    let stores: Vec<(&str, &str)> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["store"].as_str().unwrap(), i["verdict"].as_str().unwrap()))
+        .collect();
+    assert_eq!(stores, [("session", "stale"), ("instructions", "stale")]);
+    assert_eq!(
+        item(&v, "instructions", json!(".github/instructions/rust.instructions.md"))["problems"][0]["message"],
+        "`rustfmt.toml` does not exist"
+    );
+
+    // The whole audit includes the context file kb init wrote (it names nothing: unverified).
+    let v = t.kb(&["--json", "audit"]).json();
+    assert_eq!(item(&v, "context", json!(".co-cli/knowledge/context.md"))["verdict"], "unverified");
+
+    let run = t.kb(&["audit", "9"]).err();
+    assert!(run.stderr.contains("error: memory 9 not found"), "{}", run.stderr);
+    t.kb(&["audit", "decision:7"]).err();
+    t.kb(&["audit", "mem-nope"]).err();
+    t.kb(&["audit", "--store", "bogus"]).usage();
+}
+
+#[test]
+fn without_git_the_walk_honours_gitignore() {
+    let t = TestEnv::pinned();
+    std::fs::remove_dir_all(t.root().join(".git")).unwrap();
+    t.write(".gitignore", "target/\n");
+    t.write("src/lib.rs", "pub fn visible_fn() {}\n");
+    t.write("target/gen.rs", "pub fn ignored_fn() {}\n");
+    // kb's own knowledge is no evidence for a symbol.
+    t.write(".co-cli/knowledge/context.md", "Only here: `context_only_fn`\n");
+    let at = days_ago(1.0);
+    t.memory(1, "Call `visible_fn` from `src/lib.rs:1`", &at, &[]);
+    t.memory(2, "Call `ignored_fn`", &at, &[]);
+    t.memory(3, "Call `context_only_fn`", &at, &[]);
+    t.memory(4, "Moved to `src/gone.rs`", &at, &[]);
+    let v = t.kb(&["--json", "audit", "--store", "md"]).json();
+    assert_eq!(item(&v, "md", json!(1))["verdict"], "ok");
+    assert_eq!(item(&v, "md", json!(2))["verdict"], "stale", "an ignored file is not tracked");
+    assert_eq!(item(&v, "md", json!(3))["verdict"], "stale", "kb's own files are not evidence");
+    // No git: no rename history, the plain message.
+    assert_eq!(problems(item(&v, "md", json!(4)))[0].2, "`src/gone.rs` does not exist");
+
+    // An empty `.git` folder (no repository git can read) is walked the same way.
+    std::fs::create_dir_all(t.root().join(".git")).unwrap();
+    let again = t.kb(&["--json", "audit", "--store", "md"]).json();
+    assert_eq!(again["counts"], v["counts"]);
+
+    // Where a symbol was found is cached (.co-cli/cache/symbols.json), never trusted blindly: the
+    // symbol gone from that file, the file is read again and the others scanned.
+    assert!(t.root().join(".co-cli/cache/symbols.json").is_file());
+    t.write("src/lib.rs", "pub fn renamed_fn() {}\n");
+    let v = t.kb(&["--json", "audit", "1"]).json();
+    assert_eq!(problems(item(&v, "md", json!(1)))[0].2, "`visible_fn` occurs in no tracked file");
+    t.write("src/other.rs", "pub fn visible_fn() {}\n");
+    assert_eq!(t.kb(&["--json", "audit", "1"]).ok().json()["counts"]["ok"], 1);
+}
+
+#[test]
+fn an_audit_with_nothing_stale_exits_0_and_binary_or_huge_files_are_skipped() {
+    let Some(t) = git_repo() else { return };
+    t.write("src/main.rs", "fn main() { run_server(); }\n");
+    t.write_bytes("assets/blob.bin", b"\x00\x01run_binary_only\x00");
+    t.write("data/big.txt", &"huge_only ".repeat(1_000_000));
+    git(&t, &["add", "-A"]);
+    git(&t, &["commit", "-qm", "start"]);
+    let at = days_ago(1.0);
+    t.memory(1, "The entry point calls `run_server` in `src/main.rs`", &at, &[]);
+    assert_eq!(t.kb(&["audit"]).ok().stdout, "1 ok, 0 stale, 0 unverified, 0 conflicts\n");
+    t.memory(2, "`run_binary_only` and `huge_only` are defined", &at, &[]);
+    let v = t.kb(&["--json", "audit", "2"]).json();
+    let names: Vec<String> = problems(item(&v, "md", json!(2))).into_iter().map(|(_, r, _)| r).collect();
+    assert_eq!(names, ["run_binary_only", "huge_only"]);
+}
+
+#[test]
+fn recall_verify_checks_paths_and_commands_at_use() {
+    let Some(t) = git_repo() else { return };
+    let rename = project(&t);
+    let at = days_ago(1.0);
+    t.memory(1, "Handlers live in `src/api/handlers.rs`", &at, &["api"]);
+    t.memory(2, "The api is built with `make build` and errors are `NoSuchSymbol`", &at, &["api"]);
+    t.memory(3, "The api has no cited file", &at, &["api"]);
+    let v = t.kb(&["--json", "recall", "api", "--verify"]).ok().json();
+    let by_id = |id: u64| v["results"].as_array().unwrap().iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(by_id(1)["verified"], "stale");
+    assert_eq!(
+        by_id(1)["problems"][0]["message"],
+        format!("`src/api/handlers.rs` no longer exists (renamed to `src/api/routes.rs` in {rename})")
+    );
+    assert_eq!(by_id(2)["verified"], "ok", "symbols are left to kb audit: {}", by_id(2));
+    assert_eq!((by_id(3)["verified"].clone(), by_id(3)["problems"].clone()), (json!("unverified"), json!([])));
+    let text = t.kb(&["recall", "api", "--verify"]).ok().stdout;
+    assert!(text.contains("\nVerified (paths and commands):\n"), "{text}");
+    assert!(text.contains("  Memory 1: stale; `src/api/handlers.rs` no longer exists (renamed to"), "{text}");
+    assert!(text.contains("  Memory 3: unverified\n"), "{text}");
+    // Without --verify, nothing is checked.
+    let plain = t.kb(&["--json", "recall", "api"]).ok().json();
+    assert!(plain["results"][0].get("verified").is_none());
+    // --exact too.
+    let exact = t.kb(&["--json", "recall", "--exact", "handlers", "--verify"]).ok().json();
+    assert_eq!(exact["results"][0]["verified"], "stale");
+}
