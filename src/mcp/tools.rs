@@ -544,6 +544,9 @@ mod tests {
             &server.layout.project_context(),
             "---\nversion: 1\nupdated: 2026-01-01T00:00:00Z\n---\n\n  Project body\n\n",
         );
+        // What the file watcher tells the server (no watcher runs here).
+        let paths = vec![server.layout.project_context()];
+        ops::warm::lock(&server.warm).note(&crate::context::watch::Changes { paths, ..Default::default() });
         let repo = server.repo().unwrap();
         let block = crate::context::build(&repo, &crate::settings::BlockRequest { hot: true, ..Default::default() })
             .text
