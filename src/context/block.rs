@@ -480,35 +480,57 @@ fn memory_layers(
         }
     }
     let agent = req.agent.as_deref();
-    let mut visible: Vec<Pos> =
-        index.positions().filter(|&p| index.visible_at(p, agent) && !marked.contains(&index.file_name_at(p))).collect();
-    visible.sort_by_key(|&p| index.age_key_at(p));
-    let is_core = |p: Pos| index.type_at(p) == MemoryType::CoreContext;
-    let core: Vec<String> =
-        visible.iter().filter(|&&p| is_core(p)).map(|&p| layers::list_item(index.content_at(p))).collect();
+    let visible =
+        |p: Pos| index.visible_at(p, agent) && (marked.is_empty() || !marked.contains(&index.file_name_at(p)));
+    // The ids the heat log names: only those can be Hot Memories.
+    let heats = req.hot.then(|| knowledge.heats());
+    let heated: rustc_hash::FxHashSet<u64> = heats
+        .iter()
+        .flat_map(|h| h.heats.iter())
+        .filter(|h| h.access.store == crate::repo::StoreKind::Md)
+        .filter_map(|h| h.access.id.parse().ok())
+        .collect();
+    // One pass, no sort of every memory: the core context, the high-importance learnings, and of
+    // each heated id the oldest visible memory that is not core context.
+    let (mut core, mut high): (Vec<Pos>, Vec<Pos>) = (Vec::new(), Vec::new());
+    let mut candidates: FxHashMap<u64, Pos> = FxHashMap::default();
+    for p in index.positions().filter(|&p| visible(p)) {
+        let kind = index.type_at(p);
+        if kind == MemoryType::CoreContext {
+            core.push(p);
+            continue;
+        }
+        if index.importance_at(p) == Importance::High && matches!(kind, MemoryType::Learning | MemoryType::Pattern) {
+            high.push(p);
+        }
+        let id = index.id_at(p);
+        if heated.contains(&id) {
+            let oldest = candidates.entry(id).or_insert(p);
+            if index.age_key_at(p) < index.age_key_at(*oldest) {
+                *oldest = p;
+            }
+        }
+    }
+    core.sort_by_key(|&p| index.age_key_at(p));
+    high.sort_by_key(|&p| index.age_key_at(p));
+    let core: Vec<String> = core.iter().map(|&p| layers::list_item(index.content_at(p))).collect();
     let (mut hot_ids, mut hot): (Vec<u64>, Vec<String>) = (Vec::new(), Vec::new());
-    if req.hot {
-        let heats = knowledge.heats();
+    if let Some(heats) = heats {
         // An unreadable log, or lines that are not accesses, as for the memory files above.
         warnings.extend(heats.problems.iter().cloned());
         let limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
-        // The first visible memory of each id that is not core context (those are shown anyway).
-        let mut candidates: FxHashMap<u64, &str> = FxHashMap::default();
-        for &p in visible.iter().filter(|&&p| !is_core(p)) {
-            candidates.entry(index.id_at(p)).or_insert(index.content_at(p));
-        }
         hot_ids = crate::heat::hot_ids(heats, limit, |id| candidates.contains_key(&id));
-        hot = hot_ids.iter().filter_map(|id| candidates.get(id)).map(|content| layers::list_item(content)).collect();
+        hot = hot_ids
+            .iter()
+            .filter_map(|id| candidates.get(id))
+            .map(|&p| layers::list_item(index.content_at(p)))
+            .collect();
     }
     let limit = usize::try_from(repo.settings.learnings_limit.value).unwrap_or(usize::MAX);
-    let learnings: Vec<String> = visible
+    let learnings: Vec<String> = high
         .iter()
         .rev()
-        .filter(|&&p| {
-            index.importance_at(p) == Importance::High
-                && matches!(index.type_at(p), MemoryType::Learning | MemoryType::Pattern)
-                && !hot_ids.contains(&index.id_at(p))
-        })
+        .filter(|&&p| !hot_ids.contains(&index.id_at(p)))
         .take(limit)
         .map(|&p| layers::list_item(index.content_at(p)))
         .collect();

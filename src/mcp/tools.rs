@@ -236,7 +236,7 @@ impl Server {
         };
         let filter = ops::read::ListFilter::new(memory_type, None, args.agent)?;
         let (warm, _) = self.held()?;
-        let mut reply = self.reply(&ops::read::list_in(warm.loaded(), scope, &filter).page(args.limit as usize))?;
+        let mut reply = self.reply(&ops::read::list_in(warm.loaded(), scope, &filter, Some(args.limit as usize)))?;
         let number = |key: &str| reply.json.get(key).and_then(Value::as_u64).unwrap_or(0);
         let (count, total) = (number("count"), number("total"));
         if count < total {

@@ -488,12 +488,13 @@ pub struct ListReport<'a> {
 
 /// Lists what `loaded` holds that `filter` keeps.
 pub fn list<'a>(loaded: &'a Loaded, filter: &ListFilter) -> ListReport<'a> {
-    list_in(loaded, Scope::Both, filter)
+    list_in(loaded, Scope::Both, filter, None)
 }
 
 /// Lists what `loaded` holds within `scope` that `filter` keeps (a long-running server holds
-/// both stores and narrows here).
-pub fn list_in<'a>(loaded: &'a Loaded, scope: Scope, filter: &ListFilter) -> ListReport<'a> {
+/// both stores and narrows here), whole or as a page of at most `page` items, for an agent (see
+/// [`ListReport`]).
+pub fn list_in<'a>(loaded: &'a Loaded, scope: Scope, filter: &ListFilter, page: Option<usize>) -> ListReport<'a> {
     let index = loaded.index.as_ref().filter(|_| scope != Scope::Copilot);
     let file = loaded.file.as_ref().filter(|_| scope != Scope::Md);
     let mut diagnostics = loaded.diagnostics.clone();
@@ -504,21 +505,24 @@ pub fn list_in<'a>(loaded: &'a Loaded, scope: Scope, filter: &ListFilter) -> Lis
     let mut order: Vec<Pos> = Vec::new();
     if let Some(index) = index {
         order = index.positions().filter(|&p| filter.keeps(index, p)).collect();
-        order.sort_by(|&a, &b| {
-            index.id_at(a).cmp(&index.id_at(b)).then_with(|| index.file_name_at(a).cmp(index.file_name_at(b)))
-        });
+        let by_id = |a: &Pos, b: &Pos| {
+            index.id_at(*a).cmp(&index.id_at(*b)).then_with(|| index.file_name_at(*a).cmp(index.file_name_at(*b)))
+        };
+        match page {
+            // A page needs its first items in order, not all of them (100,000 for a server).
+            Some(limit) if limit < order.len() => {
+                if limit > 0 {
+                    order.select_nth_unstable_by(limit - 1, by_id);
+                }
+                order[..limit].sort_by(by_id);
+            }
+            _ => order.sort_by(by_id),
+        }
     }
-    ListReport { loaded, index, records, order, filter: filter.clone(), page: None, diagnostics }
+    ListReport { loaded, index, records, order, filter: filter.clone(), page, diagnostics }
 }
 
 impl ListReport<'_> {
-    /// Returns the list as a page of at most `limit` items, for an agent (see [`ListReport`]).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub fn page(mut self, limit: usize) -> Self {
-        self.page = Some(limit);
-        self
-    }
-
     /// Returns how many memories and how many records the filter keeps.
     fn totals(&self) -> (usize, usize) {
         let records = match (&self.records, &self.filter.by) {

@@ -367,31 +367,44 @@ pub fn rank(
             Some(corpus.stem_of.iter().map(|&st| st as usize == s).collect())
         })
         .collect();
-    let mut matchers: Vec<(Vec<bool>, f64)> = by_stem.iter().flatten().map(|hits| (hits.clone(), 1.0)).collect();
+    // A word falls back to the terms that contain it (co-cli's rule, at half weight) when it is
+    // long enough and no candidate holds its stem.
+    let substring = |word: &str| -> Option<(Vec<bool>, f64)> {
+        if ranking != Ranking::Full || word.chars().count() < FALLBACK_MIN_CHARS {
+            return None;
+        }
+        let hits: Vec<bool> = corpus.terms.iter().map(|&t| corpus.text(t).contains(word)).collect();
+        hits.contains(&true).then_some((hits, FALLBACK_WEIGHT))
+    };
+    // First the stems, and the fallback of the words no document's stem matches at all.
+    let mut matchers: Vec<(Vec<bool>, f64)> = Vec::new();
+    let mut stem_matcher: Vec<Option<usize>> = Vec::new();
+    for (word, hits) in words.iter().zip(&by_stem) {
+        match hits {
+            Some(hits) => {
+                stem_matcher.push(Some(matchers.len()));
+                matchers.push((hits.clone(), 1.0));
+            }
+            None => {
+                stem_matcher.push(None);
+                matchers.extend(substring(word));
+            }
+        }
+    }
     // Per candidate and query word, the weighted frequency of the matched terms.
     let mut freqs = term_frequencies(corpus, &candidates, &matchers)?;
-    // A word whose stem no candidate holds matches the terms that contain it instead (co-cli's
-    // rule, at half weight) when it is long enough: then the candidates are read again.
-    let mut q = 0;
-    let matched: Vec<bool> = by_stem
+    // A stem only other documents hold (removed ones, or another store's): that word falls back
+    // too, and the candidates are read again (rare).
+    let unmatched: Vec<usize> = stem_matcher
         .iter()
-        .map(|hits| {
-            let found = hits.is_some() && freqs.iter().any(|(_, tf)| tf[q] > 0.0);
-            q += usize::from(hits.is_some());
-            found
-        })
+        .enumerate()
+        .filter_map(|(w, q)| q.filter(|&q| !freqs.iter().any(|(_, tf)| tf[q] > 0.0)).map(|_| w))
         .collect();
-    if matched.iter().any(|m| !m) {
-        matchers = Vec::new();
-        for (w, word) in words.iter().enumerate() {
-            if matched[w] {
-                matchers.push((by_stem[w].clone().unwrap_or_default(), 1.0));
-            } else if ranking == Ranking::Full && word.chars().count() >= FALLBACK_MIN_CHARS {
-                let hits: Vec<bool> = corpus.terms.iter().map(|&t| corpus.text(t).contains(word.as_str())).collect();
-                if hits.contains(&true) {
-                    matchers.push((hits, FALLBACK_WEIGHT));
-                }
-            }
+    if !unmatched.is_empty() {
+        let dropped: Vec<usize> = unmatched.iter().filter_map(|&w| stem_matcher[w]).collect();
+        matchers = matchers.into_iter().enumerate().filter(|(q, _)| !dropped.contains(q)).map(|(_, m)| m).collect();
+        for &w in &unmatched {
+            matchers.extend(substring(&words[w]));
         }
         freqs = term_frequencies(corpus, &candidates, &matchers)?;
     }
