@@ -149,7 +149,8 @@ async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usiz
         for (t, tool) in tools().into_iter().enumerate() {
             // A different memory each time, spread over the whole store.
             let id = 1 + (round * TOOLS.len() + t) * 7919 % n;
-            let word = format!("zebra{round}x{t}");
+            // Letters only: a word with digits is split into its parts, which other items share.
+            let word = format!("zebra{}", letters(round * TOOLS.len() + t));
             edit_by_hand(&dir, id, &word);
             tokio::time::sleep(SETTLE).await;
             let (took, result) = call(&client, tool, args(tool, id, &word)).await;
@@ -160,6 +161,9 @@ async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usiz
         }
     }
     let peak_rss_kib = pid.and_then(peak_rss);
+    for line in std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| !l.contains("warm in")) {
+        eprintln!("N = {n}: the server said: {line}");
+    }
     client.cancel().await.ok();
     Measured { rows, warm_after, warm_line, peak_rss_kib, stale }
 }
@@ -210,6 +214,20 @@ fn edit_by_hand(dir: &Path, id: usize, word: &str) {
     let end = text[3..].find("\n---\n").map(|i| i + 3 + 5).expect("frontmatter");
     let body = format!("Retry the {word} worker twice before paging anyone (edited by hand).\n");
     std::fs::write(&path, format!("{}\n{body}", &text[..end])).unwrap();
+}
+
+/// `n` written in the letters a to z (0 is `a`, 26 is `ba`).
+fn letters(mut n: usize) -> String {
+    let mut out = Vec::new();
+    loop {
+        out.push(b'a' + (n % 26) as u8);
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).unwrap()
 }
 
 /// Times one call.

@@ -1,5 +1,6 @@
 //! Keeps what the server holds fresh (`ops::warm`): one thread that reads everything once at
-//! start, then watches the repository's inputs with the watcher `kb watch` uses
+//! start (before it watches: the watcher reports every file opened, and the first reading opens
+//! them all), then watches the repository's inputs with the watcher `kb watch` uses
 //! (`context::watch`: the same folders, the same handling of folders created and removed, of
 //! editors' atomic saves and of swap files) and marks what each batch of events touched. A
 //! request reads what is marked before it answers; the thread reads it too, once the inputs have
@@ -58,17 +59,20 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
         drop(tx);
         None
     };
-    let mut watched = match &mut debouncer {
-        Some(d) => inputs.rewatch(d, &[], warn),
-        None => Vec::new(),
-    };
-    // Read everything once the watches are in place, so that no change falls between the two.
     let started = Instant::now();
+    let mut watched = Vec::new();
     {
-        // The line is written before the first request is answered (the state stays locked).
+        // Requests wait until the state is warm (it stays locked), and the line is written first.
         let mut held = warm::lock(warm);
-        match held.refresh() {
-            Ok(()) => {
+        // Every file is read before the watches are set: the watcher reports each file opened,
+        // and 100,000 of them would overflow its queue. What changed meanwhile is found by a stat
+        // of each file once the watches are in place.
+        let first = held.refresh();
+        if let Some(d) = &mut debouncer {
+            watched = inputs.rewatch(d, &[], warn);
+        }
+        match first.and_then(|()| held.revalidate_held()) {
+            Ok(_) => {
                 let (memories, records, decisions) = held.sizes();
                 let watching = match &debouncer {
                     Some(_) => format!("watching {} folders", watched.len()),
@@ -99,6 +103,9 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
                 {
                     watched = inputs.rewatch(d, &watched, warn);
                 }
+                if changes.rescan {
+                    revalidate_at = Instant::now();
+                }
                 warm::lock(warm).note(&changes);
                 pending.add(changes, Instant::now());
             }
@@ -122,8 +129,14 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
             }
         }
         if revalidate_at <= now {
-            if let Err(e) = warm::revalidate(warm) {
-                warn(&format!("revalidation: {}", crate::error::message(&e)));
+            match warm::revalidate(warm) {
+                // Only news is told: what the events had missed.
+                Ok(0) => {}
+                Ok(n) => crate::output::status(&format!(
+                    "kb mcp: revalidation read {n} memory files again that file events had not reported, in {:.0} ms",
+                    now.elapsed().as_secs_f64() * 1000.0
+                )),
+                Err(e) => warn(&format!("revalidation: {}", crate::error::message(&e))),
             }
             revalidate_at = Instant::now() + every;
         }

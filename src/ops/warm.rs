@@ -138,7 +138,11 @@ impl Warm {
     /// Marks what a batch of file events touched.
     pub fn note(&mut self, changes: &crate::context::watch::Changes) {
         if changes.rescan {
-            self.marks = Marks { names: std::mem::take(&mut self.marks.names), ..Marks::all() };
+            // Events were lost: the small parts are read again at once, the memory files by the
+            // revalidation the watcher thread runs now (a stat of each, not a new index).
+            let m = &mut self.marks;
+            (m.settings, m.records, m.decisions, m.sessions, m.sources, m.instructions) =
+                (true, true, true, true, true, true);
             return;
         }
         for path in &changes.paths {
@@ -316,17 +320,36 @@ pub fn revalidate(warm: &Mutex<Warm>) -> Result<usize> {
     let dir: PathBuf = lock(warm).layout.memories();
     let listing = Listing::of(&dir).map_err(crate::error::io_at(&dir))?;
     let mut w = lock(warm);
-    let mut names = Vec::new();
-    match &mut w.loaded.index {
-        Some(index) if index.dir_exists == dir.is_dir() => names = index.changed(&listing),
-        _ => w.marks.memories = true,
-    }
-    let read = names.len();
-    let m = &mut w.marks;
-    m.names.extend(names);
-    (m.settings, m.records, m.decisions, m.sessions, m.sources, m.instructions) = (true, true, true, true, true, true);
+    let read = w.mark_listed(&listing, dir.is_dir());
     w.refresh()?;
     Ok(read)
+}
+
+impl Warm {
+    /// [`revalidate`] while the state is held (at start, when requests wait anyway).
+    pub fn revalidate_held(&mut self) -> Result<usize> {
+        let dir = self.layout.memories();
+        let listing = Listing::of(&dir).map_err(crate::error::io_at(&dir))?;
+        let read = self.mark_listed(&listing, dir.is_dir());
+        self.refresh()?;
+        Ok(read)
+    }
+
+    /// Marks the memory files `listing` shows changed since they were read (or the whole folder,
+    /// when it appeared or went away) and every small part; returns how many files it marked.
+    fn mark_listed(&mut self, listing: &Listing, dir_is: bool) -> usize {
+        let mut names = Vec::new();
+        match &mut self.loaded.index {
+            Some(index) if index.dir_exists == dir_is => names = index.changed(listing),
+            _ => self.marks.memories = true,
+        }
+        let read = names.len();
+        let m = &mut self.marks;
+        m.names.extend(names);
+        (m.settings, m.records, m.decisions, m.sessions, m.sources, m.instructions) =
+            (true, true, true, true, true, true);
+        read
+    }
 }
 
 /// Takes the state's lock; a panic while it was held (a bug) leaves a state that is still whole
@@ -380,9 +403,9 @@ mod tests {
         };
         assert_eq!(co_cli, only(below));
         assert_eq!(marks_of(&mut w, l.memories(), true), only(|m| m.memories = true));
-        // Lost events: everything, and the names already marked stay marked.
+        // Lost events: every small part; the memory files are left to the revalidation.
         w.marks = Marks { names: vec!["002-b.md".into()], ..Marks::none() };
         w.note(&Changes { rescan: true, ..Changes::default() });
-        assert_eq!(w.marks, Marks { names: vec!["002-b.md".into()], ..Marks::all() });
+        assert_eq!(w.marks, Marks { names: vec!["002-b.md".into()], memories: false, ..Marks::all() });
     }
 }
