@@ -149,8 +149,9 @@ async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usiz
         for (t, tool) in tools().into_iter().enumerate() {
             // A different memory each time, spread over the whole store.
             let id = 1 + (round * TOOLS.len() + t) * 7919 % n;
-            // Letters only: a word with digits is split into its parts, which other items share.
-            let word = format!("zebra{}", letters(round * TOOLS.len() + t));
+            // Letters only (a word with digits is split into its parts, which other items share),
+            // ending in a consonant pair no English suffix rule strips (`zebras` stems to `zebra`).
+            let word = format!("zebra{}zq", letters(round * TOOLS.len() + t));
             edit_by_hand(&dir, id, &word);
             tokio::time::sleep(SETTLE).await;
             let (took, result) = call(&client, tool, args(tool, id, &word)).await;
