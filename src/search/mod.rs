@@ -395,11 +395,8 @@ pub fn rank(
     let mut freqs = term_frequencies(corpus, &candidates, &matchers)?;
     // A stem only other documents hold (removed ones, or another store's): that word falls back
     // too, and the candidates are read again (rare).
-    let unmatched: Vec<usize> = stem_matcher
-        .iter()
-        .enumerate()
-        .filter_map(|(w, q)| q.filter(|&q| !freqs.iter().any(|(_, tf)| tf[q] > 0.0)).map(|_| w))
-        .collect();
+    let unmatched: Vec<usize> =
+        stem_matcher.iter().enumerate().filter_map(|(w, q)| q.filter(|&q| freqs.df(q) == 0).map(|_| w)).collect();
     if !unmatched.is_empty() {
         let dropped: Vec<usize> = unmatched.iter().filter_map(|&w| stem_matcher[w]).collect();
         matchers = matchers.into_iter().enumerate().filter(|(q, _)| !dropped.contains(q)).map(|(_, m)| m).collect();
@@ -415,12 +412,12 @@ pub fn rank(
     let avgdl = candidates.iter().map(|&i| f64::from(corpus.docs[i].len)).sum::<f64>() / n;
     let idf: Vec<f64> = (0..matchers.len())
         .map(|q| {
-            let df = freqs.iter().filter(|(_, tf)| tf[q] > 0.0).count() as f64;
+            let df = freqs.df(q) as f64;
             ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
         })
         .collect();
     Ok(freqs
-        .into_iter()
+        .rows()
         .map(|(i, tf)| {
             let dl = f64::from(corpus.docs[i].len);
             let norm = K1 * (1.0 - B + B * dl / avgdl.max(f64::MIN_POSITIVE));
@@ -438,20 +435,36 @@ pub fn rank(
         .collect())
 }
 
-/// Returns, for each candidate that a matcher matches, the weighted frequency of each matcher's
-/// terms in it.
-fn term_frequencies(
-    corpus: &Corpus,
-    candidates: &[usize],
-    matchers: &[(Vec<bool>, f64)],
-) -> std::io::Result<Vec<(usize, Vec<f32>)>> {
-    let mut freqs: Vec<(usize, Vec<f32>)> = Vec::new();
-    if matchers.is_empty() {
+/// For each candidate that a matcher matches, the weighted frequency of each matcher's terms in
+/// it, in one flat table (no allocation per document): row `k` belongs to document `docs[k]`.
+struct Freqs {
+    docs: Vec<usize>,
+    tf: Vec<f32>,
+    width: usize,
+}
+
+impl Freqs {
+    /// Each matched document and its row.
+    fn rows(&self) -> impl Iterator<Item = (usize, &[f32])> {
+        self.docs.iter().copied().zip(self.tf.chunks_exact(self.width.max(1)))
+    }
+
+    /// How many documents matcher `q` matches.
+    fn df(&self, q: usize) -> usize {
+        self.rows().filter(|(_, tf)| tf[q] > 0.0).count()
+    }
+}
+
+/// Reads the candidates' terms and returns their frequencies for each matcher.
+fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool>, f64)]) -> std::io::Result<Freqs> {
+    let width = matchers.len();
+    let mut freqs = Freqs { docs: Vec::new(), tf: Vec::new(), width };
+    if width == 0 {
         return Ok(freqs);
     }
     // Which matchers each term belongs to, as a bit mask: most terms belong to none, so a pair
     // costs one lookup (a query of more than 64 words looks each matcher up instead).
-    let masks: Option<Vec<u64>> = (matchers.len() <= 64).then(|| {
+    let masks: Option<Vec<u64>> = (width <= 64).then(|| {
         let mut masks = vec![0u64; corpus.terms.len()];
         for (q, (hits, _)) in matchers.iter().enumerate() {
             for (t, _) in hits.iter().enumerate().filter(|(_, h)| **h) {
@@ -463,33 +476,33 @@ fn term_frequencies(
         masks
     });
     corpus.each_doc(candidates, |i, pairs| {
-        let mut tf: Vec<f32> = Vec::new();
+        let row = freqs.tf.len();
+        freqs.tf.resize(row + width, 0.0);
+        let mut matched = false;
         for &(t, f) in pairs {
-            let mut add = |q: usize| {
-                if tf.is_empty() {
-                    tf = vec![0.0f32; matchers.len()];
-                }
-                tf[q] += f;
-            };
             match &masks {
                 Some(masks) => {
                     let mut m = masks.get(t as usize).copied().unwrap_or(0);
                     while m != 0 {
-                        add(m.trailing_zeros() as usize);
+                        freqs.tf[row + m.trailing_zeros() as usize] += f;
+                        matched = true;
                         m &= m - 1;
                     }
                 }
                 None => {
                     for (q, (hits, _)) in matchers.iter().enumerate() {
                         if hits.get(t as usize).copied().unwrap_or(false) {
-                            add(q);
+                            freqs.tf[row + q] += f;
+                            matched = true;
                         }
                     }
                 }
             }
         }
-        if !tf.is_empty() {
-            freqs.push((i, tf));
+        if matched {
+            freqs.docs.push(i);
+        } else {
+            freqs.tf.truncate(row);
         }
     })?;
     Ok(freqs)
