@@ -84,7 +84,7 @@ pub struct Settings {
     pub agents: Setting<Vec<Agent>>,
 }
 
-/// A coding agent whose native files kb projects the knowledge into (SPEC §15.1).
+/// A coding agent whose native files kb projects the knowledge into (docs/formats.md, Agents' files).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Agent {
     Claude,

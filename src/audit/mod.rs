@@ -1,5 +1,5 @@
 //! Is this still true? Checking the references of knowledge items against the repository
-//! (SPEC §14.1): paths exist (and cited lines are inside the file), task-runner targets are
+//! (docs/behaviour.md, Audit): paths exist (and cited lines are inside the file), task-runner targets are
 //! defined, code symbols occur in a tracked file. Deterministic, offline, nothing executed (the
 //! `git` binary is run for `ls-files` and the rename history only; without git, kb walks the
 //! folder honouring `.gitignore`).

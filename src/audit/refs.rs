@@ -1,4 +1,4 @@
-//! The references an item's text makes to the repository (SPEC §14.1): paths (with a line suffix,
+//! The references an item's text makes to the repository (docs/behaviour.md, Audit): paths (with a line suffix,
 //! or a glob), make/just/npm/pnpm/yarn/bun targets, and code symbols. Pure text work: nothing
 //! here looks at a file; [`super::Checker`] checks what is found.
 //!

@@ -1,4 +1,4 @@
-//! Each agent's own files (SPEC §15.1; docs/formats.md, Agents' files): which file holds the
+//! Each agent's own files (docs/formats.md, Agents' files): which file holds the
 //! always-loaded block for an agent, which file each scoped instruction becomes, their exact
 //! text, the limits the agents cut at, and how kb knows a file it generated.
 //!
@@ -54,7 +54,7 @@ pub fn owned_source(text: &str) -> Option<&str> {
     rest.ends_with("-->").then_some(source)
 }
 
-/// The limit an agent cuts one of its files at (SPEC §15.1).
+/// The limit an agent cuts one of its files at (docs/formats.md, Agents' files).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limit {
     pub max: usize,

@@ -34,7 +34,7 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-/// Adds to a recall's or a show's reply each item's verdict at use (SPEC §14.1): `"verified"` and
+/// Adds to a recall's or a show's reply each item's verdict at use (docs/behaviour.md, Audit): `"verified"` and
 /// `"problems"` in the JSON, a `Verified:` block in the text.
 fn verify(repo: &crate::repo::Repo, reply: &mut Reply) {
     let lines = ops::audit::verify_json(&repo.layout.root, &mut reply.json);

@@ -1,4 +1,4 @@
-//! The projection of the knowledge into each agent's own files (SPEC §15.1; docs/behaviour.md,
+//! The projection of the knowledge into each agent's own files (docs/behaviour.md,
 //! Agents): what `kb compile` writes besides `context_targets` for the agents of the setting
 //! `agents`, which generated files are orphans, and `kb agents`, the load receipt.
 //!

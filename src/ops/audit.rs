@@ -1,4 +1,4 @@
-//! `kb audit [ID...] [--store S]...` (SPEC §14.1), MCP `audit`, and the check at use of
+//! `kb audit [ID...] [--store S]...` (docs/behaviour.md, Audit), MCP `audit`, and the check at use of
 //! `kb recall --verify`, MCP `recall_memory` and `get_memory`.
 //!
 //! The items: markdown memories, Copilot records, active and proposed decisions, the open

@@ -1,4 +1,4 @@
-//! `kb import --from claude|codex|gemini` (SPEC §15.2; docs/behaviour.md, Bringing learned
+//! `kb import --from claude|codex|gemini` (docs/behaviour.md, Bringing learned
 //! memories home): read what an agent learned on its own about this repository from its private
 //! files, and save each fact through the normal save (dedup and its never-merge-a-different-fact
 //! rule, secrets refused and skipped), all in one journal entry, written by `agent:<tool>` with

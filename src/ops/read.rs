@@ -129,7 +129,7 @@ pub struct MemoryJson {
     pub importance: &'static str,
     /// The agent the memory names; null: shared by every agent.
     pub agent: Option<String>,
-    /// Who created it (provenance, SPEC §14.2); null when absent (a person's).
+    /// Who created it (provenance: docs/formats.md, Provenance); null when absent (a person's).
     pub created_by: Option<String>,
     /// Who last rewrote its content; null when absent.
     pub updated_by: Option<String>,
@@ -404,7 +404,7 @@ pub struct ListFilter {
     pub memory_type: Option<MemoryType>,
     pub importance: Option<Importance>,
     pub agent: Option<String>,
-    /// `--by PREFIX`: only items whose `created_by` starts with it (SPEC §14.2); records too.
+    /// `--by PREFIX`: only items whose `created_by` starts with it (docs/formats.md, Provenance); records too.
     pub by: Option<String>,
 }
 
