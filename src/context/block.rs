@@ -82,7 +82,7 @@ pub fn build_from(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Block {
     assemble(gather(knowledge, req), budget, req.wrap, req.count_tokens)
 }
 
-/// A limit an agent cuts its file at (SPEC §15.1): the block is fitted to it with the budget's
+/// A limit an agent cuts its file at (docs/formats.md, Agents' files): the block is fitted to it with the budget's
 /// removal order when it would pass it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cap {

@@ -99,11 +99,11 @@ impl Importance {
 /// Returns whether a memory that names `owner` (`None`: every agent's) with `tags` is visible to
 /// `agent`: when it names no agent, names that agent, or is tagged `cross-team`.
 /// Without an agent, only memories that name none or are tagged `cross-team` are visible.
-pub fn visible<S: AsRef<str>>(owner: Option<&str>, tags: &[S], agent: Option<&str>) -> bool {
+pub fn visible<S: AsRef<str>>(owner: Option<&str>, tags: impl IntoIterator<Item = S>, agent: Option<&str>) -> bool {
     match owner {
         None => true,
         Some(owner) if agent == Some(owner) => true,
-        Some(_) => tags.iter().any(|t| t.as_ref() == CROSS_TEAM_TAG),
+        Some(_) => tags.into_iter().any(|t| t.as_ref() == CROSS_TEAM_TAG),
     }
 }
 
@@ -124,7 +124,7 @@ pub struct Memory {
     pub importance: Option<Importance>,
     /// `agent` as written; `None` when absent: shared by every agent.
     pub agent: Option<String>,
-    /// Who created it (provenance, SPEC §14.2); `None` when absent or not a string: a person's.
+    /// Who created it (provenance: docs/formats.md, Provenance); `None` when absent or not a string: a person's.
     pub created_by: Option<String>,
     /// Who last rewrote its content; `None` when absent or not a string.
     pub updated_by: Option<String>,
@@ -580,14 +580,14 @@ mod tests {
     fn visibility() {
         let cross = ["x", CROSS_TEAM_TAG];
         // Shared memories: visible to every agent and without one.
-        assert!(visible::<&str>(None, &[], Some("a")) && visible::<&str>(None, &[], None));
+        assert!(visible::<&str>(None, [], Some("a")) && visible::<&str>(None, [], None));
         // An agent's own memory.
-        assert!(visible::<&str>(Some("a"), &[], Some("a")));
-        assert!(!visible::<&str>(Some("a"), &[], Some("b")) && !visible::<&str>(Some("a"), &[], None));
-        assert!(!visible::<&str>(Some("a"), &[], Some("A")), "names are compared exactly");
+        assert!(visible::<&str>(Some("a"), [], Some("a")));
+        assert!(!visible::<&str>(Some("a"), [], Some("b")) && !visible::<&str>(Some("a"), [], None));
+        assert!(!visible::<&str>(Some("a"), [], Some("A")), "names are compared exactly");
         // Tagged cross-team: visible to everyone.
-        assert!(visible(Some("a"), &cross, Some("b")) && visible(Some("a"), &cross, None));
-        assert!(!visible(Some("a"), &["Cross-Team"], Some("b")), "the tag is matched exactly");
+        assert!(visible(Some("a"), cross, Some("b")) && visible(Some("a"), cross, None));
+        assert!(!visible(Some("a"), ["Cross-Team"], Some("b")), "the tag is matched exactly");
     }
 
     #[test]

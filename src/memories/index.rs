@@ -587,12 +587,7 @@ impl Index {
     /// Returns the time order key (created, then id) at a position.
     /// Returns whether the memory at `pos` is visible to `agent` ([`MemoryRef::visible_to`]).
     pub fn visible_at(&self, pos: Pos, agent: Option<&str>) -> bool {
-        let r = &self.records[pos.0];
-        match self.opt(r.agent) {
-            None => true,
-            Some(owner) if agent == Some(owner) => true,
-            Some(_) => self.tags_at(pos).any(|t| t == file::CROSS_TEAM_TAG),
-        }
+        file::visible(self.agent_at(pos), self.tags_at(pos), agent)
     }
 
     pub fn age_key_at(&self, pos: Pos) -> (Micros, u64) {

@@ -268,28 +268,7 @@ fn ranked<'a>(repo: &Repo, p: Parts<'a>, req: &Request, ranking: Ranking) -> Ran
     let records = p.loaded.file.as_ref().map(Records::parse);
     // What each document is, kept small (a memory by its position in the index): only the
     // results become items.
-    let mut slots: Vec<Slot> = Vec::new();
-    let mut docs: Vec<Doc<'a>> = Vec::new();
-    if let Some(index) = &p.loaded.index {
-        for pos in index.positions() {
-            docs.push(memory_doc(&index.at(pos)));
-            slots.push(Slot::Md(pos));
-        }
-    }
-    if let Some(all) = &records {
-        for (pos, r) in all.iter().enumerate() {
-            docs.push(record_doc(all, &r));
-            slots.push(Slot::Copilot(pos));
-        }
-    }
-    for (i, (path, d)) in p.decisions.iter().enumerate().filter(|(_, (_, d))| d.status.is_open()) {
-        docs.push(decision_doc(path, d));
-        slots.push(Slot::Decision(i));
-    }
-    for (i, l) in p.sessions.iter().enumerate() {
-        docs.push(session_doc(l));
-        slots.push(Slot::Session(i));
-    }
+    let (slots, docs): (Vec<Slot>, Vec<Doc<'a>>) = documents(p, records.as_ref()).into_iter().unzip();
     let t0 = std::time::Instant::now();
     let scored = match ranking {
         Ranking::Full => {
@@ -367,6 +346,21 @@ fn finish<'a>(
     }
 }
 
+/// Every document of `p` (the records parsed from its file), with what it is.
+fn documents<'a>(p: Parts<'a>, records: Option<&Records<'_>>) -> Vec<(Slot, Doc<'a>)> {
+    let mut docs: Vec<(Slot, Doc<'a>)> = Vec::new();
+    if let Some(index) = &p.loaded.index {
+        docs.extend(index.positions().map(|pos| (Slot::Md(pos), memory_doc(&index.at(pos)))));
+    }
+    if let Some(all) = records {
+        docs.extend(all.iter().enumerate().map(|(pos, r)| (Slot::Copilot(pos), record_doc(all, &r))));
+    }
+    let open = p.decisions.iter().enumerate().filter(|(_, (_, d))| d.status.is_open());
+    docs.extend(open.map(|(i, (path, d))| (Slot::Decision(i), decision_doc(path, d))));
+    docs.extend(p.sessions.iter().enumerate().map(|(i, l)| (Slot::Session(i), session_doc(l))));
+    docs
+}
+
 /// A markdown memory as a document: its text, its tags.
 fn memory_doc<'a>(m: &MemoryRef<'a>) -> Doc<'a> {
     let fields = [Cow::Borrowed(m.content), Cow::Owned(m.tags.join(" ")), Cow::Borrowed("")];
@@ -416,21 +410,8 @@ impl LiveCorpus {
     pub fn build(repo: &Repo, p: Parts<'_>) -> LiveCorpus {
         let ranking = repo.env.recall_ranking;
         let records = p.loaded.file.as_ref().map(Records::parse);
-        let mut docs: Vec<(Source, Doc<'_>)> = Vec::new();
-        if let Some(index) = &p.loaded.index {
-            docs.extend(index.memories().map(|m| (Source::Md, memory_doc(&m))));
-        }
-        if let Some(all) = &records {
-            docs.extend(all.iter().map(|r| (Source::Copilot, record_doc(all, &r))));
-        }
-        docs.extend(
-            p.decisions
-                .iter()
-                .filter(|(_, d)| d.status.is_open())
-                .map(|(path, d)| (Source::Decision, decision_doc(path, d))),
-        );
-        docs.extend(p.sessions.iter().map(|l| (Source::Session, session_doc(l))));
-        let (sources, docs): (Vec<Source>, Vec<Doc<'_>>) = docs.into_iter().unzip();
+        let docs = documents(p, records.as_ref()).into_iter().map(|(slot, doc)| (slot.source(), doc));
+        let (sources, docs): (Vec<Source>, Vec<Doc<'_>>) = docs.unzip();
         let cached = match ranking {
             Ranking::Full => {
                 repo.layout.cache_file("recall.idx").and_then(|p| search::cache::load(&p, &repo.layout.root))
@@ -586,6 +567,17 @@ enum Slot {
     Copilot(usize),
     Decision(usize),
     Session(usize),
+}
+
+impl Slot {
+    fn source(self) -> Source {
+        match self {
+            Slot::Md(_) => Source::Md,
+            Slot::Copilot(_) => Source::Copilot,
+            Slot::Decision(_) => Source::Decision,
+            Slot::Session(_) => Source::Session,
+        }
+    }
 }
 
 /// Sorts `hits` by score, then heat, then newest, then store and id, and keeps the first `max`.
