@@ -2,6 +2,10 @@
 //! number, the time the scan started, one fixed-size record per file, the tag spans, the string
 //! arena, an XXH3 checksum over everything), its writer and its verified reader. A cache that does
 //! not verify is never used: it costs a rescan, never a result.
+//!
+//! A record is what the index holds in memory too, so it is kept small (96 bytes; a long-running
+//! server holds 100,000 of them): its strings lie back to back in the arena, named by one offset
+//! and their lengths, and its stat stamp is the time of the last change and a hash of the rest.
 
 use crate::format::binary::{Checksummed, Reader};
 use crate::memories::file::{Importance, MemoryType};
@@ -19,42 +23,87 @@ pub(super) struct Span {
 
 pub(super) const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
 
-/// The part of `stat` that says whether a file changed.
+/// The part of `stat` that says whether a file changed: the later of its mtime and ctime (which
+/// says whether the cache may trust it yet), and a hash of its size, mtime, ctime and inode.
+/// ctime catches an edit whose mtime was set back (`touch -r`, `cp -p`, `rsync -t`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct Stamp {
-    pub(super) size: u64,
-    pub(super) mtime_ns: i64,
-    /// ctime catches an edit whose mtime was set back (`touch -r`, `cp -p`, `rsync -t`).
-    pub(super) ctime_ns: i64,
-    pub(super) ino: u64,
+    pub(super) newest_ns: i64,
+    pub(super) sig: u64,
 }
 
-/// One scanned file: a valid memory, or a problem (then `content` holds the message, and `id` the
+impl Stamp {
+    pub(super) fn new(size: u64, mtime_ns: i64, ctime_ns: i64, ino: u64) -> Stamp {
+        let mut h = Xxh3::new();
+        for v in [size, mtime_ns as u64, ctime_ns as u64, ino] {
+            h.update(&v.to_le_bytes());
+        }
+        Stamp { newest_ns: mtime_ns.max(ctime_ns), sig: h.digest() }
+    }
+}
+
+/// A record's strings, in the order they lie in the arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Field {
+    Name,
+    Created,
+    Updated,
+    Source,
+    Agent,
+    CreatedBy,
+    UpdatedBy,
+    /// A problem's message, for a file that is not a valid memory.
+    Content,
+}
+
+/// How many strings a record has.
+pub(super) const FIELDS: usize = 8;
+
+/// The length of a string the file does not have.
+pub(super) const ABSENT: u32 = u32::MAX;
+
+/// One scanned file: a valid memory, or a problem (then its content is the message, and `id` the
 /// highest id an `id: N` line of the file names, 0 for none: see [`Index::max_id`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Record {
-    pub(super) name: Span,
     pub(super) stamp: Stamp,
-    pub(super) valid: bool,
     pub(super) id: u64,
-    pub(super) created: Span,
     pub(super) created_at: i64,
-    pub(super) updated: Span,
     pub(super) updated_at: i64,
-    pub(super) source: Span,
+    /// Where the record's strings start in the arena ([`Field`] order, back to back).
+    pub(super) text: u32,
+    /// Each string's length, [`ABSENT`] for one the file does not have.
+    pub(super) lens: [u32; FIELDS],
+    pub(super) tags_start: u32,
+    pub(super) tags_len: u32,
+    /// Problem line (0 = unknown).
+    pub(super) line: u32,
+    pub(super) valid: bool,
     pub(super) protected: bool,
     /// `type` as written: 0 absent, else 1 + its place in [`MemoryType::ALL`].
     pub(super) kind: u8,
     /// `importance` as written: 0 absent, else 1 + its place in [`Importance::ALL`].
     pub(super) importance: u8,
-    pub(super) agent: Span,
-    pub(super) created_by: Span,
-    pub(super) updated_by: Span,
-    pub(super) tags_start: u32,
-    pub(super) tags_len: u32,
-    pub(super) content: Span,
-    /// Problem line (0 = unknown).
-    pub(super) line: u32,
+}
+
+// The size a long-running server pays per memory file: keep it from growing unnoticed.
+const _: () = assert!(std::mem::size_of::<Record>() == 96);
+
+impl Record {
+    /// Returns where string `f` lies in the arena ([`NONE`] when absent).
+    pub(super) fn span(&self, f: Field) -> Span {
+        let i = f as usize;
+        if self.lens[i] == ABSENT {
+            return NONE;
+        }
+        let before: u32 = self.lens[..i].iter().filter(|&&l| l != ABSENT).fold(0u32, |a, &l| a.wrapping_add(l));
+        Span { start: self.text.wrapping_add(before), len: self.lens[i] }
+    }
+
+    /// Returns how many bytes of the arena the record's strings take.
+    pub(super) fn text_len(&self) -> usize {
+        self.lens.iter().filter(|&&l| l != ABSENT).map(|&l| l as usize).sum()
+    }
 }
 
 /// Returns the cache code of a `type` as written.
@@ -89,12 +138,12 @@ const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
 /// against an adversary. 4: the layer keys `type`, `importance` and `agent`. 5: an invalid file's
 /// record holds the id its `id: N` lines name, so a new id never reuses it. 6: provenance,
-/// `created_by` and `updated_by`.)
-const FORMAT: u32 = 6;
+/// `created_by` and `updated_by`. 7: a record's strings back to back, its stamp hashed.)
+const FORMAT: u32 = 7;
 
 const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
 
-const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 1 + 8 + 8 + 8 + 8 + 8 + 8 + 1 + 1 + 1 + 8 + 8 + 8 + 4 + 4 + 8 + 4;
+const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 4 + 4 * FIELDS + 4 + 4 + 4 + 1 + 1 + 1 + 1;
 
 pub(super) fn encode(r: &Record) -> [u8; RECORD] {
     let mut b = [0u8; RECORD];
@@ -103,29 +152,19 @@ pub(super) fn encode(r: &Record) -> [u8; RECORD] {
         b[at..at + bytes.len()].copy_from_slice(bytes);
         at += bytes.len();
     };
-    let span = |s: Span| [s.start.to_le_bytes(), s.len.to_le_bytes()].concat();
-    put(&span(r.name));
-    put(&r.stamp.size.to_le_bytes());
-    put(&r.stamp.mtime_ns.to_le_bytes());
-    put(&r.stamp.ctime_ns.to_le_bytes());
-    put(&r.stamp.ino.to_le_bytes());
-    put(&[r.valid as u8]);
+    put(&r.stamp.newest_ns.to_le_bytes());
+    put(&r.stamp.sig.to_le_bytes());
     put(&r.id.to_le_bytes());
-    put(&span(r.created));
     put(&r.created_at.to_le_bytes());
-    put(&span(r.updated));
     put(&r.updated_at.to_le_bytes());
-    put(&span(r.source));
-    put(&[r.protected as u8]);
-    put(&[r.kind]);
-    put(&[r.importance]);
-    put(&span(r.agent));
-    put(&span(r.created_by));
-    put(&span(r.updated_by));
+    put(&r.text.to_le_bytes());
+    for l in r.lens {
+        put(&l.to_le_bytes());
+    }
     put(&r.tags_start.to_le_bytes());
     put(&r.tags_len.to_le_bytes());
-    put(&span(r.content));
     put(&r.line.to_le_bytes());
+    put(&[r.valid as u8, r.protected as u8, r.kind, r.importance]);
     b
 }
 
@@ -136,26 +175,26 @@ fn span_of(r: &mut Reader<'_>) -> Option<Span> {
 
 pub(super) fn decode(b: &[u8]) -> Option<Record> {
     let mut r = Reader { b };
+    let stamp = Stamp { newest_ns: r.i64()?, sig: r.u64()? };
+    let (id, created_at, updated_at, text) = (r.u64()?, r.i64()?, r.i64()?, r.u32()?);
+    let mut lens = [0u32; FIELDS];
+    for l in &mut lens {
+        *l = r.u32()?;
+    }
     Some(Record {
-        name: span_of(&mut r)?,
-        stamp: Stamp { size: r.u64()?, mtime_ns: r.i64()?, ctime_ns: r.i64()?, ino: r.u64()? },
+        stamp,
+        id,
+        created_at,
+        updated_at,
+        text,
+        lens,
+        tags_start: r.u32()?,
+        tags_len: r.u32()?,
+        line: r.u32()?,
         valid: r.u8()? == 1,
-        id: r.u64()?,
-        created: span_of(&mut r)?,
-        created_at: r.i64()?,
-        updated: span_of(&mut r)?,
-        updated_at: r.i64()?,
-        source: span_of(&mut r)?,
         protected: r.u8()? == 1,
         kind: r.u8().filter(|&c| type_of(c).is_some())?,
         importance: r.u8().filter(|&c| importance_of(c).is_some())?,
-        agent: span_of(&mut r)?,
-        created_by: span_of(&mut r)?,
-        updated_by: span_of(&mut r)?,
-        tags_start: r.u32()?,
-        tags_len: r.u32()?,
-        content: span_of(&mut r)?,
-        line: r.u32()?,
     })
 }
 
@@ -231,19 +270,23 @@ impl Cached {
         let ok = |s: Span| {
             s == NONE || self.arena.get(s.start as usize..(s.start as usize).saturating_add(s.len as usize)).is_some()
         };
+        let fields = [
+            Field::Name,
+            Field::Created,
+            Field::Updated,
+            Field::Source,
+            Field::Agent,
+            Field::CreatedBy,
+            Field::UpdatedBy,
+            Field::Content,
+        ];
         self.tags.iter().all(|&t| ok(t) && t != NONE)
             && self.records.iter().all(|r| {
-                ok(r.name)
-                    && r.name != NONE
-                    && ok(r.created)
-                    && ok(r.updated)
-                    && ok(r.source)
-                    && ok(r.agent)
-                    && ok(r.created_by)
-                    && ok(r.updated_by)
-                    && ok(r.content)
-                    && r.content != NONE
-                    && (!r.valid || r.created != NONE)
+                (r.text as usize).checked_add(r.text_len()).is_some_and(|end| end <= self.arena.len())
+                    && fields.iter().all(|&f| ok(r.span(f)))
+                    && r.lens[Field::Name as usize] != ABSENT
+                    && r.lens[Field::Content as usize] != ABSENT
+                    && (!r.valid || r.lens[Field::Created as usize] != ABSENT)
                     && (r.tags_start as usize)
                         .checked_add(r.tags_len as usize)
                         .is_some_and(|end| end <= self.tags.len())

@@ -11,7 +11,9 @@
 use crate::error::Diagnostic;
 use crate::format::text::{self, MAX_FILE_BYTES};
 use crate::format::time::Micros;
-use crate::memories::cache::{NONE, Record, Span, Stamp, importance_code, importance_of, type_code, type_of};
+use crate::memories::cache::{
+    ABSENT, FIELDS, Field, NONE, Record, Span, Stamp, importance_code, importance_of, type_code, type_of,
+};
 use crate::memories::file::{self, Importance, Memory, MemoryType};
 use std::collections::HashMap;
 use std::fs;
@@ -110,7 +112,7 @@ pub struct Index {
     temp_files: Vec<String>,
     /// Each record's position by the hash of its file name, built by the first [`Index::refresh`]
     /// or [`Index::named`] (a command never needs it; a long-running server does).
-    by_name: Option<HashMap<u64, u32>>,
+    by_name: Option<hashbrown::HashTable<u32>>,
     /// The arena's size after the last compaction: refreshes append, and compact past twice this.
     compacted_at: usize,
 }
@@ -184,7 +186,7 @@ impl Index {
         let mut fresh = Index::empty(dir);
         {
             let names: HashMap<&str, usize> =
-                old_records.iter().enumerate().map(|(i, r)| (span_str(&index.arena, r.name), i)).collect();
+                old_records.iter().enumerate().map(|(i, r)| (span_str(&index.arena, r.span(Field::Name)), i)).collect();
             let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
             let look =
                 Lookup { names: &names, old: &old_records, trusted_before, trusted_after_write, root: &canonical_root };
@@ -288,11 +290,7 @@ impl Index {
                     self.records.swap(at, last);
                     self.records.pop();
                 }
-                None => {
-                    if let Some(map) = &mut self.by_name {
-                        map.entry(name_hash(name)).or_insert(last as u32);
-                    }
-                }
+                None => self.map_name(last),
             }
         }
         if self.arena.len() > 2 * self.compacted_at.max(1 << 20) {
@@ -315,7 +313,7 @@ impl Index {
             }
         }
         for r in &self.records {
-            let name = self.str(r.name);
+            let name = self.str(r.span(Field::Name));
             if !listed.contains(name) {
                 out.push(name.to_string());
             }
@@ -335,15 +333,46 @@ impl Index {
         r.valid.then(|| self.view(r))
     }
 
+    /// Returns the valid memory whose file name hashes to `hash` (xxh3), once the name map is
+    /// built ([`Index::map_names`]).
+    pub fn named_by_hash(&self, hash: u64) -> Option<MemoryRef<'_>> {
+        let name_of = |&i: &u32| span_str(&self.arena, self.records[i as usize].span(Field::Name));
+        let r = &self.records[*self.by_name.as_ref()?.find(hash, |i| name_hash(name_of(i)) == hash)? as usize];
+        r.valid.then(|| self.view(r))
+    }
+
+    /// Returns the bytes the index holds on the heap (its capacity, not counting allocator overhead).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.arena.capacity()
+            + self.tags.capacity() * size_of::<Span>()
+            + self.records.capacity() * size_of::<Record>()
+            + self.by_name.as_ref().map_or(0, |m| m.capacity() * (size_of::<u32>() + 1))
+    }
+
     /// Builds the map of records by file name, for [`Index::named`] and [`Index::refresh`].
+    /// It holds positions, found by their file names' hash and told apart by the names themselves.
     pub fn map_names(&mut self) {
         if self.by_name.is_none() {
-            let mut map = HashMap::with_capacity(self.records.len());
-            for (i, r) in self.records.iter().enumerate() {
-                map.entry(name_hash(span_str(&self.arena, r.name))).or_insert(i as u32);
+            let mut map = hashbrown::HashTable::with_capacity(self.records.len());
+            for i in 0..self.records.len() {
+                map.insert_unique(name_hash(self.name_at(i)), i as u32, |&j| name_hash(self.name_at(j as usize)));
             }
             self.by_name = Some(map);
         }
+    }
+
+    /// Adds record `i` to the name map, if there is one.
+    fn map_name(&mut self, i: usize) {
+        if let Some(mut map) = self.by_name.take() {
+            map.insert_unique(name_hash(self.name_at(i)), i as u32, |&j| name_hash(self.name_at(j as usize)));
+            self.by_name = Some(map);
+        }
+    }
+
+    /// Returns the file name of record `i`.
+    fn name_at(&self, i: usize) -> &str {
+        span_str(&self.arena, self.records[i].span(Field::Name))
     }
 
     /// Returns the position of the record of file `name`, building the name map on first use.
@@ -353,27 +382,25 @@ impl Index {
     }
 
     fn find(&self, name: &str) -> Option<usize> {
-        let hit = self.by_name.as_ref().and_then(|m| m.get(&name_hash(name))).map(|&i| i as usize);
-        match hit {
-            Some(i) if self.records.get(i).is_some_and(|r| span_str(&self.arena, r.name) == name) => Some(i),
-            // No map, or two names with one hash: look the long way.
-            _ => self.records.iter().position(|r| span_str(&self.arena, r.name) == name),
+        match &self.by_name {
+            Some(map) => map.find(name_hash(name), |&i| self.name_at(i as usize) == name).map(|&i| i as usize),
+            None => (0..self.records.len()).find(|&i| self.name_at(i) == name),
         }
     }
 
     /// Removes the record at `at`; the last record takes its place.
     fn remove_at(&mut self, at: usize) {
-        let gone = name_hash(self.str(self.records[at].name));
-        self.records.swap_remove(at);
-        let moved = self.records.get(at).map(|r| name_hash(self.str(r.name)));
-        if let Some(map) = &mut self.by_name {
-            if map.get(&gone) == Some(&(at as u32)) {
-                map.remove(&gone);
+        let last = self.records.len() - 1;
+        if let Some(mut map) = self.by_name.take() {
+            if let Ok(entry) = map.find_entry(name_hash(self.name_at(at)), |&i| i as usize == at) {
+                entry.remove();
             }
-            if let Some(moved) = moved {
-                map.insert(moved, at as u32);
+            if let Some(moved) = map.find_mut(name_hash(self.name_at(last)), |&i| i as usize == last) {
+                *moved = at as u32;
             }
+            self.by_name = Some(map);
         }
+        self.records.swap_remove(at);
     }
 
     /// Appends the records of `fresh`, whose spans point into its own arena.
@@ -391,14 +418,7 @@ impl Index {
         self.arena.push_str(&arena);
         self.tags.extend(tags.into_iter().map(shift));
         self.records.extend(records.into_iter().map(|mut r| {
-            r.name = shift(r.name);
-            r.created = shift(r.created);
-            r.updated = shift(r.updated);
-            r.source = shift(r.source);
-            r.agent = shift(r.agent);
-            r.created_by = shift(r.created_by);
-            r.updated_by = shift(r.updated_by);
-            r.content = shift(r.content);
+            r.text += at;
             r.tags_start += tags_at;
             r
         }));
@@ -410,8 +430,18 @@ impl Index {
         span
     }
 
-    fn intern_opt(&mut self, s: Option<&str>) -> Span {
-        s.map_or(NONE, |s| self.intern(s))
+    /// Appends a record's strings ([`Field`] order, `None` for an absent one) back to back, and
+    /// returns where they start and their lengths.
+    fn intern_fields(&mut self, fields: [Option<&str>; FIELDS]) -> (u32, [u32; FIELDS]) {
+        let text = self.arena.len() as u32;
+        let mut lens = [ABSENT; FIELDS];
+        for (len, s) in lens.iter_mut().zip(fields) {
+            if let Some(s) = s {
+                self.arena.push_str(s);
+                *len = s.len() as u32;
+            }
+        }
+        (text, lens)
     }
 
     /// Packs a parsed file into the index; `base` is the length of an arena this one will be
@@ -435,51 +465,44 @@ impl Index {
         } else {
             outcome
         };
-        let name = self.intern(name);
         let rec = match outcome {
             Ok(m) => {
+                let (text, lens) = self.intern_fields([
+                    Some(name),
+                    Some(&m.created),
+                    m.updated.as_deref(),
+                    m.source.as_deref(),
+                    m.agent.as_deref(),
+                    m.created_by.as_deref(),
+                    m.updated_by.as_deref(),
+                    Some(&m.content),
+                ]);
                 let tags_start = self.tags.len() as u32;
                 for t in &m.tags {
                     let s = self.intern(t);
                     self.tags.push(s);
                 }
                 Record {
-                    name,
                     stamp,
-                    valid: true,
                     id: m.id,
-                    created: self.intern(&m.created),
                     created_at: m.created_at,
-                    updated: self.intern_opt(m.updated.as_deref()),
                     updated_at: m.updated_at.unwrap_or(0),
-                    source: self.intern_opt(m.source.as_deref()),
+                    text,
+                    lens,
+                    tags_start,
+                    tags_len: m.tags.len() as u32,
+                    line: 0,
+                    valid: true,
                     protected: m.decay_protected,
                     kind: type_code(m.memory_type),
                     importance: importance_code(m.importance),
-                    agent: self.intern_opt(m.agent.as_deref()),
-                    created_by: self.intern_opt(m.created_by.as_deref()),
-                    updated_by: self.intern_opt(m.updated_by.as_deref()),
-                    tags_start,
-                    tags_len: m.tags.len() as u32,
-                    content: self.intern(&m.content),
-                    line: 0,
                 }
             }
-            Err((p, id)) => Record {
-                name,
-                stamp,
-                valid: false,
-                id,
-                content: self.intern(&p.message),
-                line: p.line.unwrap_or(0) as u32,
-                created: NONE,
-                updated: NONE,
-                source: NONE,
-                agent: NONE,
-                created_by: NONE,
-                updated_by: NONE,
-                ..Record::default()
-            },
+            Err((p, id)) => {
+                let (text, lens) =
+                    self.intern_fields([Some(name), None, None, None, None, None, None, Some(&p.message)]);
+                Record { stamp, id, text, lens, line: p.line.unwrap_or(0) as u32, ..Record::default() }
+            }
         };
         self.records.push(rec);
     }
@@ -491,12 +514,7 @@ impl Index {
             .iter()
             .map(|r| {
                 let tags = &self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize];
-                [r.name, r.created, r.updated, r.source, r.agent, r.created_by, r.updated_by, r.content]
-                    .iter()
-                    .chain(tags)
-                    .filter(|s| **s != NONE)
-                    .map(|s| s.len as usize)
-                    .sum::<usize>()
+                r.text_len() + tags.iter().map(|s| s.len as usize).sum::<usize>()
             })
             .sum();
         if live * 2 >= self.arena.len() {
@@ -508,14 +526,7 @@ impl Index {
         for mut r in records {
             let move_span =
                 |this: &mut Index, s: Span| if s == NONE { NONE } else { this.intern(span_str(&old_arena, s)) };
-            r.name = move_span(self, r.name);
-            r.created = move_span(self, r.created);
-            r.updated = move_span(self, r.updated);
-            r.source = move_span(self, r.source);
-            r.agent = move_span(self, r.agent);
-            r.created_by = move_span(self, r.created_by);
-            r.updated_by = move_span(self, r.updated_by);
-            r.content = move_span(self, r.content);
+            r.text = move_span(self, Span { start: r.text, len: r.text_len() as u32 }).start;
             let start = self.tags.len() as u32;
             for t in &old_tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize] {
                 let s = move_span(self, *t);
@@ -535,26 +546,27 @@ impl Index {
     }
 
     fn view(&self, r: &Record) -> MemoryRef<'_> {
+        let updated = self.opt(r.span(Field::Updated));
         MemoryRef {
             id: r.id,
-            file_name: self.str(r.name),
-            created: self.str(r.created),
+            file_name: self.str(r.span(Field::Name)),
+            created: self.str(r.span(Field::Created)),
             created_at: r.created_at,
-            updated: self.opt(r.updated),
-            updated_at: (r.updated != NONE).then_some(r.updated_at),
-            source: self.opt(r.source),
+            updated,
+            updated_at: updated.map(|_| r.updated_at),
+            source: self.opt(r.span(Field::Source)),
             decay_protected: r.protected,
             // Records come from a parse or a verified cache: the codes are valid.
             memory_type: type_of(r.kind).flatten(),
             importance: importance_of(r.importance).flatten(),
-            agent: self.opt(r.agent),
-            created_by: self.opt(r.created_by),
-            updated_by: self.opt(r.updated_by),
+            agent: self.opt(r.span(Field::Agent)),
+            created_by: self.opt(r.span(Field::CreatedBy)),
+            updated_by: self.opt(r.span(Field::UpdatedBy)),
             tags: self.tags[r.tags_start as usize..(r.tags_start + r.tags_len) as usize]
                 .iter()
                 .map(|&t| self.str(t))
                 .collect(),
-            content: self.str(r.content),
+            content: self.str(r.span(Field::Content)),
         }
     }
 
@@ -581,7 +593,7 @@ impl Index {
 
     /// Returns the file name at a position.
     pub fn file_name_at(&self, pos: Pos) -> &str {
-        self.str(self.records[pos.0].name)
+        self.str(self.records[pos.0].span(Field::Name))
     }
 
     /// Returns the time order key (created, then id) at a position.
@@ -612,17 +624,17 @@ impl Index {
 
     /// Returns who created the memory at a position (`None`: no `created_by`, a person's).
     pub fn created_by_at(&self, pos: Pos) -> Option<&str> {
-        self.opt(self.records[pos.0].created_by)
+        self.opt(self.records[pos.0].span(Field::CreatedBy))
     }
 
     /// Returns the agent a memory names at a position (`None`: every agent's).
     pub fn agent_at(&self, pos: Pos) -> Option<&str> {
-        self.opt(self.records[pos.0].agent)
+        self.opt(self.records[pos.0].span(Field::Agent))
     }
 
     /// Returns the content at a position.
     pub fn content_at(&self, pos: Pos) -> &str {
-        self.str(self.records[pos.0].content)
+        self.str(self.records[pos.0].span(Field::Content))
     }
 
     /// Returns the tags at a position.
@@ -661,7 +673,7 @@ impl Index {
             .filter(|r| !r.valid && r.id == id)
             .map(|r| {
                 let line = (r.line > 0).then_some(r.line as usize);
-                Diagnostic::error(line, self.str(r.content)).in_file(&self.dir.join(self.str(r.name)))
+                Diagnostic::error(line, self.str(r.span(Field::Content))).in_file(&self.dir.join(self.str(r.span(Field::Name))))
             })
             .collect()
     }
@@ -674,7 +686,7 @@ impl Index {
             .filter(|r| !r.valid)
             .map(|r| {
                 let line = (r.line > 0).then_some(r.line as usize);
-                Diagnostic::error(line, self.str(r.content)).in_file(&self.dir.join(self.str(r.name)))
+                Diagnostic::error(line, self.str(r.span(Field::Content))).in_file(&self.dir.join(self.str(r.span(Field::Name))))
             })
             .chain(self.extra_problems.iter().cloned())
             .collect();
@@ -684,7 +696,7 @@ impl Index {
 
     /// Returns the names of the memory files that were read but are not valid memories, sorted.
     pub fn invalid_files(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = self.records.iter().filter(|r| !r.valid).map(|r| self.str(r.name)).collect();
+        let mut out: Vec<&str> = self.records.iter().filter(|r| !r.valid).map(|r| self.str(r.span(Field::Name))).collect();
         out.sort_unstable();
         out
     }
@@ -700,7 +712,7 @@ impl Index {
     /// Returns each id used by more than one file, with those files' names sorted.
     pub fn duplicate_ids(&self) -> Vec<(u64, Vec<&str>)> {
         let mut pairs: Vec<(u64, &str)> =
-            self.records.iter().filter(|r| r.valid).map(|r| (r.id, self.str(r.name))).collect();
+            self.records.iter().filter(|r| r.valid).map(|r| (r.id, self.str(r.span(Field::Name)))).collect();
         pairs.sort_unstable();
         pairs
             .chunk_by(|a, b| a.0 == b.0)
@@ -765,7 +777,7 @@ impl Lookup<'_> {
             if let Some(&i) = self.names.get(name)
                 && self.old[i].stamp == stamp
             {
-                let newest = stamp.mtime_ns.max(stamp.ctime_ns);
+                let newest = stamp.newest_ns;
                 if newest < self.trusted_before {
                     out.alive.push(i);
                     continue;
@@ -852,12 +864,12 @@ impl Listing {
 
 /// The part of a file's metadata that says whether it changed.
 fn stamp_of(meta: &fs::Metadata) -> Stamp {
-    Stamp {
-        size: meta.len(),
-        mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
-        ctime_ns: meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
-        ino: meta.ino(),
-    }
+    Stamp::new(
+        meta.len(),
+        meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        meta.ctime() * 1_000_000_000 + meta.ctime_nsec(),
+        meta.ino(),
+    )
 }
 
 /// Returns whether a file name in the memories folder is a memory file's: `*.md`, not hidden.
@@ -1031,10 +1043,14 @@ number
 
     #[test]
     fn a_record_with_an_unknown_code_is_not_decoded() {
-        let r = Record { kind: 1, importance: 3, agent: Span { start: 0, len: 2 }, ..Record::default() };
+        let lens = [4, 25, ABSENT, 9, 2, ABSENT, ABSENT, 70];
+        let r = Record { kind: 1, importance: 3, text: 7, lens, ..Record::default() };
         let bytes = encode(&r);
         let back = decode(&bytes).unwrap();
-        assert_eq!((back.kind, back.importance, back.agent), (1, 3, r.agent));
+        assert_eq!((back.kind, back.importance, back.text, back.lens), (1, 3, 7, lens));
+        assert_eq!(back.span(Field::Agent), Span { start: 7 + 4 + 25 + 9, len: 2 });
+        assert_eq!(back.span(Field::CreatedBy), NONE);
+        assert_eq!(back.text_len(), 4 + 25 + 9 + 2 + 70);
         for (kind, importance) in [(5, 0), (0, 4), (255, 255)] {
             assert!(decode(&encode(&Record { kind, importance, ..r })).is_none(), "{kind} {importance}");
         }

@@ -364,7 +364,7 @@ fn documents<'a>(p: Parts<'a>, records: Option<&Records<'_>>) -> Vec<(Slot, Doc<
 /// A markdown memory as a document: its text, its tags.
 fn memory_doc<'a>(m: &MemoryRef<'a>) -> Doc<'a> {
     let fields = [Cow::Borrowed(m.content), Cow::Owned(m.tags.join(" ")), Cow::Borrowed("")];
-    Doc { key: format!("md:{}", m.file_name), fields }
+    Doc { key: doc_key(Source::Md, m.file_name), fields }
 }
 
 /// A Copilot record as a document: its fact, its subject, its reason and citations.
@@ -376,19 +376,34 @@ fn record_doc<'a>(all: &Records<'_>, r: &crate::copilot::Record<'_>) -> Doc<'a> 
         notes.push_str(c);
     }
     let fields = [Cow::Owned(r.fact.to_string()), Cow::Owned(r.subject.to_string()), Cow::Owned(notes)];
-    Doc { key: format!("copilot:{}", r.id), fields }
+    Doc { key: doc_key(Source::Copilot, r.id), fields }
 }
 
 /// A decision as a document: its text, its tags.
 fn decision_doc<'a>(path: &Path, d: &'a Decision) -> Doc<'a> {
     let fields = [Cow::Borrowed(d.content.as_str()), Cow::Owned(d.tags.join(" ")), Cow::Borrowed("")];
-    Doc { key: format!("decision:{}", file_stem(path)), fields }
+    Doc { key: doc_key(Source::Decision, &file_stem(path)), fields }
 }
 
 /// A session as a document: its focus and its summary.
 fn session_doc<'a>(l: &Located) -> Doc<'a> {
     let text = format!("{}\n{}", l.session.focus, l.session.summary);
-    Doc { key: format!("session:{}", file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] }
+    Doc { key: doc_key(Source::Session, &file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] }
+}
+
+/// Returns the key of the document named `name` (a memory's file name, a record's id, a
+/// decision's or a session's file name without `.md`) of `source`: the name's hash, seeded by the
+/// source. A memory's key is its file name's hash, the memory index's own (see
+/// [`Index::named_by_hash`](crate::memories::index::Index::named_by_hash)). Two names of one
+/// source with one 64-bit hash would share a document: one chance in 10^10 at 100,000 names.
+fn doc_key(source: Source, name: &str) -> u64 {
+    let seed = match source {
+        Source::Md => 0,
+        Source::Copilot => 1,
+        Source::Decision => 2,
+        Source::Session => 3,
+    };
+    xxhash_rust::xxh3::xxh3_64_with_seed(name.as_bytes(), seed)
 }
 
 /// The tokenized documents of every source, kept by a long-running server and updated a
@@ -400,8 +415,8 @@ pub struct LiveCorpus {
     ranking: Ranking,
     /// Each document's source; `None` once it is removed.
     sources: Vec<Option<Source>>,
-    /// Document positions by the hash of their key.
-    at: rustc_hash::FxHashMap<u64, u32>,
+    /// The live documents' positions, found by their key (a hash already).
+    at: hashbrown::HashTable<u32>,
 }
 
 impl LiveCorpus {
@@ -428,19 +443,31 @@ impl LiveCorpus {
         live
     }
 
+    /// Returns the bytes the corpus holds on the heap: (pairs, everything else).
+    pub fn heap_bytes(&self) -> (usize, usize) {
+        let (pairs, rest) = self.corpus.heap_bytes();
+        (pairs, rest + self.sources.capacity() * 2 + self.at.capacity() * 5)
+    }
+
     fn map_keys(&mut self) {
         self.at.clear();
-        for (i, d) in self.corpus.docs.iter().enumerate() {
+        for i in 0..self.corpus.docs.len() {
             if self.sources[i].is_some() {
-                self.at.insert(key_hash(self.corpus.text(d.key)), i as u32);
+                self.map_key(i);
             }
         }
     }
 
+    /// Adds document `i` to the map of keys.
+    fn map_key(&mut self, i: usize) {
+        let docs = &self.corpus.docs;
+        self.at.insert_unique(docs[i].key, i as u32, |&j| docs[j as usize].key);
+    }
+
     /// Returns the position of the live document `key`.
-    fn find(&self, key: &str) -> Option<usize> {
-        let i = *self.at.get(&key_hash(key))? as usize;
-        (self.sources[i].is_some() && self.corpus.text(self.corpus.docs[i].key) == key).then_some(i)
+    fn find(&self, key: u64) -> Option<usize> {
+        let live = |&i: &u32| self.corpus.docs[i as usize].key == key && self.sources[i as usize].is_some();
+        self.at.find(key, live).map(|&i| i as usize)
     }
 
     /// Returns a live document's source.
@@ -450,21 +477,24 @@ impl LiveCorpus {
 
     /// Adds or replaces a document.
     fn put(&mut self, source: Source, doc: &Doc<'_>) {
-        let at = self.find(&doc.key);
+        let at = self.find(doc.key);
         let i = self.corpus.put(at, doc, self.ranking);
         if i == self.sources.len() {
             self.sources.push(Some(source));
         } else {
             self.sources[i] = Some(source);
         }
-        self.at.insert(key_hash(&doc.key), i as u32);
+        if at.is_none() {
+            self.map_key(i);
+        }
     }
 
     /// Removes a document, if it is there.
-    fn remove(&mut self, key: &str) {
-        if let Some(i) = self.find(key) {
-            self.sources[i] = None;
-            self.at.remove(&key_hash(key));
+    fn remove(&mut self, key: u64) {
+        let docs = &self.corpus.docs;
+        if let Ok(entry) = self.at.find_entry(key, |&i| docs[i as usize].key == key) {
+            let (i, _) = entry.remove();
+            self.sources[i as usize] = None;
         }
     }
 
@@ -473,7 +503,7 @@ impl LiveCorpus {
         for name in names {
             match index.named(name) {
                 Some(m) => self.put(Source::Md, &memory_doc(&m)),
-                None => self.remove(&format!("md:{name}")),
+                None => self.remove(doc_key(Source::Md, name)),
             }
         }
         self.compact_if_sparse();
@@ -491,14 +521,14 @@ impl LiveCorpus {
             }
             Source::Session => p.sessions.iter().map(session_doc).collect(),
         };
-        let keep: std::collections::HashSet<&str> = docs.iter().map(|d| d.key.as_str()).collect();
-        let gone: Vec<String> = (0..self.sources.len())
+        let keep: rustc_hash::FxHashSet<u64> = docs.iter().map(|d| d.key).collect();
+        let gone: Vec<u64> = (0..self.sources.len())
             .filter(|&i| self.sources[i] == Some(source))
-            .map(|i| self.corpus.text(self.corpus.docs[i].key).to_string())
-            .filter(|k| !keep.contains(k.as_str()))
+            .map(|i| self.corpus.docs[i].key)
+            .filter(|k| !keep.contains(k))
             .collect();
         for key in gone {
-            self.remove(&key);
+            self.remove(key);
         }
         for doc in &docs {
             self.put(source, doc);
@@ -528,19 +558,16 @@ impl LiveCorpus {
 
     /// Returns the item document `doc` is, found in `p` by its key.
     fn item<'a>(&self, p: Parts<'a>, records: Option<&Records<'a>>, doc: usize) -> Option<Item<'a>> {
-        let key = self.corpus.text(self.corpus.docs.get(doc)?.key);
-        let (kind, name) = key.split_once(':')?;
-        Some(match kind {
-            "md" => Item::Md(p.loaded.index.as_ref()?.named(name)?),
-            "copilot" => Item::Copilot(records?.iter().position(|r| r.id == name)?),
-            "decision" => Item::Decision(p.decisions.iter().find(|(path, _)| file_stem(path) == name)?),
-            _ => Item::Session(p.sessions.iter().find(|l| file_stem(&l.path) == name)?),
+        let key = self.corpus.docs.get(doc)?.key;
+        let source = self.source_of(doc)?;
+        let named = |name: &str| doc_key(source, name) == key;
+        Some(match source {
+            Source::Md => Item::Md(p.loaded.index.as_ref()?.named_by_hash(key)?),
+            Source::Copilot => Item::Copilot(records?.iter().position(|r| named(r.id))?),
+            Source::Decision => Item::Decision(p.decisions.iter().find(|(path, _)| named(&file_stem(path)))?),
+            Source::Session => Item::Session(p.sessions.iter().find(|l| named(&file_stem(&l.path)))?),
         })
     }
-}
-
-fn key_hash(key: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(key.as_bytes())
 }
 
 /// Returns a file's name without `.md`.

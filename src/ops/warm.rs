@@ -135,6 +135,13 @@ impl Warm {
         (memories, records, decisions)
     }
 
+    /// Returns the bytes the memory index and the recall corpus (its pairs, and the rest) hold.
+    pub fn heap_bytes(&self) -> (usize, usize, usize) {
+        let index = self.loaded.index.as_ref().map_or(0, Index::heap_bytes);
+        let (pairs, rest) = self.corpus.as_ref().map_or((0, 0), LiveCorpus::heap_bytes);
+        (index, pairs, rest)
+    }
+
     /// Marks what a batch of file events touched.
     pub fn note(&mut self, changes: &crate::context::watch::Changes) {
         if changes.rescan {

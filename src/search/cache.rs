@@ -4,12 +4,12 @@
 //! files; a file of another format or with a bad checksum is ignored and rewritten.
 //!
 //! Layout (little-endian, xxh3 checksum at the end): magic `KBRI`, format, the length of the head,
-//! then the head: the text arena (every term, stem and key), the terms (span, stem id), the stems
-//! (span), the documents (key span, hash, weighted length, range of pairs); then the pairs (term
-//! id, weighted frequency), in document order. A recall reads the head and streams the pairs, so
-//! a large index is never held whole.
+//! then the head: the text arena (every term and stem), the terms (span, stem id), the stems
+//! (span), the documents (key, hash, weighted length, range of slots); then the slots of the pairs
+//! (term id and weighted frequency, packed as [`super::packed`] says), in document order. A recall
+//! reads the head and streams the slots, so a large index is never held whole.
 
-use super::{Corpus, DocTerms, Span};
+use super::{Corpus, DocTerms, Span, packed};
 use crate::format::binary::{Checksummed, Reader};
 use rustc_hash::FxHashMap as HashMap;
 use std::fs::File;
@@ -18,58 +18,54 @@ use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"KBRI";
 /// Bumped whenever the layout or the tokenizer changes: an index of another format is rebuilt.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 /// Magic, format and the head's length.
 const PREAMBLE: usize = 16;
 
-/// The pairs of an index file: the file (kept open, so a concurrent rewrite, which replaces the
-/// file, cannot change what is read), where pair 0 starts, and how many there are.
+/// The slots of an index file: the file (kept open, so a concurrent rewrite, which replaces the
+/// file, cannot change what is read), where slot 0 starts, and how many there are.
 #[derive(Debug)]
 pub struct PairsFile {
     file: File,
     offset: u64,
     pub count: usize,
-    /// How many terms the index has: a pair naming another is a damaged file.
-    terms: usize,
 }
 
 impl PairsFile {
-    /// Returns a reader of the pairs, positioned before pair 0.
+    /// Returns a reader of the slots, positioned before slot 0.
     pub fn reader(&self) -> PairsReader<'_> {
         PairsReader { pairs: self, inner: BufReader::with_capacity(64 * 1024, &self.file), at: None }
     }
 }
 
-/// Reads ranges of pairs, seeking only when a range does not follow the last one.
+/// Reads ranges of slots, seeking only when a range does not follow the last one.
 pub struct PairsReader<'f> {
     pairs: &'f PairsFile,
     inner: BufReader<&'f File>,
-    /// The pair the reader stands before; `None` before the first read.
+    /// The slot the reader stands before; `None` before the first read.
     at: Option<usize>,
 }
 
 impl PairsReader<'_> {
-    /// Reads pairs `start..end` into `out` (replacing its contents).
-    pub fn read(&mut self, start: usize, end: usize, out: &mut Vec<(u32, f32)>) -> io::Result<()> {
+    /// Reads slots `start..end` into `out` (replacing its contents).
+    pub fn read(&mut self, start: usize, end: usize, out: &mut Vec<u32>) -> io::Result<()> {
         out.clear();
         if end > self.pairs.count || start > end {
             return Err(io::Error::new(io::ErrorKind::InvalidData, "a document's pairs lie outside the index"));
         }
         match self.at {
-            Some(at) if at <= start => self.inner.seek_relative(((start - at) * 8) as i64)?,
+            Some(at) if at <= start => self.inner.seek_relative(((start - at) * 4) as i64)?,
             _ => {
-                self.inner.seek(SeekFrom::Start(self.pairs.offset + start as u64 * 8))?;
+                self.inner.seek(SeekFrom::Start(self.pairs.offset + start as u64 * 4))?;
             }
         }
-        let mut bytes = [0u8; 8];
+        let mut bytes = [0u8; 4];
         for _ in start..end {
-            self.inner.read_exact(&mut bytes)?;
-            let (t, f) = pair(&bytes);
-            if t as usize >= self.pairs.terms || !(f.is_finite() && f >= 0.0) {
+            if let Err(e) = self.inner.read_exact(&mut bytes) {
                 self.at = None;
-                return Err(io::Error::new(io::ErrorKind::InvalidData, "a pair of the recall index is damaged"));
+                return Err(e);
             }
-            out.push((t, f));
+            out.push(u32::from_le_bytes(bytes));
         }
         self.at = Some(end);
         Ok(())
@@ -115,19 +111,18 @@ pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
     let mut c = decode(&head[..head_len])?;
     let n_pairs = u32::from_le_bytes(head[head_len..].try_into().ok()?) as usize;
     let offset = (PREAMBLE + head_len + 4) as u64;
-    if offset as usize + n_pairs.checked_mul(8)? != body_len
-        || c.docs.iter().any(|d| d.start > d.end || d.end as usize > n_pairs || !(d.len.is_finite() && d.len >= 0.0))
+    if offset as usize + n_pairs.checked_mul(4)? != body_len
+        || c.docs.iter().any(|d| {
+            d.start > d.end
+                || d.end as usize > n_pairs
+                || d.terms > d.end - d.start
+                || !(d.len.is_finite() && d.len >= 0.0)
+        })
     {
         return None;
     }
-    c.file = Some(PairsFile { file, offset, count: n_pairs, terms: c.terms.len() });
+    c.file = Some(PairsFile { file, offset, count: n_pairs });
     Some(c)
-}
-
-/// Reads one pair: a term id and a weighted frequency, 4 bytes each.
-pub fn pair(p: &[u8]) -> (u32, f32) {
-    let word = |i: usize| p.get(i..i + 4).and_then(|b| b.try_into().ok()).map_or(0, u32::from_le_bytes);
-    (word(0), f32::from_bits(word(4)))
 }
 
 /// Reads a count of items of `size` bytes each, refusing one the rest of the head cannot hold.
@@ -162,14 +157,14 @@ fn decode(head: &[u8]) -> Option<Corpus> {
     if c.stem_of.iter().any(|&s| s as usize >= n_stems) {
         return None;
     }
-    let n_docs = count(&mut r, 28)?;
+    let n_docs = count(&mut r, 32)?;
     c.docs.reserve(n_docs);
     for _ in 0..n_docs {
-        let key = span(&mut r, arena_len)?;
+        let key = r.u64()?;
         let hash = r.u64()?;
         let len = f32::from_bits(r.u32()?);
-        let (start, end) = (r.u32()?, r.u32()?);
-        c.docs.push(DocTerms { key, hash, len, start, end });
+        let (start, end, terms) = (r.u32()?, r.u32()?, r.u32()?);
+        c.docs.push(DocTerms { key, hash, len, start, end, terms });
     }
     r.b.is_empty().then_some(c)
 }
@@ -190,13 +185,13 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
     let mut terms: Vec<(Span, u32)> = Vec::new();
     let mut stems: Vec<Span> = Vec::new();
     let mut docs: Vec<DocTerms> = Vec::with_capacity(corpus.docs.len());
-    let mut pairs: Vec<(u32, f32)> = Vec::new();
+    let mut pairs: Vec<u32> = Vec::new();
     let all: Vec<usize> = (0..corpus.docs.len()).collect();
-    let mut remapped: Vec<Vec<(u32, f32)>> = Vec::with_capacity(all.len());
-    corpus.each_doc(&all, |_, doc_pairs| remapped.push(doc_pairs.to_vec()))?;
-    for (d, doc_pairs) in corpus.docs.iter().zip(remapped) {
+    let mut renamed: Vec<(u32, f32)> = Vec::new();
+    corpus.each_doc(&all, |i, slots| {
         let start = pairs.len() as u32;
-        for (t, f) in doc_pairs {
+        renamed.clear();
+        for (t, f) in slots.pairs() {
             let id = *term_map.entry(t).or_insert_with(|| {
                 let stem = corpus.stem_of[t as usize];
                 let s = *stem_map.entry(stem).or_insert_with(|| {
@@ -206,15 +201,15 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
                 terms.push((push(corpus.text(corpus.terms[t as usize])), s));
                 terms.len() as u32 - 1
             });
-            pairs.push((id, f));
+            renamed.push((id, f));
         }
-        let key = push(corpus.text(d.key));
-        docs.push(DocTerms { key, start, end: pairs.len() as u32, ..*d });
-    }
+        let terms = packed::push(&mut pairs, &renamed) as u32;
+        docs.push(DocTerms { start, end: pairs.len() as u32, terms, ..corpus.docs[i] });
+    })?;
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     crate::fsio::write_atomic_streamed(path, false, |out| {
         let mut w = Checksummed::new(io::BufWriter::new(out));
-        let head_len = PREAMBLE + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 28;
+        let head_len = PREAMBLE + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
         w.write_all(&(head_len as u64).to_le_bytes())?;
@@ -233,18 +228,15 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
         }
         w.write_all(&(docs.len() as u32).to_le_bytes())?;
         for d in &docs {
-            for v in [d.key.start, d.key.len] {
-                w.write_all(&v.to_le_bytes())?;
-            }
+            w.write_all(&d.key.to_le_bytes())?;
             w.write_all(&d.hash.to_le_bytes())?;
-            for v in [d.len.to_bits(), d.start, d.end] {
+            for v in [d.len.to_bits(), d.start, d.end, d.terms] {
                 w.write_all(&v.to_le_bytes())?;
             }
         }
         w.write_all(&(pairs.len() as u32).to_le_bytes())?;
-        for (t, f) in &pairs {
-            w.write_all(&t.to_le_bytes())?;
-            w.write_all(&f.to_bits().to_le_bytes())?;
+        for slot in &pairs {
+            w.write_all(&slot.to_le_bytes())?;
         }
         w.finish()?.flush()
     })
@@ -255,8 +247,8 @@ mod tests {
     use super::super::{Doc, Ranking, corpus, rank};
     use super::*;
 
-    fn doc(key: &str, text: &str) -> Doc<'static> {
-        Doc { key: key.into(), fields: [text.to_string().into(), "".into(), "".into()] }
+    fn doc(name: &str, text: &str) -> Doc<'static> {
+        Doc { key: super::super::tests::key(name), fields: [text.to_string().into(), "".into(), "".into()] }
     }
 
     #[test]
@@ -290,7 +282,7 @@ mod tests {
         // A pair naming term 1,000,000, with the checksum sealed again (xxh3 is no signature).
         let mut bytes = std::fs::read(&path).unwrap();
         let body = bytes.len() - 8;
-        let first_pair = body - c.pairs.len() * 8;
+        let first_pair = body - c.pairs.len() * 4;
         bytes[first_pair..first_pair + 4].copy_from_slice(&1_000_000u32.to_le_bytes());
         let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
         bytes[body..].copy_from_slice(&sum);

@@ -12,8 +12,10 @@
 //! reused for every document whose text did not change.
 
 pub mod cache;
+pub mod packed;
 pub mod tokens;
 
+use packed::Slots;
 use rustc_hash::FxHashMap as HashMap;
 use std::borrow::Cow;
 use tokens::Stems;
@@ -29,11 +31,11 @@ pub const FALLBACK_WEIGHT: f64 = 0.5;
 /// The fewest characters a query word needs to match inside other words.
 pub const FALLBACK_MIN_CHARS: usize = 3;
 
-/// One document to rank: a key naming it (`md:12`, `copilot:mem-1`, `decision:3`, `session:…`)
-/// and its fields' text.
+/// One document to rank: a key naming it (a hash of what it is: the caller's choice, unique among
+/// the documents) and its fields' text.
 #[derive(Debug, Clone)]
 pub struct Doc<'a> {
-    pub key: String,
+    pub key: u64,
     /// Text, labels, notes (see [`WEIGHTS`]).
     pub fields: [Cow<'a, str>; 3],
 }
@@ -70,14 +72,25 @@ impl Ranking {
 }
 
 /// A document as ranking needs it: its key and text hash (to reuse it), its weighted length, and
-/// its terms: `pairs[start..end]` of the corpus, each (term id, weighted frequency), a term once.
+/// its terms: slots `start..end` of the corpus's pairs, the first `terms` of them one per term
+/// (a term once), then the weights that did not fit ([`packed`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DocTerms {
-    pub key: Span,
+    pub key: u64,
     pub hash: u64,
     pub len: f32,
     pub start: u32,
     pub end: u32,
+    pub terms: u32,
+}
+
+fn damaged() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, "a pair of the recall index is damaged")
+}
+
+/// Returns a piece of `arena` (empty when the span lies outside it).
+fn span_text(arena: &str, span: Span) -> &str {
+    arena.get(span.start as usize..(span.start as usize).saturating_add(span.len as usize)).unwrap_or_default()
 }
 
 /// A piece of a corpus's text arena.
@@ -91,68 +104,95 @@ pub struct Span {
 /// stem), stored flat so that the index loads with a few allocations.
 #[derive(Debug, Default)]
 pub struct Corpus {
-    /// The text of every term, stem and key.
+    /// The text of every term and stem.
     pub arena: String,
     pub terms: Vec<Span>,
     /// The stem id of each term.
     pub stem_of: Vec<u32>,
     pub stems: Vec<Span>,
     pub docs: Vec<DocTerms>,
-    /// The pairs still in the index file, read as documents are scored (so a large index is never
-    /// held whole): the first `file.count` pairs.
+    /// The slots still in the index file, read as documents are scored (so a large index is never
+    /// held whole): the first `file.count` slots.
     pub file: Option<cache::PairsFile>,
-    /// The pairs in memory: pair `file.count + i` is `pairs[i]`.
-    pub pairs: Vec<(u32, f32)>,
+    /// The slots in memory ([`packed`]): slot `file.count + i` is `pairs[i]`.
+    pub pairs: Vec<u32>,
     /// Term and stem ids by text, built when a document must be tokenized.
-    ids: Option<(HashMap<String, u32>, HashMap<String, u32>)>,
+    ids: Option<Ids>,
+}
+
+/// Term and stem ids found by their text in the arena (a table of ids, not of strings).
+#[derive(Debug, Default)]
+struct Ids {
+    terms: hashbrown::HashTable<u32>,
+    stems: hashbrown::HashTable<u32>,
+}
+
+fn text_hash(text: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
 impl Corpus {
     /// Returns a piece of the arena.
     pub fn text(&self, span: Span) -> &str {
-        self.arena.get(span.start as usize..(span.start + span.len) as usize).unwrap_or_default()
+        span_text(&self.arena, span)
     }
 
-    /// Returns document `i`'s key.
-    #[cfg(test)]
-    pub fn key(&self, i: usize) -> &str {
-        self.text(self.docs[i].key)
+
+    /// Returns the bytes the corpus holds on the heap: (pairs, everything else).
+    pub fn heap_bytes(&self) -> (usize, usize) {
+        use std::mem::size_of;
+        let ids = self.ids.as_ref().map_or(0, |ids| (ids.terms.capacity() + ids.stems.capacity()) * 5);
+        let rest = self.arena.capacity()
+            + (self.terms.capacity() + self.stems.capacity()) * size_of::<Span>()
+            + self.stem_of.capacity() * 4
+            + self.docs.capacity() * size_of::<DocTerms>()
+            + ids;
+        (self.pairs.capacity() * size_of::<u32>(), rest)
     }
 
-    /// Returns how many pairs the corpus holds.
+    /// Returns how many slots the corpus holds.
     fn pairs_len(&self) -> usize {
         self.file.as_ref().map_or(0, |f| f.count) + self.pairs.len()
     }
 
-    /// Calls `f` with each of `docs` (ascending) and its terms, reading the pairs still in the
-    /// index file in one pass. A pair naming no term is an error (a damaged file).
-    pub fn each_doc(&self, docs: &[usize], mut f: impl FnMut(usize, &[(u32, f32)])) -> std::io::Result<()> {
+    /// Calls `f` with each of `docs` (ascending) and its packed terms, reading the slots still in
+    /// the index file in one pass. Slots naming no term, or missing a weight, are an error (a
+    /// damaged file).
+    pub fn each_doc(&self, docs: &[usize], mut f: impl FnMut(usize, Slots<'_>)) -> std::io::Result<()> {
         let in_file = self.file.as_ref().map_or(0, |f| f.count);
         let mut reader = self.file.as_ref().map(cache::PairsFile::reader);
-        let mut buf: Vec<(u32, f32)> = Vec::new();
+        let mut buf: Vec<u32> = Vec::new();
         for &i in docs {
             let Some(d) = self.docs.get(i) else { continue };
             let (start, end) = (d.start as usize, d.end as usize);
             if end <= in_file {
                 let Some(r) = reader.as_mut() else { continue };
                 r.read(start, end, &mut buf)?;
-                if buf.iter().any(|&(t, _)| t as usize >= self.terms.len()) {
-                    return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, "a pair names no term"));
+                let slots = Slots::new(&buf, d.terms as usize);
+                if !slots.valid(self.terms.len()) {
+                    return Err(damaged());
                 }
-                f(i, &buf);
+                f(i, slots);
             } else {
                 let owned = self.pairs.get(start.saturating_sub(in_file)..end - in_file).unwrap_or_default();
-                f(i, owned);
+                f(i, Slots::new(owned, d.terms as usize));
             }
         }
         Ok(())
     }
 
-    /// Reads the pairs still in the index file into memory, so that documents can be added.
+    /// Reads the slots still in the index file into memory, so that documents can be added.
     pub fn materialize(&mut self) -> std::io::Result<()> {
         let Some(file) = self.file.take() else { return Ok(()) };
         let mut pairs = Vec::with_capacity(file.count + self.pairs.len());
         file.reader().read(0, file.count, &mut pairs)?;
+        let valid = |d: &DocTerms| {
+            let slots = pairs.get(d.start as usize..d.end as usize).unwrap_or_default();
+            Slots::new(slots, d.terms as usize).valid(self.terms.len())
+        };
+        if !self.docs.iter().filter(|d| d.end as usize <= file.count).all(valid) {
+            return Err(damaged());
+        }
         pairs.append(&mut self.pairs);
         self.pairs = pairs;
         Ok(())
@@ -213,28 +253,45 @@ impl Corpus {
 
     /// Returns the id of `term` (lower-cased token), adding it with its stem when new.
     fn term_id(&mut self, term: &str, stems: &mut Stems, ranking: Ranking) -> u32 {
-        if self.ids.is_none() {
-            let terms = self.terms.iter().enumerate().map(|(i, &s)| (self.text(s).to_string(), i as u32)).collect();
-            let stem_ids = self.stems.iter().enumerate().map(|(i, &s)| (self.text(s).to_string(), i as u32)).collect();
-            self.ids = Some((terms, stem_ids));
+        let mut ids = self.ids.take().unwrap_or_else(|| self.ids());
+        let id = self.term_id_in(&mut ids, term, stems, ranking);
+        self.ids = Some(ids);
+        id
+    }
+
+    /// Builds the tables of term and stem ids.
+    fn ids(&self) -> Ids {
+        let mut ids = Ids {
+            terms: hashbrown::HashTable::with_capacity(self.terms.len()),
+            stems: hashbrown::HashTable::with_capacity(self.stems.len()),
+        };
+        for (table, spans) in [(&mut ids.terms, &self.terms), (&mut ids.stems, &self.stems)] {
+            for (i, &span) in spans.iter().enumerate() {
+                table.insert_unique(text_hash(self.text(span)), i as u32, |&j| text_hash(self.text(spans[j as usize])));
+            }
         }
-        if let Some(&id) = self.ids.as_ref().and_then(|(t, _)| t.get(term)) {
+        ids
+    }
+
+    fn term_id_in(&mut self, ids: &mut Ids, term: &str, stems: &mut Stems, ranking: Ranking) -> u32 {
+        let hash = text_hash(term);
+        if let Some(&id) = ids.terms.find(hash, |&i| self.text(self.terms[i as usize]) == term) {
             return id;
         }
         let stem = match ranking {
             Ranking::Full => stems.stem(term).to_string(),
             Ranking::Plain => term.to_string(),
         };
-        let known = self.ids.as_ref().and_then(|(_, s)| s.get(&stem).copied());
+        let stem_hash = text_hash(&stem);
+        let known = ids.stems.find(stem_hash, |&i| self.text(self.stems[i as usize]) == stem).copied();
         let stem_id = match known {
             Some(s) => s,
             None => {
                 let s = self.stems.len() as u32;
                 let span = self.push_text(&stem);
                 self.stems.push(span);
-                if let Some((_, ids)) = &mut self.ids {
-                    ids.insert(stem, s);
-                }
+                let (arena, spans) = (&self.arena, &self.stems);
+                ids.stems.insert_unique(stem_hash, s, |&j| text_hash(span_text(arena, spans[j as usize])));
                 s
             }
         };
@@ -242,9 +299,8 @@ impl Corpus {
         let span = self.push_text(term);
         self.terms.push(span);
         self.stem_of.push(stem_id);
-        if let Some((ids, _)) = &mut self.ids {
-            ids.insert(term.to_string(), id);
-        }
+        let (arena, spans) = (&self.arena, &self.terms);
+        ids.terms.insert_unique(hash, id, |&j| text_hash(span_text(arena, spans[j as usize])));
         id
     }
 
@@ -279,10 +335,9 @@ impl Corpus {
                 _ => terms.push((id, w)),
             }
         }
-        let key = self.push_text(&doc.key);
         let start = self.pairs_len() as u32;
-        self.pairs.extend(terms);
-        DocTerms { key, hash, len, start, end: self.pairs_len() as u32 }
+        let n = packed::push(&mut self.pairs, &terms);
+        DocTerms { key: doc.key, hash, len, start, end: self.pairs_len() as u32, terms: n as u32 }
     }
 }
 
@@ -294,7 +349,7 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
     let mut c = cached.unwrap_or_default();
     let hashes: Vec<u64> = docs.iter().map(Doc::hash).collect();
     let same = |c: &Corpus, j: usize, i: usize| {
-        c.docs.get(j).is_some_and(|d| d.hash == hashes[i] && c.text(d.key) == docs[i].key)
+        c.docs.get(j).is_some_and(|d| d.hash == hashes[i] && d.key == docs[i].key)
     };
     // The usual case: the documents of the last recall, in the same order.
     if c.docs.len() == docs.len() && (0..docs.len()).all(|i| same(&c, i, i)) {
@@ -306,13 +361,13 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
         c = Corpus::default();
     }
     let old_docs = std::mem::take(&mut c.docs);
-    let by_key: HashMap<&str, usize> = old_docs.iter().enumerate().map(|(i, d)| (c.text(d.key), i)).collect();
+    let by_key: HashMap<u64, usize> = old_docs.iter().enumerate().map(|(i, d)| (d.key, i)).collect();
     let found: Vec<Option<usize>> = (0..docs.len())
         .map(|i| {
-            let at = if old_docs.get(i).is_some_and(|d| c.text(d.key) == docs[i].key) {
+            let at = if old_docs.get(i).is_some_and(|d| d.key == docs[i].key) {
                 Some(i)
             } else {
-                by_key.get(docs[i].key.as_str()).copied()
+                by_key.get(&docs[i].key).copied()
             };
             at.filter(|&j| old_docs[j].hash == hashes[i])
         })
@@ -475,21 +530,29 @@ fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool
         }
         masks
     });
-    corpus.each_doc(candidates, |i, pairs| {
+    corpus.each_doc(candidates, |i, slots| {
         let row = freqs.tf.len();
         freqs.tf.resize(row + width, 0.0);
         let mut matched = false;
-        for &(t, f) in pairs {
-            match &masks {
-                Some(masks) => {
-                    let mut m = masks.get(t as usize).copied().unwrap_or(0);
-                    while m != 0 {
-                        freqs.tf[row + m.trailing_zeros() as usize] += f;
+        match &masks {
+            Some(masks) => {
+                // The hot loop: one lookup per slot; a weight is decoded only for a match.
+                let mut wide = 0;
+                for &slot in slots.terms {
+                    let mut m = masks.get(Slots::term(slot) as usize).copied().unwrap_or(0);
+                    if m != 0 {
+                        let f = slots.weight(slot, wide);
+                        while m != 0 {
+                            freqs.tf[row + m.trailing_zeros() as usize] += f;
+                            m &= m - 1;
+                        }
                         matched = true;
-                        m &= m - 1;
                     }
+                    wide += usize::from(Slots::is_wide(slot));
                 }
-                None => {
+            }
+            None => {
+                for (t, f) in slots.pairs() {
                     for (q, (hits, _)) in matchers.iter().enumerate() {
                         if hits.get(t as usize).copied().unwrap_or(false) {
                             freqs.tf[row + q] += f;
@@ -525,8 +588,20 @@ fn query_words(query: &str, ranking: Ranking) -> Vec<String> {
 mod tests {
     use super::*;
 
-    fn doc(key: &str, text: &str, labels: &str, notes: &str) -> Doc<'static> {
-        Doc { key: key.into(), fields: [text.to_string().into(), labels.to_string().into(), notes.to_string().into()] }
+    /// A short name (up to 8 bytes) as a key, and back: the tests name their documents.
+    pub(super) fn key(name: &str) -> u64 {
+        let mut b = [0u8; 8];
+        b[..name.len()].copy_from_slice(name.as_bytes());
+        u64::from_le_bytes(b)
+    }
+
+    fn name(key: u64) -> String {
+        String::from_utf8(key.to_le_bytes().into_iter().take_while(|&b| b != 0).collect()).unwrap()
+    }
+
+    fn doc(name: &str, text: &str, labels: &str, notes: &str) -> Doc<'static> {
+        let fields = [text.to_string().into(), labels.to_string().into(), notes.to_string().into()];
+        Doc { key: key(name), fields }
     }
 
     fn ranked(docs: &[Doc<'_>], query: &str) -> Vec<(String, f64)> {
@@ -534,7 +609,7 @@ mod tests {
         let mut out: Vec<(String, f64)> = rank(&c, query, Ranking::Full, |_| true)
             .unwrap()
             .into_iter()
-            .map(|s| (c.key(s.doc).to_string(), s.score))
+            .map(|s| (name(c.docs[s.doc].key), s.score))
             .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out
