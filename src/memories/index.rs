@@ -305,18 +305,20 @@ impl Index {
     pub fn changed(&mut self, listing: &Listing) -> Vec<String> {
         self.map_names();
         let mut out: Vec<String> = Vec::new();
-        let mut listed = std::collections::HashSet::with_capacity(listing.0.len());
-        for (name, stamp) in &listing.0 {
-            listed.insert(name.as_str());
-            if self.find(name).is_none_or(|i| self.records[i].stamp != *stamp) {
-                out.push(name.clone());
+        let mut listed = vec![false; self.records.len()];
+        for (name, stamp) in listing.iter() {
+            match self.find(name) {
+                Some(i) => {
+                    listed[i] = true;
+                    if self.records[i].stamp != stamp {
+                        out.push(name.to_string());
+                    }
+                }
+                None => out.push(name.to_string()),
             }
         }
-        for r in &self.records {
-            let name = self.str(r.span(Field::Name));
-            if !listed.contains(name) {
-                out.push(name.to_string());
-            }
+        for (i, _) in listed.iter().enumerate().filter(|(_, l)| !**l) {
+            out.push(self.name_at(i).to_string());
         }
         // A file whose stat failed is in neither list: it is read again each time.
         out.extend(self.extra_problems.iter().filter_map(|d| {
@@ -837,7 +839,12 @@ fn stat_entry(
 /// [`Index::changed`]): what a long-running reader compares with its index to catch what file
 /// events missed. Taken without holding the index, so the index stays usable meanwhile.
 #[derive(Debug, Default)]
-pub struct Listing(Vec<(String, Stamp)>);
+pub struct Listing {
+    /// Every name, back to back.
+    names: String,
+    /// Each file: where its name ends in `names`, and its stamp.
+    files: Vec<(u32, Stamp)>,
+}
 
 impl Listing {
     /// Lists `dir` and stats every memory file in it (following symlinks, as a scan does for
@@ -848,17 +855,25 @@ impl Listing {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Listing::default()),
             Err(e) => return Err(e),
         };
-        let mut out = Vec::new();
+        let mut out = Listing::default();
         for entry in entries {
             let entry = entry?;
-            let Some(name) = entry.file_name().to_str().filter(|n| is_memory_name(n)).map(str::to_string) else {
-                continue;
-            };
+            let file_name = entry.file_name();
+            let Some(name) = file_name.to_str().filter(|n| is_memory_name(n)) else { continue };
             if let Ok(meta) = fs::metadata(entry.path()) {
-                out.push((name, stamp_of(&meta)));
+                out.names.push_str(name);
+                let end = u32::try_from(out.names.len())
+                    .map_err(|_| io::Error::other(format!("{} lists too many files", dir.display())))?;
+                out.files.push((end, stamp_of(&meta)));
             }
         }
-        Ok(Listing(out))
+        Ok(out)
+    }
+
+    /// Returns each file's name and stamp.
+    fn iter(&self) -> impl Iterator<Item = (&str, Stamp)> {
+        let starts = std::iter::once(0).chain(self.files.iter().map(|&(end, _)| end));
+        starts.zip(&self.files).map(|(start, &(end, stamp))| (&self.names[start as usize..end as usize], stamp))
     }
 }
 

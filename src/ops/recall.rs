@@ -349,16 +349,28 @@ fn finish<'a>(
 /// Every document of `p` (the records parsed from its file), with what it is.
 fn documents<'a>(p: Parts<'a>, records: Option<&Records<'_>>) -> Vec<(Slot, Doc<'a>)> {
     let mut docs: Vec<(Slot, Doc<'a>)> = Vec::new();
+    each_document(p, records, |slot, doc| docs.push((slot, doc)));
+    docs
+}
+
+/// Calls `f` with every document of `p` (the records parsed from its file), and what it is.
+fn each_document<'a>(p: Parts<'a>, records: Option<&Records<'_>>, mut f: impl FnMut(Slot, Doc<'a>)) {
     if let Some(index) = &p.loaded.index {
-        docs.extend(index.positions().map(|pos| (Slot::Md(pos), memory_doc(&index.at(pos)))));
+        for pos in index.positions() {
+            f(Slot::Md(pos), memory_doc(&index.at(pos)));
+        }
     }
     if let Some(all) = records {
-        docs.extend(all.iter().enumerate().map(|(pos, r)| (Slot::Copilot(pos), record_doc(all, &r))));
+        for (pos, r) in all.iter().enumerate() {
+            f(Slot::Copilot(pos), record_doc(all, &r));
+        }
     }
-    let open = p.decisions.iter().enumerate().filter(|(_, (_, d))| d.status.is_open());
-    docs.extend(open.map(|(i, (path, d))| (Slot::Decision(i), decision_doc(path, d))));
-    docs.extend(p.sessions.iter().enumerate().map(|(i, l)| (Slot::Session(i), session_doc(l))));
-    docs
+    for (i, (path, d)) in p.decisions.iter().enumerate().filter(|(_, (_, d))| d.status.is_open()) {
+        f(Slot::Decision(i), decision_doc(path, d));
+    }
+    for (i, l) in p.sessions.iter().enumerate() {
+        f(Slot::Session(i), session_doc(l));
+    }
 }
 
 /// A markdown memory as a document: its text, its tags.
@@ -421,25 +433,36 @@ pub struct LiveCorpus {
 
 impl LiveCorpus {
     /// Builds the corpus of every document in `p`, reusing the recall index file's documents
-    /// whose text did not change; the pairs are then held in memory.
+    /// whose text did not change; the pairs are then held in memory. The documents are made and
+    /// put one at a time, so building holds the corpus and one document, never all of them.
     pub fn build(repo: &Repo, p: Parts<'_>) -> LiveCorpus {
         let ranking = repo.env.recall_ranking;
-        let records = p.loaded.file.as_ref().map(Records::parse);
-        let docs = documents(p, records.as_ref()).into_iter().map(|(slot, doc)| (slot.source(), doc));
-        let (sources, docs): (Vec<Source>, Vec<Doc<'_>>) = docs.unzip();
         let cached = match ranking {
             Ranking::Full => {
                 repo.layout.cache_file("recall.idx").and_then(|p| search::cache::load(&p, &repo.layout.root))
             }
             Ranking::Plain => None,
         };
-        let (mut corpus, _) = search::corpus(&docs, cached, ranking);
+        let mut corpus = cached.unwrap_or_default();
         if corpus.materialize().is_err() {
-            corpus = search::corpus(&docs, None, ranking).0;
+            corpus = search::Corpus::default();
         }
-        let mut live =
-            LiveCorpus { corpus, ranking, sources: sources.into_iter().map(Some).collect(), at: Default::default() };
+        // The cached documents wait to be claimed by key; those no document claims are removed.
+        let cached = corpus.docs.len();
+        let mut live = LiveCorpus { corpus, ranking, sources: vec![Some(Source::Md); cached], at: Default::default() };
         live.map_keys();
+        let mut claimed = vec![false; cached];
+        let records = p.loaded.file.as_ref().map(Records::parse);
+        each_document(p, records.as_ref(), |slot, doc| {
+            if let Some(c) = claimed.get_mut(live.put(slot.source(), &doc)) {
+                *c = true;
+            }
+        });
+        for (i, _) in claimed.iter().enumerate().filter(|(_, c)| !**c) {
+            live.remove_at(i);
+        }
+        live.compact_if_sparse();
+        live.corpus.pairs.shrink_to_fit();
         live
     }
 
@@ -475,8 +498,8 @@ impl LiveCorpus {
         self.sources.get(doc).copied().flatten()
     }
 
-    /// Adds or replaces a document.
-    fn put(&mut self, source: Source, doc: &Doc<'_>) {
+    /// Adds or replaces a document; returns its position.
+    fn put(&mut self, source: Source, doc: &Doc<'_>) -> usize {
         let at = self.find(doc.key);
         let i = self.corpus.put(at, doc, self.ranking);
         if i == self.sources.len() {
@@ -487,14 +510,21 @@ impl LiveCorpus {
         if at.is_none() {
             self.map_key(i);
         }
+        i
     }
 
     /// Removes a document, if it is there.
     fn remove(&mut self, key: u64) {
-        let docs = &self.corpus.docs;
-        if let Ok(entry) = self.at.find_entry(key, |&i| docs[i as usize].key == key) {
-            let (i, _) = entry.remove();
-            self.sources[i as usize] = None;
+        if let Some(i) = self.find(key) {
+            self.remove_at(i);
+        }
+    }
+
+    /// Removes document `i`.
+    fn remove_at(&mut self, i: usize) {
+        self.sources[i] = None;
+        if let Ok(entry) = self.at.find_entry(self.corpus.docs[i].key, |&j| j as usize == i) {
+            entry.remove();
         }
     }
 
@@ -502,7 +532,9 @@ impl LiveCorpus {
     pub fn sync_memories(&mut self, index: &crate::memories::index::Index, names: &[String]) {
         for name in names {
             match index.named(name) {
-                Some(m) => self.put(Source::Md, &memory_doc(&m)),
+                Some(m) => {
+                    self.put(Source::Md, &memory_doc(&m));
+                }
                 None => self.remove(doc_key(Source::Md, name)),
             }
         }
