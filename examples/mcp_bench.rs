@@ -18,12 +18,15 @@
 //! stale answer is not a result.
 //!
 //! It prints, per N and tool, the cold first call, then the median, 90th percentile and
-//! largest of the warm calls, and the server's peak RSS (`VmHWM`, Linux).
+//! largest of the warm calls, and the server's memory (Linux): resident once warm and at the end
+//! (`VmRSS`), and its peak (`VmHWM`, which includes the cold start: the generated repository is a
+//! fresh clone, without caches).
 //!
 //! Run: `cargo build --release --examples --bin kb && target/release/examples/mcp_bench [N...]`
 //! (default N: 200 10000 100000). Environment: `KB`, the binary (default `target/release/kb`);
-//! `RUNS`, calls per tool (default 15); `TOOLS`, the tools to time (comma-separated, default all); `WARM_WAIT_S`, how long to wait for the warm line
-//! (default 120).
+//! `RUNS`, calls per tool (default 15); `TOOLS`, the tools to time (comma-separated, default
+//! all); `WARM_WAIT_S`, how long to wait for the warm line (default 120); `KEEP=1` keeps the
+//! generated repositories.
 
 #[path = "common/generate.rs"]
 mod generate;
@@ -71,8 +74,10 @@ fn main() {
     let mut all_fresh = true;
     for n in sizes {
         let tmp = tempfile::tempdir().unwrap();
-        let (root, config) = (tmp.path().join("repo"), tmp.path().join("config"));
-        eprintln!("N = {n}: generating");
+        // `KEEP=1` keeps each generated repository (its path is printed) to look at afterwards.
+        let tmp_path = if std::env::var_os("KEEP").is_some() { tmp.keep() } else { tmp.path().to_path_buf() };
+        let (root, config) = (tmp_path.join("repo"), tmp_path.join("config"));
+        eprintln!("N = {n}: generating in {}", tmp_path.display());
         generate::generate(&root, &config, n);
         let status = std::process::Command::new(&kb)
             .args(["init"])
@@ -82,7 +87,7 @@ fn main() {
             .status()
             .unwrap();
         assert!(status.success(), "kb init failed");
-        let stderr_log = tmp.path().join("mcp.stderr");
+        let stderr_log = tmp_path.join("mcp.stderr");
         let mut cmd = tokio::process::Command::new(&kb);
         cmd.args(["mcp", "--root"])
             .arg(&root)
@@ -99,11 +104,14 @@ fn main() {
                 ms(percentile(warm, 100))
             ));
         }
+        let mb = |k: Option<u64>| k.map_or("unknown".into(), |k| format!("{:.1} MB", k as f64 / 1024.0));
         notes.push(format!(
-            "N = {n}: warm after {} (stderr: {:?}); server peak RSS {}",
+            "N = {n}: warm after {} (stderr: {:?}); server resident {} once warm, {} at the end, peak {}",
             ms(result.warm_after),
             result.warm_line,
-            result.peak_rss_kib.map_or("unknown".into(), |k| format!("{:.1} MB", k as f64 / 1024.0))
+            mb(result.warm_rss_kib),
+            mb(result.end_rss_kib),
+            mb(result.peak_rss_kib)
         ));
         for stale in &result.stale {
             eprintln!("STALE: N = {n}: {stale}");
@@ -126,6 +134,8 @@ struct Measured {
     rows: Vec<(&'static str, Duration, Vec<Duration>)>,
     warm_after: Duration,
     warm_line: String,
+    warm_rss_kib: Option<u64>,
+    end_rss_kib: Option<u64>,
     peak_rss_kib: Option<u64>,
     stale: Vec<String>,
 }
@@ -143,6 +153,7 @@ async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usiz
     }
     let warm_line = wait_for_warm(log).await;
     let warm_after = started.elapsed();
+    let warm_rss_kib = pid.and_then(|p| memory_kib(p, "VmRSS:"));
     let dir = root.join(".co-cli/knowledge/memories");
     let mut stale = Vec::new();
     for round in 0..runs {
@@ -161,12 +172,13 @@ async fn measure(cmd: tokio::process::Command, root: &Path, n: usize, runs: usiz
             }
         }
     }
-    let peak_rss_kib = pid.and_then(peak_rss);
+    let end_rss_kib = pid.and_then(|p| memory_kib(p, "VmRSS:"));
+    let peak_rss_kib = pid.and_then(|p| memory_kib(p, "VmHWM:"));
     for line in std::fs::read_to_string(log).unwrap_or_default().lines().filter(|l| !l.contains("warm in")) {
         eprintln!("N = {n}: the server said: {line}");
     }
     client.cancel().await.ok();
-    Measured { rows, warm_after, warm_line, peak_rss_kib, stale }
+    Measured { rows, warm_after, warm_line, warm_rss_kib, end_rss_kib, peak_rss_kib, stale }
 }
 
 /// The tools to time: `TOOLS` (comma-separated) or all four.
@@ -254,10 +266,10 @@ async fn wait_for_warm(log: &Path) -> String {
     }
 }
 
-/// The process's peak resident set (`VmHWM`), in KiB.
-fn peak_rss(pid: u32) -> Option<u64> {
+/// One of the process's memory figures (`VmRSS:` resident, `VmHWM:` peak), in KiB.
+fn memory_kib(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
