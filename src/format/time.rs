@@ -19,6 +19,53 @@ pub fn py_isoformat(dt: DateTime<Utc>) -> String {
     }
 }
 
+/// A timestamp as a file wrote it: its text, or, where the text was exactly co-cli's own
+/// rendering of the instant ([`py_isoformat`]), the instant alone (the memory index keeps 100,000
+/// of them; the text is made only when shown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written<'a> {
+    Text(&'a str),
+    Iso(Micros),
+}
+
+impl Written<'_> {
+    /// Returns `text` as written for the instant `micros`: [`Written::Iso`] when it is the
+    /// instant's [`py_isoformat`], so that it can be kept without its text.
+    pub fn of(text: &str, micros: Micros) -> Written<'_> {
+        match DateTime::from_timestamp_micros(micros) {
+            Some(dt) if py_isoformat(dt) == text => Written::Iso(micros),
+            _ => Written::Text(text),
+        }
+    }
+}
+
+impl std::fmt::Display for Written<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Written::Text(t) => f.write_str(t),
+            Written::Iso(m) => match DateTime::from_timestamp_micros(m) {
+                Some(dt) => f.write_str(&py_isoformat(dt)),
+                None => f.write_str(""),
+            },
+        }
+    }
+}
+
+impl serde::Serialize for Written<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl PartialEq<&str> for Written<'_> {
+    fn eq(&self, other: &&str) -> bool {
+        match self {
+            Written::Text(t) => t == other,
+            Written::Iso(_) => self.to_string() == *other,
+        }
+    }
+}
+
 /// Returns the current time truncated to microseconds, as Python would see it.
 pub fn now() -> DateTime<Utc> {
     let now = Utc::now();
@@ -90,6 +137,23 @@ pub fn micros(dt: DateTime<FixedOffset>) -> Micros {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timestamp_in_co_clis_own_form_is_kept_as_its_instant() {
+        let t = |s: &'static str| {
+            let micros = micros(parse(s).unwrap());
+            (Written::of(s, micros), micros)
+        };
+        let (w, m) = t("2026-11-22T14:27:04.330453+00:00");
+        assert_eq!(w, Written::Iso(m));
+        assert_eq!(w.to_string(), "2026-11-22T14:27:04.330453+00:00");
+        let (w, m) = t("2026-11-22T14:27:04+00:00");
+        assert_eq!((w, w.to_string()), (Written::Iso(m), "2026-11-22T14:27:04+00:00".to_string()));
+        // Any other form keeps its text: the same instant, written otherwise.
+        for other in ["2026-11-22T14:27:04Z", "2026-11-22T14:27:04.000000+00:00", "2026-11-22T15:27:04+01:00"] {
+            assert_eq!(t(other).0, Written::Text(other));
+        }
+    }
 
     #[test]
     fn co_cli_timestamps_are_strict() {

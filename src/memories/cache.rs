@@ -14,15 +14,6 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3;
 
-/// A string in the arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct Span {
-    pub(super) start: u32,
-    pub(super) len: u32,
-}
-
-pub(super) const NONE: Span = Span { start: u32::MAX, len: u32::MAX };
-
 /// The part of `stat` that says whether a file changed: the later of its mtime and ctime (which
 /// says whether the cache may trust it yet), and a hash of its size, mtime, ctime and inode.
 /// ctime catches an edit whose mtime was set back (`touch -r`, `cp -p`, `rsync -t`).
@@ -42,7 +33,7 @@ impl Stamp {
     }
 }
 
-/// A record's strings, in the order they lie in the arena.
+/// A record's strings, in the order they lie in its block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Field {
     Name,
@@ -59,9 +50,6 @@ pub(super) enum Field {
 /// How many strings a record has.
 pub(super) const FIELDS: usize = 8;
 
-/// The length of a string the file does not have.
-pub(super) const ABSENT: u32 = u32::MAX;
-
 /// One scanned file: a valid memory, or a problem (then its content is the message, and `id` the
 /// highest id an `id: N` line of the file names, 0 for none: see [`Index::max_id`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -70,12 +58,8 @@ pub(super) struct Record {
     pub(super) id: u64,
     pub(super) created_at: i64,
     pub(super) updated_at: i64,
-    /// Where the record's strings start in the arena ([`Field`] order, back to back).
+    /// Where the record's block ([`Block`]: its strings and tags) starts in the arena.
     pub(super) text: u32,
-    /// Each string's length, [`ABSENT`] for one the file does not have.
-    pub(super) lens: [u32; FIELDS],
-    pub(super) tags_start: u32,
-    pub(super) tags_len: u32,
     /// Problem line (0 = unknown).
     pub(super) line: u32,
     pub(super) valid: bool,
@@ -84,26 +68,138 @@ pub(super) struct Record {
     pub(super) kind: u8,
     /// `importance` as written: 0 absent, else 1 + its place in [`Importance::ALL`].
     pub(super) importance: u8,
+    /// Which timestamps were written in co-cli's own form, kept as their instant only (no text in
+    /// the block): [`CREATED_ISO`], [`UPDATED_ISO`].
+    pub(super) iso: u8,
 }
 
+pub(super) const CREATED_ISO: u8 = 1;
+pub(super) const UPDATED_ISO: u8 = 2;
+
 // The size a long-running server pays per memory file: keep it from growing unnoticed.
-const _: () = assert!(std::mem::size_of::<Record>() == 96);
+const _: () = assert!(std::mem::size_of::<Record>() == 56);
 
-impl Record {
-    /// Returns where string `f` lies in the arena ([`NONE`] when absent).
-    pub(super) fn span(&self, f: Field) -> Span {
-        let i = f as usize;
-        if self.lens[i] == ABSENT {
-            return NONE;
+/// A record's strings as they lie in the arena, parsed: each [`Field`] (`None` when the file does
+/// not have it) and the tags.
+///
+/// A block is a header, then the fields' text back to back, then the tags' text. The header holds
+/// numbers, each in base 64, low digits first, one byte per digit with 0x40 set when another digit
+/// follows (so every byte is ASCII and the arena stays UTF-8): for each field 0 when absent or
+/// its length + 1, then the number of tags and each tag's length.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Block<'a> {
+    pub(super) fields: [Option<&'a str>; FIELDS],
+    tags: Tags<'a>,
+    /// The bytes the block takes.
+    pub(super) len: usize,
+}
+
+impl<'a> Block<'a> {
+    /// Returns a field's text.
+    pub(super) fn get(&self, f: Field) -> Option<&'a str> {
+        self.fields[f as usize]
+    }
+
+    /// Returns the tags.
+    pub(super) fn tags(&self) -> Tags<'a> {
+        self.tags
+    }
+
+    /// Appends a block of `fields` and `tags` to `arena`.
+    pub(super) fn push(arena: &mut String, fields: [Option<&str>; FIELDS], tags: &[String]) {
+        for f in fields {
+            put_number(arena, f.map_or(0, |s| s.len() + 1));
         }
-        let before: u32 = self.lens[..i].iter().filter(|&&l| l != ABSENT).fold(0u32, |a, &l| a.wrapping_add(l));
-        Span { start: self.text.wrapping_add(before), len: self.lens[i] }
+        put_number(arena, tags.len());
+        for t in tags {
+            put_number(arena, t.len());
+        }
+        for f in fields.into_iter().flatten() {
+            arena.push_str(f);
+        }
+        for t in tags {
+            arena.push_str(t);
+        }
     }
 
-    /// Returns how many bytes of the arena the record's strings take.
-    pub(super) fn text_len(&self) -> usize {
-        self.lens.iter().filter(|&&l| l != ABSENT).map(|&l| l as usize).sum()
+    /// Parses the block at `at` in `arena`; `None` when it is not a whole block (a damaged cache).
+    pub(super) fn parse(arena: &'a str, at: usize) -> Option<Block<'a>> {
+        let bytes = arena.as_bytes();
+        let mut i = at;
+        let mut codes = [0usize; FIELDS];
+        for c in &mut codes {
+            *c = take_number(bytes, &mut i)?;
+        }
+        let count = take_number(bytes, &mut i)?;
+        let lens_at = i;
+        let mut tag_bytes = 0usize;
+        for _ in 0..count {
+            tag_bytes = tag_bytes.checked_add(take_number(bytes, &mut i)?)?;
+        }
+        let mut fields = [None; FIELDS];
+        let mut pos = i;
+        for (f, &code) in fields.iter_mut().zip(&codes) {
+            if code > 0 {
+                let end = pos.checked_add(code - 1)?;
+                *f = Some(arena.get(pos..end)?);
+                pos = end;
+            }
+        }
+        let end = pos.checked_add(tag_bytes)?;
+        let tags = Tags { lens: bytes.get(lens_at..i)?, text: arena.get(pos..end)?, left: count };
+        Some(Block { fields, tags, len: end - at })
     }
+}
+
+/// A block's tags.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Tags<'a> {
+    /// The header's tag lengths not read yet.
+    lens: &'a [u8],
+    /// The text of the tags not read yet.
+    text: &'a str,
+    left: usize,
+}
+
+impl<'a> Iterator for Tags<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut i = 0;
+        let len = take_number(self.lens, &mut i)?;
+        let tag = self.text.get(..len)?;
+        (self.lens, self.text, self.left) = (&self.lens[i..], &self.text[len..], self.left - 1);
+        Some(tag)
+    }
+}
+
+/// Appends a number to a block's header (see [`Block`]).
+fn put_number(out: &mut String, mut n: usize) {
+    while n >= 64 {
+        out.push(char::from(0x40 | (n & 63) as u8));
+        n >>= 6;
+    }
+    out.push(char::from(n as u8));
+}
+
+/// Reads a number of a block's header at `*at`, moving past it.
+fn take_number(bytes: &[u8], at: &mut usize) -> Option<usize> {
+    let mut n = 0usize;
+    for shift in (0..64).step_by(6) {
+        let digit = *bytes.get(*at)?;
+        *at += 1;
+        if digit >= 0x80 {
+            return None;
+        }
+        n |= usize::from(digit & 63).checked_shl(shift).filter(|_| shift < 60)?;
+        if digit & 0x40 == 0 {
+            return Some(n);
+        }
+    }
+    None
 }
 
 /// Returns the cache code of a `type` as written.
@@ -138,12 +234,12 @@ const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
 /// against an adversary. 4: the layer keys `type`, `importance` and `agent`. 5: an invalid file's
 /// record holds the id its `id: N` lines name, so a new id never reuses it. 6: provenance,
-/// `created_by` and `updated_by`. 7: a record's strings back to back, its stamp hashed.)
-const FORMAT: u32 = 7;
+/// `created_by` and `updated_by`. 8: a record's strings and tags in one block, its stamp hashed.)
+const FORMAT: u32 = 8;
 
-const HEADER: usize = 8 + 4 + 8 + 4 + 4 + 8;
+const HEADER: usize = 8 + 4 + 8 + 4 + 8;
 
-const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 4 + 4 * FIELDS + 4 + 4 + 4 + 1 + 1 + 1 + 1;
+const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 4 + 4 + 1 + 1 + 1 + 1 + 1;
 
 pub(super) fn encode(r: &Record) -> [u8; RECORD] {
     let mut b = [0u8; RECORD];
@@ -158,43 +254,25 @@ pub(super) fn encode(r: &Record) -> [u8; RECORD] {
     put(&r.created_at.to_le_bytes());
     put(&r.updated_at.to_le_bytes());
     put(&r.text.to_le_bytes());
-    for l in r.lens {
-        put(&l.to_le_bytes());
-    }
-    put(&r.tags_start.to_le_bytes());
-    put(&r.tags_len.to_le_bytes());
     put(&r.line.to_le_bytes());
-    put(&[r.valid as u8, r.protected as u8, r.kind, r.importance]);
+    put(&[r.valid as u8, r.protected as u8, r.kind, r.importance, r.iso]);
     b
-}
-
-/// Reads a span (start and length in the arena).
-fn span_of(r: &mut Reader<'_>) -> Option<Span> {
-    Some(Span { start: r.u32()?, len: r.u32()? })
 }
 
 pub(super) fn decode(b: &[u8]) -> Option<Record> {
     let mut r = Reader { b };
-    let stamp = Stamp { newest_ns: r.i64()?, sig: r.u64()? };
-    let (id, created_at, updated_at, text) = (r.u64()?, r.i64()?, r.i64()?, r.u32()?);
-    let mut lens = [0u32; FIELDS];
-    for l in &mut lens {
-        *l = r.u32()?;
-    }
     Some(Record {
-        stamp,
-        id,
-        created_at,
-        updated_at,
-        text,
-        lens,
-        tags_start: r.u32()?,
-        tags_len: r.u32()?,
+        stamp: Stamp { newest_ns: r.i64()?, sig: r.u64()? },
+        id: r.u64()?,
+        created_at: r.i64()?,
+        updated_at: r.i64()?,
+        text: r.u32()?,
         line: r.u32()?,
         valid: r.u8()? == 1,
         protected: r.u8()? == 1,
         kind: r.u8().filter(|&c| type_of(c).is_some())?,
         importance: r.u8().filter(|&c| importance_of(c).is_some())?,
+        iso: r.u8().filter(|&c| c <= CREATED_ISO | UPDATED_ISO)?,
     })
 }
 
@@ -202,7 +280,6 @@ pub(super) fn decode(b: &[u8]) -> Option<Record> {
 pub(super) struct Cached {
     pub(super) cached_at_ns: i64,
     pub(super) records: Vec<Record>,
-    pub(super) tags: Vec<Span>,
     pub(super) arena: String,
 }
 
@@ -223,14 +300,11 @@ impl Cached {
         if r.take(8) != Some(MAGIC.as_slice()) || r.u32() != Some(FORMAT) {
             return Err(bad("foreign format"));
         }
-        let (cached_at_ns, n_rec, n_tags, arena_len) = (r.i64(), r.u32(), r.u32(), r.u64());
-        let (Some(cached_at_ns), Some(n_rec), Some(n_tags), Some(arena_len)) = (cached_at_ns, n_rec, n_tags, arena_len)
-        else {
+        let (Some(cached_at_ns), Some(n_rec), Some(arena_len)) = (r.i64(), r.u32(), r.u64()) else {
             return Err(bad("short header"));
         };
-        let table_len = n_rec as usize * RECORD + n_tags as usize * 8;
         let file_len = f.metadata()?.len();
-        if file_len != (HEADER + table_len) as u64 + arena_len + 8 {
+        if file_len != (HEADER + n_rec as usize * RECORD) as u64 + arena_len + 8 {
             return Err(bad("wrong length"));
         }
         // Decoded as read (the table is not held twice); nothing is used unless the checksum
@@ -245,13 +319,6 @@ impl Cached {
             h.update(&buf);
             records.push(decode(&buf).ok_or_else(|| bad("bad record"))?);
         }
-        let mut tags = Vec::with_capacity(n_tags as usize);
-        for _ in 0..n_tags {
-            let mut b = [0u8; 8];
-            f.read_exact(&mut b)?;
-            h.update(&b);
-            tags.push(span_of(&mut Reader { b: &b }).ok_or_else(|| bad("bad tag"))?);
-        }
         let mut arena = vec![0u8; arena_len as usize];
         f.read_exact(&mut arena)?;
         h.update(&arena);
@@ -261,42 +328,29 @@ impl Cached {
             return Err(bad("checksum mismatch"));
         }
         let arena = String::from_utf8(arena).map_err(|_| bad("not UTF-8"))?;
-        let cached = Cached { cached_at_ns, records, tags, arena };
+        let cached = Cached { cached_at_ns, records, arena };
         cached.check_bounds().then_some(cached).ok_or_else(|| bad("span out of bounds"))
     }
 
-    /// Verifies every span lies inside the arena on character boundaries, so lookups cannot panic.
+    /// Verifies every record's block is whole and lies inside the arena on character boundaries,
+    /// so lookups cannot panic.
     fn check_bounds(&self) -> bool {
-        let ok = |s: Span| {
-            s == NONE || self.arena.get(s.start as usize..(s.start as usize).saturating_add(s.len as usize)).is_some()
-        };
-        let fields = [
-            Field::Name,
-            Field::Created,
-            Field::Updated,
-            Field::Source,
-            Field::Agent,
-            Field::CreatedBy,
-            Field::UpdatedBy,
-            Field::Content,
-        ];
-        self.tags.iter().all(|&t| ok(t) && t != NONE)
-            && self.records.iter().all(|r| {
-                (r.text as usize).checked_add(r.text_len()).is_some_and(|end| end <= self.arena.len())
-                    && fields.iter().all(|&f| ok(r.span(f)))
-                    && r.lens[Field::Name as usize] != ABSENT
-                    && r.lens[Field::Content as usize] != ABSENT
-                    && (!r.valid || r.lens[Field::Created as usize] != ABSENT)
-                    && (r.tags_start as usize)
-                        .checked_add(r.tags_len as usize)
-                        .is_some_and(|end| end <= self.tags.len())
+        self.records.iter().all(|r| {
+            Block::parse(&self.arena, r.text as usize).is_some_and(|b| {
+                let mut tags = b.tags();
+                let whole = tags.by_ref().count() == b.tags.left;
+                whole
+                    && b.get(Field::Name).is_some()
+                    && b.get(Field::Content).is_some()
+                    && (!r.valid || b.get(Field::Created).is_some() || r.iso & CREATED_ISO != 0)
             })
+        })
     }
 }
 
 /// Writes the cache of a scan that started at `started_ns`: atomically, not durably (a lost cache
 /// only costs time), in a folder ignored by git.
-pub(super) fn write(path: &Path, started_ns: i64, records: &[Record], tags: &[Span], arena: &str) -> io::Result<()> {
+pub(super) fn write(path: &Path, started_ns: i64, records: &[Record], arena: &str) -> io::Result<()> {
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     // Derived state: atomic, but not fsynced (a lost cache only costs time).
     crate::fsio::write_atomic_streamed(path, false, |out| {
@@ -305,16 +359,38 @@ pub(super) fn write(path: &Path, started_ns: i64, records: &[Record], tags: &[Sp
         w.write_all(&FORMAT.to_le_bytes())?;
         w.write_all(&started_ns.to_le_bytes())?;
         w.write_all(&(records.len() as u32).to_le_bytes())?;
-        w.write_all(&(tags.len() as u32).to_le_bytes())?;
         w.write_all(&(arena.len() as u64).to_le_bytes())?;
         for r in records {
             w.write_all(&encode(r))?;
         }
-        for t in tags {
-            w.write_all(&t.start.to_le_bytes())?;
-            w.write_all(&t.len.to_le_bytes())?;
-        }
         w.write_all(arena.as_bytes())?;
         w.finish().map(drop)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_round_trips_its_fields_and_tags_and_a_cut_one_does_not_parse() {
+        let long = "é".repeat(3000);
+        let tags = ["python".to_string(), String::new(), "ünïcode".to_string()];
+        let fields = [Some("001-a.md"), Some("2026-01-01"), None, Some(""), None, None, None, Some(long.as_str())];
+        let mut arena = "x".to_string();
+        Block::push(&mut arena, fields, &tags);
+        let b = Block::parse(&arena, 1).unwrap();
+        assert_eq!(b.fields, fields);
+        assert_eq!(b.tags().collect::<Vec<_>>(), ["python", "", "ünïcode"]);
+        assert_eq!(b.len, arena.len() - 1);
+        assert!(arena.is_char_boundary(1) && arena[1..].bytes().take(12).all(|c| c < 0x80), "an ASCII header");
+        for cut in [arena.len() - 1, 2, 20] {
+            assert!(Block::parse(&arena[..cut], 1).is_none(), "cut at {cut}");
+        }
+        // A length that would end inside a character is refused, not sliced.
+        let mut bad = String::new();
+        Block::push(&mut bad, [Some("é"), None, None, None, None, None, None, Some("")], &[]);
+        let bad = bad.replacen('\u{3}', "\u{2}", 1);
+        assert!(Block::parse(&bad, 0).is_none());
+    }
 }

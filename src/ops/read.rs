@@ -144,7 +144,7 @@ impl MemoryJson {
             content: m.content.to_string(),
             tags: m.tags.iter().map(|t| t.to_string()).collect(),
             created: m.created.to_string(),
-            updated: m.updated.map(String::from),
+            updated: m.updated.map(|u| u.to_string()),
             source: m.source.map_or_else(|| detect_source(&m.tags).to_string(), String::from),
             category: detect_category(&m.tags),
             decay_protected: m.decay_protected,
@@ -370,7 +370,7 @@ pub(super) fn recall_head(v: &View, query: &str, total: usize, shown: usize) -> 
 
 /// Returns the human `recall` lines of one markdown memory.
 pub(super) fn memory_recall_lines(v: &View, m: &MemoryRef<'_>) -> Vec<String> {
-    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(m.created, 10));
+    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(&m.created.to_string(), 10));
     let mut lines = vec![v.style.bold(&head)];
     if !m.tags.is_empty() {
         lines.push(format!("Tags: {}", v.clean(&m.tags.join(", "))));
@@ -563,8 +563,8 @@ impl ListReport<'_> {
 struct ListItem<'a> {
     store: &'static str,
     id: u64,
-    created: &'a str,
-    updated: Option<&'a str>,
+    created: crate::format::time::Written<'a>,
+    updated: Option<crate::format::time::Written<'a>>,
     tags: Vec<&'a str>,
     category: Option<&'static str>,
     summary: String,
@@ -725,9 +725,9 @@ impl Report for ListReport<'_> {
         }
         for &p in &self.order[..self.shown().0] {
             let m = index.at(p);
-            write!(w, "**{:03}** ({}", m.id, chars_prefix(m.created, 10))?;
+            write!(w, "**{:03}** ({}", m.id, chars_prefix(&m.created.to_string(), 10))?;
             if let Some(u) = m.updated {
-                write!(w, " → {}", chars_prefix(u, 10))?;
+                write!(w, " → {}", chars_prefix(&u.to_string(), 10))?;
             }
             w.write_all(b")")?;
             if let Some(c) = detect_category(&m.tags) {

@@ -137,7 +137,6 @@ impl Corpus {
         span_text(&self.arena, span)
     }
 
-
     /// Returns the bytes the corpus holds on the heap: (pairs, everything else).
     pub fn heap_bytes(&self) -> (usize, usize) {
         use std::mem::size_of;
@@ -348,9 +347,8 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
     let mut stems = Stems::default();
     let mut c = cached.unwrap_or_default();
     let hashes: Vec<u64> = docs.iter().map(Doc::hash).collect();
-    let same = |c: &Corpus, j: usize, i: usize| {
-        c.docs.get(j).is_some_and(|d| d.hash == hashes[i] && d.key == docs[i].key)
-    };
+    let same =
+        |c: &Corpus, j: usize, i: usize| c.docs.get(j).is_some_and(|d| d.hash == hashes[i] && d.key == docs[i].key);
     // The usual case: the documents of the last recall, in the same order.
     if c.docs.len() == docs.len() && (0..docs.len()).all(|i| same(&c, i, i)) {
         return (c, 0);
