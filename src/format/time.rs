@@ -5,18 +5,32 @@
 //! `datetime.fromisoformat`. kb reads any RFC 3339 timestamp (`T` or a space, `Z` or an offset) and
 //! refuses naive and date-only values, which co-cli accepts but then crashes on.
 
-use chrono::{DateTime, FixedOffset, Timelike, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, Timelike, Utc};
 
 /// Microseconds since the Unix epoch, in UTC: what kb orders memories by.
 pub type Micros = i64;
 
 /// Returns `dt` formatted like Python's `isoformat()` for an aware UTC datetime.
 pub fn py_isoformat(dt: DateTime<Utc>) -> String {
-    if dt.nanosecond() / 1000 == 0 {
-        dt.format("%Y-%m-%dT%H:%M:%S+00:00").to_string()
-    } else {
-        dt.format("%Y-%m-%dT%H:%M:%S%.6f+00:00").to_string()
+    let mut out = String::with_capacity(32);
+    let _ = write_py_isoformat(&mut out, dt);
+    out
+}
+
+/// Writes `dt` as [`py_isoformat`] returns it, without chrono's format parser for the usual years
+/// (a list of 100,000 memories renders as many timestamps).
+fn write_py_isoformat(w: &mut impl std::fmt::Write, dt: DateTime<Utc>) -> std::fmt::Result {
+    let micros = dt.nanosecond() / 1000;
+    if !(0..=9999).contains(&dt.year()) || dt.nanosecond() >= 1_000_000_000 {
+        let form = if micros == 0 { "%Y-%m-%dT%H:%M:%S+00:00" } else { "%Y-%m-%dT%H:%M:%S%.6f+00:00" };
+        return write!(w, "{}", dt.format(form));
     }
+    let (y, mo, d, h, mi, s) = (dt.year(), dt.month(), dt.day(), dt.hour(), dt.minute(), dt.second());
+    write!(w, "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}")?;
+    if micros != 0 {
+        write!(w, ".{micros:06}")?;
+    }
+    w.write_str("+00:00")
 }
 
 /// A timestamp as a file wrote it: its text, or, where the text was exactly co-cli's own
@@ -44,8 +58,8 @@ impl std::fmt::Display for Written<'_> {
         match *self {
             Written::Text(t) => f.write_str(t),
             Written::Iso(m) => match DateTime::from_timestamp_micros(m) {
-                Some(dt) => f.write_str(&py_isoformat(dt)),
-                None => f.write_str(""),
+                Some(dt) => write_py_isoformat(f, dt),
+                None => Ok(()),
             },
         }
     }
@@ -149,6 +163,12 @@ mod tests {
         assert_eq!(w.to_string(), "2026-11-22T14:27:04.330453+00:00");
         let (w, m) = t("2026-11-22T14:27:04+00:00");
         assert_eq!((w, w.to_string()), (Written::Iso(m), "2026-11-22T14:27:04+00:00".to_string()));
+        // The usual years are written without chrono's format parser, the same as with it.
+        for s in ["0001-01-01T00:00:00+00:00", "9999-12-31T23:59:59.999999+00:00", "2026-02-03T04:05:06.000007+00:00"] {
+            let dt = parse(s).unwrap().with_timezone(&Utc);
+            assert_eq!(py_isoformat(dt), dt.format("%Y-%m-%dT%H:%M:%S%.6f+00:00").to_string().replace(".000000", ""));
+            assert_eq!(py_isoformat(dt), s);
+        }
         // Any other form keeps its text: the same instant, written otherwise.
         for other in ["2026-11-22T14:27:04Z", "2026-11-22T14:27:04.000000+00:00", "2026-11-22T15:27:04+01:00"] {
             assert_eq!(t(other).0, Written::Text(other));
