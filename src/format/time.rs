@@ -71,15 +71,6 @@ impl serde::Serialize for Written<'_> {
     }
 }
 
-impl PartialEq<&str> for Written<'_> {
-    fn eq(&self, other: &&str) -> bool {
-        match self {
-            Written::Text(t) => t == other,
-            Written::Iso(_) => self.to_string() == *other,
-        }
-    }
-}
-
 /// Returns the current time truncated to microseconds, as Python would see it.
 pub fn now() -> DateTime<Utc> {
     let now = Utc::now();

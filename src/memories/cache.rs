@@ -33,9 +33,11 @@ impl Stamp {
     }
 }
 
-/// A record's strings, in the order they lie in its block.
+/// A record's strings, in the order they lie in its block: the two every pass reads first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Field {
+    /// A problem's message, for a file that is not a valid memory.
+    Content,
     Name,
     Created,
     Updated,
@@ -43,8 +45,6 @@ pub(super) enum Field {
     Agent,
     CreatedBy,
     UpdatedBy,
-    /// A problem's message, for a file that is not a valid memory.
-    Content,
 }
 
 /// How many strings a record has.
@@ -71,13 +71,51 @@ pub(super) struct Record {
     /// Which timestamps were written in co-cli's own form, kept as their instant only (no text in
     /// the block): [`CREATED_ISO`], [`UPDATED_ISO`].
     pub(super) iso: u8,
+    /// Whether the memory names an agent: most do not, and then every agent sees it without a look
+    /// at its block.
+    pub(super) owned: bool,
+    /// The block's header length in bytes (0: 256 or more), then its content's and file name's
+    /// lengths (`u8::MAX`: 255 or more): the two strings every pass reads, found without
+    /// reading the header.
+    pub(super) head: u8,
+    pub(super) name_len: u8,
+    pub(super) content_len: u32,
 }
 
 pub(super) const CREATED_ISO: u8 = 1;
 pub(super) const UPDATED_ISO: u8 = 2;
 
 // The size a long-running server pays per memory file: keep it from growing unnoticed.
-const _: () = assert!(std::mem::size_of::<Record>() == 56);
+const _: () = assert!(std::mem::size_of::<Record>() == 64);
+
+impl Record {
+    /// Returns the record's content and file name as they lie in `arena`, without reading its
+    /// block's header when the record's lengths say where (always, but for a header of 256 bytes
+    /// or more or a name of 255 bytes or more).
+    #[inline]
+    pub(super) fn content_and_name<'a>(&self, arena: &'a str) -> (&'a str, &'a str) {
+        let start = self.text as usize + usize::from(self.head);
+        let name = start + self.content_len as usize;
+        match (self.head, self.name_len) {
+            (0, _) | (_, u8::MAX) => {
+                let b = Block::parse(arena, self.text as usize).unwrap_or_default();
+                (b.get(Field::Content).unwrap_or_default(), b.get(Field::Name).unwrap_or_default())
+            }
+            (_, len) => (
+                arena.get(start..name).unwrap_or_default(),
+                arena.get(name..name + usize::from(len)).unwrap_or_default(),
+            ),
+        }
+    }
+
+    /// Sets the lengths [`Record::content_and_name`] reads, for a block whose header takes `head`
+    /// bytes.
+    pub(super) fn set_lengths(&mut self, head: usize, content: &str, name: &str) {
+        self.head = u8::try_from(head).unwrap_or(0);
+        self.name_len = u8::try_from(name.len()).unwrap_or(u8::MAX);
+        self.content_len = content.len() as u32;
+    }
+}
 
 /// A record's strings as they lie in the arena, parsed: each [`Field`] (`None` when the file does
 /// not have it) and the tags.
@@ -88,16 +126,30 @@ const _: () = assert!(std::mem::size_of::<Record>() == 56);
 /// its length + 1, then the number of tags and each tag's length.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Block<'a> {
-    pub(super) fields: [Option<&'a str>; FIELDS],
+    arena: &'a str,
+    /// Each field's length, [`ABSENT`] when the file does not have it.
+    lens: [u32; FIELDS],
+    /// Where the fields' text starts in the arena.
+    text: usize,
     tags: Tags<'a>,
     /// The bytes the block takes.
     pub(super) len: usize,
 }
 
+/// A field the file does not have.
+const ABSENT: u32 = u32::MAX;
+
 impl<'a> Block<'a> {
-    /// Returns a field's text.
+    /// Returns a field's text (`None` when absent, or when its bytes are not whole characters: a
+    /// damaged cache, which the cache's check refuses before any use).
     pub(super) fn get(&self, f: Field) -> Option<&'a str> {
-        self.fields[f as usize]
+        let i = f as usize;
+        if self.lens[i] == ABSENT {
+            return None;
+        }
+        let before: usize = self.lens[..i].iter().filter(|&&l| l != ABSENT).map(|&l| l as usize).sum();
+        let start = self.text + before;
+        self.arena.get(start..start + self.lens[i] as usize)
     }
 
     /// Returns the tags.
@@ -105,8 +157,9 @@ impl<'a> Block<'a> {
         self.tags
     }
 
-    /// Appends a block of `fields` and `tags` to `arena`.
-    pub(super) fn push(arena: &mut String, fields: [Option<&str>; FIELDS], tags: &[String]) {
+    /// Appends a block of `fields` and `tags` to `arena`; returns the length of its header.
+    pub(super) fn push(arena: &mut String, fields: [Option<&str>; FIELDS], tags: &[String]) -> usize {
+        let start = arena.len();
         for f in fields {
             put_number(arena, f.map_or(0, |s| s.len() + 1));
         }
@@ -114,21 +167,30 @@ impl<'a> Block<'a> {
         for t in tags {
             put_number(arena, t.len());
         }
+        let head = arena.len() - start;
         for f in fields.into_iter().flatten() {
             arena.push_str(f);
         }
         for t in tags {
             arena.push_str(t);
         }
+        head
     }
 
-    /// Parses the block at `at` in `arena`; `None` when it is not a whole block (a damaged cache).
+    /// Reads the header of the block at `at` in `arena` (its text is sliced only when asked for);
+    /// `None` when the header is damaged or the block would end past the arena.
+    #[inline]
     pub(super) fn parse(arena: &'a str, at: usize) -> Option<Block<'a>> {
         let bytes = arena.as_bytes();
         let mut i = at;
-        let mut codes = [0usize; FIELDS];
-        for c in &mut codes {
-            *c = take_number(bytes, &mut i)?;
+        let mut lens = [ABSENT; FIELDS];
+        let mut text_len = 0usize;
+        for l in &mut lens {
+            let code = take_number(bytes, &mut i)?;
+            if code > 0 {
+                *l = u32::try_from(code - 1).ok()?;
+                text_len += code - 1;
+            }
         }
         let count = take_number(bytes, &mut i)?;
         let lens_at = i;
@@ -136,18 +198,26 @@ impl<'a> Block<'a> {
         for _ in 0..count {
             tag_bytes = tag_bytes.checked_add(take_number(bytes, &mut i)?)?;
         }
-        let mut fields = [None; FIELDS];
-        let mut pos = i;
-        for (f, &code) in fields.iter_mut().zip(&codes) {
-            if code > 0 {
-                let end = pos.checked_add(code - 1)?;
-                *f = Some(arena.get(pos..end)?);
-                pos = end;
-            }
-        }
-        let end = pos.checked_add(tag_bytes)?;
-        let tags = Tags { lens: bytes.get(lens_at..i)?, text: arena.get(pos..end)?, left: count };
-        Some(Block { fields, tags, len: end - at })
+        let tags_at = i.checked_add(text_len)?;
+        let end = tags_at.checked_add(tag_bytes)?;
+        let tags = Tags { lens: bytes.get(lens_at..i)?, text: arena.get(tags_at..end)?, left: count };
+        Some(Block { arena, lens, text: i, tags, len: end - at })
+    }
+
+    /// Returns whether every field and tag of the block is whole characters of the arena.
+    pub(super) fn is_whole(&self) -> bool {
+        let fields = [
+            Field::Content,
+            Field::Name,
+            Field::Created,
+            Field::Updated,
+            Field::Source,
+            Field::Agent,
+            Field::CreatedBy,
+            Field::UpdatedBy,
+        ];
+        fields.iter().all(|&f| self.lens[f as usize] == ABSENT || self.get(f).is_some())
+            && self.tags().count() == self.tags.left
     }
 }
 
@@ -186,7 +256,24 @@ fn put_number(out: &mut String, mut n: usize) {
 }
 
 /// Reads a number of a block's header at `*at`, moving past it.
+#[inline(always)]
 fn take_number(bytes: &[u8], at: &mut usize) -> Option<usize> {
+    // Most numbers have one or two digits (below 4,096): read inline, on every view of a memory.
+    match bytes.get(*at..*at + 2) {
+        Some(&[low, _]) if low < 0x40 => {
+            *at += 1;
+            Some(usize::from(low))
+        }
+        Some(&[low, high]) if low < 0x80 && high < 0x40 => {
+            *at += 2;
+            Some(usize::from(low & 63) | usize::from(high) << 6)
+        }
+        _ => take_long_number(bytes, at),
+    }
+}
+
+#[cold]
+fn take_long_number(bytes: &[u8], at: &mut usize) -> Option<usize> {
     let mut n = 0usize;
     for shift in (0..64).step_by(6) {
         let digit = *bytes.get(*at)?;
@@ -234,12 +321,12 @@ const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
 /// against an adversary. 4: the layer keys `type`, `importance` and `agent`. 5: an invalid file's
 /// record holds the id its `id: N` lines name, so a new id never reuses it. 6: provenance,
-/// `created_by` and `updated_by`. 8: a record's strings and tags in one block, its stamp hashed.)
-const FORMAT: u32 = 8;
+/// `created_by` and `updated_by`. 9: a record's strings and tags in one block, its stamp hashed.)
+const FORMAT: u32 = 9;
 
 const HEADER: usize = 8 + 4 + 8 + 4 + 8;
 
-const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 4 + 4 + 1 + 1 + 1 + 1 + 1;
+const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 4 + 4 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 4;
 
 pub(super) fn encode(r: &Record) -> [u8; RECORD] {
     let mut b = [0u8; RECORD];
@@ -255,7 +342,8 @@ pub(super) fn encode(r: &Record) -> [u8; RECORD] {
     put(&r.updated_at.to_le_bytes());
     put(&r.text.to_le_bytes());
     put(&r.line.to_le_bytes());
-    put(&[r.valid as u8, r.protected as u8, r.kind, r.importance, r.iso]);
+    put(&[r.valid as u8, r.protected as u8, r.kind, r.importance, r.iso, r.owned as u8, r.head, r.name_len]);
+    put(&r.content_len.to_le_bytes());
     b
 }
 
@@ -273,6 +361,10 @@ pub(super) fn decode(b: &[u8]) -> Option<Record> {
         kind: r.u8().filter(|&c| type_of(c).is_some())?,
         importance: r.u8().filter(|&c| importance_of(c).is_some())?,
         iso: r.u8().filter(|&c| c <= CREATED_ISO | UPDATED_ISO)?,
+        owned: r.u8()? == 1,
+        head: r.u8()?,
+        name_len: r.u8()?,
+        content_len: r.u32()?,
     })
 }
 
@@ -337,12 +429,15 @@ impl Cached {
     fn check_bounds(&self) -> bool {
         self.records.iter().all(|r| {
             Block::parse(&self.arena, r.text as usize).is_some_and(|b| {
-                let mut tags = b.tags();
-                let whole = tags.by_ref().count() == b.tags.left;
-                whole
-                    && b.get(Field::Name).is_some()
-                    && b.get(Field::Content).is_some()
+                let (content, name) = (b.get(Field::Content), b.get(Field::Name));
+                let mut expected = *r;
+                expected.set_lengths(b.text - r.text as usize, content.unwrap_or_default(), name.unwrap_or_default());
+                b.is_whole()
+                    && name.is_some()
+                    && content.is_some()
+                    && (expected.head, expected.name_len, expected.content_len) == (r.head, r.name_len, r.content_len)
                     && (!r.valid || b.get(Field::Created).is_some() || r.iso & CREATED_ISO != 0)
+                    && r.owned == b.get(Field::Agent).is_some()
             })
         })
     }
@@ -376,21 +471,34 @@ mod tests {
     fn a_block_round_trips_its_fields_and_tags_and_a_cut_one_does_not_parse() {
         let long = "é".repeat(3000);
         let tags = ["python".to_string(), String::new(), "ünïcode".to_string()];
-        let fields = [Some("001-a.md"), Some("2026-01-01"), None, Some(""), None, None, None, Some(long.as_str())];
+        let fields = [Some(long.as_str()), Some("001-a.md"), Some("2026-01-01"), None, Some(""), None, None, None];
         let mut arena = "x".to_string();
         Block::push(&mut arena, fields, &tags);
         let b = Block::parse(&arena, 1).unwrap();
-        assert_eq!(b.fields, fields);
+        let all = [
+            Field::Content,
+            Field::Name,
+            Field::Created,
+            Field::Updated,
+            Field::Source,
+            Field::Agent,
+            Field::CreatedBy,
+            Field::UpdatedBy,
+        ];
+        assert_eq!(all.map(|f| b.get(f)), fields);
+        assert!(b.is_whole());
         assert_eq!(b.tags().collect::<Vec<_>>(), ["python", "", "ünïcode"]);
         assert_eq!(b.len, arena.len() - 1);
         assert!(arena.is_char_boundary(1) && arena[1..].bytes().take(12).all(|c| c < 0x80), "an ASCII header");
-        for cut in [arena.len() - 1, 2, 20] {
+        let middle = (20..).find(|&i| arena.is_char_boundary(i)).unwrap();
+        for cut in [arena.len() - 1, 2, middle] {
             assert!(Block::parse(&arena[..cut], 1).is_none(), "cut at {cut}");
         }
         // A length that would end inside a character is refused, not sliced.
         let mut bad = String::new();
-        Block::push(&mut bad, [Some("é"), None, None, None, None, None, None, Some("")], &[]);
+        Block::push(&mut bad, [Some(""), Some("é"), None, None, None, None, None, None], &[]);
         let bad = bad.replacen('\u{3}', "\u{2}", 1);
-        assert!(Block::parse(&bad, 0).is_none());
+        assert!(bad.starts_with("\u{1}\u{2}"), "the name's length cut to one byte of its two");
+        assert!(Block::parse(&bad, 0).is_none_or(|b| !b.is_whole()));
     }
 }

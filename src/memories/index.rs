@@ -453,6 +453,7 @@ impl Index {
                 let iso = if text_of(created) { 0 } else { CREATED_ISO }
                     | if updated.is_some_and(|u| !text_of(u)) { UPDATED_ISO } else { 0 };
                 let fields = [
+                    Some(m.content.as_str()),
                     Some(name),
                     Some(m.created.as_str()).filter(|_| iso & CREATED_ISO == 0),
                     m.updated.as_deref().filter(|_| iso & UPDATED_ISO == 0),
@@ -460,10 +461,9 @@ impl Index {
                     m.agent.as_deref(),
                     m.created_by.as_deref(),
                     m.updated_by.as_deref(),
-                    Some(&m.content),
                 ];
-                Block::push(&mut self.arena, fields, &m.tags);
-                Record {
+                let head = Block::push(&mut self.arena, fields, &m.tags);
+                let mut r = Record {
                     stamp,
                     id: m.id,
                     created_at: m.created_at,
@@ -475,13 +475,19 @@ impl Index {
                     kind: type_code(m.memory_type),
                     importance: importance_code(m.importance),
                     iso,
-                }
+                    owned: m.agent.is_some(),
+                    ..Record::default()
+                };
+                r.set_lengths(head, &m.content, name);
+                r
             }
             Err((p, id)) => {
                 let text = self.arena.len() as u32;
-                let fields = [Some(name), None, None, None, None, None, None, Some(p.message.as_str())];
-                Block::push(&mut self.arena, fields, &[]);
-                Record { stamp, id, text, line: p.line.unwrap_or(0) as u32, ..Record::default() }
+                let fields = [Some(p.message.as_str()), Some(name), None, None, None, None, None, None];
+                let head = Block::push(&mut self.arena, fields, &[]);
+                let mut r = Record { stamp, id, text, line: p.line.unwrap_or(0) as u32, ..Record::default() };
+                r.set_lengths(head, &p.message, name);
+                r
             }
         };
         self.records.push(rec);
@@ -567,13 +573,18 @@ impl Index {
 
     /// Returns the file name at a position.
     pub fn file_name_at(&self, pos: Pos) -> &str {
-        self.text(&self.records[pos.0], Field::Name)
+        self.records[pos.0].content_and_name(&self.arena).1
     }
 
     /// Returns the time order key (created, then id) at a position.
     /// Returns whether the memory at `pos` is visible to `agent` ([`MemoryRef::visible_to`]).
     pub fn visible_at(&self, pos: Pos, agent: Option<&str>) -> bool {
-        file::visible(self.agent_at(pos), self.tags_at(pos), agent)
+        let r = &self.records[pos.0];
+        if !r.owned {
+            return true;
+        }
+        let b = self.block(r);
+        file::visible(b.get(Field::Agent), b.tags(), agent)
     }
 
     pub fn age_key_at(&self, pos: Pos) -> (Micros, u64) {
@@ -608,7 +619,7 @@ impl Index {
 
     /// Returns the content at a position.
     pub fn content_at(&self, pos: Pos) -> &str {
-        self.text(&self.records[pos.0], Field::Content)
+        self.records[pos.0].content_and_name(&self.arena).0
     }
 
     /// Returns the tags at a position.
@@ -870,7 +881,7 @@ fn name_hash(name: &str) -> u64 {
 
 /// Returns the file name of a record whose block lies in `arena`.
 fn name_in<'a>(arena: &'a str, r: &Record) -> &'a str {
-    Block::parse(arena, r.text as usize).and_then(|b| b.get(Field::Name)).unwrap_or_default()
+    r.content_and_name(arena).1
 }
 
 /// A file read and parsed: the memory, or the problem and the id its `id: N` lines name (0 for
