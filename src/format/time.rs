@@ -65,6 +65,31 @@ impl std::fmt::Display for Written<'_> {
     }
 }
 
+impl<'a> Written<'a> {
+    /// Returns its first ten characters, the day as lists show it (`2026-11-22`), without
+    /// writing the rest.
+    pub fn day(self) -> Day<'a> {
+        Day(self)
+    }
+}
+
+/// The first ten characters of a [`Written`] timestamp.
+pub struct Day<'a>(Written<'a>);
+
+impl std::fmt::Display for Day<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Written::Text(t) => f.write_str(crate::output::chars_prefix(t, 10)),
+            Written::Iso(m) => match DateTime::from_timestamp_micros(m) {
+                Some(dt) if (0..=9999).contains(&dt.year()) => {
+                    write!(f, "{:04}-{:02}-{:02}", dt.year(), dt.month(), dt.day())
+                }
+                _ => f.write_str(crate::output::chars_prefix(&self.0.to_string(), 10)),
+            },
+        }
+    }
+}
+
 impl serde::Serialize for Written<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -160,6 +185,8 @@ mod tests {
             assert_eq!(py_isoformat(dt), dt.format("%Y-%m-%dT%H:%M:%S%.6f+00:00").to_string().replace(".000000", ""));
             assert_eq!(py_isoformat(dt), s);
         }
+        assert_eq!(Written::Iso(m).day().to_string(), "2026-11-22");
+        assert_eq!(Written::Text("2026-11-22 14:27:04Z").day().to_string(), "2026-11-22");
         // Any other form keeps its text: the same instant, written otherwise.
         for other in ["2026-11-22T14:27:04Z", "2026-11-22T14:27:04.000000+00:00", "2026-11-22T15:27:04+01:00"] {
             assert_eq!(t(other).0, Written::Text(other));

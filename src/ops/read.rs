@@ -370,7 +370,7 @@ pub(super) fn recall_head(v: &View, query: &str, total: usize, shown: usize) -> 
 
 /// Returns the human `recall` lines of one markdown memory.
 pub(super) fn memory_recall_lines(v: &View, m: &MemoryRef<'_>) -> Vec<String> {
-    let head = format!("**Memory {}** (created {})", m.id, chars_prefix(&m.created.to_string(), 10));
+    let head = format!("**Memory {}** (created {})", m.id, m.created.day());
     let mut lines = vec![v.style.bold(&head)];
     if !m.tags.is_empty() {
         lines.push(format!("Tags: {}", v.clean(&m.tags.join(", "))));
@@ -440,7 +440,7 @@ impl ListFilter {
         self.memory_type.is_none_or(|t| index.type_at(p) == t)
             && self.importance.is_none_or(|i| index.importance_at(p) == i)
             && self.agent.as_deref().is_none_or(|a| index.agent_at(p) == Some(a))
-            && self.keeps_author(index.created_by_at(p))
+            && (self.by.is_none() || self.keeps_author(index.created_by_at(p)))
     }
 
     /// Returns the filter as the human list shows it: `type core_context, agent reviewer`.
@@ -725,9 +725,9 @@ impl Report for ListReport<'_> {
         }
         for &p in &self.order[..self.shown().0] {
             let m = index.at(p);
-            write!(w, "**{:03}** ({}", m.id, chars_prefix(&m.created.to_string(), 10))?;
+            write!(w, "**{:03}** ({}", m.id, m.created.day())?;
             if let Some(u) = m.updated {
-                write!(w, " → {}", chars_prefix(&u.to_string(), 10))?;
+                write!(w, " → {}", u.day())?;
             }
             w.write_all(b")")?;
             if let Some(c) = detect_category(&m.tags) {
