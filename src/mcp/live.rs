@@ -90,7 +90,7 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
                     let (index, pairs, rest) = held.heap_bytes();
                     let mb = |b: usize| b as f64 / 1_048_576.0;
                     crate::output::status(&format!(
-                        "kb mcp: holding {:.1} MB: memory index {:.1} MB, recall pairs {:.1} MB, recall rest {:.1} MB",
+                        "kb mcp: holding {:.1} MiB: memory index {:.1} MiB, recall pairs {:.1} MiB, recall rest {:.1} MiB",
                         mb(index + pairs + rest),
                         mb(index),
                         mb(pairs),

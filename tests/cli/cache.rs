@@ -208,3 +208,61 @@ fn read_commands_create_only_the_ignored_cache_folder() {
     assert_eq!(t.read(&t.root().join(".co-cli/cache/.gitignore")), "*\n");
     cache_file(&t);
 }
+
+#[test]
+fn timestamps_long_texts_and_tags_read_back_exactly_as_written_from_the_cache() {
+    // The cache keeps a timestamp written in co-cli's own form as its instant and renders it when
+    // shown; every other form keeps its text. Long texts and many tags take longer lengths in a
+    // record's block.
+    let t = seeded();
+    let long = "a long memory ".repeat(400);
+    let forms = [
+        ("2026-10-29T14:23:37.261408+00:00", Some("2026-11-01T08:00:00+00:00")),
+        ("2026-10-29T14:23:37+00:00", Some("2026-11-01T08:00:00.000100+00:00")),
+        ("2026-10-29T14:23:37.000000+00:00", None),
+        ("2026-10-29T15:23:37+01:00", Some("2026-11-01T08:00:00Z")),
+        ("2026-10-29T14:23:37.5+00:00", None),
+    ];
+    for (i, (created, updated)) in forms.iter().enumerate() {
+        let id = 10 + i;
+        let updated = updated.map_or(String::new(), |u| format!("updated: '{u}'\n"));
+        let tags: String = (0..70).map(|k| format!("- tag{k}\n")).collect();
+        let body = if i == 0 { long.trim_end() } else { "short" };
+        let text =
+            format!("---\nid: {id}\ncreated: '{created}'\n{updated}agent: reviewer\ntags:\n{tags}---\n\n{body}\n");
+        t.mem_file(&format!("{id:03}-t.md"), &text);
+        set_mtime(&t.memories().join(format!("{id:03}-t.md")), old());
+    }
+    for run in ["first", "warm"] {
+        if run == "first" {
+            std::fs::remove_dir_all(t.root().join(".co-cli/cache")).unwrap();
+        }
+        for (i, (created, updated)) in forms.iter().enumerate() {
+            let id = 10 + i as u64;
+            let m = t.show(id);
+            assert_eq!(m["created"], *created, "{run} run, memory {id}: {m}");
+            assert_eq!(m["updated"].as_str(), *updated, "{run} run, memory {id}");
+            assert_eq!(m["tags"].as_array().unwrap().len(), 70, "{run} run, memory {id}");
+            assert_eq!(m["tags"][69], "tag69");
+            let body = if i == 0 { long.trim_end() } else { "short" };
+            assert_eq!(m["content"], body, "{run} run, memory {id}");
+        }
+    }
+    cache_file(&t);
+    let first = results(&t);
+    std::fs::remove_dir_all(t.root().join(".co-cli/cache")).unwrap();
+    assert_eq!(results(&t), first, "without the cache");
+    let listed = t.kb(&["--json", "list"]).ok().json();
+    let created: Vec<&str> = listed["memories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["id"].as_u64().is_some_and(|id| id >= 10))
+        .map(|m| m["created"].as_str().unwrap())
+        .collect();
+    let mut expected: Vec<&str> = forms.iter().map(|(c, _)| *c).collect();
+    expected.sort_unstable();
+    let mut got = created.clone();
+    got.sort_unstable();
+    assert_eq!(got, expected, "{listed}");
+}
