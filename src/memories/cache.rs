@@ -50,6 +50,20 @@ pub(super) enum Field {
 /// How many strings a record has.
 pub(super) const FIELDS: usize = 8;
 
+impl Field {
+    /// Every field, in block order.
+    pub(super) const ALL: [Field; FIELDS] = [
+        Field::Content,
+        Field::Name,
+        Field::Created,
+        Field::Updated,
+        Field::Source,
+        Field::Agent,
+        Field::CreatedBy,
+        Field::UpdatedBy,
+    ];
+}
+
 /// One scanned file: a valid memory, or a problem (then its content is the message, and `id` the
 /// highest id an `id: N` line of the file names, 0 for none: see [`Index::max_id`]).
 #[derive(Debug, Clone, Copy, Default)]
@@ -206,17 +220,7 @@ impl<'a> Block<'a> {
 
     /// Returns whether every field and tag of the block is whole characters of the arena.
     pub(super) fn is_whole(&self) -> bool {
-        let fields = [
-            Field::Content,
-            Field::Name,
-            Field::Created,
-            Field::Updated,
-            Field::Source,
-            Field::Agent,
-            Field::CreatedBy,
-            Field::UpdatedBy,
-        ];
-        fields.iter().all(|&f| self.lens[f as usize] == ABSENT || self.get(f).is_some())
+        Field::ALL.iter().all(|&f| self.lens[f as usize] == ABSENT || self.get(f).is_some())
             && self.tags().count() == self.tags.left
     }
 }
@@ -475,17 +479,7 @@ mod tests {
         let mut arena = "x".to_string();
         Block::push(&mut arena, fields, &tags);
         let b = Block::parse(&arena, 1).unwrap();
-        let all = [
-            Field::Content,
-            Field::Name,
-            Field::Created,
-            Field::Updated,
-            Field::Source,
-            Field::Agent,
-            Field::CreatedBy,
-            Field::UpdatedBy,
-        ];
-        assert_eq!(all.map(|f| b.get(f)), fields);
+        assert_eq!(Field::ALL.map(|f| b.get(f)), fields);
         assert!(b.is_whole());
         assert_eq!(b.tags().collect::<Vec<_>>(), ["python", "", "ünïcode"]);
         assert_eq!(b.len, arena.len() - 1);
