@@ -163,8 +163,8 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
 /// that the server would keep for its lifetime: 12 MB at 100,000 memories.
 fn keep_large_allocations_apart() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt takes no pointer; it sets one of malloc's parameters, before any thread
-    // of the server allocates.
+    // SAFETY: mallopt takes no pointer and is thread-safe; it only sets one of malloc's
+    // parameters.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
     }
