@@ -54,6 +54,18 @@ pub fn author(repo: &Repo) -> Option<String> {
     }
 }
 
+/// Returns the `created_by` and `updated_by` a file's frontmatter names. They are read leniently:
+/// co-cli's reader ignores these keys, so a value that is not a string never makes the file
+/// invalid; it is simply not an author.
+pub fn authors(f: &crate::format::frontmatter::Fields) -> (Option<String>, Option<String>) {
+    use serde_json::Value;
+    let author = |key: &str| match f.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+        _ => None,
+    };
+    (author(CREATED_BY), author(UPDATED_BY))
+}
+
 /// Returns whether an item with this `created_by` was written by an agent.
 pub fn by_agent(created_by: Option<&str>) -> bool {
     created_by.is_some_and(|c| c.starts_with(AGENT_PREFIX))

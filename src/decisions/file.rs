@@ -172,12 +172,7 @@ fn validate(f: &Fields) -> Result<Decision, Invalid> {
         Some(other) => return Err(("tags", format!("'tags' must be a list, got {}", frontmatter::describe(other)))),
     };
     let superseded_by = integer("superseded_by")?;
-    // Provenance is read leniently (a value that is not a string is no author, not an error).
-    let author = |key: &str| match f.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-        _ => None,
-    };
-    let (created_by, updated_by) = (author(crate::provenance::CREATED_BY), author(crate::provenance::UPDATED_BY));
+    let (created_by, updated_by) = crate::provenance::authors(f);
     Ok(Decision {
         id,
         created,

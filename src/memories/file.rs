@@ -371,13 +371,7 @@ fn validate<'p>(
     if let Some(a) = &agent {
         text::check_agent(a).map_err(|e| ("agent", e))?;
     }
-    // Provenance is read leniently: co-cli's reader ignores these keys, so a value that is not a
-    // string never makes the file invalid; it is simply not an author.
-    let author = |key: &str| match f.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-        _ => None,
-    };
-    let (created_by, updated_by) = (author(crate::provenance::CREATED_BY), author(crate::provenance::UPDATED_BY));
+    let (created_by, updated_by) = crate::provenance::authors(f);
     Ok(Memory {
         id,
         created,

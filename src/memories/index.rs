@@ -184,7 +184,7 @@ impl Index {
         let mut fresh = Index::empty(dir);
         {
             let names: HashMap<&str, usize> =
-                old_records.iter().enumerate().map(|(i, r)| (name_in(&index.arena, r), i)).collect();
+                old_records.iter().enumerate().map(|(i, r)| (r.content_and_name(&index.arena).1, i)).collect();
             let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
             let look =
                 Lookup { names: &names, old: &old_records, trusted_before, trusted_after_write, root: &canonical_root };
@@ -371,7 +371,7 @@ impl Index {
 
     /// Returns the file name of record `i`.
     fn name_at(&self, i: usize) -> &str {
-        name_in(&self.arena, &self.records[i])
+        self.records[i].content_and_name(&self.arena).1
     }
 
     /// Returns the position of the record of file `name`, building the name map on first use.
@@ -515,11 +515,6 @@ impl Index {
         Block::parse(&self.arena, r.text as usize).unwrap_or_default()
     }
 
-    /// Returns a record's string `f`, empty when absent.
-    fn text(&self, r: &Record, f: Field) -> &str {
-        self.block(r).get(f).unwrap_or_default()
-    }
-
     fn view(&self, r: &Record) -> MemoryRef<'_> {
         let b = self.block(r);
         let updated = match r.iso & UPDATED_ISO {
@@ -573,7 +568,7 @@ impl Index {
 
     /// Returns the file name at a position.
     pub fn file_name_at(&self, pos: Pos) -> &str {
-        self.records[pos.0].content_and_name(&self.arena).1
+        self.name_at(pos.0)
     }
 
     /// Returns the time order key (created, then id) at a position.
@@ -653,14 +648,7 @@ impl Index {
     /// Returns the problem of each file that is not a valid memory but names `id` in an `id: N`
     /// line (so `kb show N` can say why memory N cannot be read).
     pub fn problems_of_id(&self, id: u64) -> Vec<Diagnostic> {
-        self.records
-            .iter()
-            .filter(|r| !r.valid && r.id == id)
-            .map(|r| {
-                let line = (r.line > 0).then_some(r.line as usize);
-                Diagnostic::error(line, self.text(r, Field::Content)).in_file(&self.dir.join(self.text(r, Field::Name)))
-            })
-            .collect()
+        self.records.iter().filter(|r| !r.valid && r.id == id).map(|r| self.problem(r)).collect()
     }
 
     /// Returns every file that is not a valid memory, sorted by path.
@@ -669,19 +657,24 @@ impl Index {
             .records
             .iter()
             .filter(|r| !r.valid)
-            .map(|r| {
-                let line = (r.line > 0).then_some(r.line as usize);
-                Diagnostic::error(line, self.text(r, Field::Content)).in_file(&self.dir.join(self.text(r, Field::Name)))
-            })
+            .map(|r| self.problem(r))
             .chain(self.extra_problems.iter().cloned())
             .collect();
         out.sort_by(|a, b| a.path.cmp(&b.path));
         out
     }
 
+    /// Returns the problem of a file that is not a valid memory (its record holds the message as
+    /// its content).
+    fn problem(&self, r: &Record) -> Diagnostic {
+        let (message, name) = r.content_and_name(&self.arena);
+        Diagnostic::error((r.line > 0).then_some(r.line as usize), message).in_file(&self.dir.join(name))
+    }
+
     /// Returns the names of the memory files that were read but are not valid memories, sorted.
     pub fn invalid_files(&self) -> Vec<&str> {
-        let mut out: Vec<&str> = self.records.iter().filter(|r| !r.valid).map(|r| self.text(r, Field::Name)).collect();
+        let mut out: Vec<&str> =
+            self.records.iter().filter(|r| !r.valid).map(|r| r.content_and_name(&self.arena).1).collect();
         out.sort_unstable();
         out
     }
@@ -697,7 +690,7 @@ impl Index {
     /// Returns each id used by more than one file, with those files' names sorted.
     pub fn duplicate_ids(&self) -> Vec<(u64, Vec<&str>)> {
         let mut pairs: Vec<(u64, &str)> =
-            self.records.iter().filter(|r| r.valid).map(|r| (r.id, self.text(r, Field::Name))).collect();
+            self.records.iter().filter(|r| r.valid).map(|r| (r.id, r.content_and_name(&self.arena).1)).collect();
         pairs.sort_unstable();
         pairs
             .chunk_by(|a, b| a.0 == b.0)
@@ -877,11 +870,6 @@ fn is_memory_name(name: &str) -> bool {
 
 fn name_hash(name: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(name.as_bytes())
-}
-
-/// Returns the file name of a record whose block lies in `arena`.
-fn name_in<'a>(arena: &'a str, r: &Record) -> &'a str {
-    r.content_and_name(arena).1
 }
 
 /// A file read and parsed: the memory, or the problem and the id its `id: N` lines name (0 for
