@@ -34,18 +34,6 @@ use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-/// Adds to a recall's or a show's reply each item's verdict at use (docs/behaviour.md, Audit): `"verified"` and
-/// `"problems"` in the JSON, a `Verified:` block in the text.
-fn verify(repo: &crate::repo::Repo, reply: &mut Reply) {
-    let lines = ops::audit::verify_json(&repo.layout.root, &mut reply.json);
-    if !lines.is_empty() && reply.json.get("count").and_then(Value::as_u64) != Some(0) {
-        reply.text.push_str("\n\nVerified (paths and commands):");
-        for line in lines {
-            reply.text.push_str(&format!("\n  {line}"));
-        }
-    }
-}
-
 /// What a tool returns on success: the CLI's text and the CLI's JSON document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
@@ -210,9 +198,8 @@ impl Server {
         };
         let (warm, repo) = self.held()?;
         let corpus = warm.corpus().ok_or_else(|| anyhow::anyhow!("the recall index is not built"))?;
-        let mut reply = self.reply(&ops::recall::recall_live(&repo, warm.parts(), corpus, &req))?;
-        verify(&repo, &mut reply);
-        Ok(reply)
+        let report = ops::recall::recall_live(&repo, warm.parts(), corpus, &req);
+        self.reply(&ops::audit::verified(&repo.layout.root, &report)?)
     }
 
     /// `audit`: `kb audit [ID...]`.
@@ -253,12 +240,12 @@ impl Server {
     /// decision `decision:N` names, as `kb decision show N`.
     pub fn get(&self, id: &str) -> Result<Reply> {
         let (warm, repo) = self.held()?;
-        let mut reply = match id.trim().strip_prefix("decision:") {
-            Some(n) => self.reply(&ops::decision::show(&repo, n)?),
-            None => self.reply(&ops::read::show_loaded(&repo, warm.loaded(), id, Scope::Both)?),
-        }?;
-        verify(&repo, &mut reply);
-        Ok(reply)
+        let root = &repo.layout.root;
+        match id.trim().strip_prefix("decision:") {
+            Some(n) => self.reply(&ops::audit::verified(root, &ops::decision::show(&repo, n)?)?),
+            None => self
+                .reply(&ops::audit::verified(root, &ops::read::show_loaded(&repo, warm.loaded(), id, Scope::Both)?)?),
+        }
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.

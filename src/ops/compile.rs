@@ -140,9 +140,6 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
             match agents::read_owned(&path) {
                 (Ownership::Foreign, _) => drift.push(foreign_drift(&g.rel)),
                 (own, old) => {
-                    if own == Ownership::Owned && old.as_deref() == Some(g.text.as_bytes()) {
-                        continue;
-                    }
                     let old = old.unwrap_or_default();
                     drift.extend(drift_of(&g.rel, own == Ownership::Owned, &String::from_utf8_lossy(&old), &g.text));
                 }
