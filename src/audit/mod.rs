@@ -574,7 +574,9 @@ impl Manifests {
             if meta.len() > 4 * 1024 * 1024 {
                 return Some(None);
             }
-            Some(std::fs::read(&path).ok().map(|b| String::from_utf8_lossy(&b).into_owned()))
+            // Read as every knowledge file is: a committed symlink out of the root is not followed.
+            let bytes = crate::fsio::read_input(&path, root).ok().flatten();
+            Some(bytes.map(|b| String::from_utf8_lossy(&b).into_owned()))
         };
         let parse = |found: Option<Option<String>>, f: Parser| match found {
             None => Targets::Absent,
