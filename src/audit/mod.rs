@@ -97,7 +97,7 @@ pub struct Checker {
 
 impl Checker {
     /// Returns a checker of the repository at `root`; `excluded` are root-relative paths of kb's
-    /// knowledge files (a folder ending in `/`).
+    /// knowledge files (a folder ending in `/`, a prefix ending in `*`).
     pub fn new(root: &Path, mode: Mode, excluded: Vec<String>) -> Checker {
         Checker {
             root: root.to_path_buf(),
@@ -390,7 +390,11 @@ impl Checker {
     }
 
     fn is_excluded(&self, file: &str) -> bool {
-        self.excluded.iter().any(|e| if e.ends_with('/') { file.starts_with(e.as_str()) } else { file == e })
+        self.excluded.iter().any(|e| match e.strip_suffix('*') {
+            Some(prefix) => file.starts_with(prefix),
+            None if e.ends_with('/') => file.starts_with(e.as_str()),
+            None => file == e,
+        })
     }
 }
 

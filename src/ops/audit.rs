@@ -269,9 +269,16 @@ fn knowledge_files(repo: &Repo) -> Vec<String> {
     };
     add(l.copilot_memories(), false);
     add(l.instructions(), true);
-    add(l.knowledge(), true);
     for t in &repo.settings.context_targets.value {
         add(l.root.join(&t.path), false);
+    }
+    // What `kb compile` writes for each agent holds the knowledge too: the block's file and the
+    // generated rule files (`kb-*`, a prefix).
+    for &agent in &repo.settings.agents.value {
+        out.push(crate::context::agents::block_file(agent).0.to_string());
+        if let Some((dir, _)) = crate::context::agents::rule_dir(agent) {
+            out.push(format!("{dir}/kb-*"));
+        }
     }
     out
 }

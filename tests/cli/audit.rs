@@ -339,6 +339,32 @@ fn without_git_the_walk_honours_gitignore() {
 }
 
 #[test]
+fn the_files_kb_compiles_for_agents_are_no_evidence_either() {
+    let t = TestEnv::pinned();
+    std::fs::remove_dir_all(t.root().join(".git")).unwrap();
+    t.kb(&["config", "set", "agents", "cursor,claude"]).ok();
+    // The block (in CLAUDE.md and .cursor/rules/kb-context.mdc) holds the project context, the
+    // generated rule files the scoped instruction.
+    t.write(".co-cli/knowledge/context.md", "Use `compiled_only_fn` always.\n");
+    t.write(".github/instructions/api.instructions.md", "---\napplyTo: 'src/**'\n---\nUse `rule_only_fn`\n");
+    t.memory(1, "Call `compiled_only_fn` first", &days_ago(1.0), &[]);
+    t.memory(2, "Call `rule_only_fn` too", &days_ago(1.0), &[]);
+    t.kb(&["compile"]).ok();
+    for generated in ["CLAUDE.md", ".cursor/rules/kb-context.mdc"] {
+        let text = std::fs::read_to_string(t.root().join(generated)).unwrap();
+        assert!(text.contains("compiled_only_fn"), "{generated}: {text}");
+    }
+    assert!(std::fs::read_to_string(t.root().join(".cursor/rules/kb-api.mdc")).unwrap().contains("rule_only_fn"));
+    let v = t.kb(&["--json", "audit", "--store", "md"]).json();
+    assert_eq!(item(&v, "md", json!(1))["verdict"], "stale", "{v}");
+    assert_eq!(item(&v, "md", json!(2))["verdict"], "stale", "{v}");
+    // A file of the project's own that names the symbol is evidence.
+    t.write("src/lib.rs", "pub fn compiled_only_fn() {}\n");
+    let v = t.kb(&["--json", "audit", "--store", "md"]).json();
+    assert_eq!(item(&v, "md", json!(1))["verdict"], "ok");
+}
+
+#[test]
 fn an_audit_with_nothing_stale_exits_0_and_binary_or_huge_files_are_skipped() {
     let Some(t) = git_repo() else { return };
     t.write("src/main.rs", "fn main() { run_server(); }\n");
