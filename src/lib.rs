@@ -20,6 +20,8 @@ pub(crate) mod git;
 pub(crate) mod heat;
 pub(crate) mod instructions;
 pub(crate) mod journal;
+pub(crate) mod kinds;
+pub(crate) mod knowledge;
 #[cfg(feature = "mcp")]
 pub(crate) mod mcp;
 pub(crate) mod memories;
@@ -39,7 +41,8 @@ pub use commands::main;
 /// the settings' budget.
 pub fn build_context(layout: &Layout, wrap: bool) -> anyhow::Result<context::Block> {
     let repo = repo::Repo::open(layout.clone(), format::time::now(), settings::Environment::from_process())?;
-    Ok(context::build(&repo, &settings::BlockRequest { wrap, hot: true, ..Default::default() }))
+    let knowledge = knowledge::Knowledge::read(&repo);
+    Ok(context::build(&knowledge, &settings::BlockRequest { wrap, hot: true, ..Default::default() }))
 }
 /// Writes the block into compile targets (benchmarks).
 pub use context::targets::write_all as write_targets;

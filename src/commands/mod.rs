@@ -15,7 +15,7 @@ use crate::copilot::Direction;
 use crate::error;
 use crate::memories::file::{Importance, MemoryType};
 use crate::ops::read::Scope;
-use crate::ops::{self, Report, View};
+use crate::ops::{self, Knowledge, Report, View};
 use crate::output::{self, Style};
 use crate::paths::{Layout, NO_ROOT};
 use crate::repo::Repo;
@@ -253,7 +253,8 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
     };
     let filter =
         ops::read::ListFilter::new(a.memory_type.map(memory_type), a.importance.map(importance), a.agent)?.by(a.by);
-    ctx.emit(&ops::read::list(&ops::read::load(&ctx.repo()?, scope)?, &filter))
+    let repo = ctx.repo()?;
+    ctx.emit(&ops::read::list(&Knowledge::read(&repo), scope, &filter, None)?)
 }
 
 /// Runs one command.
@@ -275,8 +276,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 exact: a.exact,
                 sources: ops::recall::Sources::of(&a.store),
             };
-            let knowledge = ops::recall::load(&repo, &req)?;
-            let report = ops::recall::recall(&repo, &knowledge, &req);
+            let knowledge = Knowledge::read(&repo);
+            let report = ops::recall::recall(&knowledge, &req)?;
             if a.verify {
                 return ctx.emit(&ops::audit::verified(&repo.layout.root, &report)?);
             }
@@ -284,10 +285,10 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         }
         Command::Audit(a) => {
             let req = ops::audit::Request { ids: a.ids, stores: a.store };
-            ctx.emit(&ops::audit::audit(&ctx.repo()?, &req)?)
+            ctx.emit(&ops::audit::audit(&Knowledge::read(&ctx.repo()?), &req)?)
         }
         Command::List(a) => list(ctx, a),
-        Command::Show(a) => ctx.emit(&ops::read::show(&ctx.repo()?, &a.id, scope(a.store))?),
+        Command::Show(a) => ctx.emit(&ops::read::show(&Knowledge::read(&ctx.repo()?), &a.id, scope(a.store))?),
         Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, scope(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),
@@ -342,7 +343,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 count_tokens: ctx.json,
             };
             let req = ops::context::check(req, &ctx.layout.root, ops::context::Outside::Refuse)?;
-            ctx.emit(&ops::context::context(&ctx.repo()?, &req))
+            ctx.emit(&ops::context::context(&Knowledge::read(&ctx.repo()?), &req))
         }
         Command::Compile(a) if a.check => ctx.emit(&ops::compile::check(&ctx.repo()?)?),
         Command::Compile(_) => ctx.emit(&ops::compile::compile(&ctx.repo()?)?),

@@ -1,12 +1,12 @@
 //! `kb watch`: keep the context targets current. Compiles once, then recompiles once the inputs
-//! have been quiet for the debounce period after a change (`crate::context::watch` decides which
+//! have been quiet for the debounce period after a change (`crate::knowledge::watch` decides which
 //! events count and keeps the trailing edge), printing one line per compile on stderr, until
 //! SIGINT or SIGTERM.
 
 use super::Ctx;
 use crate::cli::WatchArgs;
-use crate::context::watch::Watcher;
-use crate::context::watch::{Changes, Inputs, Pending};
+use crate::knowledge::watch::Watcher;
+use crate::knowledge::watch::{Changes, Inputs, Pending};
 use crate::ops::Report as _;
 use crate::ops::compile::{CompileReport, TargetJson, compile};
 use crate::output::status;
@@ -54,7 +54,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
     install_signal_handler(tx.clone())?;
     let events = tx.clone();
     let debounce = Duration::from_millis(args.debounce);
-    let stitch = crate::context::watch::stitch(args.debounce);
+    let stitch = crate::knowledge::watch::stitch(args.debounce);
     let mut debouncer = new_debouncer(stitch, Some(stitch), move |r| {
         let _ = events.send(Msg::Events(r));
     })

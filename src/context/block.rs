@@ -3,14 +3,15 @@
 //! 20,480-byte limit (docs/behaviour.md, Budgets).
 
 use super::layers::{self, Dropped, Layer, LayerKind, Unit};
-use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind, Sources};
+use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind};
 use crate::decisions::{self, file::Status};
 use crate::error::{Diagnostic, Severity};
+use crate::knowledge::Knowledge;
+use crate::knowledge::Sources;
 use crate::memories::file::{Importance, MemoryType};
 use crate::memories::index::Pos;
 use crate::repo::Repo;
 use rustc_hash::FxHashMap;
-use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 pub use crate::settings::BlockRequest;
@@ -71,14 +72,10 @@ pub struct Inputs {
     pub conflicts: Vec<Diagnostic>,
 }
 
-/// Builds the block for `req` from the repository's files.
-pub fn build(repo: &Repo, req: &BlockRequest) -> Block {
-    build_from(&Knowledge::new(repo), req)
-}
-
-/// Builds the block for `req` from files already read (or read now, once, for every request).
-pub fn build_from(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Block {
-    let budget = req.max_tokens.or(knowledge.repo.settings.context_max_tokens.value);
+/// Builds the block for `req` from `knowledge` (what it has not read yet is read now, once for
+/// every block built from it).
+pub fn build(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Block {
+    let budget = req.max_tokens.or(knowledge.repo().settings.context_max_tokens.value);
     assemble(gather(knowledge, req), budget, req.wrap, req.count_tokens)
 }
 
@@ -130,116 +127,11 @@ pub fn fit_to_cap(layers: &[Layer], mut block: Block, cap: &Cap, wrap: bool) -> 
     block
 }
 
-/// The repository's files a block is built from, each read at most once and only when a request
-/// needs it: `kb compile` builds every target's block from one reading (one memory scan, one
-/// decisions scan, one heat read), and `kb context` reads what its one block needs.
-pub struct Knowledge<'r> {
-    repo: &'r Repo,
-    /// What a long-running reader already holds: used instead of reading the files again.
-    held: Option<Held<'r>>,
-    /// The active decisions of the types `context_decision_types` names, oldest first, the
-    /// problems, and the decisions left out for their conflict markers.
-    decisions: OnceCell<(Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>)>,
-    sources: OnceCell<Sources>,
-    instructions: OnceCell<crate::instructions::Instructions>,
-    index: OnceCell<Result<crate::memories::index::Index, String>>,
-    session: OnceCell<(Option<crate::session::Located>, Vec<Diagnostic>)>,
-    heats: OnceCell<crate::heat::Heats>,
-    board: OnceCell<(crate::board::Board, Option<Diagnostic>)>,
-}
-
-/// The repository's files as a long-running reader (`kb mcp`) holds them between requests, lent
-/// to a block: the memory index, the decisions, the context files and records, the scoped
-/// instructions and the session. Heat and the board are still read per block.
-#[derive(Clone, Copy)]
-pub struct Held<'r> {
-    pub index: &'r crate::memories::index::Index,
-    pub decisions: &'r Result<decisions::Scan, String>,
-    pub sources: &'r Sources,
-    pub instructions: &'r crate::instructions::Instructions,
-    pub session: &'r (Option<crate::session::Located>, Vec<Diagnostic>),
-}
-
-impl<'r> Knowledge<'r> {
-    pub fn new(repo: &'r Repo) -> Knowledge<'r> {
-        Knowledge {
-            repo,
-            held: None,
-            decisions: OnceCell::new(),
-            sources: OnceCell::new(),
-            instructions: OnceCell::new(),
-            index: OnceCell::new(),
-            session: OnceCell::new(),
-            heats: OnceCell::new(),
-            board: OnceCell::new(),
-        }
-    }
-
-    /// Returns the knowledge of files already read: only heat and the board are read anew.
-    pub fn held(repo: &'r Repo, held: Held<'r>) -> Knowledge<'r> {
-        Knowledge { held: Some(held), ..Knowledge::new(repo) }
-    }
-
-    fn decisions(&self) -> &(Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
-        self.decisions.get_or_init(|| match self.held {
-            Some(h) => active_decisions(self.repo, h.decisions.as_ref().map_err(String::as_str)),
-            None => {
-                let scan = decisions::DecisionStore::new(self.repo).scan().map_err(|e| e.to_string());
-                active_decisions(self.repo, scan.as_ref().map_err(String::as_str))
-            }
-        })
-    }
-
-    fn sources(&self) -> &Sources {
-        match self.held {
-            Some(h) => h.sources,
-            None => self.sources.get_or_init(|| super::load(&self.repo.layout)),
-        }
-    }
-
-    /// Returns the scoped instruction files, read once (or held).
-    pub fn instructions(&self) -> &crate::instructions::Instructions {
-        match self.held {
-            Some(h) => h.instructions,
-            None => self.instructions.get_or_init(|| crate::instructions::load(&self.repo.layout)),
-        }
-    }
-
-    fn index(&self) -> Result<&crate::memories::index::Index, &str> {
-        match self.held {
-            Some(h) => Ok(h.index),
-            None => self
-                .index
-                .get_or_init(|| crate::memories::store::MemoryStore::new(self.repo).scan().map_err(|e| e.to_string()))
-                .as_ref()
-                .map_err(String::as_str),
-        }
-    }
-
-    fn session(&self) -> &(Option<crate::session::Located>, Vec<Diagnostic>) {
-        match self.held {
-            Some(h) => h.session,
-            None => self.session.get_or_init(|| crate::session::current(&self.repo.layout)),
-        }
-    }
-
-    fn heats(&self) -> &crate::heat::Heats {
-        let settings = &self.repo.settings;
-        self.heats
-            .get_or_init(|| crate::heat::read(&self.repo.layout, settings.heat_window_days.value, crate::heat::WARM))
-    }
-
-    fn board(&self) -> &(crate::board::Board, Option<Diagnostic>) {
-        let layout = &self.repo.layout;
-        self.board.get_or_init(|| crate::board::read(layout, &crate::board::current_branch(&layout.root)))
-    }
-}
-
 /// Returns the active decisions of the types `context_decision_types` names, oldest first, as
 /// list items; the problems met; and the decisions left out for their conflict markers.
 fn active_decisions(
     repo: &Repo,
-    scan: Result<&decisions::Scan, &str>,
+    scan: anyhow::Result<&decisions::Scan>,
 ) -> (Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
     // The types of `context_decision_types` (architectural and scope by default).
     let types = &repo.settings.context_decision_types.value;
@@ -273,10 +165,10 @@ fn active_decisions(
 /// nothing is written but the caches.
 pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
     let mut inputs = Inputs::default();
-    let (decisions, problems, conflicts) = knowledge.decisions();
-    inputs.warnings.extend(problems.iter().cloned());
-    inputs.conflicts.extend(conflicts.iter().cloned());
-    inputs.layers.push(Layer::last_first(LayerKind::Decisions, decisions.clone()));
+    let (decisions, problems, conflicts) = active_decisions(knowledge.repo(), knowledge.decisions());
+    inputs.warnings.extend(problems);
+    inputs.conflicts.extend(conflicts);
+    inputs.layers.push(Layer::last_first(LayerKind::Decisions, decisions));
     if req.decisions_only {
         return screened(inputs);
     }
@@ -296,7 +188,7 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         inputs.files.push((SectionKind::RepositoryMemories, path.clone()));
         inputs.layers.push(records_layer(records));
     }
-    let root = &knowledge.repo.layout.root;
+    let root = &knowledge.repo().layout.root;
     inputs.layers.push(instructions_layer(
         knowledge.instructions(),
         &req.for_paths,
@@ -449,7 +341,7 @@ fn memory_layers(
     warnings: &mut Vec<Diagnostic>,
     conflicts: &mut Vec<Diagnostic>,
 ) -> [Layer; 3] {
-    let repo = knowledge.repo;
+    let repo = knowledge.repo();
     let empty = || {
         [
             Layer::last_first(LayerKind::CoreContext, Vec::new()),
@@ -457,7 +349,7 @@ fn memory_layers(
             Layer::last_first(LayerKind::Learnings, Vec::new()),
         ]
     };
-    let index = match knowledge.index() {
+    let index = match knowledge.memories() {
         Ok(index) => index,
         Err(e) => {
             warnings.push(Diagnostic::warning(None, format!("memories left out: {e}")));

@@ -4,7 +4,7 @@
 //!
 //! Nothing here reads a file: `gather` builds the layers, this module renders and fits them.
 
-use super::markdown;
+use crate::format::markdown;
 
 /// The layers, in priority order (highest first); also their order in the block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

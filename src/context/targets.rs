@@ -24,7 +24,7 @@
 
 use crate::context::HEADER;
 use crate::context::layers::DECISIONS_HEADER;
-use crate::context::markdown;
+use crate::format::markdown;
 use crate::paths::{Layout, real_path, resolve_dots};
 use std::io;
 use std::ops::Range;

@@ -1,7 +1,7 @@
-//! Keeps what the server holds fresh (`ops::warm`): one thread that reads everything once at
+//! Keeps what the server holds fresh (`knowledge::warm`): one thread that reads everything once at
 //! start (before it watches: the watcher reports every file opened, and the first reading opens
 //! them all), then watches the repository's inputs with the watcher `kb watch` uses
-//! (`context::watch`: the same folders, the same handling of folders created and removed, of
+//! (`knowledge::watch`: the same folders, the same handling of folders created and removed, of
 //! editors' atomic saves and of swap files) and marks what each batch of events touched. A
 //! request reads what is marked before it answers; the thread reads it too, once the inputs have
 //! been quiet for the debounce period, so that a request rarely has anything left to read. Every
@@ -12,8 +12,8 @@
 //! and a line per watcher problem.
 
 use super::Server;
-use crate::context::watch::{Changes, Inputs, Pending, stitch};
-use crate::ops::warm::{self, Warm};
+use crate::knowledge::warm::{self, Warm};
+use crate::knowledge::watch::{Changes, Inputs, Pending, stitch};
 use notify_debouncer_full::new_debouncer;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};

@@ -23,11 +23,11 @@
 use crate::copilot::{Direction, RecordRequest, VoteTarget};
 use crate::decisions::file::DecisionKind;
 use crate::error::{Diagnostic, KbError};
+use crate::knowledge::warm::{self, Warm};
 use crate::memories::file::{Importance, MemoryType};
 use crate::memories::store::SaveRequest;
 use crate::ops::read::Scope;
-use crate::ops::warm::Warm;
-use crate::ops::{self, Report, View};
+use crate::ops::{self, Knowledge, Report, View};
 use crate::output::Style;
 use crate::paths::Layout;
 use anyhow::Result;
@@ -61,7 +61,7 @@ pub struct Server {
     /// The client's name from `initialize` (`clientInfo.name`): what the server writes as the
     /// author (`created_by: agent:NAME`) of what it saves.
     pub client_name: std::sync::Arc<std::sync::OnceLock<String>>,
-    /// What the server holds between requests, kept fresh from file events (`ops::warm`).
+    /// What the server holds between requests, kept fresh from file events (`knowledge::warm`).
     pub warm: std::sync::Arc<std::sync::Mutex<Warm>>,
 }
 
@@ -89,7 +89,7 @@ impl Server {
 
     /// Runs one tool's work, marking what its writes changed in what the server holds.
     pub fn tool<R>(&self, f: impl FnOnce() -> R) -> R {
-        ops::warm::write(&self.warm, f)
+        warm::write(&self.warm, f)
     }
     /// Opens the repository for a tool that writes: refused without a root.
     fn repo_to_write(&self) -> Result<crate::repo::Repo> {
@@ -107,9 +107,19 @@ impl Server {
     /// Returns what the server holds, brought up to date with the changes seen so far, and the
     /// repository for one call that reads it.
     fn held(&self) -> Result<(std::sync::MutexGuard<'_, Warm>, crate::repo::Repo)> {
-        let mut warm = ops::warm::lock(&self.warm);
+        let mut warm = warm::lock(&self.warm);
         let repo = warm.repo(self.now(), self.call_env())?;
         Ok((warm, repo))
+    }
+
+    /// Runs `f` over what the server holds, lent as one request's view of the knowledge (read
+    /// from the files when the server holds nothing yet).
+    fn read<R>(&self, f: impl FnOnce(&Knowledge<'_>) -> Result<R>) -> Result<R> {
+        let (warm, repo) = self.held()?;
+        match warm.knowledge(&repo) {
+            Some(k) => f(&k),
+            None => f(&Knowledge::read(&repo)),
+        }
     }
 
     /// The environment of one call: every change it makes is an agent's.
@@ -196,16 +206,16 @@ impl Server {
             exact: false,
             sources: args.store,
         };
-        let (warm, repo) = self.held()?;
-        let corpus = warm.corpus().ok_or_else(|| anyhow::anyhow!("the recall index is not built"))?;
-        let report = ops::recall::recall_live(&repo, warm.parts(), corpus, &req);
-        self.reply(&ops::audit::verified(&repo.layout.root, &report)?)
+        self.read(|k| {
+            let report = ops::recall::recall(k, &req)?;
+            self.reply(&ops::audit::verified(&k.repo().layout.root, &report)?)
+        })
     }
 
     /// `audit`: `kb audit [ID...]`.
     pub fn audit(&self, ids: Vec<String>) -> Result<Reply> {
         let req = ops::audit::Request { ids, stores: Vec::new() };
-        self.reply(&ops::audit::audit(&self.repo()?, &req)?)
+        self.read(|k| self.reply(&ops::audit::audit(k, &req)?))
     }
 
     /// `list_memories`: `kb list` with its filters, as a page of at most `limit` items whose lines
@@ -222,8 +232,8 @@ impl Server {
             (any, false) => any,
         };
         let filter = ops::read::ListFilter::new(memory_type, None, args.agent)?;
-        let (warm, _) = self.held()?;
-        let mut reply = self.reply(&ops::read::list_in(warm.loaded(), scope, &filter, Some(args.limit as usize)))?;
+        let page = Some(args.limit as usize);
+        let mut reply = self.read(|k| self.reply(&ops::read::list(k, scope, &filter, page)?))?;
         let number = |key: &str| reply.json.get(key).and_then(Value::as_u64).unwrap_or(0);
         let (count, total) = (number("count"), number("total"));
         if count < total {
@@ -239,13 +249,13 @@ impl Server {
     /// `get_memory`: one memory or record in full, as `kb show ID` (an access, as there), or the
     /// decision `decision:N` names, as `kb decision show N`.
     pub fn get(&self, id: &str) -> Result<Reply> {
-        let (warm, repo) = self.held()?;
-        let root = &repo.layout.root;
-        match id.trim().strip_prefix("decision:") {
-            Some(n) => self.reply(&ops::audit::verified(root, &ops::decision::show(&repo, n)?)?),
-            None => self
-                .reply(&ops::audit::verified(root, &ops::read::show_loaded(&repo, warm.loaded(), id, Scope::Both)?)?),
-        }
+        self.read(|k| {
+            let root = &k.repo().layout.root;
+            match id.trim().strip_prefix("decision:") {
+                Some(n) => self.reply(&ops::audit::verified(root, &ops::decision::show(k.repo(), n)?)?),
+                None => self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Scope::Both)?)?),
+            }
+        })
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.
@@ -283,12 +293,7 @@ impl Server {
             count_tokens: true,
         };
         let req = ops::context::check(req, &self.layout.root, ops::context::Outside::Refuse)?;
-        let (warm, repo) = self.held()?;
-        let report = match warm.held() {
-            Some(held) => ops::context::context_held(&repo, held, &req),
-            None => ops::context::context(&repo, &req),
-        };
-        let mut reply = self.reply(&report)?;
+        let mut reply = self.read(|k| self.reply(&ops::context::context(k, &req)))?;
         if reply.text.is_empty() {
             reply.text =
                 "The context is empty: no decisions, context files, records, instructions, memories or session apply."
@@ -428,20 +433,16 @@ impl Server {
     /// Returns the always-loaded context block, as `kb context` prints it; empty when
     /// no section has content. Its warnings go to stderr, as `kb context` prints them.
     pub fn context(&self) -> String {
-        let (warm, repo) = match self.held() {
-            Ok(held) => held,
-            Err(e) => {
-                self.style.error(&crate::error::message(&e));
-                return String::new();
-            }
-        };
         let req = crate::settings::BlockRequest { hot: true, ..Default::default() };
-        let report = match warm.held() {
-            Some(held) => ops::context::context_held(&repo, held, &req),
-            None => ops::context::context(&repo, &req),
-        };
-        self.warn(report.diagnostics());
-        report.block.text.unwrap_or_default()
+        let text = self.read(|k| {
+            let report = ops::context::context(k, &req);
+            self.warn(report.diagnostics());
+            Ok(report.block.text.unwrap_or_default())
+        });
+        text.unwrap_or_else(|e| {
+            self.style.error(&crate::error::message(&e));
+            String::new()
+        })
     }
 }
 
@@ -533,11 +534,13 @@ mod tests {
         );
         // What the file watcher tells the server (no watcher runs here).
         let paths = vec![server.layout.project_context()];
-        ops::warm::lock(&server.warm).note(&crate::context::watch::Changes { paths, ..Default::default() });
+        warm::lock(&server.warm).note(&crate::knowledge::watch::Changes { paths, ..Default::default() });
         let repo = server.repo().unwrap();
-        let block = crate::context::build(&repo, &crate::settings::BlockRequest { hot: true, ..Default::default() })
-            .text
-            .unwrap();
+        let knowledge = Knowledge::read(&repo);
+        let block =
+            crate::context::build(&knowledge, &crate::settings::BlockRequest { hot: true, ..Default::default() })
+                .text
+                .unwrap();
         assert_eq!(server.context(), block);
         assert!(block.starts_with("## Internal Knowledge\n\n### Project Context\n\nProject body"), "{block}");
     }

@@ -5,13 +5,14 @@
 //! [`plan`] computes every file and its text from one reading of the repository; `compile`
 //! writes or checks the plan, `kb agents` compares it with the files on disk.
 
-use super::compile::request_of;
+use super::context::request_of;
 use super::{Report, View};
 use crate::context::agents::{self as formats, Limit};
 use crate::context::block::{Cap, assemble, fit_to_cap, gather};
 use crate::context::targets::{self, TargetError};
-use crate::context::{Block, BlockRequest, Knowledge};
+use crate::context::{Block, BlockRequest};
 use crate::error::Diagnostic;
+use crate::knowledge::Knowledge;
 use crate::paths::{real_path, resolve_dots};
 use crate::repo::Repo;
 use crate::settings::{Agent, TargetSpec};
@@ -348,7 +349,7 @@ pub fn render(repo: &Repo, t: &PlannedTarget) -> Result<(String, Option<Vec<u8>>
 /// `kb agents`: per agent of the setting `agents`, each file it reads from kb, its size, the
 /// agent's limit, and whether it is up to date. Reads only.
 pub fn agents(repo: &Repo) -> AgentsReport {
-    let knowledge = Knowledge::new(repo);
+    let knowledge = Knowledge::read(repo);
     let plan = plan(repo, &knowledge, &repo.settings.context_targets.value);
     let root = &repo.layout.root;
     let count = crate::format::tokens::count;

@@ -12,9 +12,9 @@ use super::{Report, View, abs, rel};
 use crate::audit::refs::{self, Ref};
 use crate::audit::{Checker, Kind, Mode, Problem};
 use crate::copilot::Records;
-use crate::copilot::jsonl::JsonlFile;
 use crate::error::{Diagnostic, KbError};
 use crate::format::{salient, similarity};
+use crate::knowledge::Knowledge;
 use crate::repo::{Repo, parse_id};
 use anyhow::Result;
 use serde::Serialize;
@@ -197,9 +197,10 @@ impl Report for AuditReport {
     }
 }
 
-/// Audits what `req` asks for in `repo`.
-pub fn audit(repo: &Repo, req: &Request) -> Result<AuditReport> {
-    let (mut items, diagnostics) = gather(repo, req)?;
+/// Audits what `req` asks for in `k`.
+pub fn audit(k: &Knowledge<'_>, req: &Request) -> Result<AuditReport> {
+    let repo = k.repo();
+    let (mut items, diagnostics) = gather(k, req)?;
     let checker = Checker::new(&repo.layout.root, Mode::Full, knowledge_files(repo))
         .with_symbol_cache(repo.layout.cache_file("symbols.json"));
     // With ids, the other items are there only to find conflicts: their references are not read.
@@ -285,8 +286,8 @@ fn knowledge_files(repo: &Repo) -> Vec<String> {
 
 /// Reads the items `req` asks for. With ids, the other items of the same stores are read too,
 /// marked as not chosen, so a named item's conflicts are found.
-fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
-    let l = &repo.layout;
+fn gather(k: &Knowledge<'_>, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
+    let l = &k.repo().layout;
     let wants = |s: Store| req.stores.is_empty() || req.stores.contains(&s);
     let mut diagnostics = Vec::new();
     let mut items = Vec::new();
@@ -308,7 +309,7 @@ fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
     // Not chosen: gathered to compare with a chosen one (a NUL-prefixed group marks it).
     let unchosen = |g: String| format!("\u{0}{g}");
     if wants(Store::Md) && (!limited || !md_ids.is_empty()) {
-        let index = crate::memories::store::MemoryStore::new(repo).scan()?;
+        let index = k.memories()?;
         diagnostics.extend(index.problems());
         for id in &md_ids {
             if index.by_id(*id).is_empty() {
@@ -332,9 +333,9 @@ fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
     }
     if wants(Store::Copilot) && (!limited || !record_ids.is_empty()) {
         let path = l.copilot_memories();
-        match JsonlFile::read(&path, &l.root) {
+        match k.records() {
             Ok(file) => {
-                let all = Records::parse(&file);
+                let all = Records::parse(file);
                 diagnostics.extend(super::read::skipped_lines(&all));
                 for id in &record_ids {
                     all.one(id)?;
@@ -360,7 +361,7 @@ fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
         return Err(KbError::NotFound { thing: "memory", id: record_ids[0].clone() }.into());
     }
     if wants(Store::Decision) && (!limited || !decision_ids.is_empty()) {
-        let scan = crate::decisions::DecisionStore::new(repo).scan()?;
+        let scan = k.decisions()?;
         diagnostics.extend(scan.problems.iter().cloned());
         for id in &decision_ids {
             scan.by_id(*id)?;
@@ -383,14 +384,14 @@ fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
         return Ok((items, diagnostics));
     }
     if wants(Store::Session) {
-        let (open, problems) = crate::session::current(l);
-        diagnostics.extend(problems);
+        let (open, problems) = k.session();
+        diagnostics.extend(problems.iter().cloned());
         if let Some(s) = open {
             items.push(Item {
                 store: Store::Session,
                 id: Value::from("session"),
                 text: format!("{}\n{}", s.session.focus, s.session.summary),
-                path: s.path,
+                path: s.path.clone(),
                 citations: Vec::new(),
                 group: None,
             });
@@ -415,14 +416,14 @@ fn gather(repo: &Repo, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic>)> {
         }
     }
     if wants(Store::Instructions) {
-        let found = crate::instructions::load(l);
-        diagnostics.extend(found.problems);
-        for f in found.files {
+        let found = k.instructions();
+        diagnostics.extend(found.problems.iter().cloned());
+        for f in &found.files {
             items.push(Item {
                 store: Store::Instructions,
                 id: Value::from(rel(&l.root, &f.path).into_owned()),
-                text: f.body,
-                path: f.path,
+                text: f.body.clone(),
+                path: f.path.clone(),
                 citations: Vec::new(),
                 group: None,
             });

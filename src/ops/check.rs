@@ -5,7 +5,7 @@
 //! the repairs of `ops::fix` first and then checks.
 
 use super::{Report, View, abs, plural};
-use crate::context::{self, targets};
+use crate::context::targets;
 use crate::copilot::Records;
 use crate::copilot::jsonl::JsonlFile;
 use crate::error::{Diagnostic, Severity};
@@ -69,7 +69,9 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
                 files += 1;
                 match crate::format::text::decode(&bytes) {
                     Ok(text) => {
-                        problems.extend(context::read(text).1.into_iter().map(|d| d.in_file(&path)));
+                        problems.extend(
+                            crate::knowledge::context_files::read(text).1.into_iter().map(|d| d.in_file(&path)),
+                        );
                         problems.extend(markers_in(&path, text));
                     }
                     Err(d) => problems.push(d.in_file(&path)),

@@ -2,11 +2,11 @@
 //! always-loaded block into every target in `context_targets`, under the repository lock.
 
 use super::agents::{self, Ownership, PlannedFile};
-use super::context::Outside;
 use super::{Report, View, abs};
+use crate::context::Block;
 use crate::context::targets::{self, Outcome, TargetError, TargetKind, Written};
-use crate::context::{self, Block, BlockRequest};
 use crate::error::Diagnostic;
+use crate::knowledge::Knowledge;
 use crate::paths;
 use crate::repo::{self, Repo};
 use crate::settings::{self, Agent, TargetSpec};
@@ -89,20 +89,12 @@ pub fn check(repo: &Repo) -> Result<CompileReport> {
     Ok(compile_locked(repo, &repo.settings.context_targets.value, Instant::now(), true))
 }
 
-/// Returns the block request of a target, checked ([`super::context::check`]). Settings
-/// checked the target when they were read; a `for` path outside the root is left out.
-pub fn request_of(repo: &Repo, spec: &TargetSpec) -> BlockRequest {
-    // The settings checked the agent and the budget when they were read, so only a `for` path
-    // can be wrong here, and one outside the root is left out.
-    super::context::check(spec.block.clone(), &repo.layout.root, Outside::Skip).unwrap_or_default()
-}
-
 /// Builds each target's block (once per distinct request) and the agents' files, and writes
 /// them (the caller holds the lock) or, with `check_only`, compares them with the files. The
 /// report's block is the first target's (the default block when there is none).
 fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_only: bool) -> CompileReport {
     // One reading of the repository for every target's block and every agent's files.
-    let knowledge = context::Knowledge::new(repo);
+    let knowledge = Knowledge::read(repo);
     let plan = agents::plan(repo, &knowledge, targets);
     let layout = &repo.layout;
     let root = &layout.root;

@@ -4,8 +4,9 @@
 use super::{Report, View, abs};
 use crate::context::block::{Block, LayerReport};
 use crate::error::{Diagnostic, KbError};
+use crate::knowledge::Knowledge;
 use crate::repo::Repo;
-use crate::settings::{BlockRequest, MIN_MAX_TOKENS};
+use crate::settings::{BlockRequest, MIN_MAX_TOKENS, TargetSpec};
 use serde::Serialize;
 use std::io::{self, Write};
 use std::path::Path;
@@ -55,14 +56,9 @@ pub struct ContextReport {
     warnings: Vec<String>,
 }
 
-/// Compiles the block `req` asks for.
-pub fn context(repo: &Repo, req: &BlockRequest) -> ContextReport {
-    report(repo, crate::context::build(repo, req))
-}
-
-/// Compiles the block `req` asks for from what a long-running server holds (`super::warm`).
-pub fn context_held(repo: &Repo, held: crate::context::Held<'_>, req: &BlockRequest) -> ContextReport {
-    report(repo, crate::context::build_from(&crate::context::Knowledge::held(repo, held), req))
+/// Compiles the block `req` asks for from `k`.
+pub fn context(k: &Knowledge<'_>, req: &BlockRequest) -> ContextReport {
+    report(k.repo(), crate::context::build(k, req))
 }
 
 fn report(repo: &Repo, block: Block) -> ContextReport {
@@ -130,4 +126,12 @@ impl Report for ContextReport {
     fn diagnostics(&self) -> &[Diagnostic] {
         &self.block.warnings
     }
+}
+
+/// Returns the block request of a target, checked ([`check`]). Settings
+/// checked the target when they were read; a `for` path outside the root is left out.
+pub fn request_of(repo: &Repo, spec: &TargetSpec) -> BlockRequest {
+    // The settings checked the agent and the budget when they were read, so only a `for` path
+    // can be wrong here, and one outside the root is left out.
+    check(spec.block.clone(), &repo.layout.root, Outside::Skip).unwrap_or_default()
 }

@@ -29,9 +29,9 @@ pub mod save;
 pub mod session;
 pub mod undo;
 pub mod vote;
-pub mod warm;
 
 use crate::error::Diagnostic;
+pub use crate::knowledge::Knowledge;
 use crate::output::Style;
 use serde::Serialize;
 use std::borrow::Cow;

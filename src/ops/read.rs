@@ -2,15 +2,17 @@
 //! routes an id to its store. Nothing here writes a knowledge file; files that cannot be read are
 //! left out and reported as diagnostics.
 //!
-//! Reading is two steps so that a report can borrow what was read instead of copying it (100,000
-//! records are streamed, not collected): [`load`] reads the files into a [`Loaded`], and
-//! [`recall`] or [`list`] build a report that borrows it.
+//! Every read takes a [`Knowledge`] (read for one command, or lent by the server), so a report
+//! borrows what was read instead of copying it (100,000 records are streamed, not collected):
+//! [`stores`] takes the stores a scope covers, and [`recall`] or [`list`] build a report that
+//! borrows them.
 
 use super::{Report, View, abs};
 use crate::copilot::jsonl::JsonlFile;
 use crate::copilot::record::Votes;
 use crate::copilot::{self, Record, Records};
 use crate::error::{Diagnostic, KbError};
+use crate::knowledge::Knowledge;
 use crate::memories::file::{Importance, MemoryType, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::memories::store;
@@ -56,7 +58,14 @@ impl Route {
     }
 }
 
-/// Reads the JSONL file for a command narrowed to the Copilot store: unreadable is an error.
+/// Returns the JSONL file of `k` for a command narrowed to the Copilot store: unreadable is an
+/// error.
+pub fn records_of<'a>(k: &'a Knowledge<'_>) -> Result<&'a JsonlFile> {
+    k.records().map_err(|e| anyhow::anyhow!("cannot read {}: {e}", k.repo().layout.copilot_memories().display()))
+}
+
+/// Reads the JSONL file for an operation that changes it (export, consolidate, heat's records):
+/// unreadable is an error, worded as [`records_of`] words it.
 pub fn read_records(repo: &Repo) -> Result<JsonlFile> {
     let path = repo.layout.copilot_memories();
     JsonlFile::read(&path, &repo.layout.root).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
@@ -67,46 +76,45 @@ pub fn skipped_lines(all: &Records<'_>) -> impl Iterator<Item = Diagnostic> {
     all.problems.iter().filter(|p| p.skipped()).map(|p| p.clone().in_file(&all.file.path))
 }
 
-/// What a read command read: the memory index and the JSONL file, as its scope asks.
-pub struct Loaded {
+/// The stores a read command covers, taken from a [`Knowledge`]: the memory index and the JSONL
+/// file, as its scope asks, with the diagnostics of reading them.
+pub struct Stores<'a> {
     /// The root, named by empty results.
-    pub root: PathBuf,
+    pub root: &'a Path,
     /// `memory_max_count`, shown by `list`.
     pub limit: u64,
-    pub index: Option<Index>,
-    pub file: Option<JsonlFile>,
+    pub index: Option<&'a Index>,
+    pub file: Option<&'a JsonlFile>,
     /// Files left out while reading (not yet the JSONL lines: those come with the parse).
     pub diagnostics: Vec<Diagnostic>,
 }
 
-/// Reads the stores `scope` covers. With both stores, an unreadable JSONL file is a diagnostic
-/// and the Copilot half is empty; narrowed to the Copilot store, it is an error.
-pub fn load(repo: &Repo, scope: Scope) -> Result<Loaded> {
+/// Takes the stores `scope` covers from `k`. With both stores, an unreadable JSONL file is a
+/// diagnostic and the Copilot half is empty; narrowed to the Copilot store, it is an error.
+pub fn stores<'a>(k: &'a Knowledge<'_>, scope: Scope) -> Result<Stores<'a>> {
+    let repo = k.repo();
     let mut diagnostics = Vec::new();
     let index = match scope {
         Scope::Copilot => None,
         _ => {
-            let index = crate::memories::store::MemoryStore::new(repo).scan()?;
+            let index = k.memories()?;
             diagnostics.extend(index.problems());
             Some(index)
         }
     };
     let file = match scope {
         Scope::Md => None,
-        Scope::Copilot => Some(read_records(repo)?),
-        Scope::Both => {
-            let path = repo.layout.copilot_memories();
-            match JsonlFile::read(&path, &repo.layout.root) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    diagnostics.push(Diagnostic::error(None, e.to_string()).in_file(&path));
-                    None
-                }
+        Scope::Copilot => Some(records_of(k)?),
+        Scope::Both => match k.records() {
+            Ok(f) => Some(f),
+            Err(e) => {
+                diagnostics.push(Diagnostic::error(None, e).in_file(&repo.layout.copilot_memories()));
+                None
             }
-        }
+        },
     };
     let limit = repo.settings.memory_max_count.value;
-    Ok(Loaded { root: repo.layout.root.clone(), limit, index, file, diagnostics })
+    Ok(Stores { root: &repo.layout.root, limit, index, file, diagnostics })
 }
 
 /// One memory in JSON: `MEMORY` in docs/formats.md, JSON output.
@@ -238,7 +246,7 @@ impl Hit<'_> {
 /// JSON: `{"query":Q, "count":N, "results":[MEMORY...]}`.
 pub struct RecallReport<'a> {
     query: String,
-    loaded: &'a Loaded,
+    stores: Stores<'a>,
     records: Option<Records<'a>>,
     hits: Vec<Hit<'a>>,
     /// How many memories and records matched in all (the hits are the newest of them).
@@ -248,8 +256,8 @@ pub struct RecallReport<'a> {
 
 /// Finds the newest `max_results` memories of either store matching `query`, and logs each
 /// result as an access in the heat log of `repo` (a failure to log is a warning, never an error).
-pub fn recall<'a>(repo: &Repo, loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport<'a> {
-    let mut report = find(loaded, query, max_results);
+pub fn recall<'a>(repo: &Repo, stores: Stores<'a>, query: &str, max_results: usize) -> RecallReport<'a> {
+    let mut report = find(stores, query, max_results);
     log_accesses(repo, &report.accesses(), &mut report.diagnostics);
     report
 }
@@ -263,12 +271,12 @@ pub(super) fn log_accesses(repo: &Repo, accesses: &[crate::heat::Access], diagno
 }
 
 /// Finds the newest `max_results` memories of either store matching `query`.
-fn find<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport<'a> {
-    let mut diagnostics = loaded.diagnostics.clone();
-    let records = loaded.file.as_ref().map(Records::parse);
+fn find<'a>(stores: Stores<'a>, query: &str, max_results: usize) -> RecallReport<'a> {
+    let mut diagnostics = stores.diagnostics.clone();
+    let records = stores.file.map(Records::parse);
     let mut hits: Vec<Hit<'a>> = Vec::new();
     let mut total = 0;
-    if let Some(index) = &loaded.index {
+    if let Some(index) = stores.index {
         let (found, matched) = store::recall(index, query, max_results);
         hits.extend(found.into_iter().map(Hit::Md));
         total += matched;
@@ -287,7 +295,7 @@ fn find<'a>(loaded: &'a Loaded, query: &str, max_results: usize) -> RecallReport
     }
     hits.sort_by_key(|h| std::cmp::Reverse(h.age_key()));
     hits.truncate(max_results);
-    RecallReport { query: query.to_string(), loaded, records, hits, total, diagnostics }
+    RecallReport { query: query.to_string(), stores, records, hits, total, diagnostics }
 }
 
 impl Serialize for RecallReport<'_> {
@@ -302,7 +310,7 @@ impl Serialize for RecallReport<'_> {
         let results = self
             .hits
             .iter()
-            .filter_map(|h| match (h, &self.loaded.index, &self.records) {
+            .filter_map(|h| match (h, self.stores.index, &self.records) {
                 (Hit::Md(m), Some(index), _) => Some(Either::Md(MemoryJson::new(m, &index.dir))),
                 (Hit::Copilot { pos, .. }, _, Some(all)) => {
                     all.get(*pos).map(|r| Either::Copilot(RecordJson::new(all, &r)))
@@ -336,7 +344,7 @@ impl Report for RecallReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let Some(mut lines) = recall_head(v, &self.query, self.total, self.hits.len()) else {
             let q = v.clean(&self.query);
-            return writeln!(w, "No memories found matching '{q}' in {}", self.loaded.root.display());
+            return writeln!(w, "No memories found matching '{q}' in {}", self.stores.root.display());
         };
         for h in &self.hits {
             match h {
@@ -474,8 +482,8 @@ impl ListFilter {
 /// (every item the filter keeps) and each item's `"content"` (a record's fact), and `count` and
 /// `counts` count the items given.
 pub struct ListReport<'a> {
-    loaded: &'a Loaded,
-    /// The memory index listed: `loaded`'s, unless the list is narrowed to the Copilot store.
+    stores: Stores<'a>,
+    /// The memory index listed: the stores', unless the list is narrowed to the Copilot store.
     index: Option<&'a crate::memories::index::Index>,
     records: Option<Records<'a>>,
     /// The markdown memories, by id (then file name).
@@ -486,18 +494,24 @@ pub struct ListReport<'a> {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Lists what `loaded` holds that `filter` keeps.
-pub fn list<'a>(loaded: &'a Loaded, filter: &ListFilter) -> ListReport<'a> {
-    list_in(loaded, Scope::Both, filter, None)
+/// Lists what `k` holds within `scope` that `filter` keeps, whole (`kb list`) or as a page of
+/// at most `page` items, for an agent (see [`ListReport`]).
+pub fn list<'a>(
+    k: &'a Knowledge<'_>,
+    scope: Scope,
+    filter: &ListFilter,
+    page: Option<usize>,
+) -> Result<ListReport<'a>> {
+    Ok(list_in(stores(k, scope)?, scope, filter, page))
 }
 
-/// Lists what `loaded` holds within `scope` that `filter` keeps (a long-running server holds
+/// Lists what `stores` hold within `scope` that `filter` keeps (a long-running server holds
 /// both stores and narrows here), whole or as a page of at most `page` items, for an agent (see
 /// [`ListReport`]).
-pub fn list_in<'a>(loaded: &'a Loaded, scope: Scope, filter: &ListFilter, page: Option<usize>) -> ListReport<'a> {
-    let index = loaded.index.as_ref().filter(|_| scope != Scope::Copilot);
-    let file = loaded.file.as_ref().filter(|_| scope != Scope::Md);
-    let mut diagnostics = loaded.diagnostics.clone();
+fn list_in<'a>(stores: Stores<'a>, scope: Scope, filter: &ListFilter, page: Option<usize>) -> ListReport<'a> {
+    let index = stores.index.filter(|_| scope != Scope::Copilot);
+    let file = stores.file.filter(|_| scope != Scope::Md);
+    let mut diagnostics = stores.diagnostics.clone();
     let records = file.map(Records::parse);
     if let Some(all) = &records {
         diagnostics.extend(skipped_lines(all));
@@ -519,7 +533,7 @@ pub fn list_in<'a>(loaded: &'a Loaded, scope: Scope, filter: &ListFilter, page: 
             _ => order.sort_by(by_id),
         }
     }
-    ListReport { loaded, index, records, order, filter: filter.clone(), page, diagnostics }
+    ListReport { stores, index, records, order, filter: filter.clone(), page, diagnostics }
 }
 
 impl ListReport<'_> {
@@ -684,7 +698,7 @@ impl Serialize for ListReport<'_> {
         let (md, copilot) = self.shown();
         let total = self.page.map(|_| self.totals().0 + self.totals().1);
         let counts = Counts { md, copilot };
-        ListJson { count: md + copilot, total, limit: self.loaded.limit, counts, memories: ListItems(self) }
+        ListJson { count: md + copilot, total, limit: self.stores.limit, counts, memories: ListItems(self) }
             .serialize(s)
     }
 }
@@ -697,7 +711,7 @@ impl Report for ListReport<'_> {
             return match &self.records {
                 Some(all) if !all.is_empty() => self.write_records(v, all, w),
                 Some(all) if all.file.exists => writeln!(w, "No Copilot memories found in {}.", v.rel(&all.file.path)),
-                _ => writeln!(w, "No Copilot memories saved yet in {}.", self.loaded.root.display()),
+                _ => writeln!(w, "No Copilot memories saved yet in {}.", self.stores.root.display()),
             };
         };
         // The markdown section exactly as co-cli prints it, then the Copilot section when it has
@@ -706,10 +720,10 @@ impl Report for ListReport<'_> {
         if self.order.is_empty() {
             if filtered {
                 let which = self.filter.describe(v);
-                writeln!(w, "No memories with {which} in {}.", self.loaded.root.display())?;
+                writeln!(w, "No memories with {which} in {}.", self.stores.root.display())?;
             } else {
                 let empty = if index.dir_exists { "No memories found" } else { "No memories saved yet" };
-                writeln!(w, "{empty} in {}.", self.loaded.root.display())?;
+                writeln!(w, "{empty} in {}.", self.stores.root.display())?;
             }
             if let Some(c) = copilot {
                 writeln!(w)?;
@@ -719,9 +733,9 @@ impl Report for ListReport<'_> {
         }
         if filtered {
             let (n, which) = (self.order.len(), self.filter.describe(v));
-            write!(w, "Total memories: {}/{} ({n} with {which})\n\n", index.len(), self.loaded.limit)?;
+            write!(w, "Total memories: {}/{} ({n} with {which})\n\n", index.len(), self.stores.limit)?;
         } else {
-            write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.loaded.limit)?;
+            write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.stores.limit)?;
         }
         for &p in &self.order[..self.shown().0] {
             let m = index.at(p);
@@ -803,26 +817,14 @@ impl ShowReport {
     }
 }
 
-/// Shows the memory or record `raw_id` leads to within `scope`, and logs it as an access in the
-/// heat log (a failure to log is a warning).
-pub fn show(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ShowReport> {
+/// Shows the memory or record `raw_id` leads to within `scope` in `k`, and logs it as an access
+/// in the heat log (a failure to log is a warning).
+pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Scope) -> Result<ShowReport> {
     let report = match Route::of(raw_id, scope)? {
-        Route::Copilot => show_record(&read_records(repo)?, raw_id),
-        Route::Md(id) => show_memory(&crate::memories::store::MemoryStore::new(repo).scan()?, raw_id, id),
+        Route::Copilot => show_record(records_of(k)?, raw_id),
+        Route::Md(id) => show_memory(k.memories()?, raw_id, id),
     };
-    logged(repo, report?)
-}
-
-/// [`show`] over the stores `loaded` holds (a long-running server's), read again only when the
-/// JSONL file could not be read (to say why).
-pub fn show_loaded(repo: &Repo, loaded: &Loaded, raw_id: &str, scope: Scope) -> Result<ShowReport> {
-    let report = match (Route::of(raw_id, scope)?, &loaded.index, &loaded.file) {
-        (Route::Copilot, _, Some(file)) => show_record(file, raw_id),
-        (Route::Copilot, _, None) => show_record(&read_records(repo)?, raw_id),
-        (Route::Md(id), Some(index), _) => show_memory(index, raw_id, id),
-        (Route::Md(_), None, _) => return show(repo, raw_id, scope),
-    };
-    logged(repo, report?)
+    logged(k.repo(), report?)
 }
 
 /// Logs a shown memory or record as an access.

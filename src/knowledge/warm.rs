@@ -5,7 +5,7 @@
 //!
 //! The files stay the truth. Every part is read once, then kept fresh from what changed:
 //!
-//! - [`Warm::note`] takes a batch of file events (`context::watch::Changes`) and marks what they
+//! - [`Warm::note`] takes a batch of file events (`knowledge::watch::Changes`) and marks what they
 //!   touch: a memory file by its name, any other input by the part it belongs to, and a folder
 //!   (created, removed, moved) or lost events as everything below it;
 //! - [`Warm::refresh`] reads what is marked: a memory file alone (a stat and a read, not a scan of
@@ -18,16 +18,12 @@
 //! A request refreshes what is marked before it reads, so an answer never lags behind an event
 //! that has arrived. Writes made through kb (a save, a forget) mark their parts the same way.
 
-use super::read::Loaded;
-use super::recall::{LiveCorpus, Parts, Source};
-use crate::context::{Held, Sources};
-use crate::decisions::Scan;
-use crate::error::Diagnostic;
-use crate::instructions::Instructions;
+use super::Held;
+use super::corpus::{LiveCorpus, Parts};
+use crate::kinds::Source;
 use crate::memories::index::{Index, Listing};
 use crate::paths::Layout;
 use crate::repo::Repo;
-use crate::session::Located;
 use crate::settings::{Environment, Settings};
 use anyhow::Result;
 use chrono::{DateTime, Utc};
@@ -87,17 +83,8 @@ pub struct Warm {
     env: Environment,
     marks: Marks,
     settings: Option<Settings>,
-    /// The memory index (in `loaded.index`, always `Some` once warm) and the records file.
-    loaded: Loaded,
-    /// Why the records file could not be read, if it could not.
-    records_problem: Option<Diagnostic>,
-    decisions: Result<Scan, String>,
-    /// The open session first, then the ended ones (recall), and the open one as the context
-    /// reads it.
-    sessions: Vec<Located>,
-    session: (Option<Located>, Vec<Diagnostic>),
-    sources: Sources,
-    instructions: Instructions,
+    /// Every source a request reads (the memory index is `Some` once warm).
+    held: Held,
     corpus: Option<LiveCorpus>,
 }
 
@@ -110,40 +97,26 @@ impl std::fmt::Debug for Warm {
 impl Warm {
     /// Returns a cold state: nothing read yet; the first [`Warm::refresh`] reads everything.
     pub fn new(layout: Layout, env: Environment) -> Warm {
-        let loaded = Loaded { root: layout.root.clone(), limit: 0, index: None, file: None, diagnostics: Vec::new() };
-        Warm {
-            layout,
-            env,
-            marks: Marks::all(),
-            settings: None,
-            loaded,
-            records_problem: None,
-            decisions: Ok(Scan::default()),
-            sessions: Vec::new(),
-            session: (None, Vec::new()),
-            sources: Sources::default(),
-            instructions: Instructions::default(),
-            corpus: None,
-        }
+        Warm { layout, env, marks: Marks::all(), settings: None, held: Held::default(), corpus: None }
     }
 
     /// Returns how many memories, records and decisions are held, for the server's log.
     pub fn sizes(&self) -> (usize, usize, usize) {
-        let memories = self.loaded.index.as_ref().map_or(0, Index::len);
-        let records = self.loaded.file.as_ref().map_or(0, |f| crate::copilot::Records::parse(f).iter().count());
-        let decisions = self.decisions.as_ref().map_or(0, |s| s.decisions.len());
+        let memories = self.held.index.as_ref().map_or(0, Index::len);
+        let records = self.held.records.as_ref().map_or(0, |f| crate::copilot::Records::parse(f).iter().count());
+        let decisions = self.held.decisions.as_ref().map_or(0, |s| s.decisions.len());
         (memories, records, decisions)
     }
 
     /// Returns the bytes the memory index and the recall corpus (its pairs, and the rest) hold.
     pub fn heap_bytes(&self) -> (usize, usize, usize) {
-        let index = self.loaded.index.as_ref().map_or(0, Index::heap_bytes);
+        let index = self.held.index.as_ref().map_or(0, Index::heap_bytes);
         let (pairs, rest) = self.corpus.as_ref().map_or((0, 0), LiveCorpus::heap_bytes);
         (index, pairs, rest)
     }
 
     /// Marks what a batch of file events touched.
-    pub fn note(&mut self, changes: &crate::context::watch::Changes) {
+    pub fn note(&mut self, changes: &super::watch::Changes) {
         if changes.rescan {
             // Events were lost: the small parts are read again at once, the memory files by the
             // revalidation the watcher thread runs now (a stat of each, not a new index).
@@ -219,51 +192,36 @@ impl Warm {
             now: crate::format::time::now(),
             env: self.env.clone(),
         };
-        self.loaded.limit = repo.settings.memory_max_count.value;
-        let whole = marks.memories || self.loaded.index.is_none();
+        let held = &mut self.held;
+        let whole = marks.memories || held.index.is_none();
         if whole {
             let mut index = crate::memories::store::MemoryStore::new(&repo).scan()?;
             index.map_names();
-            self.loaded.index = Some(index);
-        } else if let Some(index) = &mut self.loaded.index {
+            held.index = Some(index);
+        } else if let Some(index) = &mut held.index {
             index.refresh(&marks.names, &self.layout.root);
         }
         if marks.records {
             let path = self.layout.copilot_memories();
-            match crate::copilot::JsonlFile::read(&path, &self.layout.root) {
-                Ok(f) => {
-                    self.loaded.file = Some(f);
-                    self.records_problem = None;
-                }
-                Err(e) => {
-                    self.loaded.file = None;
-                    self.records_problem = Some(Diagnostic::error(None, e.to_string()).in_file(&path));
-                }
-            }
-        }
-        if whole || !marks.names.is_empty() || marks.records {
-            let index = self.loaded.index.as_ref();
-            self.loaded.diagnostics = index.map(Index::problems).unwrap_or_default();
-            self.loaded.diagnostics.extend(self.records_problem.clone());
+            held.records = crate::copilot::JsonlFile::read(&path, &self.layout.root).map_err(|e| e.to_string());
         }
         if marks.decisions {
-            self.decisions = crate::decisions::DecisionStore::new(&repo).scan().map_err(|e| e.to_string());
+            held.decisions = crate::decisions::DecisionStore::new(&repo).scan().map_err(|e| e.to_string());
         }
         if marks.sessions {
-            (self.sessions, _) = super::recall::read_sessions(&self.layout);
-            self.session = crate::session::current(&self.layout);
+            held.sessions = super::read_sessions(&self.layout);
+            held.session = crate::session::current(&self.layout);
         }
         if marks.sources {
-            self.sources = crate::context::load(&self.layout);
+            held.sources = super::context_files::load(&self.layout);
         }
         if marks.instructions {
-            self.instructions = crate::instructions::load(&self.layout);
+            held.instructions = crate::instructions::load(&self.layout);
         }
-        let decisions = self.decisions.as_ref().map_or(&[][..], |s| s.decisions.as_slice());
-        let parts = Parts { loaded: &self.loaded, decisions, sessions: &self.sessions };
+        let parts = parts(held);
         match &mut self.corpus {
             Some(corpus) if !whole => {
-                if let Some(index) = &self.loaded.index {
+                if let Some(index) = parts.index {
                     corpus.sync_memories(index, &marks.names);
                 }
                 for (marked, source) in [
@@ -281,31 +239,20 @@ impl Warm {
         Ok(())
     }
 
-    /// The memories and records, as `kb list` and `kb show` read them.
-    pub fn loaded(&self) -> &Loaded {
-        &self.loaded
+    /// Returns what the state holds, lent to one request's view of the knowledge (`None` before
+    /// the first refresh).
+    pub fn knowledge<'r>(&'r self, repo: &'r Repo) -> Option<super::Knowledge<'r>> {
+        super::Knowledge::lent(repo, &self.held, self.corpus.as_ref())
     }
+}
 
-    /// What ranked recall reads.
-    pub fn parts(&self) -> Parts<'_> {
-        let decisions = self.decisions.as_ref().map_or(&[][..], |s| s.decisions.as_slice());
-        Parts { loaded: &self.loaded, decisions, sessions: &self.sessions }
-    }
-
-    /// The recall corpus (present once warm).
-    pub fn corpus(&self) -> Option<&LiveCorpus> {
-        self.corpus.as_ref()
-    }
-
-    /// What the compiled block reads, lent (`None` before the first refresh).
-    pub fn held(&self) -> Option<Held<'_>> {
-        Some(Held {
-            index: self.loaded.index.as_ref()?,
-            decisions: &self.decisions,
-            sources: &self.sources,
-            instructions: &self.instructions,
-            session: &self.session,
-        })
+/// Returns every document source `held` has, as the recall corpus reads them.
+fn parts(held: &Held) -> Parts<'_> {
+    Parts {
+        index: held.index.as_ref(),
+        file: held.records.as_ref().ok(),
+        decisions: held.decisions.as_ref().map_or(&[][..], |s| s.decisions.as_slice()),
+        sessions: &held.sessions.0,
     }
 }
 
@@ -346,7 +293,7 @@ impl Warm {
     /// when it appeared or went away) and every small part; returns how many files it marked.
     fn mark_listed(&mut self, listing: &Listing, dir_is: bool) -> usize {
         let mut names = Vec::new();
-        match &mut self.loaded.index {
+        match &mut self.held.index {
             Some(index) if index.dir_exists == dir_is => names = index.changed(listing),
             _ => self.marks.memories = true,
         }
@@ -368,7 +315,7 @@ pub fn lock(warm: &Mutex<Warm>) -> std::sync::MutexGuard<'_, Warm> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::watch::Changes;
+    use crate::knowledge::watch::Changes;
 
     /// Notes one change at `path` (a folder event when `folder`) in a state with nothing marked,
     /// and returns the marks.

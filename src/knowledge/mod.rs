@@ -1,0 +1,221 @@
+//! The one read model: every source of a repository's knowledge, as one lazily filled view
+//! ([`Knowledge`]) that every reader takes: the compiler (`context`), recall, list and show, the
+//! audit, the agents' projection and the MCP tools. A command reads a fresh view
+//! ([`Knowledge::read`]); the warm server lends what it holds ([`Knowledge::lent`], no copy).
+//! A new source is added here once, and every reader can have it.
+//!
+//! Each source is read at most once per view, on first use, and keeps its own diagnostics (the
+//! files it skipped or read in part): the memory index, the Copilot records file, the decisions,
+//! the open session and the ended ones, the context files, the scoped instructions, heat and the
+//! board. Heat and the board are local state that changes with every read, so even a lent view
+//! reads them anew. Nothing here writes knowledge: writes go through a `journal::Txn`.
+//!
+//! `warm` keeps a server's [`Held`] fresh from file events (`watch`), and `corpus` is the
+//! recall index the server keeps beside it.
+
+pub mod context_files;
+pub mod corpus;
+pub mod warm;
+pub mod watch;
+
+pub use context_files::Sources;
+
+use crate::board::Board;
+use crate::copilot::JsonlFile;
+use crate::decisions::Scan;
+use crate::error::Diagnostic;
+use crate::heat::Heats;
+use crate::instructions::Instructions;
+use crate::memories::index::Index;
+use crate::repo::Repo;
+use crate::session::Located;
+use anyhow::Result;
+use std::cell::OnceCell;
+
+/// The open session (when there is one) and the problems of its file.
+pub type OpenSession = (Option<Located>, Vec<Diagnostic>);
+/// The open session first, then the ended ones, and the problems of the files left out.
+pub type Sessions = (Vec<Located>, Vec<Diagnostic>);
+
+/// What a long-running reader (`kb mcp`) holds between requests, kept fresh by [`warm::Warm`]
+/// and lent to a [`Knowledge`] for each request.
+pub struct Held {
+    /// The memory index (`None` until the first read).
+    pub index: Option<Index>,
+    /// The records file, or why it could not be read.
+    pub records: std::result::Result<JsonlFile, String>,
+    pub decisions: std::result::Result<Scan, String>,
+    pub session: OpenSession,
+    pub sessions: Sessions,
+    pub sources: Sources,
+    pub instructions: Instructions,
+}
+
+impl Default for Held {
+    fn default() -> Held {
+        Held {
+            index: None,
+            records: Ok(JsonlFile::from_bytes(std::path::PathBuf::new(), Vec::new(), false)),
+            decisions: Ok(Scan::default()),
+            session: (None, Vec::new()),
+            sessions: (Vec::new(), Vec::new()),
+            sources: Sources::default(),
+            instructions: Instructions::default(),
+        }
+    }
+}
+
+/// A repository's knowledge as one reader sees it: each source read on first use (or lent by a
+/// server that holds it), then kept for the rest of the view's life.
+pub struct Knowledge<'r> {
+    repo: &'r Repo,
+    lent: Option<(&'r Held, Option<&'r corpus::LiveCorpus>)>,
+    index: OnceCell<Index>,
+    records: OnceCell<std::result::Result<JsonlFile, String>>,
+    decisions: OnceCell<Scan>,
+    session: OnceCell<OpenSession>,
+    sessions: OnceCell<Sessions>,
+    sources: OnceCell<Sources>,
+    instructions: OnceCell<Instructions>,
+    heats: OnceCell<Heats>,
+    board: OnceCell<(Board, Option<Diagnostic>)>,
+}
+
+impl<'r> Knowledge<'r> {
+    /// Returns a view of the repository's files, read as they are used.
+    pub fn read(repo: &'r Repo) -> Knowledge<'r> {
+        Knowledge {
+            repo,
+            lent: None,
+            index: OnceCell::new(),
+            records: OnceCell::new(),
+            decisions: OnceCell::new(),
+            session: OnceCell::new(),
+            sessions: OnceCell::new(),
+            sources: OnceCell::new(),
+            instructions: OnceCell::new(),
+            heats: OnceCell::new(),
+            board: OnceCell::new(),
+        }
+    }
+
+    /// Returns a view of what a server holds (and its recall corpus), borrowed; only heat and the
+    /// board are read anew. `None` before the server's first read.
+    pub fn lent(repo: &'r Repo, held: &'r Held, corpus: Option<&'r corpus::LiveCorpus>) -> Option<Knowledge<'r>> {
+        held.index.as_ref()?;
+        Some(Knowledge { lent: Some((held, corpus)), ..Knowledge::read(repo) })
+    }
+
+    /// The repository the view reads.
+    pub fn repo(&self) -> &'r Repo {
+        self.repo
+    }
+
+    fn held(&self) -> Option<&'r Held> {
+        self.lent.map(|(h, _)| h)
+    }
+
+    /// The recall corpus a server keeps up to date, when the view is lent by one.
+    pub fn corpus(&self) -> Option<&'r corpus::LiveCorpus> {
+        self.lent.and_then(|(_, c)| c)
+    }
+
+    /// Returns the memory index (its diagnostics: `Index::problems`). A folder that cannot be
+    /// listed is an error, and is tried again on the next call.
+    pub fn memories(&self) -> Result<&Index> {
+        if let Some(index) = self.held().and_then(|h| h.index.as_ref()) {
+            return Ok(index);
+        }
+        if let Some(index) = self.index.get() {
+            return Ok(index);
+        }
+        let index = crate::memories::store::MemoryStore::new(self.repo).scan()?;
+        Ok(self.index.get_or_init(|| index))
+    }
+
+    /// Returns the Copilot records file (empty when it does not exist), or why it cannot be read.
+    pub fn records(&self) -> std::result::Result<&JsonlFile, &str> {
+        let records = match self.held() {
+            Some(h) => &h.records,
+            None => self.records.get_or_init(|| {
+                let l = &self.repo.layout;
+                JsonlFile::read(&l.copilot_memories(), &l.root).map_err(|e| e.to_string())
+            }),
+        };
+        records.as_ref().map_err(String::as_str)
+    }
+
+    /// Returns every decision (its diagnostics: `Scan::problems`). A folder that cannot be listed
+    /// is an error.
+    pub fn decisions(&self) -> Result<&Scan> {
+        if let Some(h) = self.held() {
+            return h.decisions.as_ref().map_err(|e| anyhow::anyhow!("{e}"));
+        }
+        if let Some(scan) = self.decisions.get() {
+            return Ok(scan);
+        }
+        let scan = crate::decisions::DecisionStore::new(self.repo).scan()?;
+        Ok(self.decisions.get_or_init(|| scan))
+    }
+
+    /// Returns the open session and the problems of its file.
+    pub fn session(&self) -> &OpenSession {
+        match self.held() {
+            Some(h) => &h.session,
+            None => self.session.get_or_init(|| crate::session::current(&self.repo.layout)),
+        }
+    }
+
+    /// Returns the open session first, then the ended ones, and the problems of the files left out.
+    pub fn sessions(&self) -> &Sessions {
+        match self.held() {
+            Some(h) => &h.sessions,
+            None => self.sessions.get_or_init(|| read_sessions(&self.repo.layout)),
+        }
+    }
+
+    /// Returns the context files and the records as the block reads them, with their warnings.
+    pub fn sources(&self) -> &Sources {
+        match self.held() {
+            Some(h) => &h.sources,
+            None => self.sources.get_or_init(|| context_files::load(&self.repo.layout)),
+        }
+    }
+
+    /// Returns the scoped instruction files (their diagnostics: `Instructions::problems`).
+    pub fn instructions(&self) -> &Instructions {
+        match self.held() {
+            Some(h) => &h.instructions,
+            None => self.instructions.get_or_init(|| crate::instructions::load(&self.repo.layout)),
+        }
+    }
+
+    /// Returns the heat of every memory the access log names within the heat window (its
+    /// diagnostics: `Heats::problems`).
+    pub fn heats(&self) -> &Heats {
+        let settings = &self.repo.settings;
+        self.heats
+            .get_or_init(|| crate::heat::read(&self.repo.layout, settings.heat_window_days.value, crate::heat::WARM))
+    }
+
+    /// Returns the checked-out branch's context board, and why it could not be read.
+    pub fn board(&self) -> &(Board, Option<Diagnostic>) {
+        let layout = &self.repo.layout;
+        self.board.get_or_init(|| crate::board::read(layout, &crate::board::current_branch(&layout.root)))
+    }
+}
+
+/// Reads the open session and the ended ones (open first); the files that cannot be read are
+/// problems.
+pub fn read_sessions(layout: &crate::paths::Layout) -> Sessions {
+    let (open, mut problems) = crate::session::current(layout);
+    let mut sessions: Vec<Located> = open.into_iter().collect();
+    for path in crate::session::ended_files(layout) {
+        match crate::session::read_file(layout, &path) {
+            Ok(Some(l)) => sessions.push(l),
+            Ok(None) => {}
+            Err(d) => problems.push(d),
+        }
+    }
+    (sessions, problems)
+}
