@@ -167,20 +167,13 @@ pub struct BoardArgs {
     pub action: Option<BoardAction>,
 }
 
-/// Who wrote a board item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BoardSrc {
-    Agent,
-    User,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum BoardAction {
     /// Print an item's content (and count the read)
     Get {
         name: String,
         #[arg(long)]
-        src: Option<BoardSrc>,
+        src: Option<Src>,
     },
     /// Create or overwrite a user item (CONTENT from the argument, or stdin with "-")
     Add {
@@ -197,7 +190,7 @@ pub enum BoardAction {
     Remove {
         name: String,
         #[arg(long)]
-        src: Option<BoardSrc>,
+        src: Option<Src>,
     },
 }
 
@@ -246,15 +239,6 @@ pub struct DecisionArgs {
     pub action: DecisionAction,
 }
 
-/// What a decision is about (the frontmatter `type` of a decision).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DecisionType {
-    Architectural,
-    Scope,
-    Process,
-    Technical,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum DecisionAction {
     /// Add an active decision (not added when an active or proposed one says nearly the same)
@@ -267,7 +251,7 @@ pub enum DecisionAction {
         text: Vec<String>,
         /// What the decision is about
         #[arg(long = "type", value_enum, value_name = "TYPE")]
-        kind: DecisionType,
+        kind: DecisionKind,
         /// A tag (repeatable)
         #[arg(short = 't', long = "tag", value_name = "TAG", allow_hyphen_values = true)]
         tag: Vec<String>,
@@ -284,7 +268,7 @@ pub enum DecisionAction {
         all: bool,
         /// Only decisions of this type
         #[arg(long = "type", value_enum, value_name = "TYPE")]
-        kind: Option<DecisionType>,
+        kind: Option<DecisionKind>,
     },
     /// Show one decision in full
     #[command(after_help = "Examples:\n  kb decision show 3")]
@@ -304,7 +288,7 @@ pub enum DecisionAction {
         text: Vec<String>,
         /// The new decision's type (default: the old one's)
         #[arg(long = "type", value_enum, value_name = "TYPE")]
-        kind: Option<DecisionType>,
+        kind: Option<DecisionKind>,
         /// A tag of the new decision (repeatable; default: the old one's tags)
         #[arg(short = 't', long = "tag", value_name = "TAG", allow_hyphen_values = true)]
         tag: Vec<String>,
@@ -345,31 +329,8 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
+pub use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Src};
 pub use crate::repo::StoreKind;
-
-/// A memory's type (the frontmatter `type`; docs/formats.md, Type, importance and agent).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MemoryTypeArg {
-    /// Always loaded for the agents that see it; saved protected, never decayed
-    #[value(name = "core_context")]
-    CoreContext,
-    /// Something learned (the default when a memory has no type)
-    Learning,
-    /// A recurring way of working
-    Pattern,
-    /// News about the project's state
-    Update,
-}
-
-/// A memory's importance (the frontmatter `importance`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ImportanceArg {
-    /// Loaded into the context's Learnings (with type learning or pattern)
-    High,
-    /// The default when a memory has none
-    Medium,
-    Low,
-}
 
 /// A store other than the markdown one, for export and import.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -389,15 +350,6 @@ pub enum ImportSource {
     Codex,
     /// Gemini CLI's saved memories (GEMINI.md sections, ~/.gemini/tmp/*/memory/MEMORY.md)
     Gemini,
-}
-
-/// A vote's direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum VoteDirection {
-    #[value(alias = "upvote")]
-    Up,
-    #[value(alias = "downvote")]
-    Down,
 }
 
 #[derive(Debug, Args)]
@@ -582,10 +534,10 @@ pub struct SaveArgs {
     pub no_dedup: bool,
     /// The memory's type (default: none written, read as learning); core_context is saved protected
     #[arg(long = "type", value_enum, value_name = "TYPE")]
-    pub memory_type: Option<MemoryTypeArg>,
+    pub memory_type: Option<MemoryType>,
     /// The memory's importance (default: none written, read as medium); a consolidation keeps the higher
     #[arg(long, value_enum, value_name = "LEVEL")]
-    pub importance: Option<ImportanceArg>,
+    pub importance: Option<Importance>,
     /// The agent the memory belongs to (default: shared by every agent); dedup stays within it
     #[arg(long, value_name = "NAME", value_parser = agent_name)]
     pub agent: Option<String>,
@@ -641,10 +593,10 @@ pub struct ListArgs {
     pub store: Option<StoreKind>,
     /// Only memories of this type (a memory without one is a learning)
     #[arg(long = "type", value_enum, value_name = "TYPE")]
-    pub memory_type: Option<MemoryTypeArg>,
+    pub memory_type: Option<MemoryType>,
     /// Only memories of this importance (a memory without one is medium)
     #[arg(long, value_enum, value_name = "LEVEL")]
-    pub importance: Option<ImportanceArg>,
+    pub importance: Option<Importance>,
     /// Only memories that name this agent
     #[arg(long, value_name = "NAME", value_parser = agent_name)]
     pub agent: Option<String>,
@@ -670,7 +622,7 @@ pub struct VoteArgs {
     pub id: String,
     /// up: the fact is useful; down: it is wrong or outdated
     #[arg(value_enum)]
-    pub direction: VoteDirection,
+    pub direction: Direction,
     /// Why (kept in the record's last_vote)
     #[arg(long, value_name = "R")]
     pub reason: String,

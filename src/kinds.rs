@@ -76,3 +76,152 @@ impl Sources {
         self.0.iter().all(|&b| b)
     }
 }
+
+/// What a memory is, its layer in the compiled context: the frontmatter `type`.
+/// A memory without one is a [`MemoryType::Learning`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum)]
+pub enum MemoryType {
+    /// Always loaded for the agents that see it; saved protected, never decayed
+    #[value(name = "core_context")]
+    CoreContext,
+    /// Something learned (the default when a memory has no type)
+    #[default]
+    Learning,
+    /// A recurring way of working
+    Pattern,
+    /// News about the project's state
+    Update,
+}
+
+impl MemoryType {
+    pub const ALL: [MemoryType; 4] =
+        [MemoryType::CoreContext, MemoryType::Learning, MemoryType::Pattern, MemoryType::Update];
+
+    /// Returns the value as written in a file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::CoreContext => "core_context",
+            MemoryType::Learning => "learning",
+            MemoryType::Pattern => "pattern",
+            MemoryType::Update => "update",
+        }
+    }
+
+    /// Parses a written value (exact, case-sensitive); the error names the value and the valid ones.
+    pub fn parse(text: &str) -> Result<MemoryType, String> {
+        MemoryType::ALL.into_iter().find(|t| t.as_str() == text).ok_or_else(|| {
+            format!("unknown type '{}': expected core_context, learning, pattern or update", text.escape_debug())
+        })
+    }
+}
+
+/// How much a memory matters: the frontmatter `importance`. A memory without one is
+/// [`Importance::Medium`]. Ordered: `Low < Medium < High`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum Importance {
+    Low,
+    #[default]
+    Medium,
+    High,
+}
+
+impl Importance {
+    pub const ALL: [Importance; 3] = [Importance::High, Importance::Medium, Importance::Low];
+
+    /// Returns the value as written in a file and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Importance::Low => "low",
+            Importance::Medium => "medium",
+            Importance::High => "high",
+        }
+    }
+
+    /// Parses a written value (exact, case-sensitive); the error names the value and the valid ones.
+    pub fn parse(text: &str) -> Result<Importance, String> {
+        Importance::ALL
+            .into_iter()
+            .find(|i| i.as_str() == text)
+            .ok_or_else(|| format!("unknown importance '{}': expected high, medium or low", text.escape_debug()))
+    }
+}
+
+/// The command line lists the importances highest first (`--importance high|medium|low`).
+impl clap::ValueEnum for Importance {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Importance::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let value = clap::builder::PossibleValue::new(self.as_str());
+        Some(match self {
+            Importance::High => value.help("Loaded into the context's Learnings (with type learning or pattern)"),
+            Importance::Medium => value.help("The default when a memory has none"),
+            Importance::Low => value,
+        })
+    }
+}
+
+/// What a decision is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema), schemars(rename_all = "lowercase", inline))]
+pub enum DecisionKind {
+    Architectural,
+    Scope,
+    Process,
+    Technical,
+}
+
+impl DecisionKind {
+    pub const ALL: [DecisionKind; 4] =
+        [DecisionKind::Architectural, DecisionKind::Scope, DecisionKind::Process, DecisionKind::Technical];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::Architectural => "architectural",
+            DecisionKind::Scope => "scope",
+            DecisionKind::Process => "process",
+            DecisionKind::Technical => "technical",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<DecisionKind> {
+        DecisionKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// Which way a vote goes; Copilot's spellings (`upvote`, `downvote`) are accepted too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[cfg_attr(feature = "mcp", derive(schemars::JsonSchema), schemars(rename_all = "lowercase", inline))]
+pub enum Direction {
+    #[value(alias = "upvote")]
+    Up,
+    #[value(alias = "downvote")]
+    Down,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Up => "up",
+            Direction::Down => "down",
+        }
+    }
+}
+
+/// Who wrote a board item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Src {
+    Agent,
+    User,
+}
+
+impl Src {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Src::Agent => "agent",
+            Src::User => "user",
+        }
+    }
+}

@@ -22,22 +22,7 @@ pub const PRUNE_TO: usize = 18;
 const NAME_MAX: usize = 64;
 const DESCRIPTION_MAX: usize = 200;
 
-/// Who wrote an item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Src {
-    Agent,
-    User,
-}
-
-impl Src {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Src::Agent => "agent",
-            Src::User => "user",
-        }
-    }
-}
+pub use crate::kinds::Src;
 
 /// One board item, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,9 +2,8 @@
 //! (`ops::decision`).
 
 use super::Ctx;
-use crate::cli::{DecisionAction, DecisionArgs, DecisionType};
+use crate::cli::{DecisionAction, DecisionArgs};
 use crate::decisions::Change;
-use crate::decisions::file::DecisionKind;
 use crate::ops::decision;
 use anyhow::Result;
 use std::process::ExitCode;
@@ -13,12 +12,12 @@ pub fn run(ctx: &Ctx, args: DecisionArgs) -> Result<ExitCode> {
     let repo = ctx.repo()?;
     match args.action {
         DecisionAction::Add { text, kind, tag, redact } => {
-            ctx.emit(&decision::add(&repo, read_text(&text)?, to_kind(kind), tag, redact)?)
+            ctx.emit(&decision::add(&repo, read_text(&text)?, kind, tag, redact)?)
         }
-        DecisionAction::List { all, kind } => ctx.emit(&decision::list(&repo, all, kind.map(to_kind))?),
+        DecisionAction::List { all, kind } => ctx.emit(&decision::list(&repo, all, kind)?),
         DecisionAction::Show { id } => ctx.emit(&decision::show(&repo, &id)?),
         DecisionAction::Supersede { id, text, kind, tag, redact } => {
-            ctx.emit(&decision::supersede(&repo, &id, read_text(&text)?, kind.map(to_kind), tag, redact)?)
+            ctx.emit(&decision::supersede(&repo, &id, read_text(&text)?, kind, tag, redact)?)
         }
         DecisionAction::Archive { id } => ctx.emit(&decision::change(&repo, &id, Change::Archive)?),
         DecisionAction::Accept { id } => ctx.emit(&decision::change(&repo, &id, Change::Accept)?),
@@ -29,15 +28,6 @@ pub fn run(ctx: &Ctx, args: DecisionArgs) -> Result<ExitCode> {
 /// Returns whether the decision command writes (everything but list and show).
 pub fn writes(args: &DecisionArgs) -> bool {
     !matches!(args.action, DecisionAction::List { .. } | DecisionAction::Show { .. })
-}
-
-fn to_kind(t: DecisionType) -> DecisionKind {
-    match t {
-        DecisionType::Architectural => DecisionKind::Architectural,
-        DecisionType::Scope => DecisionKind::Scope,
-        DecisionType::Process => DecisionKind::Process,
-        DecisionType::Technical => DecisionKind::Technical,
-    }
 }
 
 /// Returns the decision text: the arguments joined by spaces, or stdin for `-`.

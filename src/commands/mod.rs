@@ -10,10 +10,8 @@ mod save;
 mod session;
 mod watch;
 
-use crate::cli::{Cli, Command, ConfigAction, ImportanceArg, ListArgs, MemoryTypeArg, StoreKind, VoteDirection};
-use crate::copilot::Direction;
+use crate::cli::{Cli, Command, ConfigAction, ListArgs, StoreKind};
 use crate::error;
-use crate::memories::file::{Importance, MemoryType};
 use crate::ops::read::Scope;
 use crate::ops::{self, Knowledge, Report, View};
 use crate::output::{self, Style};
@@ -220,25 +218,6 @@ fn scope(store: Option<StoreKind>) -> Scope {
     }
 }
 
-/// Returns the memory type a `--type` value names.
-fn memory_type(arg: MemoryTypeArg) -> MemoryType {
-    match arg {
-        MemoryTypeArg::CoreContext => MemoryType::CoreContext,
-        MemoryTypeArg::Learning => MemoryType::Learning,
-        MemoryTypeArg::Pattern => MemoryType::Pattern,
-        MemoryTypeArg::Update => MemoryType::Update,
-    }
-}
-
-/// Returns the importance an `--importance` value names.
-fn importance(arg: ImportanceArg) -> Importance {
-    match arg {
-        ImportanceArg::High => Importance::High,
-        ImportanceArg::Medium => Importance::Medium,
-        ImportanceArg::Low => Importance::Low,
-    }
-}
-
 /// `kb list`: a `--type`, `--importance` or `--agent` filter narrows the list to the markdown
 /// store (Copilot records have none of them); with `--store copilot` it is a usage error.
 fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
@@ -251,8 +230,7 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
         (_, true) => Scope::Md,
         (any, false) => any,
     };
-    let filter =
-        ops::read::ListFilter::new(a.memory_type.map(memory_type), a.importance.map(importance), a.agent)?.by(a.by);
+    let filter = ops::read::ListFilter::new(a.memory_type, a.importance, a.agent)?.by(a.by);
     let repo = ctx.repo()?;
     ctx.emit(&ops::read::list(&Knowledge::read(&repo), scope, &filter, None)?)
 }
@@ -301,13 +279,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             }
             Some(ConfigAction::Unset { key, global }) => ctx.emit(&ops::config::unset(&ctx.layout, &key, global)?),
         },
-        Command::Vote(a) => {
-            let direction = match a.direction {
-                VoteDirection::Up => Direction::Up,
-                VoteDirection::Down => Direction::Down,
-            };
-            ctx.emit(&ops::vote::vote(&ctx.repo()?, &a.id, direction, &a.reason)?)
-        }
+        Command::Vote(a) => ctx.emit(&ops::vote::vote(&ctx.repo()?, &a.id, a.direction, &a.reason)?),
         Command::Export(a) => {
             let crate::cli::OtherStore::Copilot = a.to;
             ctx.emit(&ops::convert::export_to_copilot(&ctx.repo()?, a.dry_run)?)
@@ -356,26 +328,20 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Session(a) => session::run(ctx, a),
         Command::Decision(a) => decision::run(ctx, a),
         Command::Board(a) => {
-            use crate::cli::{BoardAction, BoardSrc};
-            let src = |s: Option<BoardSrc>| {
-                s.map(|s| match s {
-                    BoardSrc::Agent => crate::board::Src::Agent,
-                    BoardSrc::User => crate::board::Src::User,
-                })
-            };
+            use crate::cli::BoardAction;
             let repo = ctx.repo()?;
             let branch = ops::board::branch(&repo, a.branch.as_deref())?;
             match a.action {
                 None => ctx.emit(&ops::board::list(&repo, &branch)),
-                Some(BoardAction::Get { name, src: s }) => ctx.emit(&ops::board::get(&repo, &branch, &name, src(s))?),
+                Some(BoardAction::Get { name, src: s }) => ctx.emit(&ops::board::get(&repo, &branch, &name, s)?),
                 Some(BoardAction::Add { name, description, content, redact }) => {
                     let content = if content == "-" { read_stdin()? } else { content };
                     let description = description.unwrap_or_else(|| crate::board::first_line(&content));
-                    let user = crate::board::Src::User;
+                    let user = crate::kinds::Src::User;
                     ctx.emit(&ops::board::add(&repo, &branch, user, &name, &description, &content, redact)?)
                 }
                 Some(BoardAction::Remove { name, src: s }) => {
-                    ctx.emit(&ops::board::remove(&repo, &branch, &name, src(s), None)?)
+                    ctx.emit(&ops::board::remove(&repo, &branch, &name, s, None)?)
                 }
             }
         }

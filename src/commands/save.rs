@@ -1,7 +1,7 @@
 //! `kb save`: the text from the arguments or stdin, the flags of each store checked, then the
 //! save operation (`ops::save`).
 
-use super::{Ctx, importance, memory_type};
+use super::Ctx;
 use crate::cli::{SaveArgs, StoreKind};
 use crate::copilot::RecordRequest;
 use crate::memories::store::SaveRequest;
@@ -38,8 +38,8 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
         dry_run: args.dry_run,
         redact: args.redact,
         no_dedup: args.no_dedup,
-        memory_type: args.memory_type.map(memory_type),
-        importance: args.importance.map(importance),
+        memory_type: args.memory_type,
+        importance: args.importance,
         agent: args.agent,
     };
     ctx.emit(&ops::save::save(&repo, req)?)

@@ -50,21 +50,7 @@ pub struct RecordSaveOutcome {
     pub similar_to: Option<(String, NearMiss)>,
 }
 
-/// Which way a vote goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direction {
-    Up,
-    Down,
-}
-
-impl Direction {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Up => "up",
-            Direction::Down => "down",
-        }
-    }
-}
+pub use crate::kinds::Direction;
 
 /// The record a vote is for: its id, or its fact, matched exactly (Copilot's `vote_memory`
 /// names a memory by its fact).

@@ -10,32 +10,7 @@ use crate::provenance::CREATED_BY;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-/// What a decision is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DecisionKind {
-    Architectural,
-    Scope,
-    Process,
-    Technical,
-}
-
-impl DecisionKind {
-    pub const ALL: [DecisionKind; 4] =
-        [DecisionKind::Architectural, DecisionKind::Scope, DecisionKind::Process, DecisionKind::Technical];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DecisionKind::Architectural => "architectural",
-            DecisionKind::Scope => "scope",
-            DecisionKind::Process => "process",
-            DecisionKind::Technical => "technical",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<DecisionKind> {
-        DecisionKind::ALL.into_iter().find(|k| k.as_str() == text)
-    }
-}
+pub use crate::kinds::DecisionKind;
 
 /// Where a decision is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

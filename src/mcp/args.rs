@@ -11,6 +11,7 @@
 //! The structs derive only `JsonSchema`: their `schemars` attributes shape the schema (names,
 //! defaults, ranges), and each struct's [`ToolArgs`] impl reads the same names.
 
+use crate::kinds::{DecisionKind, Direction};
 use crate::ops::read::Scope;
 use crate::ops::recall::{Source, Sources};
 use rmcp::schemars;
@@ -534,7 +535,7 @@ pub struct ProposeDecisionArgs {
     /// (what the project does and does not do), process (how the team works), technical
     /// (standards and conventions in the code)
     #[schemars(rename = "type")]
-    pub kind: DecisionType,
+    pub kind: DecisionKind,
 }
 
 impl ToolArgs for ProposeDecisionArgs {
@@ -542,11 +543,11 @@ impl ToolArgs for ProposeDecisionArgs {
     const NAMES: &'static [&'static str] = &["text", "type"];
 
     fn read(given: &mut Given) -> Result<Self, String> {
-        let kinds: &[(&[&str], DecisionType)] = &[
-            (&["architectural"], DecisionType::Architectural),
-            (&["scope"], DecisionType::Scope),
-            (&["process"], DecisionType::Process),
-            (&["technical"], DecisionType::Technical),
+        let kinds: &[(&[&str], DecisionKind)] = &[
+            (&["architectural"], DecisionKind::Architectural),
+            (&["scope"], DecisionKind::Scope),
+            (&["process"], DecisionKind::Process),
+            (&["technical"], DecisionKind::Technical),
         ];
         Ok(ProposeDecisionArgs { text: given.need_text("text")?, kind: given.need_choice("type", kinds)? })
     }
@@ -587,28 +588,6 @@ impl ToolArgs for GetContextArgs {
     }
 }
 
-/// A decision's type, as `kb decision add --type` takes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
-#[schemars(rename_all = "lowercase", inline)]
-pub enum DecisionType {
-    Architectural,
-    Scope,
-    Process,
-    Technical,
-}
-
-impl DecisionType {
-    pub(super) fn kind(self) -> crate::decisions::file::DecisionKind {
-        use crate::decisions::file::DecisionKind;
-        match self {
-            DecisionType::Architectural => DecisionKind::Architectural,
-            DecisionType::Scope => DecisionKind::Scope,
-            DecisionType::Process => DecisionKind::Process,
-            DecisionType::Technical => DecisionKind::Technical,
-        }
-    }
-}
-
 /// `update_session` arguments.
 #[derive(Debug, schemars::JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -643,7 +622,7 @@ pub struct VoteMemoryArgs {
     pub fact: Option<String>,
     /// up: the fact is right and useful; down: it is wrong or outdated ("upvote" and "downvote"
     /// are accepted too)
-    pub direction: VoteDirection,
+    pub direction: Direction,
     /// Why, e.g. "Moved to tests/snapshots/ in this branch"; kept in the record's last_vote
     pub reason: String,
 }
@@ -653,31 +632,14 @@ impl ToolArgs for VoteMemoryArgs {
     const NAMES: &'static [&'static str] = &["id", "fact", "direction", "reason"];
 
     fn read(given: &mut Given) -> Result<Self, String> {
-        let directions: &[(&[&str], VoteDirection)] =
-            &[(&["up", "upvote"], VoteDirection::Up), (&["down", "downvote"], VoteDirection::Down)];
+        let directions: &[(&[&str], Direction)] =
+            &[(&["up", "upvote"], Direction::Up), (&["down", "downvote"], Direction::Down)];
         Ok(VoteMemoryArgs {
             id: given.get("id", "a record's id, e.g. \"mem-1a2b3c4d\"", id)?,
             fact: given.text("fact")?,
             direction: given.need_choice("direction", directions)?,
             reason: given.need_text("reason")?,
         })
-    }
-}
-
-/// Which way a vote goes; Copilot's spellings are accepted too.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, schemars::JsonSchema)]
-#[schemars(rename_all = "lowercase", inline)]
-pub enum VoteDirection {
-    Up,
-    Down,
-}
-
-impl VoteDirection {
-    pub(super) fn direction(self) -> crate::copilot::Direction {
-        match self {
-            VoteDirection::Up => crate::copilot::Direction::Up,
-            VoteDirection::Down => crate::copilot::Direction::Down,
-        }
     }
 }
 
@@ -849,7 +811,7 @@ mod tests {
         let a: RecallMemoryArgs = read(json!({"query": "q", "store": []})).unwrap();
         assert_eq!(a.store, Sources::default(), "an empty list: every kind");
         let a: VoteMemoryArgs = read(json!({"fact": "f", "direction": "downvote", "reason": "r"})).unwrap();
-        assert_eq!((a.id, a.fact.as_deref(), a.direction), (None, Some("f"), VoteDirection::Down));
+        assert_eq!((a.id, a.fact.as_deref(), a.direction), (None, Some("f"), Direction::Down));
         let a: UpdateSessionArgs = read(json!({"summary": "s", "append": null})).unwrap();
         assert!(!a.append);
         let a: ContextBoardArgs = read(json!({"command": "get", "name": "n", "src": null})).unwrap();

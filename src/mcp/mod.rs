@@ -301,7 +301,7 @@ impl KbServer {
         Parameters(args): Parameters<Checked<ProposeDecisionArgs>>,
     ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
-        Ok(self.call(args, move |args| repo.propose_decision(args.text, args.kind.kind())).await)
+        Ok(self.call(args, move |args| repo.propose_decision(args.text, args.kind)).await)
     }
 
     #[tool(
@@ -338,9 +338,7 @@ impl KbServer {
     ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
         Ok(self
-            .call(args, move |args| {
-                repo.vote(args.id.as_deref(), args.fact.as_deref(), args.direction.direction(), &args.reason)
-            })
+            .call(args, move |args| repo.vote(args.id.as_deref(), args.fact.as_deref(), args.direction, &args.reason))
             .await)
     }
 

@@ -31,70 +31,7 @@ pub fn detect_category<S: AsRef<str>>(tags: &[S]) -> Option<&'static str> {
 /// The tag that makes a memory that names an agent visible to every agent.
 pub const CROSS_TEAM_TAG: &str = "cross-team";
 
-/// What a memory is, its layer in the compiled context: the frontmatter `type`.
-/// A memory without one is a [`MemoryType::Learning`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum MemoryType {
-    /// Always loaded for the agents that see it; never decayed.
-    CoreContext,
-    #[default]
-    Learning,
-    Pattern,
-    Update,
-}
-
-impl MemoryType {
-    pub const ALL: [MemoryType; 4] =
-        [MemoryType::CoreContext, MemoryType::Learning, MemoryType::Pattern, MemoryType::Update];
-
-    /// Returns the value as written in a file and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemoryType::CoreContext => "core_context",
-            MemoryType::Learning => "learning",
-            MemoryType::Pattern => "pattern",
-            MemoryType::Update => "update",
-        }
-    }
-
-    /// Parses a written value (exact, case-sensitive); the error names the value and the valid ones.
-    pub fn parse(text: &str) -> Result<MemoryType, String> {
-        MemoryType::ALL.into_iter().find(|t| t.as_str() == text).ok_or_else(|| {
-            format!("unknown type '{}': expected core_context, learning, pattern or update", text.escape_debug())
-        })
-    }
-}
-
-/// How much a memory matters: the frontmatter `importance`. A memory without one is
-/// [`Importance::Medium`]. Ordered: `Low < Medium < High`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub enum Importance {
-    Low,
-    #[default]
-    Medium,
-    High,
-}
-
-impl Importance {
-    pub const ALL: [Importance; 3] = [Importance::High, Importance::Medium, Importance::Low];
-
-    /// Returns the value as written in a file and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Importance::Low => "low",
-            Importance::Medium => "medium",
-            Importance::High => "high",
-        }
-    }
-
-    /// Parses a written value (exact, case-sensitive); the error names the value and the valid ones.
-    pub fn parse(text: &str) -> Result<Importance, String> {
-        Importance::ALL
-            .into_iter()
-            .find(|i| i.as_str() == text)
-            .ok_or_else(|| format!("unknown importance '{}': expected high, medium or low", text.escape_debug()))
-    }
-}
+pub use crate::kinds::{Importance, MemoryType};
 
 /// Returns whether a memory that names `owner` (`None`: every agent's) with `tags` is visible to
 /// `agent`: when it names no agent, names that agent, or is tagged `cross-team`.
