@@ -29,7 +29,7 @@ pub fn user_email(root: &Path) -> Option<String> {
             read_small(&dir.join("commondir")).map(|b| dir.join(String::from_utf8_lossy(&b).trim())).unwrap_or(dir);
         common.join("config")
     });
-    let env = crate::settings::env;
+    let env = crate::paths::env;
     let home = env("HOME").map(PathBuf::from);
     let global: Vec<PathBuf> = match env("GIT_CONFIG_GLOBAL") {
         Some(file) => vec![PathBuf::from(file)],

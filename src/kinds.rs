@@ -225,3 +225,50 @@ impl Src {
         }
     }
 }
+
+/// The longest client name kept (a name is what a client says it is, not checked).
+const MAX_CLIENT_NAME: usize = 100;
+
+/// Who makes the changes of a command: a person on the command line, or an agent over MCP.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Actor {
+    #[default]
+    Person,
+    /// An MCP client, by the name it sent at `initialize` (`None`: it sent none).
+    Agent(Option<String>),
+}
+
+impl Actor {
+    /// Returns an MCP client's actor from the name it sent: control characters dropped, cut to a
+    /// reasonable length.
+    pub fn agent(client_name: Option<&str>) -> Actor {
+        let name: String =
+            client_name.unwrap_or("").chars().filter(|c| !c.is_control()).take(MAX_CLIENT_NAME).collect();
+        let name = name.trim();
+        Actor::Agent((!name.is_empty()).then(|| name.to_string()))
+    }
+
+    /// Returns whether an agent makes the changes (a save over MCP).
+    pub fn is_agent(&self) -> bool {
+        matches!(self, Actor::Agent(_))
+    }
+}
+
+/// How recall ranks: kb's ranking, or plain BM25 (lower-cased words, no stems, no splits, no
+/// fallback, every field weighted 1), the baseline the quality benchmark compares with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ranking {
+    #[default]
+    Full,
+    Plain,
+}
+
+impl Ranking {
+    /// Reads `KB_RECALL_RANKING` (`bm25` is the plain baseline; anything else is kb's ranking).
+    pub fn from_env(value: Option<&str>) -> Ranking {
+        match value {
+            Some("bm25") => Ranking::Plain,
+            _ => Ranking::Full,
+        }
+    }
+}

@@ -123,13 +123,7 @@ pub fn stream(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Resul
     }
 }
 
-/// Returns at most the first `n` characters (Python `s[:n]`).
-pub fn chars_prefix(s: &str, n: usize) -> &str {
-    match s.char_indices().nth(n) {
-        Some((i, _)) => &s[..i],
-        None => s,
-    }
-}
+pub use crate::format::text::chars_prefix;
 
 /// Returns co-cli's list summary: the first line, cut to 77 characters + `...` past 80.
 pub fn summary(content: &str) -> String {

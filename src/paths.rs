@@ -267,6 +267,11 @@ pub fn free_path(dir: &Path, name: &str) -> PathBuf {
     (2..).map(|n| dir.join(format!("{stem}-{n}.md"))).find(|p| std::fs::symlink_metadata(p).is_err()).unwrap_or(first)
 }
 
+/// Reads a variable of the process environment; an empty value is unset, for every caller.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,7 +3,8 @@
 //! client's name; on the command line `$KB_AUTHOR`, else git's `user.email`, else `$USER`.
 //! Hand-written files carry no `created_by`: they count as a person's.
 
-use crate::repo::Repo;
+use crate::settings::Environment;
+use std::path::Path;
 
 /// The frontmatter (or record) key naming who created an item.
 pub const CREATED_BY: &str = "created_by";
@@ -11,46 +12,16 @@ pub const CREATED_BY: &str = "created_by";
 pub const UPDATED_BY: &str = "updated_by";
 /// The prefix of an agent's name: only a `created_by` starting with it counts as an agent's.
 pub const AGENT_PREFIX: &str = "agent:";
-/// The longest client name kept (a name is what a client says it is, not checked).
-const MAX_CLIENT_NAME: usize = 100;
 
-/// Who makes the changes of a command: a person on the command line, or an agent over MCP.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub enum Actor {
-    #[default]
-    Person,
-    /// An MCP client, by the name it sent at `initialize` (`None`: it sent none).
-    Agent(Option<String>),
-}
+pub use crate::kinds::Actor;
 
-impl Actor {
-    /// Returns an MCP client's actor from the name it sent: control characters dropped, cut to a
-    /// reasonable length.
-    pub fn agent(client_name: Option<&str>) -> Actor {
-        let name: String =
-            client_name.unwrap_or("").chars().filter(|c| !c.is_control()).take(MAX_CLIENT_NAME).collect();
-        let name = name.trim();
-        Actor::Agent((!name.is_empty()).then(|| name.to_string()))
-    }
-
-    /// Returns whether an agent makes the changes (a save over MCP).
-    pub fn is_agent(&self) -> bool {
-        matches!(self, Actor::Agent(_))
-    }
-}
-
-/// Returns the author of the changes `repo`'s command makes: `agent:NAME` over MCP
-/// (`agent:unknown` when the client sent no name); on the command line `$KB_AUTHOR`, else git's
-/// `user.email`, else `$USER`; `None` when none of them is known.
-pub fn author(repo: &Repo) -> Option<String> {
-    match &repo.env.actor {
+/// Returns the author of the changes a command run with `env` in the repository at `root` makes:
+/// `agent:NAME` over MCP (`agent:unknown` when the client sent no name); on the command line
+/// `$KB_AUTHOR`, else git's `user.email`, else `$USER`; `None` when none of them is known.
+pub fn author(env: &Environment, root: &Path) -> Option<String> {
+    match &env.actor {
         Actor::Agent(name) => Some(format!("{AGENT_PREFIX}{}", name.as_deref().unwrap_or("unknown"))),
-        Actor::Person => repo
-            .env
-            .kb_author
-            .clone()
-            .or_else(|| crate::git::user_email(&repo.layout.root))
-            .or_else(|| repo.env.user.clone()),
+        Actor::Person => env.kb_author.clone().or_else(|| crate::git::user_email(root)).or_else(|| env.user.clone()),
     }
 }
 

@@ -22,6 +22,12 @@ pub struct Repo {
 }
 
 impl Repo {
+    /// Returns who makes this command's changes, as `created_by`/`updated_by` name them
+    /// (`provenance::author`).
+    pub fn author(&self) -> Option<String> {
+        crate::provenance::author(&self.env, &self.layout.root)
+    }
+
     /// Opens the repository at `layout`, loading its settings from the files and the process
     /// environment; an invalid value is an error naming where it came from. `env` is what the
     /// caller read of the environment once, at start.

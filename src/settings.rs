@@ -4,8 +4,8 @@
 //! know are ignored: `settings.json` is shared with co-cli (the Python tool whose file layout kb keeps), which
 //! keeps many other settings there.
 
-use crate::decisions::file::DecisionKind;
 use crate::error::{Diagnostic, KbError, io_at};
+use crate::kinds::DecisionKind;
 use crate::paths::Layout;
 use serde_json::Value;
 use std::fmt;
@@ -706,9 +706,9 @@ pub struct Environment {
     /// `USER`: the author when neither `KB_AUTHOR` nor git names one.
     pub user: Option<String>,
     /// Who makes the changes: a person, or an agent over MCP (set by the server).
-    pub actor: crate::provenance::Actor,
+    pub actor: crate::kinds::Actor,
     /// `KB_RECALL_RANKING=bm25`: rank recall with plain BM25 (the quality benchmark's baseline).
-    pub recall_ranking: crate::search::Ranking,
+    pub recall_ranking: crate::kinds::Ranking,
     /// `KB_MCP_REVALIDATE_MS`: how often `kb mcp` revalidates what it holds (default 30 s).
     pub mcp_revalidate: Option<std::time::Duration>,
     /// `KB_MCP_WATCH=off`: `kb mcp` ignores file events and relies on revalidation alone (how the
@@ -726,8 +726,8 @@ impl Environment {
                 .map(std::time::Duration::from_millis),
             kb_author: env("KB_AUTHOR"),
             user: env("USER"),
-            actor: crate::provenance::Actor::Person,
-            recall_ranking: crate::search::Ranking::from_env(env("KB_RECALL_RANKING").as_deref()),
+            actor: crate::kinds::Actor::Person,
+            recall_ranking: crate::kinds::Ranking::from_env(env("KB_RECALL_RANKING").as_deref()),
             mcp_revalidate: env("KB_MCP_REVALIDATE_MS")
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(std::time::Duration::from_millis),
@@ -736,10 +736,7 @@ impl Environment {
     }
 }
 
-/// Reads a variable of the process environment; an empty value is unset, for every caller.
-pub fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
+pub use crate::paths::env;
 
 #[cfg(test)]
 mod tests {

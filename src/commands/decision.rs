@@ -3,8 +3,8 @@
 
 use super::Ctx;
 use crate::cli::{DecisionAction, DecisionArgs};
-use crate::decisions::Change;
 use crate::ops::decision;
+use crate::ops::decision::Change;
 use anyhow::Result;
 use std::process::ExitCode;
 

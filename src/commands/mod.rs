@@ -336,7 +336,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 Some(BoardAction::Get { name, src: s }) => ctx.emit(&ops::board::get(&repo, &branch, &name, s)?),
                 Some(BoardAction::Add { name, description, content, redact }) => {
                     let content = if content == "-" { read_stdin()? } else { content };
-                    let description = description.unwrap_or_else(|| crate::board::first_line(&content));
+                    let description = description.unwrap_or_else(|| ops::board::first_line(&content));
                     let user = crate::kinds::Src::User;
                     ctx.emit(&ops::board::add(&repo, &branch, user, &name, &description, &content, redact)?)
                 }

@@ -3,9 +3,8 @@
 
 use super::Ctx;
 use crate::cli::{SaveArgs, StoreKind};
-use crate::copilot::RecordRequest;
-use crate::memories::store::SaveRequest;
 use crate::ops;
+use crate::ops::save::{RecordRequest, SaveRequest};
 use anyhow::{Result, bail};
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -169,19 +169,7 @@ fn compile_watched(
 fn prepare_folders(ctx: &Ctx) -> Vec<PathBuf> {
     let mut paths = vec![ctx.layout.lock()];
     if let Ok(repo) = ctx.repo() {
-        for spec in &repo.settings.context_targets.value {
-            if let Ok(t) = crate::context::targets::resolve(&ctx.layout, &spec.path) {
-                paths.push(t.path);
-                paths.push(t.real);
-            }
-        }
-        // The agents' files too (`.github/` for Copilot's): their folders are kb's own creations.
-        for &agent in &repo.settings.agents.value {
-            let (file, _) = crate::context::agents::block_file(agent);
-            if let Ok(t) = crate::context::targets::resolve(&ctx.layout, file) {
-                paths.push(t.path);
-            }
-        }
+        paths.extend(crate::ops::compile::written_paths(&repo));
     }
     for dir in paths.iter().filter_map(|p| p.parent()) {
         let _ = std::fs::create_dir_all(dir);

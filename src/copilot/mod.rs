@@ -21,6 +21,5 @@ pub mod store;
 pub use jsonl::JsonlFile;
 pub use records::{Query, Record, Records, draw_id};
 pub use store::{
-    Direction, Draft, RecordRequest, RecordSaveOutcome, RecordStore, VoteTarget, edit_line, json_str, screen,
-    vote_reason,
+    Draft, RecordRequest, RecordSaveOutcome, RecordStore, VoteTarget, edit_line, json_str, screen, vote_reason,
 };

@@ -213,7 +213,7 @@ impl<'r> RecordStore<'r> {
         let all = Records::parse(&file);
         let threshold = self.repo.settings.memory_dedup_threshold.value;
         let duplicate = if req.no_dedup { None } else { all.find_duplicate(&req.subject, &req.fact, threshold) };
-        let author = crate::provenance::author(self.repo);
+        let author = self.repo.author();
         let mut similar_to = None;
         if let Some((rec, score)) = duplicate {
             let fields = all.fields(&rec);

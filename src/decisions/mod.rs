@@ -304,7 +304,7 @@ impl<'r> DecisionStore<'r> {
     /// Returns a rewrite's `changes` with `updated_by` added when the author is known.
     fn authored<'c>(&self, changes: &[(&'c str, String)]) -> Vec<(&'c str, String)> {
         let mut all = changes.to_vec();
-        if let Some(author) = crate::provenance::author(self.repo) {
+        if let Some(author) = self.repo.author() {
             all.push((UPDATED_BY, frontmatter::entry(UPDATED_BY, &Value::from(author))));
         }
         all
@@ -350,7 +350,7 @@ impl<'r> DecisionStore<'r> {
         std::fs::create_dir_all(&scan.dir).map_err(io_at(&scan.dir))?;
         let path = crate::paths::free_path(&scan.dir, &file::file_name(id, content));
         self.repo.guard(&path)?;
-        let author = crate::provenance::author(self.repo);
+        let author = self.repo.author();
         let text = file::new_file(id, kind, status, tags, content, author.as_deref(), self.repo.now);
         txn.write(&path, text.as_bytes())?;
         Ok((id, path))

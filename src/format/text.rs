@@ -131,6 +131,14 @@ pub fn clean_body(body: &str) -> String {
     frontmatter::py_strip(&lf).to_string()
 }
 
+/// Returns at most the first `n` characters (Python `s[:n]`).
+pub fn chars_prefix(s: &str, n: usize) -> &str {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

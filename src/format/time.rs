@@ -79,12 +79,12 @@ pub struct Day<'a>(Written<'a>);
 impl std::fmt::Display for Day<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
-            Written::Text(t) => f.write_str(crate::output::chars_prefix(t, 10)),
+            Written::Text(t) => f.write_str(super::text::chars_prefix(t, 10)),
             Written::Iso(m) => match DateTime::from_timestamp_micros(m) {
                 Some(dt) if (0..=9999).contains(&dt.year()) => {
                     write!(f, "{:04}-{:02}-{:02}", dt.year(), dt.month(), dt.day())
                 }
-                _ => f.write_str(crate::output::chars_prefix(&self.0.to_string(), 10)),
+                _ => f.write_str(super::text::chars_prefix(&self.0.to_string(), 10)),
             },
         }
     }

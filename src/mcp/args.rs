@@ -653,7 +653,7 @@ pub struct ContextBoardArgs {
     /// Who wrote the item, for get: agent or user; needed only when an agent item and a user item
     /// share the name
     #[schemars(default, schema_with = "src_schema")]
-    pub src: Option<crate::board::Src>,
+    pub src: Option<crate::kinds::Src>,
     /// The item's name, short kebab-case, e.g. "release-checklist" (get, add, prune)
     #[schemars(default)]
     pub name: Option<String>,
@@ -670,7 +670,7 @@ impl ToolArgs for ContextBoardArgs {
     const NAMES: &'static [&'static str] = &["command", "src", "name", "description", "context"];
 
     fn read(given: &mut Given) -> Result<Self, String> {
-        use crate::board::Src;
+        use crate::kinds::Src;
         let commands: &[(&[&str], BoardCommand)] = &[
             (&["get_board"], BoardCommand::GetBoard),
             (&["get"], BoardCommand::Get),

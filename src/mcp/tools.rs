@@ -20,13 +20,12 @@
 //! Nothing here prints to stdout, which is the protocol: diagnostics (a skipped file) go to
 //! stderr, as the CLI's do.
 
-use crate::copilot::{Direction, RecordRequest, VoteTarget};
-use crate::decisions::file::DecisionKind;
 use crate::error::{Diagnostic, KbError};
+use crate::kinds::{DecisionKind, Direction, Importance, MemoryType};
 use crate::knowledge::warm::{self, Warm};
-use crate::memories::file::{Importance, MemoryType};
-use crate::memories::store::SaveRequest;
 use crate::ops::read::Scope;
+use crate::ops::save::{RecordRequest, SaveRequest};
+use crate::ops::vote::VoteTarget;
 use crate::ops::{self, Knowledge, Report, View};
 use crate::output::Style;
 use crate::paths::Layout;
@@ -309,7 +308,7 @@ impl Server {
     /// the checked-out branch's: each result names the branch (the JSON's `"branch"`).
     pub fn context_board(&self, args: super::ContextBoardArgs) -> Result<Reply> {
         use super::BoardCommand;
-        use crate::board::Src;
+        use crate::kinds::Src;
         let repo = match args.command {
             BoardCommand::GetBoard | BoardCommand::Get => self.repo()?,
             BoardCommand::Add | BoardCommand::Prune => self.repo_to_write()?,
@@ -333,11 +332,11 @@ impl Server {
                 let report = ops::board::list(&repo, &branch);
                 let mut reply = self.reply(&report)?;
                 let board = report.board();
-                reply.text = match crate::board::render(board) {
+                reply.text = match ops::board::render(board) {
                     Some(table) => format!(
                         "Context board of branch {branch} ({}/{} items):\n{table}",
                         board.items.len(),
-                        crate::board::CAPACITY
+                        ops::board::CAPACITY
                     ),
                     None => format!("The context board of branch {branch} is empty."),
                 };
@@ -377,7 +376,7 @@ impl Server {
     /// Returns the src of the one item named `name` on the board of `branch`, for a `get` that
     /// gave none; `None` when no item has the name (the get then says it is not found). Two items
     /// of that name are an error listing the srcs to choose from.
-    fn board_src(&self, repo: &crate::repo::Repo, branch: &str, name: &str) -> Result<Option<crate::board::Src>> {
+    fn board_src(&self, repo: &crate::repo::Repo, branch: &str, name: &str) -> Result<Option<crate::kinds::Src>> {
         let report = ops::board::list(repo, branch);
         let srcs: Vec<&str> = report.board().items.iter().filter(|i| i.name == name).map(|i| i.src.as_str()).collect();
         match srcs.as_slice() {
@@ -538,7 +537,8 @@ mod tests {
         let repo = server.repo().unwrap();
         let knowledge = Knowledge::read(&repo);
         let block =
-            crate::context::build(&knowledge, &crate::settings::BlockRequest { hot: true, ..Default::default() })
+            ops::context::context(&knowledge, &crate::settings::BlockRequest { hot: true, ..Default::default() })
+                .block
                 .text
                 .unwrap();
         assert_eq!(server.context(), block);

@@ -178,7 +178,7 @@ impl<'r> MemoryStore<'r> {
                 Verdict::Consolidate if editable => {
                     let outcome = outcome(SaveAction::Consolidate);
                     let what = format!("consolidated into memory {}", best.id);
-                    let author = crate::provenance::author(self.repo);
+                    let author = self.repo.author();
                     let action = Action::Consolidate { path, content, tags, importance: req.importance, author };
                     return Ok(SavePlan { outcome, what, action, index, now });
                 }
@@ -195,7 +195,7 @@ impl<'r> MemoryStore<'r> {
         let path = crate::paths::free_path(&index.dir, &text::file_name(id, &content));
         let victims = decay_victims(&index, settings);
         let strategy = settings.memory_decay_strategy.value;
-        let author = crate::provenance::author(self.repo);
+        let author = self.repo.author();
         let mut keys = layer_keys(&req, agent.as_deref());
         keys.extend(author.clone().map(|a| (CREATED_BY.to_string(), Value::from(a))));
         let text = new_memory_file_with(id, &tags, None, &content, &keys, now);

@@ -3,6 +3,7 @@
 
 use super::{Report, View, abs};
 use crate::board::{self, Added, Board, Edit, Item, Src};
+pub use crate::board::{CAPACITY, first_line, render};
 use crate::error::Diagnostic;
 use crate::repo::Repo;
 use anyhow::Result;

@@ -89,6 +89,26 @@ pub fn check(repo: &Repo) -> Result<CompileReport> {
     Ok(compile_locked(repo, &repo.settings.context_targets.value, Instant::now(), true))
 }
 
+/// Returns the paths `kb compile` writes for `repo` (each target that resolves, as named and as
+/// it resolves, and each agent's block file), for `kb watch` to create their folders first.
+pub fn written_paths(repo: &Repo) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    for spec in &repo.settings.context_targets.value {
+        if let Ok(t) = targets::resolve(&repo.layout, &spec.path) {
+            paths.push(t.path);
+            paths.push(t.real);
+        }
+    }
+    // The agents' files too (`.github/` for Copilot's): their folders are kb's own creations.
+    for &agent in &repo.settings.agents.value {
+        let (file, _) = crate::context::agents::block_file(agent);
+        if let Ok(t) = targets::resolve(&repo.layout, file) {
+            paths.push(t.path);
+        }
+    }
+    paths
+}
+
 /// Builds each target's block (once per distinct request) and the agents' files, and writes
 /// them (the caller holds the lock) or, with `check_only`, compares them with the files. The
 /// report's block is the first target's (the default block when there is none).

@@ -194,7 +194,7 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
             let tags: Vec<String> = p.members[1..].iter().flat_map(|m| m.tags.iter().map(|t| t.to_string())).collect();
             let protect = p.members.iter().any(|m| m.decay_protected);
             let importance = p.members.iter().map(|m| m.effective_importance()).max();
-            let author = crate::provenance::author(repo);
+            let author = repo.author();
             let text = store::consolidated_text(&into, body, &tags, importance, protect, author.as_deref(), repo.now)?;
             writes.push((into, text.into_bytes()));
             for m in &p.members[1..] {

@@ -353,7 +353,7 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     }
     let mut edits = Vec::new();
     let stamp = copilot::json_str(&time::py_isoformat(now));
-    let author = crate::provenance::author(repo);
+    let author = repo.author();
     for t in &conv.targets {
         match &t.origin {
             Some(Origin::Record(k)) if t.text_changed || t.citations_changed => {
@@ -435,7 +435,7 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     if let Some(held) = lock {
         // One journal entry for the whole import: `kb undo` takes it back.
         let mut txn = Txn::begin(repo, held, "import", "imported Copilot memories");
-        let author = crate::provenance::author(repo);
+        let author = repo.author();
         for t in &conv.targets {
             let e = &t.entry;
             match &t.origin {

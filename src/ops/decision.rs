@@ -2,8 +2,9 @@
 //! does the work; this module shapes the reports.
 
 use super::{Report, View, abs, file_name};
+pub use crate::decisions::Change;
 use crate::decisions::file::{Decision, DecisionKind};
-use crate::decisions::{self, Change, DecisionStore, NewDecision, Outcome};
+use crate::decisions::{self, DecisionStore, NewDecision, Outcome};
 use crate::error::{Diagnostic, KbError};
 use crate::journal::Txn;
 use crate::output::{chars_prefix, summary};

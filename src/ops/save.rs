@@ -3,11 +3,13 @@
 //! what a save reports.
 
 use super::{Report, View, abs, file_name};
-use crate::copilot::{self, RecordRequest, RecordSaveOutcome, RecordStore};
+pub use crate::copilot::RecordRequest;
+use crate::copilot::{self, RecordSaveOutcome, RecordStore};
 use crate::error::Diagnostic;
 use crate::format::salient::{NearMiss, SaveAction, Why};
 use crate::journal::Txn;
-use crate::memories::store::{MemoryStore, SaveOutcome, SaveRequest};
+pub use crate::memories::store::SaveRequest;
+use crate::memories::store::{MemoryStore, SaveOutcome};
 use crate::repo::Repo;
 use anyhow::Result;
 use serde::Serialize;

@@ -2,10 +2,11 @@
 
 use super::read::COPILOT;
 use super::{Report, View, abs};
+pub use crate::copilot::VoteTarget;
 use crate::copilot::record::Votes;
-use crate::copilot::{Direction, VoteTarget};
 use crate::error::KbError;
 use crate::journal::Txn;
+use crate::kinds::Direction;
 use crate::repo::{Repo, parse_id};
 use anyhow::Result;
 use serde::Serialize;

@@ -52,24 +52,7 @@ impl Doc<'_> {
     }
 }
 
-/// How recall ranks: kb's ranking, or plain BM25 (lower-cased words, no stems, no splits, no
-/// fallback, every field weighted 1), the baseline the quality benchmark compares with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Ranking {
-    #[default]
-    Full,
-    Plain,
-}
-
-impl Ranking {
-    /// Reads `KB_RECALL_RANKING` (`bm25` is the plain baseline; anything else is kb's ranking).
-    pub fn from_env(value: Option<&str>) -> Ranking {
-        match value {
-            Some("bm25") => Ranking::Plain,
-            _ => Ranking::Full,
-        }
-    }
-}
+pub use crate::kinds::Ranking;
 
 /// A document as ranking needs it: its key and text hash (to reuse it), its weighted length, and
 /// its terms: slots `start..end` of the corpus's pairs, the first `terms` of them one per term
