@@ -1,6 +1,7 @@
 //! The vocabulary every floor shares: the kinds of knowledge and the sets of them a command
 //! covers. The command line (`clap::ValueEnum`) and the MCP schemas take these types as they are,
-//! so a value is named in one place.
+//! so a value is named in one place. Also the one reading of an item id as people and agents
+//! type it ([`ItemId`]).
 
 /// A kind of knowledge recall searches (`--store`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
@@ -270,5 +271,67 @@ impl Ranking {
             Some("bm25") => Ranking::Plain,
             _ => Ranking::Full,
         }
+    }
+}
+
+/// An item id as a person or an agent types it: an integer is a markdown memory (` 7 `, `+7`,
+/// `007`), `decision:N` a decision, and anything else a Copilot record's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemId<'a> {
+    Memory(u64),
+    Decision(u64),
+    Record(&'a str),
+}
+
+impl<'a> ItemId<'a> {
+    /// Reads `raw`; a `decision:` id whose number does not parse is an error naming it.
+    pub fn parse(raw: &'a str) -> Result<ItemId<'a>, crate::error::KbError> {
+        let t = raw.trim();
+        if let Some(n) = t.strip_prefix("decision:") {
+            return number(n, "decision").map(ItemId::Decision);
+        }
+        Ok(number(t, "memory").map_or(ItemId::Record(t), ItemId::Memory))
+    }
+}
+
+/// Reads the number of a `thing` (`memory`, `decision`) as people type it (` 7 `, `+7`, `007`);
+/// the error names the value and what it should be.
+pub fn number(raw: &str, thing: &str) -> Result<u64, crate::error::KbError> {
+    let t = raw.trim();
+    t.strip_prefix('+').unwrap_or(t).parse::<u64>().map_err(|_| {
+        crate::error::KbError::Invalid(format!("invalid {thing} id '{raw}': expected a non-negative integer"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn item_ids_as_typed() {
+        assert_eq!(ItemId::parse(" 7 ").unwrap(), ItemId::Memory(7));
+        assert_eq!(ItemId::parse("+007").unwrap(), ItemId::Memory(7));
+        assert_eq!(ItemId::parse("decision:3").unwrap(), ItemId::Decision(3));
+        assert_eq!(ItemId::parse(" decision: +3 ").unwrap(), ItemId::Decision(3));
+        assert_eq!(ItemId::parse("mem-1a2b3c4d").unwrap(), ItemId::Record("mem-1a2b3c4d"));
+        assert_eq!(ItemId::parse("-1").unwrap(), ItemId::Record("-1"));
+        let e = ItemId::parse("decision:abc").unwrap_err().to_string();
+        assert_eq!(e, "invalid decision id 'abc': expected a non-negative integer");
+        assert_eq!(
+            number("x", "memory").unwrap_err().to_string(),
+            "invalid memory id 'x': expected a non-negative integer"
+        );
+    }
+
+    #[test]
+    fn importance_lists_highest_first_on_the_command_line() {
+        use clap::ValueEnum;
+        let names: Vec<String> = Importance::value_variants()
+            .iter()
+            .map(|i| i.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        assert_eq!(names, ["high", "medium", "low"]);
+        assert_eq!(Importance::from_str("medium", false), Ok(Importance::Medium));
+        assert!(Importance::High > Importance::Low);
     }
 }

@@ -107,11 +107,7 @@ pub fn guard(layout: &Layout, path: &Path) -> Result<(), KbError> {
 
 /// Parses a memory id the way people type it (` 7 `, `+7`, `007`).
 pub fn parse_id(raw: &str) -> Result<u64, KbError> {
-    let t = raw.trim();
-    t.strip_prefix('+')
-        .unwrap_or(t)
-        .parse::<u64>()
-        .map_err(|_| KbError::Invalid(format!("invalid memory id '{raw}': expected a non-negative integer")))
+    crate::kinds::number(raw, "memory")
 }
 
 #[cfg(test)]

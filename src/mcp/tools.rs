@@ -250,9 +250,11 @@ impl Server {
     pub fn get(&self, id: &str) -> Result<Reply> {
         self.read(|k| {
             let root = &k.repo().layout.root;
-            match id.trim().strip_prefix("decision:") {
-                Some(n) => self.reply(&ops::audit::verified(root, &ops::decision::show(k.repo(), n)?)?),
-                None => self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Scope::Both)?)?),
+            match crate::kinds::ItemId::parse(id)? {
+                crate::kinds::ItemId::Decision(n) => {
+                    self.reply(&ops::audit::verified(root, &ops::decision::show(k.repo(), &n.to_string())?)?)
+                }
+                _ => self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Scope::Both)?)?),
             }
         })
     }

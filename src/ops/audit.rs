@@ -14,8 +14,9 @@ use crate::audit::{Checker, Kind, Mode, Problem};
 use crate::copilot::Records;
 use crate::error::{Diagnostic, KbError};
 use crate::format::{salient, similarity};
+use crate::kinds::ItemId;
 use crate::knowledge::Knowledge;
-use crate::repo::{Repo, parse_id};
+use crate::repo::Repo;
 use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
@@ -296,13 +297,10 @@ fn gather(k: &Knowledge<'_>, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic
     let mut record_ids: Vec<String> = Vec::new();
     let mut decision_ids: Vec<u64> = Vec::new();
     for raw in &req.ids {
-        let raw = raw.trim();
-        if let Some(n) = raw.strip_prefix("decision:") {
-            decision_ids.push(parse_id(n)?);
-        } else if let Ok(n) = parse_id(raw) {
-            md_ids.push(n);
-        } else {
-            record_ids.push(raw.to_string());
+        match ItemId::parse(raw)? {
+            ItemId::Memory(n) => md_ids.push(n),
+            ItemId::Decision(n) => decision_ids.push(n),
+            ItemId::Record(id) => record_ids.push(id.to_string()),
         }
     }
     let limited = !req.ids.is_empty();

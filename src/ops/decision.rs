@@ -53,11 +53,7 @@ fn store(repo: &Repo) -> DecisionStore<'_> {
 
 /// Parses a decision id as people type it (` 7 `, `+7`, `007`).
 fn parse_id(raw: &str) -> Result<u64, KbError> {
-    let t = raw.trim();
-    t.strip_prefix('+')
-        .unwrap_or(t)
-        .parse::<u64>()
-        .map_err(|_| KbError::Invalid(format!("invalid decision id '{raw}': expected a non-negative integer")))
+    crate::kinds::number(raw, "decision")
 }
 
 /// Returns the one-line note for a decision `kind` made active that `context_decision_types` leaves

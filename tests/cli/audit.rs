@@ -298,6 +298,9 @@ fn ids_and_stores_narrow_the_audit_and_an_unknown_id_is_an_error() {
     let run = t.kb(&["audit", "9"]).err();
     assert!(run.stderr.contains("error: memory 9 not found"), "{}", run.stderr);
     t.kb(&["audit", "decision:7"]).err();
+    // A decision id that is no number is named as a decision's, not a memory's.
+    let run = t.kb(&["audit", "decision:abc"]).err();
+    assert!(run.stderr.contains("invalid decision id 'abc'"), "{}", run.stderr);
     t.kb(&["audit", "mem-nope"]).err();
     t.kb(&["audit", "--store", "bogus"]).usage();
 }
