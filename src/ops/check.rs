@@ -7,10 +7,10 @@
 use super::{Report, View, abs, plural};
 use crate::context::targets;
 use crate::copilot::Records;
-use crate::copilot::jsonl::JsonlFile;
 use crate::error::{Diagnostic, Severity};
 use crate::format::merge::{self, Marker};
 use crate::fsio;
+use crate::knowledge::Knowledge;
 use crate::paths::Layout;
 use crate::repo::Repo;
 use crate::settings::{Environment, Settings, Source};
@@ -100,7 +100,8 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
     // The access log is local state, but a torn or foreign line in it is worth knowing about.
     problems.extend(crate::heat::read(layout, settings.heat_window_days.value, u64::MAX).problems);
     let repo = Repo { layout: layout.clone(), settings, now, env: env.clone() };
-    let index = crate::memories::store::MemoryStore::new(&repo).scan()?;
+    let knowledge = Knowledge::read(&repo);
+    let index = knowledge.memories()?;
     files += index.files();
     problems.extend(index.problems());
     // Markers in a file that does not parse, and in the body of a valid memory (found in the
@@ -133,11 +134,11 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
     temps.sort();
     problems.extend(temps.iter().map(|p| Diagnostic::warning(None, TEMP_FILE).in_file(p)));
 
-    files += check_decisions(&repo, &mut problems, &mut unparsed);
-    files += check_records(layout, &mut problems);
-    let instructions = crate::instructions::load(layout);
+    files += check_decisions(&knowledge, &mut problems, &mut unparsed);
+    files += check_records(&knowledge, &mut problems);
+    let instructions = knowledge.instructions();
     files += instructions.files.len();
-    problems.extend(instructions.problems);
+    problems.extend(instructions.problems.iter().cloned());
     for i in &instructions.files {
         problems.extend(markers_in_file(layout, &i.path));
     }
@@ -151,8 +152,9 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
 
 /// Checks the decisions: files that do not parse (added to `unparsed`), duplicate ids, broken
 /// `superseded_by`, conflict markers. Returns how many files were checked.
-fn check_decisions(repo: &Repo, problems: &mut Vec<Diagnostic>, unparsed: &mut HashSet<PathBuf>) -> usize {
-    let scan = match (crate::decisions::DecisionStore::new(repo)).scan() {
+fn check_decisions(k: &Knowledge<'_>, problems: &mut Vec<Diagnostic>, unparsed: &mut HashSet<PathBuf>) -> usize {
+    let repo = k.repo();
+    let scan = match k.decisions() {
         Ok(scan) => scan,
         Err(e) => {
             let message = format!("cannot read the decisions folder: {e}");
@@ -241,9 +243,9 @@ fn settle_conflicts(problems: &mut Vec<Diagnostic>, unparsed: &HashSet<PathBuf>)
 
 /// Checks the JSONL file: every problem line and each id written on more than one line. Returns
 /// the number of files checked (0 or 1).
-fn check_records(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
-    let path = layout.copilot_memories();
-    let file = match JsonlFile::read(&path, &layout.root) {
+fn check_records(k: &Knowledge<'_>, problems: &mut Vec<Diagnostic>) -> usize {
+    let path = k.repo().layout.copilot_memories();
+    let file = match k.records() {
         Ok(f) if f.exists => f,
         Ok(_) => return 0,
         Err(e) => {
@@ -251,7 +253,7 @@ fn check_records(layout: &Layout, problems: &mut Vec<Diagnostic>) -> usize {
             return 1;
         }
     };
-    let all = Records::parse_checked(&file);
+    let all = Records::parse_checked(file);
     let mut found: Vec<Diagnostic> = all.problems.iter().map(|p| p.clone().in_file(&path)).collect();
     found.extend(markers_in(&path, &String::from_utf8_lossy(file.data())));
     for (id, lines) in all.duplicate_ids() {
