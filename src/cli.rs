@@ -221,8 +221,8 @@ pub struct AuditArgs {
     #[arg(value_name = "ID")]
     pub ids: Vec<String>,
     /// Audit only this kind of item (repeatable; default: every kind)
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub store: Vec<crate::ops::audit::Store>,
+    #[arg(long, value_name = "STORE", value_parser = Store::among(Store::AUDIT))]
+    pub store: Vec<Store>,
 }
 
 #[derive(Debug, Args)]
@@ -329,15 +329,8 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-pub use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Src};
+pub use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Src, Store};
 pub use crate::repo::StoreKind;
-
-/// A store other than the markdown one, for export and import.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OtherStore {
-    /// Copilot-style records in .github/copilot-memories.jsonl
-    Copilot,
-}
 
 /// Where `kb import` reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -573,8 +566,8 @@ pub struct RecallArgs {
     #[arg(short = 'n', long = "max-results", default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_results: u64,
     /// Search only this kind of knowledge (repeatable; default: every kind)
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub store: Vec<crate::ops::recall::Source>,
+    #[arg(long, value_name = "STORE", value_parser = Store::among(Store::RECALL))]
+    pub store: Vec<Store>,
     /// co-cli's rule: every word a case-insensitive substring of a memory's text or a tag, newest
     /// first; markdown memories and Copilot records only
     #[arg(long)]
@@ -631,8 +624,8 @@ pub struct VoteArgs {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// The store to export the markdown memories to
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub to: OtherStore,
+    #[arg(long, value_name = "STORE", value_parser = Store::among(Store::EXPORT))]
+    pub to: Store,
     /// Report what would happen and write nothing
     #[arg(long)]
     pub dry_run: bool,

@@ -3,9 +3,12 @@
 //! so a value is named in one place. Also the one reading of an item id as people and agents
 //! type it ([`ItemId`]).
 
-/// A kind of knowledge recall searches (`--store`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum)]
-pub enum Source {
+/// A kind of knowledge: the `--store` values of every command, the `store` of a result and of an
+/// audited item. Each command takes the subset it covers ([`Store::RECALL`], [`Store::AUDIT`],
+/// [`Store::EXPORT`]; `kb save`, `list`, `show` and `forget` take the two memory stores, `StoreKind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Store {
     /// Markdown memories in .co-cli/knowledge/memories/
     #[value(alias = "markdown")]
     Md,
@@ -13,57 +16,86 @@ pub enum Source {
     Copilot,
     /// Active and proposed decisions in .co-cli/knowledge/decisions/
     Decision,
-    /// The open session and the ended ones
+    /// Sessions: the open one (recall also searches the ended ones)
     Session,
+    /// The project context file (.co-cli/knowledge/context.md)
+    Context,
+    /// Scoped instruction files (.github/instructions/)
+    Instructions,
 }
 
-impl Source {
-    /// Returns the name of the source: the `--store` value and the `store` of a result.
+impl Store {
+    /// What `kb recall --store` and MCP `recall_memory` search.
+    pub const RECALL: &'static [Store] = &[Store::Md, Store::Copilot, Store::Decision, Store::Session];
+    /// What `kb audit --store` narrows to.
+    pub const AUDIT: &'static [Store] =
+        &[Store::Md, Store::Copilot, Store::Decision, Store::Session, Store::Context, Store::Instructions];
+    /// Where `kb export --to` copies the markdown memories.
+    pub const EXPORT: &'static [Store] = &[Store::Copilot];
+
+    /// Returns the store's name: the `--store` value and the `store` of a result.
     pub fn as_str(self) -> &'static str {
         match self {
-            Source::Md => "md",
-            Source::Copilot => "copilot",
-            Source::Decision => "decision",
-            Source::Session => "session",
+            Store::Md => "md",
+            Store::Copilot => "copilot",
+            Store::Decision => "decision",
+            Store::Session => "session",
+            Store::Context => "context",
+            Store::Instructions => "instructions",
         }
     }
 
-    /// Returns the source a name (`md`, `markdown`, `copilot`, `decision`, `session`) names.
-    pub fn parse(name: &str) -> Option<Source> {
-        match name.trim().to_ascii_lowercase().as_str() {
-            "md" | "markdown" => Some(Source::Md),
-            "copilot" => Some(Source::Copilot),
-            "decision" | "decisions" => Some(Source::Decision),
-            "session" | "sessions" => Some(Source::Session),
-            _ => None,
-        }
+    /// Returns the store of `among` a name (`md`, `markdown`, `copilot`, `decision`, `session`,
+    /// plurals too) names, as agents write them.
+    pub fn parse(name: &str, among: &[Store]) -> Option<Store> {
+        let store = match name.trim().to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Store::Md,
+            "copilot" => Store::Copilot,
+            "decision" | "decisions" => Store::Decision,
+            "session" | "sessions" => Store::Session,
+            "context" => Store::Context,
+            "instructions" | "instruction" => Store::Instructions,
+            _ => return None,
+        };
+        among.contains(&store).then_some(store)
+    }
+
+    /// Returns the command-line parser of a `--store` that takes only the stores of `among`
+    /// (their names, aliases and help as [`Store`] has them).
+    pub fn among(among: &'static [Store]) -> impl clap::builder::TypedValueParser<Value = Store> {
+        use clap::ValueEnum;
+        use clap::builder::TypedValueParser;
+        let values = among.iter().filter_map(Store::to_possible_value);
+        // The parser yields a value's own name (not an alias), so it is always one of `among`.
+        clap::builder::PossibleValuesParser::new(values)
+            .map(move |name| among.iter().copied().find(|s| s.as_str() == name).unwrap_or(among[0]))
     }
 }
 
 /// The sources a recall covers: every one unless narrowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sources([bool; 4]);
+pub struct Sources([bool; 6]);
 
 impl Default for Sources {
     fn default() -> Self {
-        Sources([true; 4])
+        Sources([true; 6])
     }
 }
 
 impl Sources {
     /// Returns the sources named (every one when none is).
-    pub fn of(named: &[Source]) -> Sources {
+    pub fn of(named: &[Store]) -> Sources {
         if named.is_empty() {
             return Sources::default();
         }
-        let mut on = [false; 4];
+        let mut on = [false; 6];
         for s in named {
             on[*s as usize] = true;
         }
         Sources(on)
     }
 
-    pub fn has(self, s: Source) -> bool {
+    pub fn has(self, s: Store) -> bool {
         self.0[s as usize]
     }
 

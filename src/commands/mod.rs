@@ -281,7 +281,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         },
         Command::Vote(a) => ctx.emit(&ops::vote::vote(&ctx.repo()?, &a.id, a.direction, &a.reason)?),
         Command::Export(a) => {
-            let crate::cli::OtherStore::Copilot = a.to;
+            // `--to` takes only the stores of `Store::EXPORT`: the Copilot records.
+            debug_assert_eq!(a.to, crate::kinds::Store::Copilot);
             ctx.emit(&ops::convert::export_to_copilot(&ctx.repo()?, a.dry_run)?)
         }
         Command::Import(a) => {

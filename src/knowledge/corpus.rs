@@ -6,7 +6,7 @@
 use crate::copilot::Records;
 use crate::copilot::jsonl::JsonlFile;
 use crate::decisions::file::Decision;
-use crate::kinds::Source;
+use crate::kinds::Store;
 use crate::memories::index::{Index, MemoryRef};
 use crate::repo::Repo;
 use crate::search::{self, Doc, Ranking};
@@ -36,12 +36,12 @@ pub enum Item<'a> {
 }
 
 impl Item<'_> {
-    pub fn source(&self) -> Source {
+    pub fn source(&self) -> Store {
         match self {
-            Item::Md(_) => Source::Md,
-            Item::Copilot(_) => Source::Copilot,
-            Item::Decision(_) => Source::Decision,
-            Item::Session(_) => Source::Session,
+            Item::Md(_) => Store::Md,
+            Item::Copilot(_) => Store::Copilot,
+            Item::Decision(_) => Store::Decision,
+            Item::Session(_) => Store::Session,
         }
     }
 }
@@ -76,7 +76,7 @@ fn each_document<'a>(p: Parts<'a>, records: Option<&Records<'_>>, mut f: impl Fn
 /// A markdown memory as a document: its text, its tags.
 fn memory_doc<'a>(m: &MemoryRef<'a>) -> Doc<'a> {
     let fields = [Cow::Borrowed(m.content), Cow::Owned(m.tags.join(" ")), Cow::Borrowed("")];
-    Doc { key: doc_key(Source::Md, m.file_name), fields }
+    Doc { key: doc_key(Store::Md, m.file_name), fields }
 }
 
 /// A Copilot record as a document: its fact, its subject, its reason and citations.
@@ -88,19 +88,19 @@ fn record_doc<'a>(all: &Records<'_>, r: &crate::copilot::Record<'_>) -> Doc<'a> 
         notes.push_str(c);
     }
     let fields = [Cow::Owned(r.fact.to_string()), Cow::Owned(r.subject.to_string()), Cow::Owned(notes)];
-    Doc { key: doc_key(Source::Copilot, r.id), fields }
+    Doc { key: doc_key(Store::Copilot, r.id), fields }
 }
 
 /// A decision as a document: its text, its tags.
 fn decision_doc<'a>(path: &Path, d: &'a Decision) -> Doc<'a> {
     let fields = [Cow::Borrowed(d.content.as_str()), Cow::Owned(d.tags.join(" ")), Cow::Borrowed("")];
-    Doc { key: doc_key(Source::Decision, &file_stem(path)), fields }
+    Doc { key: doc_key(Store::Decision, &file_stem(path)), fields }
 }
 
 /// A session as a document: its focus and its summary.
 fn session_doc<'a>(l: &Located) -> Doc<'a> {
     let text = format!("{}\n{}", l.session.focus, l.session.summary);
-    Doc { key: doc_key(Source::Session, &file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] }
+    Doc { key: doc_key(Store::Session, &file_stem(&l.path)), fields: [text.into(), "".into(), "".into()] }
 }
 
 /// Returns the key of the document named `name` (a memory's file name, a record's id, a
@@ -108,12 +108,15 @@ fn session_doc<'a>(l: &Located) -> Doc<'a> {
 /// source. A memory's key is its file name's hash, the memory index's own (see
 /// [`Index::named_by_hash`](crate::memories::index::Index::named_by_hash)). Two names of one
 /// source with one 64-bit hash would share a document: one chance in 10^10 at 100,000 names.
-fn doc_key(source: Source, name: &str) -> u64 {
+fn doc_key(source: Store, name: &str) -> u64 {
     let seed = match source {
-        Source::Md => 0,
-        Source::Copilot => 1,
-        Source::Decision => 2,
-        Source::Session => 3,
+        Store::Md => 0,
+        Store::Copilot => 1,
+        Store::Decision => 2,
+        Store::Session => 3,
+        // Not documents of recall: seeds of their own all the same.
+        Store::Context => 4,
+        Store::Instructions => 5,
     };
     xxhash_rust::xxh3::xxh3_64_with_seed(name.as_bytes(), seed)
 }
@@ -126,7 +129,7 @@ pub struct LiveCorpus {
     pub corpus: search::Corpus,
     pub ranking: Ranking,
     /// Each document's source; `None` once it is removed.
-    sources: Vec<Option<Source>>,
+    sources: Vec<Option<Store>>,
     /// The live documents' positions, found by their key (a hash already).
     at: hashbrown::HashTable<u32>,
 }
@@ -149,7 +152,7 @@ impl LiveCorpus {
         }
         // The cached documents wait to be claimed by key; those no document claims are removed.
         let cached = corpus.docs.len();
-        let mut live = LiveCorpus { corpus, ranking, sources: vec![Some(Source::Md); cached], at: Default::default() };
+        let mut live = LiveCorpus { corpus, ranking, sources: vec![Some(Store::Md); cached], at: Default::default() };
         live.map_keys();
         let mut claimed = vec![false; cached];
         let records = p.file.map(Records::parse);
@@ -194,12 +197,12 @@ impl LiveCorpus {
     }
 
     /// Returns a live document's source.
-    pub fn source_of(&self, doc: usize) -> Option<Source> {
+    pub fn source_of(&self, doc: usize) -> Option<Store> {
         self.sources.get(doc).copied().flatten()
     }
 
     /// Adds or replaces a document; returns its position.
-    fn put(&mut self, source: Source, doc: &Doc<'_>) -> usize {
+    fn put(&mut self, source: Store, doc: &Doc<'_>) -> usize {
         let at = self.find(doc.key);
         let i = self.corpus.put(at, doc, self.ranking);
         if i == self.sources.len() {
@@ -233,9 +236,9 @@ impl LiveCorpus {
         for name in names {
             match index.named(name) {
                 Some(m) => {
-                    self.put(Source::Md, &memory_doc(&m));
+                    self.put(Store::Md, &memory_doc(&m));
                 }
-                None => self.remove(doc_key(Source::Md, name)),
+                None => self.remove(doc_key(Store::Md, name)),
             }
         }
         self.compact_if_sparse();
@@ -243,15 +246,15 @@ impl LiveCorpus {
 
     /// Brings the documents of one whole source (records, decisions or sessions: small ones) up
     /// to date with `p`.
-    pub fn sync_source(&mut self, source: Source, p: Parts<'_>) {
+    pub fn sync_source(&mut self, source: Store, p: Parts<'_>) {
         let records = p.file.map(Records::parse);
         let docs: Vec<Doc<'_>> = match source {
-            Source::Md => return,
-            Source::Copilot => records.iter().flat_map(|all| all.iter().map(|r| record_doc(all, &r))).collect(),
-            Source::Decision => {
+            Store::Md | Store::Context | Store::Instructions => return,
+            Store::Copilot => records.iter().flat_map(|all| all.iter().map(|r| record_doc(all, &r))).collect(),
+            Store::Decision => {
                 p.decisions.iter().filter(|(_, d)| d.status.is_open()).map(|(path, d)| decision_doc(path, d)).collect()
             }
-            Source::Session => p.sessions.iter().map(session_doc).collect(),
+            Store::Session => p.sessions.iter().map(session_doc).collect(),
         };
         let keep: rustc_hash::FxHashSet<u64> = docs.iter().map(|d| d.key).collect();
         let gone: Vec<u64> = (0..self.sources.len())
@@ -294,10 +297,11 @@ impl LiveCorpus {
         let source = self.source_of(doc)?;
         let named = |name: &str| doc_key(source, name) == key;
         Some(match source {
-            Source::Md => Item::Md(p.index?.named_by_hash(key)?),
-            Source::Copilot => Item::Copilot(records?.iter().position(|r| named(r.id))?),
-            Source::Decision => Item::Decision(p.decisions.iter().find(|(path, _)| named(&file_stem(path)))?),
-            Source::Session => Item::Session(p.sessions.iter().find(|l| named(&file_stem(&l.path)))?),
+            Store::Md => Item::Md(p.index?.named_by_hash(key)?),
+            Store::Copilot => Item::Copilot(records?.iter().position(|r| named(r.id))?),
+            Store::Decision => Item::Decision(p.decisions.iter().find(|(path, _)| named(&file_stem(path)))?),
+            Store::Session => Item::Session(p.sessions.iter().find(|l| named(&file_stem(&l.path)))?),
+            Store::Context | Store::Instructions => return None,
         })
     }
 }
@@ -328,12 +332,12 @@ impl Slot {
         })
     }
 
-    pub fn source(self) -> Source {
+    pub fn source(self) -> Store {
         match self {
-            Slot::Md(_) => Source::Md,
-            Slot::Copilot(_) => Source::Copilot,
-            Slot::Decision(_) => Source::Decision,
-            Slot::Session(_) => Source::Session,
+            Slot::Md(_) => Store::Md,
+            Slot::Copilot(_) => Store::Copilot,
+            Slot::Decision(_) => Store::Decision,
+            Slot::Session(_) => Store::Session,
         }
     }
 }

@@ -20,7 +20,7 @@
 
 use super::Held;
 use super::corpus::{LiveCorpus, Parts};
-use crate::kinds::Source;
+use crate::kinds::Store;
 use crate::memories::index::{Index, Listing};
 use crate::paths::Layout;
 use crate::repo::Repo;
@@ -225,9 +225,9 @@ impl Warm {
                     corpus.sync_memories(index, &marks.names);
                 }
                 for (marked, source) in [
-                    (marks.records, Source::Copilot),
-                    (marks.decisions, Source::Decision),
-                    (marks.sessions, Source::Session),
+                    (marks.records, Store::Copilot),
+                    (marks.decisions, Store::Decision),
+                    (marks.sessions, Store::Session),
                 ] {
                     if marked {
                         corpus.sync_source(source, parts);

@@ -13,7 +13,7 @@
 
 use crate::kinds::{DecisionKind, Direction};
 use crate::ops::read::Scope;
-use crate::ops::recall::{Source, Sources};
+use crate::ops::recall::{Sources, Store};
 use rmcp::schemars;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
@@ -196,9 +196,9 @@ impl Given {
 
     /// Reads recall's `store`: one kind of knowledge or a list of them (none: every kind).
     fn sources(&mut self, name: &str) -> Result<Sources, String> {
-        let one = |v: &Value| v.as_str().and_then(Source::parse);
+        let one = |v: &Value| v.as_str().and_then(|name| Store::parse(name, Store::RECALL));
         let read = |v: &Value| match v {
-            Value::Array(items) => items.iter().map(one).collect::<Option<Vec<Source>>>(),
+            Value::Array(items) => items.iter().map(one).collect::<Option<Vec<Store>>>(),
             v => one(v).map(|s| vec![s]),
         };
         Ok(Sources::of(&self.get(name, SOURCES, read)?.unwrap_or_default()))
@@ -799,11 +799,11 @@ mod tests {
         }
         assert_eq!(read::<GetMemoryArgs>(json!({"id": "decision:2"})).unwrap().id, "decision:2");
         for (store, want) in [
-            (json!("md"), vec![Source::Md]),
-            (json!("markdown"), vec![Source::Md]),
-            (json!(["copilot"]), vec![Source::Copilot]),
-            (json!(["md", "decision"]), vec![Source::Md, Source::Decision]),
-            (json!("session"), vec![Source::Session]),
+            (json!("md"), vec![Store::Md]),
+            (json!("markdown"), vec![Store::Md]),
+            (json!(["copilot"]), vec![Store::Copilot]),
+            (json!(["md", "decision"]), vec![Store::Md, Store::Decision]),
+            (json!("session"), vec![Store::Session]),
         ] {
             let a: RecallMemoryArgs = read(json!({"query": "q", "store": store})).unwrap();
             assert_eq!(a.store, Sources::of(&want));

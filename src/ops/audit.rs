@@ -26,37 +26,7 @@ use std::path::{Path, PathBuf};
 /// The similarity at and above which two items that differ in a salient token may contradict.
 pub const CONFLICT_THRESHOLD: f64 = 60.0;
 
-/// A kind of item `kb audit --store` narrows to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Store {
-    /// Markdown memories
-    #[value(alias = "markdown")]
-    Md,
-    /// Copilot-style records
-    Copilot,
-    /// Active and proposed decisions
-    Decision,
-    /// The open session
-    Session,
-    /// The project context file (.co-cli/knowledge/context.md)
-    Context,
-    /// Scoped instruction files (.github/instructions/)
-    Instructions,
-}
-
-impl Store {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Store::Md => "md",
-            Store::Copilot => "copilot",
-            Store::Decision => "decision",
-            Store::Session => "session",
-            Store::Context => "context",
-            Store::Instructions => "instructions",
-        }
-    }
-}
+pub use crate::kinds::Store;
 
 /// What to audit.
 #[derive(Debug, Clone, Default)]

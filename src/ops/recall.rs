@@ -14,7 +14,7 @@ use super::{Report, View};
 use crate::copilot::Records;
 use crate::decisions::file::Decision;
 use crate::error::Diagnostic;
-pub use crate::kinds::{Source, Sources};
+pub use crate::kinds::{Sources, Store};
 use crate::knowledge::Knowledge;
 use crate::knowledge::corpus::{Item, Parts, Slot, documents, file_stem};
 use crate::output::chars_prefix;
@@ -40,7 +40,7 @@ pub struct Request {
 
 /// Returns the markdown/Copilot half of `sources`, for taking those stores from the knowledge.
 fn scope_of(sources: Sources) -> Option<Scope> {
-    match (sources.has(Source::Md), sources.has(Source::Copilot)) {
+    match (sources.has(Store::Md), sources.has(Store::Copilot)) {
         (true, true) => Some(Scope::Both),
         (true, false) => Some(Scope::Md),
         (false, true) => Some(Scope::Copilot),
@@ -61,7 +61,7 @@ pub enum RecallAnswer<'a> {
 /// the problems of decisions and sessions are warnings, as for every read command.
 pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a>> {
     let repo = k.repo();
-    let sources = if req.exact { Sources::of(&[Source::Md, Source::Copilot]).and(req.sources) } else { req.sources };
+    let sources = if req.exact { Sources::of(&[Store::Md, Store::Copilot]).and(req.sources) } else { req.sources };
     let stores = match scope_of(sources) {
         Some(scope) => read::stores(k, scope)?,
         None => Stores {
@@ -77,13 +77,13 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
     }
     let mut diagnostics = stores.diagnostics;
     let mut decisions: &[(PathBuf, Decision)] = &[];
-    if sources.has(Source::Decision) {
+    if sources.has(Store::Decision) {
         let scan = k.decisions()?;
         diagnostics.extend(scan.problems.iter().cloned());
         decisions = &scan.decisions;
     }
     let mut sessions: &[Located] = &[];
-    if sources.has(Source::Session) {
+    if sources.has(Store::Session) {
         let (list, problems) = k.sessions();
         diagnostics.extend(problems.iter().cloned());
         sessions = list;
@@ -339,12 +339,12 @@ impl Serialize for RankedReport<'_> {
                         AnyJson::Copilot(RecordJson::new(all, &all.get(*pos)?))
                     }
                     Item::Decision((path, d)) => AnyJson::Decision(Tagged {
-                        store: Source::Decision.as_str(),
+                        store: Store::Decision.as_str(),
                         id: None,
                         item: DecisionJson::new(path, d),
                     }),
                     Item::Session(l) => AnyJson::Session(Tagged {
-                        store: Source::Session.as_str(),
+                        store: Store::Session.as_str(),
                         id: Some(file_stem(&l.path)),
                         item: SessionJson::of(l),
                     }),
