@@ -219,3 +219,72 @@ pub fn read_sessions(layout: &crate::paths::Layout) -> Sessions {
     }
     (sessions, problems)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::Layout;
+
+    fn repo(root: &std::path::Path) -> Repo {
+        let layout = Layout { root: root.to_path_buf(), config: None };
+        Repo { layout, settings: Default::default(), now: crate::format::time::now(), env: Default::default() }
+    }
+
+    fn memory(repo: &Repo, id: u64, text: &str) {
+        let dir = repo.layout.memories();
+        std::fs::create_dir_all(&dir).unwrap();
+        let head = format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags: []\n---\n\n{text}\n");
+        std::fs::write(dir.join(format!("{id:03}-m.md")), head).unwrap();
+    }
+
+    #[test]
+    fn a_view_reads_each_source_once_and_keeps_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        memory(&repo, 1, "first");
+        let k = Knowledge::read(&repo);
+        assert!(k.corpus().is_none(), "a command's view has no live corpus");
+        assert_eq!(k.memories().unwrap().len(), 1);
+        // Files written after a source was read do not change the view: every reader of one
+        // command sees the same knowledge.
+        memory(&repo, 2, "second");
+        std::fs::create_dir_all(repo.layout.copilot_memories().parent().unwrap()).unwrap();
+        assert!(!k.records().unwrap().exists, "the records are read on first use, and there are none");
+        std::fs::write(repo.layout.copilot_memories(), "{\"subject\":\"s\",\"fact\":\"f\"}\n").unwrap();
+        assert_eq!(k.memories().unwrap().len(), 1);
+        assert!(!k.records().unwrap().exists);
+        // A new view reads the files as they are now.
+        let fresh = Knowledge::read(&repo);
+        assert_eq!(fresh.memories().unwrap().len(), 2);
+        assert!(fresh.records().unwrap().exists);
+        assert!(fresh.decisions().unwrap().decisions.is_empty(), "no decisions folder: none");
+        assert!(fresh.session().0.is_none() && fresh.sessions().0.is_empty());
+    }
+
+    #[test]
+    fn a_lent_view_reads_what_the_server_holds_not_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        let mut held = Held::default();
+        assert!(Knowledge::lent(&repo, &held, None).is_none(), "nothing is lent before the first read");
+        memory(&repo, 1, "held");
+        held.index = Some(crate::memories::store::MemoryStore::new(&repo).scan().unwrap());
+        held.records = Err("cannot read: held error".into());
+        memory(&repo, 2, "not yet seen by the server");
+        let k = Knowledge::lent(&repo, &held, None).unwrap();
+        assert_eq!(k.memories().unwrap().len(), 1);
+        assert_eq!(k.records().unwrap_err(), "cannot read: held error");
+        held_decisions_error_is_an_error(&repo);
+    }
+
+    fn held_decisions_error_is_an_error(repo: &Repo) {
+        let held = Held {
+            index: Some(crate::memories::store::MemoryStore::new(repo).scan().unwrap()),
+            decisions: Err("the decisions folder is unreadable".into()),
+            ..Held::default()
+        };
+        let k = Knowledge::lent(repo, &held, None).unwrap();
+        assert_eq!(k.decisions().unwrap_err().to_string(), "the decisions folder is unreadable");
+        assert_eq!(k.memories().unwrap().len(), 2);
+    }
+}

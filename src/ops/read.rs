@@ -962,3 +962,38 @@ impl Report for ShowReport {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo(root: &Path) -> Repo {
+        let layout = crate::paths::Layout { root: root.to_path_buf(), config: None };
+        Repo { layout, settings: Default::default(), now: crate::format::time::now(), env: Default::default() }
+    }
+
+    #[test]
+    fn an_unreadable_records_file_is_a_diagnostic_for_both_stores_and_an_error_for_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo(dir.path());
+        // A folder where the JSONL file should be: not a regular file, so it cannot be read.
+        std::fs::create_dir_all(repo.layout.copilot_memories()).unwrap();
+        let k = Knowledge::read(&repo);
+        let both = stores(&k, Scope::Both).unwrap();
+        assert!(both.file.is_none() && both.index.is_some());
+        assert_eq!(both.diagnostics.len(), 1);
+        assert!(both.diagnostics[0].message.contains("not a regular file"), "{:?}", both.diagnostics);
+        let md = stores(&k, Scope::Md).unwrap();
+        assert!(md.file.is_none() && md.diagnostics.is_empty(), "the markdown store alone never reads it");
+        let Err(e) = stores(&k, Scope::Copilot) else { panic!("narrowed to the Copilot store it is an error") };
+        assert!(e.to_string().starts_with("cannot read ") && e.to_string().contains("not a regular file"), "{e}");
+    }
+
+    #[test]
+    fn routes_send_integers_to_the_markdown_store() {
+        assert_eq!(Route::of(" 7 ", Scope::Both).unwrap(), Route::Md(7));
+        assert_eq!(Route::of("mem-1a2b", Scope::Both).unwrap(), Route::Copilot);
+        assert_eq!(Route::of("7", Scope::Copilot).unwrap(), Route::Copilot, "--store copilot reaches a numeric record");
+        assert!(Route::of("mem-1a2b", Scope::Md).is_err());
+    }
+}
