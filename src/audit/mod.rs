@@ -1,8 +1,8 @@
 //! Is this still true? Checking the references of knowledge items against the repository
 //! (docs/behaviour.md, Audit): paths exist (and cited lines are inside the file), task-runner targets are
 //! defined, code symbols occur in a tracked file. Deterministic, offline, nothing executed (the
-//! `git` binary is run for `ls-files` and the rename history only; without git, kb walks the
-//! folder honouring `.gitignore`).
+//! `git` binary is run for `ls-files` and the rename history only, told to start no program the
+//! repository configures; without git, kb walks the folder honouring `.gitignore`).
 //!
 //! This module knows nothing of the stores: it checks lists of [`refs::Ref`] and returns
 //! [`Problem`]s; `ops::audit` gathers the items and builds the verdicts. Two modes: a full audit
@@ -472,19 +472,51 @@ fn count_lines(path: &Path) -> Option<u64> {
     Some(lines + u64::from(last != b'\n'))
 }
 
+/// What `git` is told on every run, so that a repository's own config (`.git/config`, or the
+/// config of the folder a `.git` file names) starts no program: the command line beats every
+/// config file. `ls-files` runs the `core.fsmonitor` hook; `log` runs `gpg.program` on a signed
+/// commit when `log.showSignature` is set. No hook runs for these commands, and neither does a
+/// pager (stdout is a pipe), an external diff or a textconv driver (no patch is asked for): they
+/// are switched off all the same (`log` also gets `--no-ext-diff --no-textconv`), should git
+/// change that. The transports are in [`GIT_ENV`].
+const GIT_CONFIG: [&str; 10] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "credential.helper=",
+];
+
+/// The environment of every `git` run. In a partial clone, `log -M` fetches each missing blob
+/// from the promisor remote, and that remote's URL is the repository's to choose
+/// (`ext::<command>`, with `protocol.ext.allow=always`, which `-c protocol.allow=never` does not
+/// override): no lazy fetch, and no transport at all (an empty `GIT_ALLOW_PROTOCOL` allows none,
+/// whatever the config says). The rename hints of such a clone are then missing, which is not an
+/// error.
+const GIT_ENV: [(&str, &str); 3] =
+    [("GIT_OPTIONAL_LOCKS", "0"), ("GIT_NO_LAZY_FETCH", "1"), ("GIT_ALLOW_PROTOCOL", "")];
+
 /// Runs `git -C root ARGS` and returns its standard output, or `None` when git is not there, the
-/// folder is not in a repository, or git fails.
+/// folder is not in a repository, or git fails. Nothing the repository configures is run (see
+/// [`GIT_CONFIG`]).
 fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     let dir = crate::git::git_dir(root)?;
     // The repository is named outright: git never looks above the root for another one.
     let out = Command::new("git")
+        .arg("--no-pager")
         .arg("-C")
         .arg(root)
         .env("GIT_DIR", &dir)
         .env("GIT_WORK_TREE", root)
+        .args(GIT_CONFIG)
         .args(["-c", "core.quotePath=false"])
         .args(args)
-        .env("GIT_OPTIONAL_LOCKS", "0")
+        .envs(GIT_ENV)
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -528,7 +560,19 @@ pub fn tracked_files(root: &Path) -> Vec<String> {
 /// (new path, short commit), the newest rename of a path winning. Empty without git.
 fn renames(root: &Path) -> HashMap<String, (String, String)> {
     let mut map = HashMap::new();
-    let Some(out) = git(root, &["log", "--name-status", "-M", "--diff-filter=R", "--format=commit %h"]) else {
+    let Some(out) = git(
+        root,
+        &[
+            "log",
+            "--no-show-signature",
+            "--no-textconv",
+            "--no-ext-diff",
+            "--name-status",
+            "-M",
+            "--diff-filter=R",
+            "--format=commit %h",
+        ],
+    ) else {
         return map;
     };
     let text = String::from_utf8_lossy(&out);

@@ -1,19 +1,26 @@
 //! `kb audit` and the check at use (docs/behaviour.md, Audit): every reference kind on real git
 //! repositories made here (commits, a rename, a deletion, a Makefile, a justfile, a
 //! package.json), each verdict, the rename hint, what must not be taken for a reference, a
-//! folder without git, conflicts, and `kb recall --verify`. MCP `audit` and `verified` are in
-//! `mcp.rs` (`with_mcp::audit_tool_and_verified_results`).
+//! folder without git, conflicts, `kb recall --verify`, and a repository whose git config names
+//! programs (none is run). MCP `audit` and `verified` are in `mcp.rs`
+//! (`with_mcp::audit_tool_and_verified_results`).
 
 use crate::common::*;
 use serde_json::{Value, json};
+use std::path::Path;
 use std::process::Command;
 
 const JSONL: &str = ".github/copilot-memories.jsonl";
 
 /// Runs git in the test's repository with a fixed identity; panics with its stderr on failure.
 fn git(t: &TestEnv, args: &[&str]) -> String {
+    git_in(t, &t.root(), args)
+}
+
+/// Runs git in `dir` as [`git`] does in the repository.
+fn git_in(t: &TestEnv, dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
-        .current_dir(t.root())
+        .current_dir(dir)
         .args(["-c", "user.email=dev@example.com", "-c", "user.name=Dev", "-c", "commit.gpgsign=false"])
         .args(args)
         .env("HOME", t.home())
@@ -411,4 +418,123 @@ fn recall_verify_checks_paths_and_commands_at_use() {
     // --exact too.
     let exact = t.kb(&["--json", "recall", "--exact", "handlers", "--verify"]).ok().json();
     assert_eq!(exact["results"][0]["verified"], "stale");
+}
+
+/// Returns the path of an executable script `<base>/traps/<name>` that, when anything runs it,
+/// creates `<base>/ran-<name>`.
+fn trap(t: &TestEnv, name: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = t.base.join("traps");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join(name);
+    std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'\n", t.base.join(format!("ran-{name}")).display())).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script.display().to_string()
+}
+
+/// Returns the traps that ran since the last call (and forgets them).
+fn sprung(t: &TestEnv) -> Vec<String> {
+    let mut ran: Vec<String> = std::fs::read_dir(&t.base)
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.strip_prefix("ran-").map(str::to_string))
+        .collect();
+    ran.sort();
+    for name in &ran {
+        std::fs::remove_file(t.base.join(format!("ran-{name}"))).unwrap();
+    }
+    ran
+}
+
+#[test]
+fn audit_runs_no_program_the_repository_config_names() {
+    let Some(t) = git_repo() else { return };
+    t.write("src/old.rs", "pub fn kept_symbol() {}\n");
+    git(&t, &["add", "-A"]);
+    git(&t, &["commit", "-qm", "start"]);
+    git(&t, &["mv", "src/old.rs", "src/new.rs"]);
+    git(&t, &["commit", "-qm", "rename"]);
+    // The rename's commit carries a signature (never checked: git hands it to `gpg.program`).
+    let commit = git(&t, &["cat-file", "commit", "HEAD"]);
+    let (head, message) = commit.split_once("\n\n").unwrap();
+    let signed =
+        format!("{head}\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ==\n -----END PGP SIGNATURE-----\n\n{message}");
+    let file = t.base.join("signed-commit");
+    std::fs::write(&file, signed).unwrap();
+    let id = git(&t, &["hash-object", "-t", "commit", "-w", file.to_str().unwrap()]);
+    git(&t, &["update-ref", "HEAD", id.trim()]);
+    for (key, name) in [
+        ("core.fsmonitor", "fsmonitor"),
+        ("log.showSignature", ""),
+        ("gpg.program", "gpg"),
+        ("core.pager", "pager"),
+        ("pager.log", "pager-log"),
+        ("diff.external", "external-diff"),
+    ] {
+        let value = if name.is_empty() { "true".to_string() } else { trap(&t, name) };
+        git(&t, &["config", key, &value]);
+    }
+    t.memory(1, "The helper `kept_symbol` is in `src/old.rs`", &days_ago(1.0), &[]);
+    let audit = |t: &TestEnv| {
+        let v = t.kb(&["--json", "audit"]).json();
+        // git still ran: the rename is named, and the symbol found in a tracked file.
+        let found = problems(item(&v, "md", json!(1)));
+        assert_eq!(found.len(), 1, "{v}");
+        assert!(found[0].2.contains("renamed to `src/new.rs`"), "{v}");
+    };
+    // The traps work: git itself springs them (ls-files the fsmonitor hook, log the gpg program).
+    git(&t, &["ls-files"]);
+    git(&t, &["log", "-1", "--format=%h"]);
+    assert_eq!(sprung(&t), ["fsmonitor", "gpg"]);
+    audit(&t);
+    assert_eq!(sprung(&t), Vec::<String>::new(), "kb audit ran a program the repository's config names");
+    let recall = t.kb(&["--json", "recall", "helper", "--verify"]).ok().json();
+    assert_eq!(recall["results"][0]["verified"], "stale");
+    assert_eq!(sprung(&t), Vec::<String>::new(), "kb recall --verify ran a program the repository's config names");
+
+    // The same through a `.git` file naming the git folder (a worktree, a submodule).
+    std::fs::rename(t.root().join(".git"), t.base.join("elsewhere.git")).unwrap();
+    t.write(".git", "gitdir: ../elsewhere.git\n");
+    git(&t, &["ls-files"]);
+    assert_eq!(sprung(&t), ["fsmonitor"]);
+    audit(&t);
+    assert_eq!(sprung(&t), Vec::<String>::new(), "kb audit ran a program the config of a `gitdir:` folder names");
+}
+
+#[test]
+fn a_partial_clone_fetches_nothing_from_a_remote_it_names() {
+    let Some(t) = git_repo() else { return };
+    // The origin, with a file renamed and changed (rename detection then needs the old blob).
+    let origin = t.base.join("origin");
+    git_in(&t, &t.base, &["init", "-q", "origin"]);
+    std::fs::create_dir_all(origin.join("src")).unwrap();
+    std::fs::write(origin.join("src/old.rs"), (1..40).map(|n| format!("const C{n}: u32 = {n};\n")).collect::<String>())
+        .unwrap();
+    git_in(&t, &origin, &["add", "-A"]);
+    git_in(&t, &origin, &["commit", "-qm", "start"]);
+    git_in(&t, &origin, &["mv", "src/old.rs", "src/new.rs"]);
+    let mut text = std::fs::read_to_string(origin.join("src/new.rs")).unwrap();
+    text.push_str("const MORE: u32 = 0;\n");
+    std::fs::write(origin.join("src/new.rs"), text).unwrap();
+    git_in(&t, &origin, &["commit", "-qam", "rename"]);
+    git_in(&t, &origin, &["config", "uploadpack.allowFilter", "true"]);
+    // The repository: a blobless clone of it, whose promisor remote runs a command.
+    std::fs::remove_dir_all(t.root()).unwrap();
+    let url = format!("file://{}", origin.display());
+    git_in(&t, &t.base, &["clone", "-q", "--no-local", "--filter=blob:none", &url, "repo"]);
+    git(&t, &["config", "remote.origin.url", &format!("ext::{} %S", trap(&t, "remote"))]);
+    git(&t, &["config", "protocol.ext.allow", "always"]);
+    // The trap works: git's own rename detection fetches the old blob through it.
+    let out = Command::new("git")
+        .current_dir(t.root())
+        .args(["log", "--name-status", "-M", "--diff-filter=R", "--format=%h"])
+        .env("HOME", t.home())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert_eq!(sprung(&t), ["remote"]);
+    t.memory(1, "The constants are in `src/old.rs`", &days_ago(1.0), &[]);
+    let v = t.kb(&["--json", "audit"]).json();
+    assert_eq!(sprung(&t), Vec::<String>::new(), "kb audit fetched through the repository's remote");
+    // No history to read the rename from: the plain message.
+    assert_eq!(problems(item(&v, "md", json!(1)))[0].2, "`src/old.rs` does not exist");
 }
