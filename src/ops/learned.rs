@@ -5,7 +5,9 @@
 //! the tag `from-<tool>`.
 //!
 //! Reads only: the agents' files (outside the root is allowed here) are never written, and a kb
-//! managed block inside `GEMINI.md` is never read as memories.
+//! managed block inside `GEMINI.md` is never read as memories. A file inside the root is read only
+//! when its real path is inside it too (a committed symlink out of the repository is refused with a
+//! warning naming the file).
 
 use super::{Report, View, abs};
 use crate::error::{Diagnostic, KbError};
@@ -71,8 +73,8 @@ fn claude_type(t: Option<&str>) -> (Option<MemoryType>, Option<String>) {
 
 /// Reads one Claude memory file: frontmatter `name`, `description`, and `type` (older files) or
 /// `metadata.type` (since mid-2026); the body is the fact, else the description.
-fn claude_file(path: &Path, agent: Option<&str>, warnings: &mut Vec<String>) -> Option<Fact> {
-    let text = read(path, warnings)?;
+fn claude_file(path: &Path, root: &Path, agent: Option<&str>, warnings: &mut Vec<String>) -> Option<Fact> {
+    let text = read(path, root, warnings)?;
     let (body, fields) = match frontmatter::split(&text) {
         Ok(split) => match frontmatter::parse(split.yaml) {
             Ok(f) => (split.body.to_string(), Some(f)),
@@ -107,18 +109,22 @@ fn claude_file(path: &Path, agent: Option<&str>, warnings: &mut Vec<String>) -> 
     })
 }
 
-/// Reads a file as UTF-8 text (lossy), with a warning when it cannot be read.
-fn read(path: &Path, warnings: &mut Vec<String>) -> Option<String> {
-    match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => {
+/// Reads a file as UTF-8 text (lossy), with a warning when it cannot be read; `None` when it does
+/// not exist. Only a regular file is read, and a file inside `root` only when its symlinks keep it
+/// there: a committed `GEMINI.md` or `.claude/agent-memory/…` linking to `~/.ssh/…` must not be
+/// copied into the store. The agents' own files under HOME (and a `--path` outside the root) lie
+/// outside the root by design, and may be symlinks to anywhere (a dotfiles repository).
+fn read(path: &Path, root: &Path, warnings: &mut Vec<String>) -> Option<String> {
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let lexical = crate::paths::resolve_dots(path);
+    let within = if lexical.starts_with(root) || lexical.starts_with(&real_root) { root } else { Path::new("/") };
+    match crate::fsio::read_input(path, within) {
+        Ok(Some(b)) => Some(String::from_utf8_lossy(&b).into_owned()),
+        Ok(None) => None,
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
             warnings.push(format!("{}: not a regular file; not read", path.display()));
-            return None;
+            None
         }
-        Err(_) => return None,
-        _ => {}
-    }
-    match std::fs::read(path) {
-        Ok(b) => Some(String::from_utf8_lossy(&b).into_owned()),
         Err(e) => {
             warnings.push(format!("cannot read {}: {e}", path.display()));
             None
@@ -142,7 +148,7 @@ fn claude(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
     let mut facts = Vec::new();
     if let Some(p) = path {
         let files = if p.is_dir() { md_files(p) } else { vec![p.to_path_buf()] };
-        return files.iter().filter_map(|f| claude_file(f, None, warnings)).collect();
+        return files.iter().filter_map(|f| claude_file(f, root, None, warnings)).collect();
     }
     if let Some(home) = home {
         let mut roots = vec![root.to_path_buf()];
@@ -150,7 +156,7 @@ fn claude(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
         let dirs: Vec<PathBuf> =
             roots.iter().map(|r| home.join(".claude/projects").join(claude_slug(r)).join("memory")).collect();
         if let Some(dir) = dirs.iter().find(|d| d.is_dir()) {
-            facts.extend(md_files(dir).iter().filter_map(|f| claude_file(f, None, warnings)));
+            facts.extend(md_files(dir).iter().filter_map(|f| claude_file(f, root, None, warnings)));
         }
     }
     let agents = root.join(".claude/agent-memory");
@@ -163,7 +169,7 @@ fn claude(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
                 warnings.push(format!("{}: {why}; not read", dir.display()));
                 continue;
             }
-            facts.extend(md_files(&dir).iter().filter_map(|f| claude_file(f, Some(&name), warnings)));
+            facts.extend(md_files(&dir).iter().filter_map(|f| claude_file(f, root, Some(&name), warnings)));
         }
     }
     facts
@@ -247,7 +253,7 @@ fn codex(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut V
             None => return Vec::new(),
         },
     };
-    let Some(text) = read(&file, warnings) else { return Vec::new() };
+    let Some(text) = read(&file, root, warnings) else { return Vec::new() };
     // Split into blocks at each top-level heading.
     let mut blocks: Vec<(usize, String)> = Vec::new();
     let mut start = 0;
@@ -337,7 +343,7 @@ fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
     let section = |h: &[String]| h.get(1).is_some_and(|t| t.eq_ignore_ascii_case("Gemini Added Memories"));
     let mut facts = Vec::new();
     let section_file = |file: &Path, facts: &mut Vec<Fact>, warnings: &mut Vec<String>| {
-        if let Some(text) = read(file, warnings) {
+        if let Some(text) = read(file, root, warnings) {
             facts.extend(bullets(file, &text, &section));
         }
     };
@@ -351,7 +357,7 @@ fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
             vec![p.to_path_buf()]
         };
         for f in files {
-            let Some(text) = read(&f, warnings) else { continue };
+            let Some(text) = read(&f, root, warnings) else { continue };
             let has_section = text.lines().any(|l| l.trim().eq_ignore_ascii_case("## Gemini Added Memories"));
             if has_section {
                 facts.extend(bullets(&f, &text, &section));
@@ -368,7 +374,7 @@ fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
         for (under, file) in [("tmp", "memory/MEMORY.md"), ("memory", "GEMINI.md")] {
             for dir in gemini_project_dirs(root, home, under) {
                 let file = dir.join(file);
-                if let Some(text) = read(&file, warnings) {
+                if let Some(text) = read(&file, root, warnings) {
                     facts.extend(bullets(&file, &text, &|_| true));
                 }
             }

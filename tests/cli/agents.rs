@@ -655,3 +655,49 @@ fn an_instruction_whose_name_would_break_the_marker_line_is_left_out() {
     assert!(!names.iter().any(|n| n.contains("odd")), "{names:?}");
     env.kb(&["compile", "--check"]).ok();
 }
+
+#[test]
+fn import_follows_no_symlink_out_of_the_root() {
+    use std::os::unix::fs::symlink;
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    let outside = env.base.join("outside");
+    put(&outside.join("notes.md"), "---\nname: n\ntype: project\n---\nDeploys go through OutsideFactClaude\n");
+    put(&outside.join("folder/a.md"), "Releases are cut by OutsideFactFolder\n");
+    put(&outside.join("gemini.md"), "## Gemini Added Memories\n- The mirror is OutsideFactGemini\n");
+    let agents = env.root().join(".claude/agent-memory");
+    std::fs::create_dir_all(agents.join("x")).unwrap();
+    // Committed symlinks: a memory file, an agent's folder, the project's GEMINI.md.
+    symlink(outside.join("notes.md"), agents.join("x/notes.md")).unwrap();
+    symlink(outside.join("folder"), agents.join("y")).unwrap();
+    symlink(outside.join("gemini.md"), env.root().join("GEMINI.md")).unwrap();
+    // A symlink that stays inside the root is followed.
+    env.write("docs/agent-notes.md", "The changelog is checked by InsideLinkedFact\n");
+    symlink("../../../docs/agent-notes.md", agents.join("x/inside.md")).unwrap();
+    // The agents' own files under HOME lie outside the root by design, symlinked or not.
+    put(&env.base.join("dotfiles/gemini.md"), "## Gemini Added Memories\n- Prefer HomeLinkedFact\n");
+    std::fs::create_dir_all(env.home().join(".gemini")).unwrap();
+    symlink(env.base.join("dotfiles/gemini.md"), env.home().join(".gemini/GEMINI.md")).unwrap();
+
+    let claude = env.kb(&["--json", "import", "--from", "claude"]).ok();
+    let gemini = env.kb(&["--json", "import", "--from", "gemini"]).ok();
+    for (run, file) in [(&claude, "x/notes.md"), (&claude, "y/a.md"), (&gemini, "repo/GEMINI.md")] {
+        assert!(
+            run.stderr.lines().any(|l| l.contains(file) && l.contains("a symlink leads outside")),
+            "the warning names {file}: {}",
+            run.stderr
+        );
+    }
+    let facts: Vec<String> = memories(&env).iter().map(|m| m["summary"].as_str().unwrap().to_string()).collect();
+    assert_eq!(facts.len(), 2, "{facts:?}");
+    assert!(facts.iter().any(|f| f.contains("InsideLinkedFact")) && facts.iter().any(|f| f.contains("HomeLinkedFact")));
+    // Nothing of the outside files anywhere in the repository, the output or the warnings.
+    for (path, entry) in env.snapshot() {
+        if let crate::common::Entry::File { bytes, .. } = entry {
+            assert!(!String::from_utf8_lossy(&bytes).contains("OutsideFact"), "{path} holds an outside fact");
+        }
+    }
+    for run in [&claude, &gemini] {
+        assert!(!run.stdout.contains("OutsideFact") && !run.stderr.contains("OutsideFact"), "{run:?}");
+    }
+}
