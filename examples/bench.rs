@@ -162,6 +162,9 @@ mod rusage {
         rest: [c_long; 13],
     }
 
+    // SAFETY: this is wait4(2)'s C prototype, and `Rusage` is laid out as Linux's `struct rusage`
+    // (two timevals of two longs each, then 14 longs: maxrss and 13 more).
+    #[allow(unsafe_code)]
     unsafe extern "C" {
         fn wait4(pid: c_int, status: *mut c_int, options: c_int, rusage: *mut Rusage) -> c_int;
     }
@@ -172,9 +175,11 @@ mod rusage {
         let pid = child.id() as c_int;
         let (mut status, mut usage) = (0, Rusage::default());
         loop {
+            #[allow(unsafe_code)]
             // SAFETY: `pid` is a child of this process that nothing has reaped (std reaps only in
             // `wait` and `try_wait`), and both pointers are valid for writes.
-            if unsafe { wait4(pid, &mut status, 0, &mut usage) } == pid {
+            let reaped = unsafe { wait4(pid, &mut status, 0, &mut usage) };
+            if reaped == pid {
                 break;
             }
             let e = std::io::Error::last_os_error();

@@ -163,8 +163,18 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
 /// that the server would keep for its lifetime: 12 MB at 100,000 memories.
 fn keep_large_allocations_apart() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt takes no pointer and is thread-safe; it only sets one of malloc's
-    // parameters.
+    #[allow(unsafe_code)]
+    // SAFETY: mallopt(M_MMAP_THRESHOLD, 131072) takes two ints and no pointer, and touches only
+    // the allocator's own state: under the main arena's lock it merges that arena's free chunks
+    // and sets the threshold, and the flag that stops glibc adjusting it. 128 KiB is inside the
+    // range mallopt(3) allows (up to 4 * 1024 * 1024 * sizeof(long) on 64-bit). glibc's manual
+    // marks mallopt MT-Unsafe (`init`, `const:mallopt`: other threads read those parameters
+    // unlocked), so it must not run beside other threads. It runs in `start`, which `mcp::serve`
+    // calls before `block_on`, before the live thread is spawned: the process then runs its main
+    // thread alone (building the current-thread runtime starts no thread, its blocking pool starts
+    // at the first `spawn_blocking`, the scoped threads of earlier work are joined), and malloc is
+    // long initialised. It returns 1, or 0 on failure (errno not set), which is ignored: the
+    // threshold then stays dynamic, which costs memory, not correctness.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
     }
@@ -175,7 +185,11 @@ fn keep_large_allocations_apart() {
 /// keeps what is freed in its arenas: the server's resident size would carry it for hours.
 fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes no pointer; it only returns malloc's free pages to the system.
+    #[allow(unsafe_code)]
+    // SAFETY: malloc_trim(0) takes a size and no pointer, and only hands to the system whole free
+    // pages malloc holds (sbrk, madvise), never memory that is allocated. malloc_trim(3) marks it
+    // MT-Safe, so the live thread may call it while the runtime's threads allocate. Its result (1
+    // when memory was released, 0 when there was none to release) is not needed.
     unsafe {
         libc::malloc_trim(0);
     }
