@@ -60,6 +60,24 @@ pub fn write_atomic_streamed_then(
     write_staged(path, true, fill, before_rename)
 }
 
+/// Creates `path` holding `data`, atomically and durably, and never over a file that exists, not
+/// even one created meanwhile (an `AlreadyExists` error, as for a symlink there): a crash or a
+/// failed write leaves no file at `path`, never an empty or a torn one.
+pub fn create_atomic(path: &Path, data: &[u8]) -> io::Result<()> {
+    let dir = parent_dir(path);
+    let mut tmp = temp_file_in(dir)?;
+    tmp.as_file_mut().write_all(data)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    File::open(dir)?.sync_all()
+}
+
+/// Returns a new temporary file in `dir` for an atomic write, created 0666 less the umask, as
+/// `File::create` does (tempfile's default is 0600).
+fn temp_file_in(dir: &Path) -> io::Result<tempfile::NamedTempFile> {
+    tempfile::Builder::new().prefix(TEMP_PREFIX).permissions(fs::Permissions::from_mode(0o666)).tempfile_in(dir)
+}
+
 fn write_staged(
     path: &Path,
     durable: bool,
@@ -75,9 +93,7 @@ fn write_staged(
         Err(e) if e.kind() == io::ErrorKind::NotFound => None,
         Err(e) => return Err(e),
     };
-    // Created 0666 less the umask, as `File::create` does (tempfile's default is 0600).
-    let mut tmp =
-        tempfile::Builder::new().prefix(TEMP_PREFIX).permissions(fs::Permissions::from_mode(0o666)).tempfile_in(dir)?;
+    let mut tmp = temp_file_in(dir)?;
     {
         let mut w = io::BufWriter::with_capacity(1 << 16, tmp.as_file_mut());
         fill(&mut w)?;
@@ -272,6 +288,26 @@ mod tests {
         std::os::unix::fs::symlink(&real, &link).unwrap();
         assert!(write_atomic(&link, b"y").is_err());
         assert_eq!(fs::read(&real).unwrap(), b"x");
+    }
+
+    #[test]
+    fn create_atomic_writes_a_new_file_and_never_replaces_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, plain) = (dir.path().join("context.md"), dir.path().join("plain"));
+        create_atomic(&p, b"template").unwrap();
+        File::create(&plain).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!((fs::read(&p).unwrap(), mode(&p)), (b"template".to_vec(), mode(&plain)));
+        // An existing file (as one made between init's check and its write) or a dangling
+        // symlink stays as it was, and no temporary file is left.
+        let e = create_atomic(&p, b"other").unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(&p).unwrap(), b"template");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+        assert_eq!(create_atomic(&link, b"x").unwrap_err().kind(), io::ErrorKind::AlreadyExists);
+        assert!(!dir.path().join("nowhere").exists());
+        assert!(temp_files_in(dir.path()).is_empty());
     }
 
     #[test]

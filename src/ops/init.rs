@@ -135,7 +135,8 @@ pub fn init(
         if context.exists() {
             existing.push(context);
         } else {
-            create_new(&context, &CONTEXT_TEMPLATE.replace("{{updated}}", &py_isoformat(now)))?;
+            let text = CONTEXT_TEMPLATE.replace("{{updated}}", &py_isoformat(now));
+            fsio::create_atomic(&context, text.as_bytes()).map_err(io_at(&context))?;
             created.push(context);
             template = true;
         }
@@ -165,12 +166,6 @@ pub fn init(
     let agents_md = if agents_md { Some(add_agents_md(&Repo::open(layout.clone(), now, env.clone())?)?) } else { None };
     let projected = projected.map(|(agents, settings, compile)| Projected { agents, settings, compile });
     Ok(InitReport { root: layout.root.clone(), created, existing, template, agents: agents_md, projected })
-}
-
-/// Writes a file that must not exist yet (never overwrites, even in a race).
-fn create_new(path: &Path, text: &str) -> Result<(), KbError> {
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path).map_err(io_at(path))?;
-    f.write_all(text.as_bytes()).map_err(io_at(path))
 }
 
 /// Reads a git file kb appends to (`.gitignore`, `.gitattributes`) as bytes: git reads them as

@@ -3,6 +3,7 @@
 
 use crate::common::*;
 use serde_json::json;
+use std::process::Command;
 
 #[test]
 fn init_makes_a_working_knowledge_folder() {
@@ -44,6 +45,34 @@ fn init_keeps_existing_files() {
     assert_eq!(t.read(&context), "my own context\n");
     assert_eq!(std::fs::read(&mem).unwrap(), mem_before);
     assert_eq!(t.read(&t.root().join(".gitignore")), "/target\n*.log\n.co-cli/cache/\n.co-cli/state/\n");
+}
+
+#[test]
+fn an_init_whose_context_write_fails_leaves_no_context_md_and_the_next_writes_the_template() {
+    // The file size limit at 0 makes every write into a file fail (EFBIG, SIGXFSZ ignored): a
+    // write of context.md in place would leave it empty, and the next init would keep it.
+    let t = TestEnv::pinned();
+    // The one file kb writes before context.md (the cache's own `.gitignore`), already there.
+    t.write(".co-cli/cache/.gitignore", "*\n");
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "trap '' XFSZ; ulimit -f 0; exec \"$0\" init", env!("CARGO_BIN_EXE_kb")])
+        .current_dir(t.root())
+        .env_clear()
+        .env("HOME", t.home())
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("KB_ROOT", t.root());
+    for (k, v) in &t.envs {
+        cmd.env(k, v);
+    }
+    let run = run_command(cmd, None).err();
+    assert!(run.stderr.contains("context.md"), "{run:?}");
+    assert!(t.memories().is_dir(), "init failed before it wrote context.md: {run:?}");
+    let context = t.root().join(".co-cli/knowledge/context.md");
+    assert!(std::fs::symlink_metadata(&context).is_err(), "a failed write left {}", context.display());
+    t.kb(&["init"]).ok();
+    let fresh = TestEnv::pinned();
+    fresh.kb(&["init"]).ok();
+    assert_eq!(t.read(&context), fresh.read(&fresh.root().join(".co-cli/knowledge/context.md")));
 }
 
 #[test]
