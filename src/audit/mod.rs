@@ -2,7 +2,9 @@
 //! (docs/behaviour.md, Audit): paths exist (and cited lines are inside the file), task-runner targets are
 //! defined, code symbols occur in a tracked file. Deterministic, offline, nothing executed (the
 //! `git` binary is run for `ls-files` and the rename history only, told to start no program the
-//! repository configures; without git, kb walks the folder honouring `.gitignore`).
+//! repository configures; without git, kb walks the folder honouring `.gitignore`). Nothing
+//! outside the root is read: a cited path or a tracked file that is a symlink out of it is
+//! neither checked nor evidence.
 //!
 //! This module knows nothing of the stores: it checks lists of [`refs::Ref`] and returns
 //! [`Problem`]s; `ops::audit` gathers the items and builds the verdicts. Two modes: a full audit
@@ -71,6 +73,16 @@ pub enum Mode {
     AtUse,
 }
 
+/// Where a cited path leads (see [`Checker::place`]).
+enum Place {
+    /// Its real path, inside the root.
+    Inside(PathBuf),
+    /// Through a symlink out of the root, or to nothing: not looked at.
+    Outside,
+    /// Nothing by that name.
+    Missing,
+}
+
 /// The result of checking one reference.
 enum Outcome {
     Holds,
@@ -87,6 +99,8 @@ pub struct Checker {
     /// Root-relative files and folders (a folder ends in `/`) that are kb's own knowledge, never
     /// evidence for a symbol.
     excluded: Vec<String>,
+    /// The root with every symlink followed: what a file's real path must start with.
+    real_root: OnceCell<PathBuf>,
     tracked: OnceCell<Vec<String>>,
     manifests: OnceCell<Manifests>,
     /// Where the file each symbol was last found in is kept (`.co-cli/cache/symbols.json`):
@@ -103,6 +117,7 @@ impl Checker {
             root: root.to_path_buf(),
             mode,
             excluded,
+            real_root: OnceCell::new(),
             tracked: OnceCell::new(),
             manifests: OnceCell::new(),
             renames: OnceCell::new(),
@@ -215,19 +230,28 @@ impl Checker {
                 hint: None,
             });
         }
-        let full = self.root.join(path);
+        let missing = || {
+            let (message, hint) = match self.renamed(path) {
+                Some((new, commit)) => (
+                    format!("`{path}` no longer exists (renamed to `{new}` in {commit})"),
+                    Some(format!("update the reference to `{new}`")),
+                ),
+                None => (format!("`{path}` does not exist"), None),
+            };
+            Outcome::Fails(Problem { kind: Kind::Path, reference: raw.to_string(), message, hint })
+        };
+        let full = match self.place(path) {
+            Place::Inside(real) => real,
+            // kb looks at nothing outside the root: whether the file there exists, or how many
+            // lines it has, is no evidence about the repository (and must not leak into a report).
+            Place::Outside => return Outcome::Unknown,
+            Place::Missing => return missing(),
+        };
         let meta = match std::fs::metadata(&full) {
+            // A span ending in `/` names a folder.
+            Ok(m) if path.ends_with('/') && !m.is_dir() => return missing(),
             Ok(m) => m,
-            Err(_) => {
-                let (message, hint) = match self.renamed(path) {
-                    Some((new, commit)) => (
-                        format!("`{path}` no longer exists (renamed to `{new}` in {commit})"),
-                        Some(format!("update the reference to `{new}`")),
-                    ),
-                    None => (format!("`{path}` does not exist"), None),
-                };
-                return Outcome::Fails(Problem { kind: Kind::Path, reference: raw.to_string(), message, hint });
-            }
+            Err(_) => return missing(),
         };
         let Some((_, last)) = lines else { return Outcome::Holds };
         if !meta.is_file() || meta.len() > MAX_COUNTED_BYTES {
@@ -283,6 +307,36 @@ impl Checker {
         }
     }
 
+    /// Returns the root with every symlink followed (the root as given when it cannot be).
+    fn real_root(&self) -> &Path {
+        self.real_root.get_or_init(|| std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone()))
+    }
+
+    /// Returns where the root-relative `path` leads: its real path when that is inside the root;
+    /// `Outside` when a symlink on the way leads out of the root, or nowhere (a link to nothing may
+    /// point outside, so it is not called missing); `Missing` when it names nothing. One `lstat`
+    /// per component, and a `canonicalize` only for a symlink.
+    fn place(&self, path: &str) -> Place {
+        let mut at = self.root.clone();
+        for c in Path::new(path).components() {
+            match c {
+                std::path::Component::Normal(name) => at.push(name),
+                std::path::Component::CurDir => continue,
+                // `..` is never a reference (refs.rs): never resolved here either.
+                _ => return Place::Outside,
+            }
+            match std::fs::symlink_metadata(&at) {
+                Err(_) => return Place::Missing,
+                Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&at) {
+                    Ok(real) if real.starts_with(self.real_root()) => at = real,
+                    _ => return Place::Outside,
+                },
+                Ok(_) => {}
+            }
+        }
+        Place::Inside(at)
+    }
+
     /// Returns the tracked files, root-relative, `/`-separated.
     fn tracked(&self) -> &[String] {
         self.tracked.get_or_init(|| tracked_files(&self.root))
@@ -333,7 +387,7 @@ impl Checker {
         let mut buf = Vec::new();
         for (k, name) in names.iter().enumerate() {
             if let Some(&i) = cache.hits.get(*name).and_then(|f| index.get(f.as_str()))
-                && read_text_file(&self.root.join(files[i]), &mut buf)
+                && read_text_file(&self.root.join(files[i]), self.real_root(), &mut buf)
                 && memchr::memmem::find_iter(&buf, name.as_bytes()).any(|at| whole_word(&buf, at, at + name.len()))
             {
                 found_at[k].store(i, Ordering::Relaxed);
@@ -346,8 +400,8 @@ impl Checker {
             let left = AtomicUsize::new(rest.len());
             let next = AtomicUsize::new(0);
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-            let (root, ac, found_at, left, next, files, rest) =
-                (&self.root, &ac, &found_at, &left, &next, &files, &rest);
+            let (root, real_root, ac, found_at, left, next, files, rest) =
+                (&self.root, self.real_root(), &ac, &found_at, &left, &next, &files, &rest);
             std::thread::scope(|s| {
                 for _ in 0..threads {
                     s.spawn(move || {
@@ -358,7 +412,7 @@ impl Checker {
                             }
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(file) = files.get(i) else { return };
-                            if !read_text_file(&root.join(file), &mut buf) {
+                            if !read_text_file(&root.join(file), real_root, &mut buf) {
                                 continue;
                             }
                             for m in ac.find_overlapping_iter(&buf[..]) {
@@ -440,11 +494,23 @@ fn whole_word(buf: &[u8], start: usize, end: usize) -> bool {
     (start == 0 || !word(buf[start - 1])) && buf.get(end).is_none_or(|&b| !word(b))
 }
 
-/// Reads a regular text file into `buf`; false for a folder, a link to nothing, a file too large
-/// or binary (a NUL byte near its start), or one that cannot be read.
-fn read_text_file(path: &Path, buf: &mut Vec<u8>) -> bool {
+/// Reads a regular text file into `buf`; false for a folder, a link to nothing or out of
+/// `real_root`, a file too large or binary (a NUL byte near its start), or one that cannot be read.
+///
+/// Only the file itself is looked at for a symlink: git tracks no file below a symlinked folder
+/// (nor checks one out there), and the walk without git follows no symlink. So the scan costs one
+/// `lstat` per file, as the `stat` it replaces, and a `canonicalize` per tracked symlink.
+fn read_text_file(path: &Path, real_root: &Path, buf: &mut Vec<u8>) -> bool {
     buf.clear();
-    let Ok(meta) = std::fs::metadata(path) else { return false };
+    let Ok(mut meta) = std::fs::symlink_metadata(path) else { return false };
+    if meta.file_type().is_symlink() {
+        // A file outside the root is no evidence that the repository holds a symbol.
+        if !std::fs::canonicalize(path).is_ok_and(|real| real.starts_with(real_root)) {
+            return false;
+        }
+        let Ok(target) = std::fs::metadata(path) else { return false };
+        meta = target;
+    }
     if !meta.is_file() || meta.len() > MAX_SCANNED_BYTES {
         return false;
     }
@@ -758,6 +824,27 @@ mod tests {
         assert!(whole_word(b"a ApiError b", 2, 10));
         assert!(!whole_word(b"MyApiError", 2, 10));
         assert!(!whole_word(b"ApiErrors", 0, 8));
+    }
+
+    #[test]
+    fn a_symlink_out_of_the_root_is_not_read_for_symbols() {
+        let dir = tempfile::tempdir().unwrap();
+        let (root, outside) = (dir.path().join("repo"), dir.path().join("outside.rs"));
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(&outside, "pub struct Outside;\n").unwrap();
+        std::fs::write(root.join("src/real.rs"), "pub struct Inside;\n").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("src/out.rs")).unwrap();
+        std::os::unix::fs::symlink("real.rs", root.join("src/in.rs")).unwrap();
+        let real_root = std::fs::canonicalize(&root).unwrap();
+        let mut buf = Vec::new();
+        assert!(!read_text_file(&root.join("src/out.rs"), &real_root, &mut buf));
+        assert!(buf.is_empty());
+        assert!(read_text_file(&root.join("src/in.rs"), &real_root, &mut buf));
+        assert_eq!(buf, b"pub struct Inside;\n");
+        let checker = Checker::new(&root, Mode::AtUse, Vec::new());
+        assert!(matches!(checker.place("src/out.rs"), Place::Outside));
+        assert!(matches!(checker.place("src/in.rs"), Place::Inside(p) if p == real_root.join("src/real.rs")));
+        assert!(matches!(checker.place("src/gone.rs"), Place::Missing));
     }
 
     #[test]

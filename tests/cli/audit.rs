@@ -538,3 +538,51 @@ fn a_partial_clone_fetches_nothing_from_a_remote_it_names() {
     // No history to read the rename from: the plain message.
     assert_eq!(problems(item(&v, "md", json!(1)))[0].2, "`src/old.rs` does not exist");
 }
+
+#[test]
+fn a_symlink_out_of_the_root_is_neither_checked_nor_evidence() {
+    use std::os::unix::fs::symlink;
+    let Some(t) = git_repo() else { return };
+    let outside = t.base.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let text = format!("pub struct OutsideOnlySymbol;\n{}", "// more\n".repeat(499));
+    std::fs::write(outside.join("outside.rs"), text).unwrap();
+    t.write("src/real.rs", "pub fn inside_fn() {}\n\n");
+    // Committed symlinks: a file and a folder out of the root, a file inside it.
+    symlink(outside.join("outside.rs"), t.root().join("src/link.rs")).unwrap();
+    symlink(&outside, t.root().join("vendor")).unwrap();
+    symlink("real.rs", t.root().join("src/inner.rs")).unwrap();
+    git(&t, &["add", "-A"]);
+    git(&t, &["commit", "-qm", "links"]);
+    assert!(git(&t, &["ls-files"]).contains("src/link.rs"));
+    let at = days_ago(1.0);
+    t.memory(1, "The linkcheck setup is at `src/link.rs:400`", &at, &["linkcheck"]);
+    t.memory(2, "Errors are `OutsideOnlySymbol`", &at, &[]);
+    t.memory(3, "The linkcheck tail is at `src/link.rs:600`", &at, &["linkcheck"]);
+    t.memory(4, "The vendored linkcheck code is at `vendor/outside.rs:400`", &at, &["linkcheck"]);
+    t.memory(5, "The inner helper is at `src/inner.rs:3`", &at, &[]);
+    t.memory(6, "The linked file is `src/link.rs`", &at, &[]);
+    let v = t.kb(&["--json", "audit"]).json();
+    for id in [1, 3, 4, 6] {
+        let it = item(&v, "md", json!(id));
+        // (The memories are alike, so they may conflict; that is not a verdict.)
+        let found: Vec<_> = problems(it).into_iter().filter(|p| p.0 != "conflict").collect();
+        assert_eq!((it["verdict"].clone(), found), (json!("unverified"), vec![]), "memory {id}: {v}");
+    }
+    assert_eq!(
+        problems(item(&v, "md", json!(2))),
+        [("symbol".into(), "OutsideOnlySymbol".into(), "`OutsideOnlySymbol` occurs in no tracked file".into())],
+        "a file outside the root is no evidence: {v}"
+    );
+    // A symlink inside the root is followed.
+    assert_eq!(
+        problems(item(&v, "md", json!(5)))[0].2.as_str(),
+        "`src/inner.rs:3` points past the end of `src/inner.rs`, which has 2 lines"
+    );
+    assert!(!v.to_string().contains("has 500 lines"), "the outside file's length is never shown: {v}");
+    // The check at use, the same.
+    let recall = t.kb(&["--json", "recall", "linkcheck", "--verify"]).ok().json();
+    let results = recall["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "{recall}");
+    assert!(results.iter().all(|r| r["verified"] == "unverified"), "{recall}");
+}
