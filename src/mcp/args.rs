@@ -837,4 +837,121 @@ mod tests {
         let schema = serde_json::to_string(&schemars::schema_for!(ForgetMemoryArgs)).unwrap();
         assert!(schema.contains("integer") && schema.contains("string"), "{schema}");
     }
+
+    /// Checks one tool's reader against its input schema: the names it accepts (`NAMES`) are the
+    /// schema's `properties`, it reads each of them, and the names without which it answers "NAME
+    /// is required" are the schema's `required`. `sample` gives every argument a valid value.
+    /// Returns what differs.
+    fn reader_matches_schema<T: ToolArgs>(schema: &Map<String, Value>, sample: &Value) -> Vec<String> {
+        use std::collections::BTreeSet;
+        let tool = T::TOOL;
+        let names = |v: Option<&Value>| -> BTreeSet<String> {
+            match v {
+                Some(Value::Object(map)) => map.keys().cloned().collect(),
+                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(String::from).collect(),
+                _ => BTreeSet::new(),
+            }
+        };
+        let accepted: BTreeSet<String> = T::NAMES.iter().map(|n| n.to_string()).collect();
+        let properties = names(schema.get("properties"));
+        let mut problems = Vec::new();
+        if accepted != properties {
+            problems.push(format!("{tool}: the reader takes {accepted:?}, the schema's properties are {properties:?}"));
+        }
+        let Some(sample) = sample.as_object().filter(|s| s.keys().cloned().collect::<BTreeSet<_>>() == accepted) else {
+            problems.push(format!("{tool}: the test's sample must give a value to each of {accepted:?}: {sample}"));
+            return problems;
+        };
+        let mut given = Given(sample.clone());
+        match T::read(&mut given) {
+            Ok(_) if given.0.is_empty() => {}
+            Ok(_) => problems.push(format!("{tool}: the reader accepts but never reads {:?}", given.0.keys())),
+            Err(e) => problems.push(format!("{tool}: the reader refuses the sample {sample:?}: {e}")),
+        }
+        let required_by_reader: BTreeSet<String> = T::NAMES
+            .iter()
+            .filter(|name| {
+                let mut without = sample.clone();
+                without.remove(**name);
+                T::from_value(Value::Object(without)).is_err_and(|e| e.starts_with(&format!("{name} is required")))
+            })
+            .map(|n| n.to_string())
+            .collect();
+        let required = names(schema.get("required"));
+        if required_by_reader != required {
+            problems.push(format!("{tool}: the reader requires {required_by_reader:?}, the schema {required:?}"));
+        }
+        problems
+    }
+
+    #[test]
+    fn each_tools_reader_takes_its_schemas_properties_and_requires_its_required_ones() {
+        type Check = fn(&Map<String, Value>, &Value) -> Vec<String>;
+        let samples: [(&str, Check, Value); 12] = [
+            (
+                SaveMemoryArgs::TOOL,
+                reader_matches_schema::<SaveMemoryArgs>,
+                json!({"content": "c", "tags": ["t"], "type": "learning", "importance": "high", "agent": "a"}),
+            ),
+            (
+                RecallMemoryArgs::TOOL,
+                reader_matches_schema::<RecallMemoryArgs>,
+                json!({"query": "q", "max_results": 3, "store": "md"}),
+            ),
+            (
+                ListMemoriesArgs::TOOL,
+                reader_matches_schema::<ListMemoriesArgs>,
+                json!({"store": "md", "type": "learning", "agent": "a", "limit": 3}),
+            ),
+            (GetMemoryArgs::TOOL, reader_matches_schema::<GetMemoryArgs>, json!({"id": 7})),
+            (AuditArgs::TOOL, reader_matches_schema::<AuditArgs>, json!({"ids": [7, "mem-1a2b3c4d"]})),
+            (ForgetMemoryArgs::TOOL, reader_matches_schema::<ForgetMemoryArgs>, json!({"id": 7})),
+            (
+                StoreMemoryArgs::TOOL,
+                reader_matches_schema::<StoreMemoryArgs>,
+                json!({"subject": "s", "fact": "f", "citations": ["a.rs:1"], "reason": "r", "category": "general"}),
+            ),
+            (
+                ProposeDecisionArgs::TOOL,
+                reader_matches_schema::<ProposeDecisionArgs>,
+                json!({"text": "t", "type": "scope"}),
+            ),
+            (
+                GetContextArgs::TOOL,
+                reader_matches_schema::<GetContextArgs>,
+                json!({"agent": "a", "for": ["src/a.rs"], "decisions_only": true, "max_tokens": 500}),
+            ),
+            (
+                UpdateSessionArgs::TOOL,
+                reader_matches_schema::<UpdateSessionArgs>,
+                json!({"summary": "s", "append": true}),
+            ),
+            (
+                VoteMemoryArgs::TOOL,
+                reader_matches_schema::<VoteMemoryArgs>,
+                json!({"id": "mem-1a2b3c4d", "fact": "f", "direction": "up", "reason": "r"}),
+            ),
+            (
+                ContextBoardArgs::TOOL,
+                reader_matches_schema::<ContextBoardArgs>,
+                json!({"command": "add", "src": "agent", "name": "n", "description": "d", "context": "c"}),
+            ),
+        ];
+        // The schemas the server lists, as clients get them; every tool it lists has a sample.
+        let tools = crate::mcp::KbServer::tool_router().list_all();
+        let listed: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        let mut sampled: Vec<&str> = samples.iter().map(|(tool, ..)| *tool).collect();
+        sampled.sort_unstable();
+        let mut sorted = listed.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, sampled, "each tool the server lists, and no other, needs a sample here");
+        let problems: Vec<String> = tools
+            .iter()
+            .flat_map(|t| {
+                let (_, check, sample) = samples.iter().find(|(tool, ..)| *tool == t.name).expect("a sample");
+                check(&t.input_schema, sample)
+            })
+            .collect();
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
 }
