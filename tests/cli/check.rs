@@ -51,7 +51,7 @@ fn assert_valid_memory(yaml: &str) -> TestEnv {
 }
 
 #[test]
-fn s59_unquoted_timestamps_and_leading_blank_lines() {
+fn unquoted_timestamps_read_back_as_written_and_leading_blank_lines_are_dropped() {
     let t = TestEnv::pinned();
     t.mem_file(
         "001-x.md",
@@ -66,7 +66,7 @@ fn s59_unquoted_timestamps_and_leading_blank_lines() {
 }
 
 #[test]
-fn s60_no_frontmatter() {
+fn a_memory_without_frontmatter_is_reported_on_line_one() {
     let t = TestEnv::pinned();
     let p = t.mem_file("001-x.md", "Just a note.\n");
     let found = problems_for(&t, &p);
@@ -76,7 +76,7 @@ fn s60_no_frontmatter() {
 }
 
 #[test]
-fn s61_malformed_yaml_names_the_line() {
+fn malformed_yaml_is_reported_with_its_line() {
     let t = TestEnv::pinned();
     let p =
         t.mem_file("001-x.md", "---\nid: 1\ncreated: '2026-11-01T10:00:00+00:00'\ntags: [unclosed list\n---\n\nbody\n");
@@ -88,7 +88,7 @@ fn s61_malformed_yaml_names_the_line() {
 }
 
 #[test]
-fn s62_empty_frontmatter() {
+fn an_empty_frontmatter_is_reported_as_missing_the_id() {
     let t = TestEnv::pinned();
     let p = t.mem_file("001-x.md", "---\n---\n\nBody text.\n");
     let found = problems_for(&t, &p);
@@ -97,7 +97,7 @@ fn s62_empty_frontmatter() {
 }
 
 #[test]
-fn s63_body_is_what_follows_the_frontmatter() {
+fn the_body_is_what_follows_the_frontmatter() {
     let t = TestEnv::pinned();
     t.mem_file("001-x.md", &format!("---\nid: 1\n{CREATED}---\n\nBody content here.\n"));
     assert_eq!(t.show(1)["content"], "Body content here.");
@@ -113,31 +113,31 @@ fn context_problems(frontmatter: &str) -> Vec<(Option<u64>, String)> {
 }
 
 #[test]
-fn s64_valid_context() {
+fn a_context_with_version_and_updated_is_valid() {
     assert!(context_problems("version: 1\nupdated: '2026-02-09T14:30:00+00:00'\n").is_empty());
 }
 
 #[test]
-fn s65_context_without_version() {
+fn a_context_without_version_is_reported() {
     let found = context_problems("updated: '2026-02-09T14:30:00+00:00'\n");
     assert!(found.len() == 1 && found[0].1.contains("missing required field: version"), "{found:?}");
 }
 
 #[test]
-fn s66_context_version_string() {
+fn a_context_version_given_as_a_string_is_reported_on_its_line() {
     let found = context_problems("version: \"1\"\nupdated: '2026-02-09T14:30:00+00:00'\n");
     assert!(found.len() == 1 && found[0].1.contains("must be an integer"), "{found:?}");
     assert_eq!(found[0].0, Some(2));
 }
 
 #[test]
-fn s67_context_without_updated() {
+fn a_context_without_updated_is_reported() {
     let found = context_problems("version: 1\n");
     assert!(found.len() == 1 && found[0].1.contains("missing required field: updated"), "{found:?}");
 }
 
 #[test]
-fn s68_context_updated_not_a_timestamp() {
+fn a_context_updated_that_is_not_a_timestamp_is_reported_on_its_line() {
     let found = context_problems("version: 1\nupdated: not-a-timestamp\n");
     assert!(found.len() == 1 && found[0].1.contains("ISO"), "{found:?}");
     assert_eq!(found[0].0, Some(3));
@@ -154,42 +154,42 @@ fn global_context_is_checked_too() {
 }
 
 #[test]
-fn s69_memory_with_tags_and_source_is_valid() {
+fn a_memory_with_tags_and_source_is_valid() {
     assert_valid_memory(&format!("id: 9\n{CREATED}tags: [python, style]\nsource: user-told\n"));
 }
 
 #[test]
-fn s70_memory_with_only_id_and_created_is_valid() {
+fn a_memory_with_only_id_and_created_is_valid() {
     assert_valid_memory(&format!("id: 9\n{CREATED}"));
 }
 
 #[test]
-fn s71_memory_without_id() {
+fn a_memory_without_an_id_is_reported() {
     assert_invalid_memory(CREATED, "missing required field: id", None);
 }
 
 #[test]
-fn s72_memory_id_string() {
+fn a_memory_id_given_as_a_string_is_reported_on_its_line() {
     assert_invalid_memory(&format!("{CREATED}id: \"1\"\n"), "must be an integer", Some(3));
 }
 
 #[test]
-fn s73_memory_without_created() {
+fn a_memory_without_created_is_reported() {
     assert_invalid_memory("id: 9\n", "missing required field: created", None);
 }
 
 #[test]
-fn s74_memory_tags_not_a_list() {
+fn memory_tags_that_are_not_a_list_are_reported_on_their_line() {
     assert_invalid_memory(&format!("id: 9\n{CREATED}tags: not-a-list\n"), "must be a list", Some(4));
 }
 
 #[test]
-fn s75_memory_tags_with_a_number() {
+fn memory_tags_holding_a_number_are_reported_on_their_line() {
     assert_invalid_memory(&format!("id: 9\n{CREATED}tags: [valid, 123]\n"), "only strings", Some(4));
 }
 
 #[test]
-fn s76_memory_source_number() {
+fn a_memory_source_that_is_a_number_is_reported_on_its_line() {
     assert_invalid_memory(&format!("id: 9\n{CREATED}source: 123\n"), "must be a string", Some(4));
 }
 

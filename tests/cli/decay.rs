@@ -25,7 +25,7 @@ fn summary_files(t: &TestEnv) -> Vec<String> {
 }
 
 #[test]
-fn s09_reaching_the_limit_exactly_does_not_decay() {
+fn reaching_the_maximum_exactly_does_not_decay() {
     let t = TestEnv::pinned();
     fill(&t, 199, 300.0);
     let out = save(&t, NEW);
@@ -34,7 +34,7 @@ fn s09_reaching_the_limit_exactly_does_not_decay() {
 }
 
 #[test]
-fn s10_two_hundred_plus_one_decays_forty() {
+fn a_save_past_two_hundred_decays_the_forty_oldest_into_a_summary() {
     let t = TestEnv::pinned();
     fill(&t, 200, 199.0);
     let out = save(&t, NEW);
@@ -48,7 +48,7 @@ fn s10_two_hundred_plus_one_decays_forty() {
 }
 
 #[test]
-fn s11_k_is_the_floor_of_total_times_percentage() {
+fn the_number_decayed_is_the_floor_of_count_times_percentage() {
     let t = TestEnv::pinned();
     fill(&t, 204, 204.0);
     let out = save(&t, NEW);
@@ -58,7 +58,7 @@ fn s11_k_is_the_floor_of_total_times_percentage() {
 }
 
 #[test]
-fn s12_summarize_writes_one_summary_memory() {
+fn summarize_replaces_the_decayed_memories_with_one_tagged_summary() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10").env("CO_CLI_MEMORY_DECAY_PERCENTAGE", "0.5");
     fill(&t, 10, 99.0);
     let out = save(&t, NEW);
@@ -73,7 +73,7 @@ fn s12_summarize_writes_one_summary_memory() {
 }
 
 #[test]
-fn s13_cut_deletes_without_a_summary() {
+fn cut_deletes_the_decayed_memories_without_a_summary() {
     let t = TestEnv::pinned()
         .env("CO_CLI_MEMORY_MAX_COUNT", "10")
         .env("CO_CLI_MEMORY_DECAY_PERCENTAGE", "0.5")
@@ -97,7 +97,7 @@ fn cut_with_max_ten_removes_ids_one_and_two() {
 }
 
 #[test]
-fn s14_the_oldest_go_first_by_age_not_id() {
+fn the_oldest_memories_are_the_ones_decayed() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10");
     let mut rng = Rng::new(14);
     let ages =
@@ -154,7 +154,7 @@ fn equal_timestamps_decay_the_lower_id_first() {
 }
 
 #[test]
-fn s15_protected_memories_are_not_candidates() {
+fn protected_memories_are_never_decay_candidates() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10");
     t.protected_memory(1, "a protected thing", &days_ago(100.0));
     let mut rng = Rng::new(15);
@@ -167,7 +167,7 @@ fn s15_protected_memories_are_not_candidates() {
 }
 
 #[test]
-fn s16_protected_survives_a_summarize_of_five() {
+fn a_protected_memory_survives_a_summarize_of_five() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10").env("CO_CLI_MEMORY_DECAY_PERCENTAGE", "0.5");
     let protected = t.protected_memory(1, "a protected thing", &days_ago(200.0));
     let mut rng = Rng::new(16);
@@ -206,7 +206,7 @@ fn the_new_memory_is_never_decayed_even_when_it_is_the_oldest() {
 }
 
 #[test]
-fn s26_first_save_into_an_empty_folder_decays_nothing() {
+fn the_first_save_into_an_empty_folder_decays_nothing() {
     let t = TestEnv::pinned();
     std::fs::create_dir_all(t.memories()).unwrap();
     let out = save(&t, NEW);
@@ -214,7 +214,7 @@ fn s26_first_save_into_an_empty_folder_decays_nothing() {
 }
 
 #[test]
-fn s27_fewer_candidates_than_k_takes_them_all() {
+fn fewer_candidates_than_the_number_to_decay_decays_every_candidate() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10");
     for id in 1..=9 {
         t.protected_memory(id, &format!("protected {id} {}", "y".repeat(id as usize)), &days_ago(90.0));
@@ -227,7 +227,7 @@ fn s27_fewer_candidates_than_k_takes_them_all() {
 }
 
 #[test]
-fn s31_summarize_three() {
+fn a_summarize_of_three_removes_the_three_oldest_and_adds_one_summary() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10").env("CO_CLI_MEMORY_DECAY_PERCENTAGE", "0.3");
     fill(&t, 10, 60.0);
     assert_eq!(save(&t, NEW)["decayed"], 3);
@@ -235,7 +235,7 @@ fn s31_summarize_three() {
 }
 
 #[test]
-fn s33_e2e_save_triggers_decay() {
+fn a_save_that_triggers_decay_says_so_and_leaves_the_maximum() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_MAX_COUNT", "10").env("CO_CLI_MEMORY_DECAY_PERCENTAGE", "0.2");
     fill(&t, 10, 10.0);
     let run = t.kb(&["save", "Memory 11 triggers decay"]).ok();

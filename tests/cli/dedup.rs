@@ -15,7 +15,7 @@ fn save_json(t: &TestEnv, args: &[&str]) -> serde_json::Value {
 }
 
 #[test]
-fn s01_dedup_typescript_web_dev() {
+fn a_near_duplicate_scoring_88_57_consolidates_into_the_existing_memory() {
     let t = TestEnv::pinned();
     t.memory(1, "I prefer TypeScript for web development", &days_ago(1.0), &["preference"]);
     let out = save_json(&t, &["I prefer typescript for web dev"]);
@@ -27,7 +27,7 @@ fn s01_dedup_typescript_web_dev() {
 }
 
 #[test]
-fn s02_no_dedup_for_unrelated_text() {
+fn an_unrelated_text_is_saved_as_a_new_memory_with_no_score() {
     let t = TestEnv::pinned();
     t.memory(1, "I prefer TypeScript", &days_ago(1.0), &[]);
     let dry = save_json(&t, &["--dry-run", "I use PostgreSQL database"]);
@@ -42,7 +42,7 @@ fn s02_no_dedup_for_unrelated_text() {
 }
 
 #[test]
-fn s03_threshold_decides_and_score_is_independent_of_it() {
+fn the_threshold_decides_the_duplicate_and_the_score_does_not_depend_on_it() {
     let existing = "User prefers Python for data science projects";
     let new = "User prefers Python for data science work";
     for (threshold, dup) in [("85", false), ("95", false), ("83.7", true), ("83.8", false)] {
@@ -74,7 +74,7 @@ fn threshold_is_inclusive() {
 }
 
 #[test]
-fn s04_consolidation_keeps_the_file_name() {
+fn a_consolidation_rewrites_the_existing_file_under_its_own_name() {
     let t = TestEnv::pinned();
     let original = t.memory(1, "I prefer TypeScript", &days_ago(1.0), &["preference"]);
     let out = save_json(&t, &["I prefer typescript!", "-t", "preference"]);
@@ -86,7 +86,7 @@ fn s04_consolidation_keeps_the_file_name() {
 }
 
 #[test]
-fn s05_consolidation_keeps_the_id() {
+fn a_consolidation_keeps_the_memorys_id() {
     let t = TestEnv::pinned();
     t.memory(42, "I prefer TypeScript", &days_ago(1.0), &[]);
     let out = save_json(&t, &["I prefer typescript"]);
@@ -95,7 +95,7 @@ fn s05_consolidation_keeps_the_id() {
 }
 
 #[test]
-fn s06_consolidation_sets_updated_to_now() {
+fn a_consolidation_sets_updated_to_now_and_keeps_created() {
     let t = TestEnv::pinned();
     let path = t.memory(1, "I prefer TypeScript", &days_ago(1.0), &[]);
     save_json(&t, &["I prefer typescript"]);
@@ -107,7 +107,7 @@ fn s06_consolidation_sets_updated_to_now() {
 }
 
 #[test]
-fn s07_consolidation_drops_consolidation_reason() {
+fn a_consolidation_drops_consolidation_reason() {
     let t = TestEnv::pinned();
     let path = t.mem_file(
         "001-i-prefer-typescript.md",
@@ -123,7 +123,7 @@ fn s07_consolidation_drops_consolidation_reason() {
 }
 
 #[test]
-fn s08_tags_union_keeps_existing_order_then_new() {
+fn a_consolidation_unions_the_tags_existing_ones_first() {
     let t = TestEnv::pinned();
     t.memory(1, "I prefer TypeScript", &days_ago(1.0), &["preference", "typescript"]);
     save_json(&t, &["I prefer typescript", "-t", "preference", "-t", "javascript", "-t", "webdev"]);
@@ -131,7 +131,7 @@ fn s08_tags_union_keeps_existing_order_then_new() {
 }
 
 #[test]
-fn s17_only_memories_inside_the_window_are_candidates() {
+fn only_memories_inside_the_dedup_window_are_candidates() {
     let t = TestEnv::pinned();
     t.memory(1, "I prefer TypeScript for web development", &days_ago(8.0), &[]);
     t.memory(2, "User prefers pytest over unittest", &days_ago(5.0), &[]);
@@ -142,7 +142,7 @@ fn s17_only_memories_inside_the_window_are_candidates() {
 }
 
 #[test]
-fn s18_near_identical_but_ten_days_old_is_not_a_duplicate() {
+fn an_identical_memory_ten_days_old_is_outside_the_window() {
     let t = TestEnv::pinned();
     t.memory(1, "I prefer TypeScript for web development", &days_ago(10.0), &[]);
     let out = save_json(&t, &["I prefer TypeScript for web development"]);
@@ -169,7 +169,7 @@ fn window_edge_is_inclusive_and_future_memories_pass() {
 }
 
 #[test]
-fn s19_at_most_ten_recent_candidates() {
+fn the_eleventh_most_recent_memory_is_not_compared() {
     let t = TestEnv::pinned();
     let mut rng = Rng::new(19);
     // The target is the 11th most recent: it is not compared, so the save creates a memory.
@@ -182,7 +182,7 @@ fn s19_at_most_ten_recent_candidates() {
 }
 
 #[test]
-fn s19_the_tenth_most_recent_is_still_compared() {
+fn the_tenth_most_recent_memory_is_still_compared() {
     let t = TestEnv::pinned();
     let mut rng = Rng::new(20);
     t.memory(1, "the target sentence about lanterns", &days_ago(6.0), &[]);
@@ -239,7 +239,7 @@ fn best_score_wins_over_recency() {
 }
 
 #[test]
-fn s32_e2e_save_then_consolidate() {
+fn a_save_then_a_near_duplicate_leaves_one_memory_with_the_tags_of_both() {
     let t = TestEnv::pinned();
     let out = save_json(&t, &["I prefer TypeScript for web development", "-t", "preference"]);
     assert_eq!((out["action"].as_str(), out["memory_id"].as_u64()), (Some("saved"), Some(1)));
@@ -250,7 +250,7 @@ fn s32_e2e_save_then_consolidate() {
 }
 
 #[test]
-fn s34_oldest_two_decay_and_window_sees_the_recent_two() {
+fn old_memories_are_outside_the_window_and_the_oldest_two_decay_first() {
     let t = TestEnv::pinned().env("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS", "10").env("CO_CLI_MEMORY_MAX_COUNT", "10");
     let texts = ["apple bridge cobalt delta", "ember falcon granite harbor", "indigo jasper kettle", "lantern meadow"];
     for (i, (text, age)) in texts.iter().zip([30.0, 20.0, 5.0, 0.0]).enumerate() {

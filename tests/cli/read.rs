@@ -15,7 +15,7 @@ fn result_ids(v: &serde_json::Value) -> Vec<u64> {
 }
 
 #[test]
-fn s20_list_two_memories() {
+fn list_shows_the_count_out_of_the_maximum() {
     let t = TestEnv::pinned();
     t.memory(1, "First memory", &days_ago(2.0), &[]);
     t.memory(2, "Second memory about walnuts", &days_ago(1.0), &[]);
@@ -26,7 +26,7 @@ fn s20_list_two_memories() {
 }
 
 #[test]
-fn s21_consolidated_memory_shows_an_arrow() {
+fn list_shows_a_consolidated_memory_with_an_arrow_to_its_update() {
     let t = TestEnv::pinned();
     t.memory(1, "I prefer TypeScript", &days_ago(5.0), &[]);
     t.kb(&["save", "I prefer typescript"]).ok();
@@ -39,7 +39,7 @@ fn s21_consolidated_memory_shows_an_arrow() {
 }
 
 #[test]
-fn s22_protected_memory_shows_a_lock() {
+fn list_shows_a_protected_memory_with_a_lock() {
     let t = TestEnv::pinned();
     t.protected_memory(1, "Never forget this", &days_ago(3.0));
     let run = t.kb(&["list"]).ok();
@@ -48,7 +48,7 @@ fn s22_protected_memory_shows_a_lock() {
 }
 
 #[test]
-fn s23_empty_memories_folder() {
+fn list_of_an_empty_memories_folder_says_no_memories_found() {
     let t = TestEnv::pinned();
     std::fs::create_dir_all(t.memories()).unwrap();
     assert_eq!(t.kb(&["list"]).ok().stdout.trim_end(), format!("No memories found in {}.", t.root().display()));
@@ -57,7 +57,7 @@ fn s23_empty_memories_folder() {
 }
 
 #[test]
-fn s24_a_file_with_every_field_is_listed() {
+fn a_file_with_every_field_is_listed_and_shown() {
     let t = TestEnv::pinned();
     t.mem_file(
         "001-every-field.md",
@@ -74,7 +74,7 @@ fn s24_a_file_with_every_field_is_listed() {
 }
 
 #[test]
-fn s25_a_file_without_id_is_skipped_with_a_warning() {
+fn a_file_without_an_id_is_skipped_with_a_warning() {
     let t = TestEnv::pinned();
     t.memory(1, "valid one", &days_ago(1.0), &[]);
     t.mem_file("002-no-id.md", "---\ncreated: '2026-11-01T10:00:00+00:00'\ntags: []\n---\n\nno id here\n");
@@ -84,7 +84,7 @@ fn s25_a_file_without_id_is_skipped_with_a_warning() {
 }
 
 #[test]
-fn s28_two_hundred_memories_all_load() {
+fn two_hundred_memories_all_load() {
     let t = TestEnv::pinned();
     let mut rng = Rng::new(28);
     for id in 1..=200 {
@@ -96,7 +96,7 @@ fn s28_two_hundred_memories_all_load() {
 }
 
 #[test]
-fn s29_malformed_yaml_is_skipped() {
+fn a_file_with_malformed_yaml_is_skipped_with_a_warning() {
     let t = TestEnv::pinned();
     t.memory(1, "valid one", &days_ago(1.0), &[]);
     t.mem_file("002-bad.md", "---\nid: 2\ncreated: {{invalid\n---\n\nbroken\n");
@@ -106,7 +106,7 @@ fn s29_malformed_yaml_is_skipped() {
 }
 
 #[test]
-fn s30_no_frontmatter_is_skipped() {
+fn a_file_without_frontmatter_is_skipped_with_a_warning() {
     let t = TestEnv::pinned();
     t.memory(1, "valid one", &days_ago(1.0), &[]);
     t.mem_file("notes.md", "Just some notes, no frontmatter.\n");
@@ -116,7 +116,7 @@ fn s30_no_frontmatter_is_skipped() {
 }
 
 #[test]
-fn s36_s44_list_without_a_memories_folder() {
+fn list_without_a_memories_folder_says_none_saved_yet_and_creates_nothing() {
     let t = TestEnv::pinned();
     let before = t.snapshot();
     assert_eq!(t.kb(&["list"]).ok().stdout.trim_end(), format!("No memories saved yet in {}.", t.root().display()));
@@ -127,7 +127,7 @@ fn s36_s44_list_without_a_memories_folder() {
 }
 
 #[test]
-fn s40_recall_without_a_memories_folder() {
+fn recall_without_a_memories_folder_finds_nothing_and_creates_nothing() {
     let t = TestEnv::pinned();
     assert_eq!(
         t.kb(&["recall", "--exact", "nonexistent"]).ok().stdout.trim_end(),
@@ -142,7 +142,7 @@ fn s40_recall_without_a_memories_folder() {
 }
 
 #[test]
-fn s41_recall_async_finds_two() {
+fn exact_recall_finds_every_memory_holding_the_word_newest_first() {
     let t = TestEnv::pinned();
     t.kb(&["save", "User prefers async/await", "-t", "python"]).ok();
     t.kb(&["save", "Uses SQLAlchemy ORM", "-t", "database"]).ok();
@@ -161,7 +161,7 @@ fn s41_recall_async_finds_two() {
 }
 
 #[test]
-fn s42_recall_python_finds_one() {
+fn exact_recall_leaves_out_a_memory_without_the_word() {
     let t = TestEnv::pinned();
     t.kb(&["save", "Python memory", "-t", "python"]).ok();
     t.kb(&["save", "JavaScript memory", "-t", "javascript"]).ok();
@@ -172,7 +172,7 @@ fn s42_recall_python_finds_one() {
 }
 
 #[test]
-fn s43_recall_max_results() {
+fn recall_returns_at_most_max_results_and_five_by_default() {
     let t = TestEnv::pinned();
     let texts = [
         "Test the parser with empty input",
@@ -199,7 +199,7 @@ fn s43_recall_max_results() {
 }
 
 #[test]
-fn s45_list_summaries_are_first_lines() {
+fn list_summaries_are_the_first_line_of_each_memory() {
     let t = TestEnv::pinned();
     t.kb(&["save", "First memory"]).ok();
     t.kb_stdin(&["save", "-"], Some("Second memory\nWith multiple lines")).ok();
@@ -214,7 +214,7 @@ fn s45_list_summaries_are_first_lines() {
 }
 
 #[test]
-fn s47_recall_is_case_insensitive() {
+fn exact_recall_is_case_insensitive_beyond_ascii_too() {
     let t = TestEnv::pinned();
     t.memory(1, "ASYNC/AWAIT pattern everywhere", &days_ago(1.0), &[]);
     assert_eq!(recall_json(&t, &["async"])["count"], 1);
@@ -224,7 +224,7 @@ fn s47_recall_is_case_insensitive() {
 }
 
 #[test]
-fn s48_recall_is_newest_first() {
+fn exact_recall_lists_the_newest_memory_first() {
     let t = TestEnv::pinned();
     t.mem_file("001-a.md", "---\ncreated: '2026-01-01T10:00:00Z'\nid: 1\ntags: []\n---\n\nmorning note\n");
     t.mem_file("002-b.md", "---\ncreated: '2026-01-01T20:00:00Z'\nid: 2\ntags: []\n---\n\nevening note\n");

@@ -59,7 +59,7 @@ fn category_follows_fixed_priority_not_tag_order() {
 }
 
 #[test]
-fn s35_slugs_like_co_cli() {
+fn file_names_slug_the_text_as_co_cli_does() {
     let t = TestEnv::pinned();
     for text in ["User prefers async/await", "Uses SQLAlchemy 2.0", "  Multiple   Spaces  ", &"a".repeat(100)] {
         t.kb(&["save", text]).ok();
@@ -102,7 +102,7 @@ fn slug_cuts_words_at_fifty_characters() {
 }
 
 #[test]
-fn s38_save_in_an_empty_project() {
+fn a_first_save_writes_memory_one_and_says_where() {
     let t = TestEnv::pinned();
     let run = t.kb(&["save", "User prefers async/await over callbacks", "-t", "python", "-t", "style"]).ok();
     assert!(run.stdout.starts_with("✓ Saved memory 1: 001-user-prefers-async-await"), "{run:?}");
@@ -116,7 +116,7 @@ fn s38_save_in_an_empty_project() {
 }
 
 #[test]
-fn s38_save_json_shape() {
+fn save_json_reports_the_action_the_id_and_the_absolute_path() {
     let t = TestEnv::pinned();
     let out = t.kb(&["--json", "save", "User prefers async/await over callbacks", "-t", "python"]).ok().json();
     assert_eq!(out["action"], "saved");
@@ -130,7 +130,7 @@ fn s38_save_json_shape() {
 }
 
 #[test]
-fn s39_save_without_tags_writes_empty_list() {
+fn a_save_without_tags_writes_an_empty_list_and_no_category() {
     let t = TestEnv::pinned();
     t.kb(&["save", "Uses SQLAlchemy for ORM"]).ok();
     let text = t.read(&t.file_of(1));
@@ -139,7 +139,7 @@ fn s39_save_without_tags_writes_empty_list() {
 }
 
 #[test]
-fn s46_three_saves_get_ids_one_two_three() {
+fn three_saves_get_ids_one_two_three() {
     let t = TestEnv::pinned();
     for text in ["Uses PostgreSQL for storage", "Prefers tabs over spaces", "Deploys with kubernetes on fridays"] {
         t.kb(&["save", text]).ok();
@@ -148,7 +148,7 @@ fn s46_three_saves_get_ids_one_two_three() {
 }
 
 #[test]
-fn s37_next_id_is_max_plus_one_with_gaps_kept() {
+fn the_next_id_is_the_highest_plus_one_and_gaps_are_kept() {
     let t = TestEnv::pinned();
     t.mem_file("001-first.md", "---\ncreated: 2026-01-01T00:00:00Z\nid: 1\ntags: []\n---\n\nFirst\n");
     t.mem_file("003-third.md", "---\ncreated: 2026-01-03T00:00:00Z\nid: 3\ntags: []\n---\n\nThird\n");
