@@ -7,25 +7,41 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// What can go wrong in a store or repository operation. Each message names the value or file
-/// at fault.
+/// at fault. Code that treats an error specially matches its variant (or, outside Rust, its
+/// [`KbError::kind`]), never its text.
 #[derive(Debug, thiserror::Error)]
 pub enum KbError {
-    /// No memory, record or decision has this id (`thing` names which: "memory", "decision").
-    #[error("{thing} {id} not found")]
-    NotFound { thing: &'static str, id: String },
-    /// Several files claim one id.
-    #[error("{thing} id {id} is used by {} files ({}); run `kb check` and give each file its own id", files.len(), files.join(", "))]
-    DuplicateId { thing: &'static str, id: u64, files: Vec<String> },
+    /// No memory, record, decision or board item has this id (`thing` names which: "memory",
+    /// "decision", "board item"); `branch` is the branch whose board was searched, for a board
+    /// item.
+    #[error("{thing} {id} not found{}", branch.as_ref().map(|b| format!(" on branch {b}")).unwrap_or_default())]
+    NotFound { thing: &'static str, id: String, branch: Option<String> },
+    /// Several files claim one id, or (with `lines`) several records of the one file in `files`.
+    #[error("{}", duplicate_text(thing, id, files, lines))]
+    DuplicateId { thing: &'static str, id: String, files: Vec<String>, lines: Vec<usize> },
+    /// A text to store holds a secret, and `--redact` was not given.
     #[error(
         "refusing to store a secret: the {field} matches the {rule} rule (use --redact to store it with the secret replaced)"
     )]
     Secret { field: String, rule: &'static str },
+    /// A decision is not in the status the action needs.
     #[error("decision {id} is {status}: only {allowed} decision can be {action}")]
     WrongStatus { id: u64, status: &'static str, allowed: String, action: String },
+    /// A command needs an open session and none is open.
     #[error("no open session: start one with `kb session start FOCUS`")]
     NoOpenSession,
-    #[error("{0}")]
-    Invalid(String),
+    /// A value the user or an agent gave that kb will not take: an empty text, a blank tag, a
+    /// bad agent name, id, glob or setting. `what` names the argument or field at fault as kb's
+    /// faces name it (`text`, `tag`, `agent`, `id`, `--apply-to`, `max_tokens`, a setting's
+    /// key); `why` is the whole message, naming the value.
+    #[error("{why}")]
+    Rejected { what: &'static str, why: String },
+    /// An operation kb will not carry out in the state the repository is in: an undo whose files
+    /// changed since, a full board, a session already open, no id left. `action` names the
+    /// operation as the command does (`undo`, `board add`, `session start`); `why` is the whole
+    /// message, saying what is in the way.
+    #[error("{why}")]
+    Refused { action: &'static str, why: String },
     #[error("cannot lock {}: {source}", path.display())]
     Lock { path: PathBuf, source: std::io::Error },
     #[error("{}: {source}", path.display())]
@@ -33,6 +49,13 @@ pub enum KbError {
     /// A file kb must read to go on is malformed.
     #[error("{0}")]
     BadFile(Diagnostic),
+    /// Something kb itself got wrong (a value it made that does not serialise or parse back):
+    /// a bug, never the user's doing, so nothing branches on it.
+    #[error("internal error: {0}")]
+    Internal(String),
+    /// Any other problem, as text; going, for the typed kinds above.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 impl KbError {
@@ -40,6 +63,66 @@ impl KbError {
     pub fn bad_file(path: &Path, line: Option<usize>, message: &str) -> KbError {
         KbError::BadFile(Diagnostic::error(line, message).in_file(path))
     }
+
+    /// No `thing` ("memory", "decision") has `id`.
+    pub fn not_found(thing: &'static str, id: impl ToString) -> KbError {
+        KbError::NotFound { thing, id: id.to_string(), branch: None }
+    }
+
+    /// Several files (named in `files`) claim `id`.
+    pub fn duplicate_id(thing: &'static str, id: impl ToString, files: Vec<String>) -> KbError {
+        KbError::DuplicateId { thing, id: id.to_string(), files, lines: Vec::new() }
+    }
+
+    /// A value kb will not take: `what` is the argument or field, `why` the whole message.
+    pub fn rejected(what: &'static str, why: impl Into<String>) -> KbError {
+        KbError::Rejected { what, why: why.into() }
+    }
+
+    /// An operation kb will not do now: `action` names it, `why` is the whole message.
+    pub fn refused(action: &'static str, why: impl Into<String>) -> KbError {
+        KbError::Refused { action, why: why.into() }
+    }
+
+    /// Returns the error's kind: a stable snake_case name, one per variant, for a face that
+    /// reports errors as data (`--json`, MCP) and a caller that is not Rust.
+    // No face prints it yet: `--json` errors (`{"error":{"message":S,"kind":S}}`) will.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            KbError::NotFound { .. } => "not_found",
+            KbError::DuplicateId { .. } => "duplicate_id",
+            KbError::Secret { .. } => "secret",
+            KbError::WrongStatus { .. } => "wrong_status",
+            KbError::NoOpenSession => "no_open_session",
+            KbError::Rejected { .. } => "rejected",
+            KbError::Refused { .. } => "refused",
+            KbError::Lock { .. } => "lock",
+            KbError::Io { .. } => "io",
+            KbError::BadFile(_) => "bad_file",
+            KbError::Internal(_) => "internal",
+            KbError::Invalid(_) => "invalid",
+        }
+    }
+}
+
+/// Returns the message of [`KbError::DuplicateId`]: the files that claim the id, or the lines
+/// of the one file of records that repeats it.
+fn duplicate_text(thing: &str, id: &str, files: &[String], lines: &[usize]) -> String {
+    if lines.is_empty() {
+        return format!(
+            "{thing} id {id} is used by {} files ({}); run `kb check` and give each file its own id",
+            files.len(),
+            files.join(", ")
+        );
+    }
+    let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
+    format!(
+        "{thing} id {id} is used by {} records in {} (lines {}); run `kb check` and give each record its own id",
+        lines.len(),
+        files.join(", "),
+        lines.join(", ")
+    )
 }
 
 /// Returns a closure that wraps an IO error with the path it happened on.
@@ -163,5 +246,74 @@ mod tests {
         assert_eq!(message(&e), "cannot write a.md: disk full");
         let e = anyhow::Error::from(KbError::Io { path: "a.md".into(), source: std::io::Error::other("gone") });
         assert_eq!(message(&e), "a.md: gone");
+    }
+
+    #[test]
+    fn typed_kinds_say_what_they_said_as_text() {
+        let e = KbError::rejected("tag", "invalid tag ' ': a tag cannot be blank");
+        assert_eq!(e.to_string(), "invalid tag ' ': a tag cannot be blank");
+        assert!(matches!(e, KbError::Rejected { what: "tag", .. }));
+        let e = KbError::refused("undo", "nothing to undo: the journal is empty");
+        assert_eq!(e.to_string(), "nothing to undo: the journal is empty");
+        assert!(matches!(e, KbError::Refused { action: "undo", .. }));
+        let board = KbError::NotFound { thing: "board item", id: "nope".into(), branch: Some("main".into()) };
+        assert_eq!(board.to_string(), "board item nope not found on branch main");
+        let memory = KbError::NotFound { thing: "memory", id: "7".into(), branch: None };
+        assert_eq!(memory.to_string(), "memory 7 not found");
+        let files = KbError::DuplicateId {
+            thing: "memory",
+            id: "3".into(),
+            files: vec!["003-a.md".into(), "003-b.md".into()],
+            lines: Vec::new(),
+        };
+        assert_eq!(
+            files.to_string(),
+            "memory id 3 is used by 2 files (003-a.md, 003-b.md); run `kb check` and give each file its own id"
+        );
+        let records = KbError::DuplicateId {
+            thing: "memory",
+            id: "m-1".into(),
+            files: vec!["r.jsonl".into()],
+            lines: vec![2, 5],
+        };
+        assert_eq!(
+            records.to_string(),
+            "memory id m-1 is used by 2 records in r.jsonl (lines 2, 5); run `kb check` and give each record its own id"
+        );
+        assert_eq!(
+            KbError::Internal("key must be a string".into()).to_string(),
+            "internal error: key must be a string"
+        );
+    }
+
+    #[test]
+    fn each_variant_has_a_stable_kind() {
+        let io = || std::io::Error::other("x");
+        let all = [
+            (KbError::NotFound { thing: "memory", id: "1".into(), branch: None }, "not_found"),
+            (KbError::DuplicateId { thing: "memory", id: "1".into(), files: vec![], lines: vec![] }, "duplicate_id"),
+            (KbError::Secret { field: "text".into(), rule: "aws" }, "secret"),
+            (
+                KbError::WrongStatus {
+                    id: 1,
+                    status: "active",
+                    allowed: "a proposed".into(),
+                    action: "accepted".into(),
+                },
+                "wrong_status",
+            ),
+            (KbError::NoOpenSession, "no_open_session"),
+            (KbError::rejected("agent", "x"), "rejected"),
+            (KbError::refused("undo", "x"), "refused"),
+            (KbError::Lock { path: "l".into(), source: io() }, "lock"),
+            (KbError::Io { path: "f".into(), source: io() }, "io"),
+            (KbError::bad_file(Path::new("f"), Some(1), "x"), "bad_file"),
+            (KbError::Internal("x".into()), "internal"),
+        ];
+        for (e, kind) in &all {
+            assert_eq!(e.kind(), *kind, "{e:?}");
+            let snake = kind.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
+            assert!(snake, "{kind}");
+        }
     }
 }

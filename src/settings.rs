@@ -318,8 +318,7 @@ pub struct SettingsError {
 /// Returns whether the file changed.
 pub fn write_key(path: &Path, key: &str, value: &str) -> Result<bool, KbError> {
     let text = read_for_edit(path)?.unwrap_or_default();
-    let new = crate::format::jsonedit::set_key(&text, key, value)
-        .map_err(|e| KbError::Invalid(format!("{}: {e}", path.display())))?;
+    let new = crate::format::jsonedit::set_key(&text, key, value).map_err(|e| KbError::bad_file(path, None, &e))?;
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io_at(dir))?;
     }
@@ -336,9 +335,7 @@ fn read_for_edit(path: &Path) -> Result<Option<String>, KbError> {
     let within = path.parent().unwrap_or(Path::new("/"));
     match crate::fsio::read_input(path, within).map_err(io_at(path))? {
         None => Ok(None),
-        Some(bytes) => {
-            String::from_utf8(bytes).map(Some).map_err(|_| KbError::Invalid(format!("{}: not UTF-8", path.display())))
-        }
+        Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| KbError::bad_file(path, None, "not UTF-8")),
     }
 }
 
@@ -346,8 +343,8 @@ fn read_for_edit(path: &Path) -> Result<Option<String>, KbError> {
 /// whether it was there. A missing file has no key. The caller holds the repository lock.
 pub fn remove_key(path: &Path, key: &str) -> Result<bool, KbError> {
     let Some(text) = read_for_edit(path)? else { return Ok(false) };
-    let (new, found) = crate::format::jsonedit::remove_key(&text, key)
-        .map_err(|e| KbError::Invalid(format!("{}: {e}", path.display())))?;
+    let (new, found) =
+        crate::format::jsonedit::remove_key(&text, key).map_err(|e| KbError::bad_file(path, None, &e))?;
     if found {
         crate::fsio::write_atomic(path, new.as_bytes()).map_err(io_at(path))?;
     }

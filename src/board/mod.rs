@@ -162,21 +162,25 @@ impl Edit<'_> {
         let description = description.trim();
         if description.is_empty() || description.contains(['\n', '\r']) || description.chars().count() > DESCRIPTION_MAX
         {
-            return Err(KbError::Invalid(format!(
-                "a board item's description is one line of 1 to {DESCRIPTION_MAX} characters"
-            )));
+            return Err(KbError::rejected(
+                "description",
+                format!("a board item's description is one line of 1 to {DESCRIPTION_MAX} characters"),
+            ));
         }
         let content = content.trim();
         if content.is_empty() {
-            return Err(KbError::Invalid("nothing to add: the content is empty".into()));
+            return Err(KbError::rejected("content", "nothing to add: the content is empty"));
         }
         // A name is the item's key: one with a secret is refused even with `redact` (a redacted
         // name would no longer be kebab-case).
         if let Some(found) = secrets::scan(name).first() {
-            return Err(KbError::Invalid(format!(
-                "the name matches the {} secret rule: a board item's name cannot hold a secret, even redacted",
-                found.rule
-            )));
+            return Err(KbError::rejected(
+                "name",
+                format!(
+                    "the name matches the {} secret rule: a board item's name cannot hold a secret, even redacted",
+                    found.rule
+                ),
+            ));
         }
         let mut screen = secrets::Screen::new(redact);
         let description = screen.field("description", description.to_string())?;
@@ -196,10 +200,10 @@ impl Edit<'_> {
             }
             None => {
                 if board.items.len() >= CAPACITY {
-                    return Err(KbError::Invalid(format!(
-                        "the board of branch {} is full ({CAPACITY} items): prune first",
-                        board.branch
-                    )));
+                    return Err(KbError::refused(
+                        "board add",
+                        format!("the board of branch {} is full ({CAPACITY} items): prune first", board.branch),
+                    ));
                 }
                 board.items.push(Item {
                     src,
@@ -243,11 +247,14 @@ impl Edit<'_> {
         // Pruning is for one src only: a person's item of that name is not the agent's to delete.
         if only.is_some_and(|o| !board.items.iter().any(|i| i.name == name && i.src == o)) {
             if board.items.iter().any(|i| i.name == name) {
-                return Err(KbError::Invalid(format!(
-                    "board item {name} was written by a person: only a person removes it (kb board remove {name})"
-                )));
+                return Err(KbError::refused(
+                    "board remove",
+                    format!(
+                        "board item {name} was written by a person: only a person removes it (kb board remove {name})"
+                    ),
+                ));
             }
-            return Err(KbError::Invalid(format!("board item {name} not found on branch {}", board.branch)));
+            return Err(not_found(&board, name));
         }
         let i = find(&board, name, only.or(src))?;
         let item = board.items.remove(i);
@@ -314,11 +321,10 @@ impl PutBack {
             match items.iter().find(|i| i.src == item.src && i.name == item.name) {
                 Some(now) if *now == item => {}
                 Some(_) => {
-                    return Err(KbError::Invalid(format!(
-                        "board item {} ({}) was written again since",
-                        item.name,
-                        item.src.as_str()
-                    )));
+                    return Err(KbError::refused(
+                        "undo",
+                        format!("board item {} ({}) was written again since", item.name, item.src.as_str()),
+                    ));
                 }
                 None => {
                     names.push(item.name.clone());
@@ -348,7 +354,7 @@ pub fn first_line(content: &str) -> String {
 
 /// Returns a board file's text: the items as a pretty JSON array and a line feed.
 pub fn file_text(items: &[Item]) -> Result<String> {
-    let mut text = serde_json::to_string_pretty(items).map_err(|e| KbError::Invalid(e.to_string()))?;
+    let mut text = serde_json::to_string_pretty(items).map_err(|e| KbError::Internal(e.to_string()))?;
     text.push('\n');
     Ok(text)
 }
@@ -361,11 +367,17 @@ fn find(board: &Board, name: &str, src: Option<Src>) -> Result<usize> {
         .collect();
     match hits.as_slice() {
         [one] => Ok(*one),
-        [] => Err(KbError::Invalid(format!("board item {name} not found on branch {}", board.branch))),
-        _ => Err(KbError::Invalid(format!(
-            "board items of agent and user are both named {name}: pass --src agent or --src user"
-        ))),
+        [] => Err(not_found(board, name)),
+        _ => Err(KbError::rejected(
+            "name",
+            format!("board items of agent and user are both named {name}: pass --src agent or --src user"),
+        )),
     }
+}
+
+/// The error for item `name`, not on `board`.
+fn not_found(board: &Board, name: &str) -> KbError {
+    KbError::NotFound { thing: "board item", id: name.to_string(), branch: Some(board.branch.clone()) }
 }
 
 /// Checks an item name: kebab-case, at most 64 characters.
@@ -378,9 +390,12 @@ pub fn check_name(name: &str) -> Result<()> {
     if kebab {
         Ok(())
     } else {
-        Err(KbError::Invalid(format!(
-            "invalid board item name {name:?}: kebab-case (a-z, 0-9, single '-'), at most {NAME_MAX} characters"
-        )))
+        Err(KbError::rejected(
+            "name",
+            format!(
+                "invalid board item name {name:?}: kebab-case (a-z, 0-9, single '-'), at most {NAME_MAX} characters"
+            ),
+        ))
     }
 }
 
@@ -433,7 +448,7 @@ mod tests {
             assert!(check_name(ok).is_ok(), "{ok}");
         }
         for bad in ["", "Build", "a--b", "-a", "a-", "a_b", "a b", &"a".repeat(65)] {
-            assert!(check_name(bad).is_err(), "{bad}");
+            assert!(matches!(check_name(bad), Err(KbError::Rejected { what: "name", .. })), "{bad}");
         }
     }
 
@@ -456,5 +471,26 @@ mod tests {
         assert!(text.contains("| agent | a | x \\| y | 2 | 1 |\n| user | b | z | 2 | 1 |\n"));
         assert!(text.ends_with("</dynamic_context_board>"));
         assert_eq!(render(&Board::default()), None);
+    }
+
+    #[test]
+    fn a_name_finds_one_item_of_the_branch() {
+        let item = |src| Item {
+            src,
+            name: "a".into(),
+            description: "d".into(),
+            content: "c".into(),
+            read_count: 0,
+            count: 0,
+            created: String::new(),
+            updated: String::new(),
+        };
+        let board = Board { branch: "main".into(), items: vec![item(Src::Agent), item(Src::User)], ..Board::default() };
+        assert_eq!(find(&board, "a", Some(Src::User)).unwrap(), 1);
+        let e = find(&board, "b", None).unwrap_err();
+        assert!(matches!(&e, KbError::NotFound { thing: "board item", branch: Some(b), .. } if b == "main"));
+        assert_eq!(e.to_string(), "board item b not found on branch main");
+        let e = find(&board, "a", None).unwrap_err();
+        assert!(matches!(e, KbError::Rejected { what: "name", .. }), "{e}");
     }
 }

@@ -297,17 +297,14 @@ impl<'a> Records<'a> {
     /// Returns the only record with this id; an error when there is none or several.
     pub fn one(&self, id: &str) -> Result<Record<'_>> {
         match self.find(id).as_slice() {
-            [] => Err(KbError::NotFound { thing: "memory", id: id.to_string() }),
+            [] => Err(KbError::not_found("memory", id)),
             [one] => Ok(*one),
-            many => {
-                let lines: Vec<String> = many.iter().map(|r| r.line().to_string()).collect();
-                Err(KbError::Invalid(format!(
-                    "memory id {id} is used by {} records in {} (lines {}); run `kb check` and give each record its own id",
-                    many.len(),
-                    self.file.path.display(),
-                    lines.join(", ")
-                )))
-            }
+            many => Err(KbError::DuplicateId {
+                thing: "memory",
+                id: id.to_string(),
+                files: vec![self.file.path.display().to_string()],
+                lines: many.iter().map(|r| r.line()).collect(),
+            }),
         }
     }
 
@@ -317,7 +314,7 @@ impl<'a> Records<'a> {
     pub fn by_fact(&self, fact: &str) -> Result<Record<'_>> {
         let fact = frontmatter::py_strip(fact);
         if fact.is_empty() {
-            return Err(KbError::Invalid("the fact is empty: give the record's fact exactly, or its id".into()));
+            return Err(KbError::rejected("fact", "the fact is empty: give the record's fact exactly, or its id"));
         }
         // The fact is echoed back redacted and cut short: an error must not repeat a secret.
         let redacted = secrets::redact(fact);
@@ -325,18 +322,24 @@ impl<'a> Records<'a> {
         let shown = if shown.len() < redacted.len() { format!("{shown}…") } else { shown.to_string() };
         let found: Vec<Record<'_>> = self.iter().filter(|r| frontmatter::py_strip(r.fact) == fact).collect();
         match found.as_slice() {
-            [] => Err(KbError::Invalid(format!(
-                "no Copilot record has the fact \"{shown}\": the fact must match a record's fact exactly; \
-                 give the record's id instead"
-            ))),
+            [] => Err(KbError::rejected(
+                "fact",
+                format!(
+                    "no Copilot record has the fact \"{shown}\": the fact must match a record's fact exactly; \
+                     give the record's id instead"
+                ),
+            )),
             [one] => Ok(*one),
             many => {
                 let ids: Vec<&str> = many.iter().map(|r| r.id).collect();
-                Err(KbError::Invalid(format!(
-                    "{} Copilot records have the fact \"{shown}\" ({}): give the id of the one you mean",
-                    many.len(),
-                    ids.join(", ")
-                )))
+                Err(KbError::rejected(
+                    "fact",
+                    format!(
+                        "{} Copilot records have the fact \"{shown}\" ({}): give the id of the one you mean",
+                        many.len(),
+                        ids.join(", ")
+                    ),
+                ))
             }
         }
     }

@@ -359,7 +359,7 @@ impl<'r> RecordStore<'r> {
 pub fn vote_reason(reason: &str, redact: bool) -> Result<(String, Vec<&'static str>)> {
     let reason = frontmatter::py_strip(reason);
     if reason.is_empty() {
-        return Err(KbError::Invalid("a vote needs a reason: the reason is empty".into()));
+        return Err(KbError::rejected("reason", "a vote needs a reason: the reason is empty"));
     }
     let mut screen = secrets::Screen::new(redact);
     let reason = screen.field("reason", reason.to_string())?;
@@ -414,7 +414,7 @@ pub fn screen(mut req: RecordRequest) -> Result<(RecordRequest, Vec<&'static str
     req.category = req.category.as_deref().map(strip).filter(|c| !c.is_empty());
     for (name, value) in [("subject", &req.subject), ("fact", &req.fact), ("reason", &req.reason)] {
         if value.is_empty() {
-            return Err(KbError::Invalid(format!("nothing to save: the {name} is empty")));
+            return Err(KbError::rejected(name, format!("nothing to save: the {name} is empty")));
         }
     }
     let mut citations: Vec<String> = Vec::new();
@@ -601,8 +601,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let repo = repo(dir.path());
         let s = RecordStore::new(&repo);
-        for r in [req(" ", "f", &[]), req("s", "\n", &[]), RecordRequest { reason: " ".into(), ..req("s", "f", &[]) }] {
-            assert!(matches!(save(&s, r), Err(KbError::Invalid(_))));
+        let no_reason = RecordRequest { reason: " ".into(), ..req("s", "f", &[]) };
+        for (r, field) in [(req(" ", "f", &[]), "subject"), (req("s", "\n", &[]), "fact"), (no_reason, "reason")] {
+            assert!(matches!(save(&s, r), Err(KbError::Rejected { what, .. }) if what == field), "{field}");
         }
     }
 
@@ -639,8 +640,9 @@ mod tests {
             ("Twice", "2 Copilot records have the fact \"Twice\" (b, c)"),
             ("  ", "the fact is empty"),
         ] {
-            let e = vote(&s, VoteTarget::Fact(fact), Direction::Down, "r", false).unwrap_err().to_string();
-            assert!(e.starts_with(expect), "{fact:?}: {e}");
+            let e = vote(&s, VoteTarget::Fact(fact), Direction::Down, "r", false).unwrap_err();
+            assert!(matches!(e, KbError::Rejected { what: "fact", .. }), "{fact:?}: {e}");
+            assert!(e.to_string().starts_with(expect), "{fact:?}: {e}");
         }
         let secret = format!("leaked ghp_{} here", "A1b2C3d4E5f6".repeat(3));
         assert!(matches!(vote(&s, VoteTarget::Id("b"), Direction::Down, &secret, false), Err(KbError::Secret { .. })));
@@ -671,7 +673,9 @@ mod tests {
         let file = JsonlFile::from_bytes("x".into(), text.as_bytes().to_vec(), true);
         let all = Records::parse(&file);
         assert_eq!(all.duplicate_ids(), vec![("a", vec![1, 2])]);
-        assert!(all.one("a").unwrap_err().to_string().contains("lines 1, 2"));
+        let e = all.one("a").unwrap_err();
+        assert!(matches!(&e, KbError::DuplicateId { id, lines, .. } if id == "a" && *lines == [1, 2]), "{e}");
+        assert!(e.to_string().contains("records in x (lines 1, 2)"), "{e}");
     }
 
     #[test]

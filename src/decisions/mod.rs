@@ -52,13 +52,12 @@ impl Scan {
     pub fn by_id(&self, id: u64) -> Result<&(PathBuf, Decision)> {
         let found: Vec<&(PathBuf, Decision)> = self.decisions.iter().filter(|(_, d)| d.id == id).collect();
         match found.as_slice() {
-            [] => Err(KbError::NotFound { thing: "decision", id: id.to_string() }),
+            [] => Err(KbError::not_found("decision", id)),
             [one] => Ok(one),
-            many => Err(KbError::DuplicateId {
-                thing: "decision",
-                id,
-                files: many.iter().map(|(p, _)| name_of(p).to_string()).collect(),
-            }),
+            many => {
+                let files = many.iter().map(|(p, _)| name_of(p).to_string()).collect();
+                Err(KbError::duplicate_id("decision", id, files))
+            }
         }
     }
 
@@ -228,7 +227,7 @@ impl<'r> DecisionStore<'r> {
     /// Adds a decision with `status` (active or proposed) unless an open one says nearly the same.
     fn insert(&self, txn: &mut Txn, new: Screened, status: Status) -> Result<Outcome> {
         let Screened { content, tags, kind, redacted } = new;
-        let kind = kind.ok_or_else(|| KbError::Invalid("a decision needs a type".into()))?;
+        let kind = kind.ok_or_else(|| KbError::rejected("type", "a decision needs a type"))?;
         let scan = self.scan()?;
         if let Some(((path, d), score)) = self.duplicate(&scan, &content) {
             return Ok(Outcome {
@@ -344,7 +343,9 @@ impl<'r> DecisionStore<'r> {
     ) -> Result<(u64, PathBuf)> {
         let id = match scan.max_id() {
             None => 1,
-            Some(m) => m.checked_add(1).ok_or_else(|| KbError::Invalid(format!("no decision id left after {m}")))?,
+            Some(m) => m
+                .checked_add(1)
+                .ok_or_else(|| KbError::refused("decision add", format!("no decision id left after {m}")))?,
         };
         self.repo.guard(&scan.dir)?;
         std::fs::create_dir_all(&scan.dir).map_err(io_at(&scan.dir))?;

@@ -75,16 +75,17 @@ pub fn checked_text(raw: &str, tags: &[String], what: (&str, &str), empty: &str)
     let (one, many) = what;
     let content = frontmatter::py_strip(raw).to_string();
     if content.is_empty() {
-        return Err(KbError::Invalid(empty.into()));
+        return Err(KbError::rejected("text", empty));
     }
     if content.contains('\0') || tags.iter().any(|t| t.contains('\0')) {
-        return Err(KbError::Invalid(format!("the text contains a NUL byte: {many} are text files")));
+        let what = if content.contains('\0') { "text" } else { "tag" };
+        return Err(KbError::rejected(what, format!("the text contains a NUL byte: {many} are text files")));
     }
     if content.len() > MAX_TEXT_BYTES {
-        return Err(KbError::Invalid(format!(
-            "the text is {} bytes; a {one} holds at most {MAX_TEXT_BYTES} bytes",
-            content.len()
-        )));
+        return Err(KbError::rejected(
+            "text",
+            format!("the text is {} bytes; a {one} holds at most {MAX_TEXT_BYTES} bytes", content.len()),
+        ));
     }
     Ok(content)
 }
@@ -95,7 +96,7 @@ pub fn checked_tags(tags: &[String]) -> Result<Vec<String>, KbError> {
     let mut kept: Vec<String> = Vec::new();
     for t in tags {
         if t.trim().is_empty() {
-            return Err(KbError::Invalid(format!("invalid tag '{t}': a tag cannot be blank")));
+            return Err(KbError::rejected("tag", format!("invalid tag '{t}': a tag cannot be blank")));
         }
         if !kept.contains(t) {
             kept.push(t.clone());

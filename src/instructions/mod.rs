@@ -344,10 +344,10 @@ pub fn create(
     let file = file_of(&repo.layout, name);
     repo.guard(&file)?;
     if std::fs::symlink_metadata(&file).is_ok() {
-        return Err(KbError::Invalid(format!(
-            "{} exists: kb never overwrites an instruction file; pass --name",
-            file.display()
-        )));
+        return Err(KbError::refused(
+            "promote",
+            format!("{} exists: kb never overwrites an instruction file; pass --name", file.display()),
+        ));
     }
     let yaml = frontmatter::assemble(vec![
         ("applyTo".into(), frontmatter::entry("applyTo", &serde_json::Value::from(apply_to))),

@@ -733,10 +733,13 @@ fn last_entry(repo: &Repo) -> Result<Option<Entry>> {
 pub fn plan_undo(repo: &Repo, _held: &fsio::Lock) -> Result<Option<Plan>> {
     let Some(entry) = last_entry(repo)? else { return Ok(None) };
     if let Some(why) = &entry.damaged {
-        return Err(KbError::Invalid(format!(
-            "cannot undo: the journal entry {} is damaged ({why}); nothing restored (`kb undo --drop` discards it, to undo the one before)",
-            entry.path.display()
-        )));
+        return Err(KbError::refused(
+            "undo",
+            format!(
+                "cannot undo: the journal entry {} is damaged ({why}); nothing restored (`kb undo --drop` discards it, to undo the one before)",
+                entry.path.display()
+            ),
+        ));
     }
     let mut plan = Plan {
         entry: entry.clone(),
@@ -756,10 +759,10 @@ pub fn plan_undo(repo: &Repo, _held: &fsio::Lock) -> Result<Option<Plan>> {
         }
         if !f.knows(&now) {
             let rel = f.path.strip_prefix(&repo.layout.root).unwrap_or(&f.path).display().to_string();
-            return Err(KbError::Invalid(format!(
-                "cannot undo {} ({}): {rel} changed since; nothing restored",
-                entry.op, entry.what
-            )));
+            return Err(KbError::refused(
+                "undo",
+                format!("cannot undo {} ({}): {rel} changed since; nothing restored", entry.op, entry.what),
+            ));
         }
         if now == f.prior {
             plan.unchanged.push(f.path.clone());

@@ -373,7 +373,10 @@ pub fn next_id(max: Option<u64>) -> Result<u64, crate::error::KbError> {
     match max {
         None => Ok(1),
         Some(m) => m.checked_add(1).ok_or_else(|| {
-            crate::error::KbError::Invalid(format!("no id left after {m}: give the memory with that id a smaller one"))
+            crate::error::KbError::refused(
+                "save",
+                format!("no id left after {m}: give the memory with that id a smaller one"),
+            )
         }),
     }
 }

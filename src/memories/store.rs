@@ -418,7 +418,7 @@ struct Screened {
 fn screen(req: &SaveRequest) -> Result<Screened> {
     let content = checked_text(&req.content, &req.tags, ("memory", "memories"), "nothing to save: the text is empty")?;
     if let Some(agent) = &req.agent {
-        text::check_agent(agent).map_err(KbError::Invalid)?;
+        text::check_agent(agent).map_err(|why| KbError::rejected("agent", why))?;
     }
     let tags = checked_tags(&req.tags)?;
     let mut screen = secrets::Screen::new(req.redact);
@@ -568,13 +568,9 @@ fn rewritten(path: &Path, changes: &[(String, Option<Value>)], body: Option<&str
 pub fn one(index: &Index, id: u64) -> Result<MemoryRef<'_>> {
     let mut found = index.by_id(id);
     match found.len() {
-        0 => Err(KbError::NotFound { thing: "memory", id: id.to_string() }),
+        0 => Err(KbError::not_found("memory", id)),
         1 => Ok(found.remove(0)),
-        _ => Err(KbError::DuplicateId {
-            thing: "memory",
-            id,
-            files: found.iter().map(|m| m.file_name.to_string()).collect(),
-        }),
+        _ => Err(KbError::duplicate_id("memory", id, found.iter().map(|m| m.file_name.to_string()).collect())),
     }
 }
 

@@ -281,7 +281,7 @@ fn gather(k: &Knowledge<'_>, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic
         diagnostics.extend(index.problems());
         for id in &md_ids {
             if index.by_id(*id).is_empty() {
-                return Err(KbError::NotFound { thing: "memory", id: id.to_string() }.into());
+                return Err(KbError::not_found("memory", id).into());
             }
         }
         let mut memories: Vec<_> = index.memories().collect();
@@ -326,7 +326,7 @@ fn gather(k: &Knowledge<'_>, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic
             Err(e) => return Err(anyhow::anyhow!("cannot read {}: {e}", path.display())),
         }
     } else if !record_ids.is_empty() {
-        return Err(KbError::NotFound { thing: "memory", id: record_ids[0].clone() }.into());
+        return Err(KbError::not_found("memory", &record_ids[0]).into());
     }
     if wants(Store::Decision) && (!limited || !decision_ids.is_empty()) {
         let scan = k.decisions()?;

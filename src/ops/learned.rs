@@ -429,7 +429,7 @@ pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> an
     if let Some(p) = &path
         && !p.exists()
     {
-        return Err(KbError::Invalid(format!("--path {}: no such file or folder", p.display())).into());
+        return Err(KbError::rejected("--path", format!("--path {}: no such file or folder", p.display())).into());
     }
     let facts = match tool {
         Tool::Claude => claude(root, home.as_deref(), path.as_deref(), &mut warnings),
@@ -468,7 +468,7 @@ pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> an
         };
         let prepared = match store.prepare(req) {
             Ok(p) => p,
-            Err(e @ (KbError::Secret { .. } | KbError::Invalid(_))) => {
+            Err(e @ (KbError::Secret { .. } | KbError::Rejected { .. })) => {
                 items.push(item("skipped", None, None, e.to_string()));
                 continue;
             }

@@ -424,7 +424,7 @@ impl ListFilter {
         agent: Option<String>,
     ) -> Result<ListFilter, KbError> {
         if let Some(a) = &agent {
-            crate::format::text::check_agent(a).map_err(KbError::Invalid)?;
+            crate::format::text::check_agent(a).map_err(|why| KbError::rejected("agent", why))?;
         }
         Ok(ListFilter { memory_type, importance, agent, by: None })
     }
@@ -847,14 +847,14 @@ fn show_memory(index: &crate::memories::index::Index, raw_id: &str, id: u64) -> 
             // A file that names this id but does not read as a memory: its problem is the answer.
             let error = match index.problems_of_id(id).into_iter().next() {
                 Some(problem) => KbError::BadFile(problem),
-                None => KbError::NotFound { thing: "memory", id: raw_id.trim().to_string() },
+                None => KbError::not_found("memory", raw_id.trim()),
             };
             return Err(Shown { diagnostics, error }.into());
         }
         [m] => m,
         many => {
             let files = many.iter().map(|m| m.file_name.to_string()).collect();
-            return Err(Shown { diagnostics, error: KbError::DuplicateId { thing: "memory", id, files } }.into());
+            return Err(Shown { diagnostics, error: KbError::duplicate_id("memory", id, files) }.into());
         }
     };
     let file = index.dir.join(m.file_name);

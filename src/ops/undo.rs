@@ -138,7 +138,7 @@ pub struct UndoReport {
 
 /// The error when there is no entry to undo or drop.
 fn nothing_to_undo() -> anyhow::Error {
-    KbError::Invalid("nothing to undo: the journal is empty".into()).into()
+    KbError::refused("undo", "nothing to undo: the journal is empty").into()
 }
 
 /// Undoes the newest journal entry under the lock: every file it changed or removed back byte
@@ -179,7 +179,8 @@ pub fn undo(repo: &Repo) -> Result<UndoReport> {
 /// whatever else changed. Fails, before anything is restored, when one cannot go back.
 fn plan_boards(repo: &Repo, plan: &journal::Plan) -> Result<Vec<crate::board::PutBack>> {
     let refuse = |why: String| -> anyhow::Error {
-        KbError::Invalid(format!("cannot undo {} ({}): {why}; nothing restored", plan.entry.op, plan.entry.what)).into()
+        let why = format!("cannot undo {} ({}): {why}; nothing restored", plan.entry.op, plan.entry.what);
+        KbError::refused("undo", why).into()
     };
     let mut out = Vec::new();
     for f in &plan.put_back {
@@ -195,7 +196,7 @@ fn plan_boards(repo: &Repo, plan: &journal::Plan) -> Result<Vec<crate::board::Pu
             .map_err(|e| refuse(format!("the journal entry's board items do not read ({e})")))?;
         match crate::board::PutBack::plan(&repo.layout, &f.path, items) {
             Ok(b) => out.push(b),
-            Err(KbError::Invalid(why)) => return Err(refuse(format!("{why} on {rel}"))),
+            Err(e @ KbError::Refused { .. }) => return Err(refuse(format!("{e} on {rel}"))),
             Err(e) => return Err(refuse(crate::error::message(&anyhow::Error::from(e)))),
         }
     }
@@ -261,13 +262,16 @@ fn check_ids(repo: &Repo, plan: &journal::Plan) -> Result<()> {
     let in_entry = |name: &str| plan.entry.files.iter().any(|f| f.path == index.dir.join(name));
     for (id, path) in back {
         if let Some(other) = index.by_id(id).into_iter().find(|m| !in_entry(m.file_name)) {
-            return Err(KbError::Invalid(format!(
-                "cannot undo {} ({}): it would put back {} with id {id}, which {} (saved since) holds; nothing restored",
-                plan.entry.op,
-                plan.entry.what,
-                super::file_name(path),
-                other.file_name
-            ))
+            return Err(KbError::refused(
+                "undo",
+                format!(
+                    "cannot undo {} ({}): it would put back {} with id {id}, which {} (saved since) holds; nothing restored",
+                    plan.entry.op,
+                    plan.entry.what,
+                    super::file_name(path),
+                    other.file_name
+                ),
+            )
             .into());
         }
     }

@@ -74,20 +74,20 @@ fn none_open() -> KbError {
 
 /// Returns a text to store: stripped, one that is not empty, without NUL bytes, within the size
 /// limit, and screened for secrets (refused, or redacted with `redact`).
-fn screen(field: &str, raw: &str, filter: &mut secrets::Screen) -> Result<String> {
+fn screen(field: &'static str, raw: &str, filter: &mut secrets::Screen) -> Result<String> {
     let text = frontmatter::py_strip(raw);
     let text = if text.contains('\r') { text.replace("\r\n", "\n").replace('\r', "\n") } else { text.to_string() };
     if text.is_empty() {
-        return Err(KbError::Invalid(format!("the {field} is empty")));
+        return Err(KbError::rejected(field, format!("the {field} is empty")));
     }
     if text.contains('\0') {
-        return Err(KbError::Invalid(format!("the {field} contains a NUL byte: sessions are text files")));
+        return Err(KbError::rejected(field, format!("the {field} contains a NUL byte: sessions are text files")));
     }
     if text.len() > MAX_TEXT_BYTES {
-        return Err(KbError::Invalid(format!(
-            "the {field} is {} bytes; a session holds at most {MAX_TEXT_BYTES} bytes",
-            text.len()
-        )));
+        return Err(KbError::rejected(
+            field,
+            format!("the {field} is {} bytes; a session holds at most {MAX_TEXT_BYTES} bytes", text.len()),
+        ));
     }
     filter.field(field, text)
 }
@@ -101,17 +101,18 @@ pub struct Checked {
 /// Checks a focus (`field` "focus", one line) or a summary ("summary"): stripped, not empty, no
 /// NUL byte, within the size limit, and screened for secrets (refused, or redacted with
 /// `redact`).
-pub fn check_text(field: &str, raw: &str, redact: bool) -> Result<Checked> {
+pub fn check_text(field: &'static str, raw: &str, redact: bool) -> Result<Checked> {
     let mut filter = secrets::Screen::new(redact);
     let text = screen(field, raw, &mut filter)?;
     if let Some(line) = file::conflict_line(&text) {
         // The session reader refuses a file with such a line: storing it would break the session.
-        return Err(KbError::Invalid(format!(
-            "the {field} holds a git conflict-marker line (its line {line}): a session cannot store one"
-        )));
+        return Err(KbError::rejected(
+            field,
+            format!("the {field} holds a git conflict-marker line (its line {line}): a session cannot store one"),
+        ));
     }
     if field == "focus" && text.contains('\n') {
-        return Err(KbError::Invalid("the focus is one line: put the details in the summary".into()));
+        return Err(KbError::rejected("focus", "the focus is one line: put the details in the summary"));
     }
     Ok(Checked { text, redacted: filter.redacted() })
 }
@@ -123,12 +124,15 @@ pub fn start(repo: &Repo, txn: &mut Txn, focus: Checked) -> Result<Outcome> {
     let layout = &repo.layout;
     if let Some(open) = open_session(layout)? {
         let s = &open.session;
-        return Err(KbError::Invalid(format!(
-            "a session is already open: \"{}\", started {} ({}); end it first with `kb session end`",
-            s.focus,
-            s.started,
-            open.path.display()
-        )));
+        return Err(KbError::refused(
+            "session start",
+            format!(
+                "a session is already open: \"{}\", started {} ({}); end it first with `kb session end`",
+                s.focus,
+                s.started,
+                open.path.display()
+            ),
+        ));
     }
     let path = layout.session();
     let knowledge = layout.knowledge();
@@ -148,10 +152,10 @@ pub fn update(repo: &Repo, txn: &mut Txn, text: Checked, append: bool) -> Result
     let open = open_session(&repo.layout)?.ok_or_else(none_open)?;
     let summary = if append { file::append(&open.session.summary, &text) } else { text };
     if summary.len() > MAX_TEXT_BYTES {
-        return Err(KbError::Invalid(format!(
-            "the summary would be {} bytes; a session holds at most {MAX_TEXT_BYTES} bytes",
-            summary.len()
-        )));
+        return Err(KbError::rejected(
+            "summary",
+            format!("the summary would be {} bytes; a session holds at most {MAX_TEXT_BYTES} bytes", summary.len()),
+        ));
     }
     let now = time::py_isoformat(repo.now);
     let new = open.session.rewrite(&[("updated", &now)], &summary);
