@@ -53,9 +53,6 @@ pub enum KbError {
     /// a bug, never the user's doing, so nothing branches on it.
     #[error("internal error: {0}")]
     Internal(String),
-    /// Any other problem, as text; going, for the typed kinds above.
-    #[error("{0}")]
-    Invalid(String),
 }
 
 impl KbError {
@@ -101,7 +98,6 @@ impl KbError {
             KbError::Io { .. } => "io",
             KbError::BadFile(_) => "bad_file",
             KbError::Internal(_) => "internal",
-            KbError::Invalid(_) => "invalid",
         }
     }
 }

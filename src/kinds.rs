@@ -331,7 +331,7 @@ impl<'a> ItemId<'a> {
 pub fn number(raw: &str, thing: &str) -> Result<u64, crate::error::KbError> {
     let t = raw.trim();
     t.strip_prefix('+').unwrap_or(t).parse::<u64>().map_err(|_| {
-        crate::error::KbError::Invalid(format!("invalid {thing} id '{raw}': expected a non-negative integer"))
+        crate::error::KbError::rejected("id", format!("invalid {thing} id '{raw}': expected a non-negative integer"))
     })
 }
 

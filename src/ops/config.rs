@@ -106,7 +106,8 @@ fn settings_file(layout: &Layout, global: bool) -> Result<PathBuf> {
 /// project's file is written under the repository lock.
 pub fn set(layout: &Layout, key: &str, raw: &str, global: bool) -> Result<EditReport> {
     let file = settings_file(layout, global)?;
-    let value = settings::parse_value(key, raw, &file).map_err(|e| KbError::Invalid(e.detail))?;
+    let value =
+        settings::parse_value(key, raw, &file).map_err(|e| KbError::rejected(e.key.unwrap_or("key"), e.detail))?;
     if key == "context_targets" {
         check_targets(layout, &value)?;
     }
@@ -126,7 +127,8 @@ fn check_targets(layout: &Layout, value: &Value) -> Result<()> {
     for entry in value.as_array().map(Vec::as_slice).unwrap_or_default() {
         let Ok(spec) = settings::TargetSpec::from_json(entry) else { continue };
         if let Err(e) = crate::context::targets::resolve(layout, &spec.path) {
-            return Err(KbError::Invalid(format!("context_targets: {}: {}", e.target, e.message)).into());
+            let why = format!("context_targets: {}: {}", e.target, e.message);
+            return Err(KbError::rejected("context_targets", why).into());
         }
     }
     Ok(())

@@ -27,10 +27,10 @@ pub enum Outside {
 /// outside is refused or skipped as `outside` says). One check for every face.
 pub fn check(req: BlockRequest, root: &Path, outside: Outside) -> Result<BlockRequest, KbError> {
     if let Some(agent) = &req.agent {
-        crate::format::text::check_agent(agent).map_err(KbError::Invalid)?;
+        crate::format::text::check_agent(agent).map_err(|why| KbError::rejected("agent", why))?;
     }
     if req.max_tokens.is_some_and(|n| n < MIN_MAX_TOKENS) {
-        return Err(KbError::Invalid(format!("max_tokens must be at least {MIN_MAX_TOKENS}")));
+        return Err(KbError::rejected("max_tokens", format!("max_tokens must be at least {MIN_MAX_TOKENS}")));
     }
     let mut for_paths = Vec::with_capacity(req.for_paths.len());
     for p in &req.for_paths {
@@ -38,7 +38,7 @@ pub fn check(req: BlockRequest, root: &Path, outside: Outside) -> Result<BlockRe
             (Ok(rel), _) => for_paths.push(rel),
             (Err(_), Outside::Skip) => {}
             (Err(e), Outside::Refuse) => {
-                return Err(KbError::Invalid(format!("for: {e}: give a path inside the repository")));
+                return Err(KbError::rejected("for", format!("for: {e}: give a path inside the repository")));
             }
         }
     }

@@ -452,7 +452,7 @@ fn import(repo: &Repo, dry_run: bool) -> Result<Conversion> {
                     crate::memories::store::update_memory(&mut txn, path, body, &set, now)?;
                 }
                 None => {
-                    let id: u64 = e.id.parse().map_err(|_| KbError::Invalid(format!("bad new id {}", e.id)))?;
+                    let id: u64 = e.id.parse().map_err(|_| KbError::Internal(format!("bad new id {}", e.id)))?;
                     let tags = record_tags(e);
                     let mut extra = vec![("citations".to_string(), Value::from(e.citations.clone()))];
                     if let Some(r) = &e.reason {

@@ -217,19 +217,19 @@ pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>, re
     let id = crate::repo::parse_id(raw_id)?;
     let globs = crate::instructions::split_globs(apply_to);
     if globs.is_empty() {
-        return Err(KbError::Invalid("--apply-to is empty: give a glob such as 'src/api/**/*.rs'".into()).into());
+        return Err(
+            KbError::rejected("--apply-to", "--apply-to is empty: give a glob such as 'src/api/**/*.rs'").into()
+        );
     }
     for g in &globs {
         crate::instructions::compile(g)
-            .map_err(|e| KbError::Invalid(format!("--apply-to glob '{g}' does not parse: {e}")))?;
+            .map_err(|e| KbError::rejected("--apply-to", format!("--apply-to glob '{g}' does not parse: {e}")))?;
     }
     if let Some(n) = name {
         let ok = !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
         if !ok || n.starts_with('.') {
-            return Err(KbError::Invalid(format!(
-                "invalid --name {n:?}: use letters, digits, '-', '_' and '.', not starting with '.'"
-            ))
-            .into());
+            let why = format!("invalid --name {n:?}: use letters, digits, '-', '_' and '.', not starting with '.'");
+            return Err(KbError::rejected("--name", why).into());
         }
     }
     let what = format!("promoted memory {id} (applyTo {})", apply_to.trim());
