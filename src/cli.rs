@@ -330,7 +330,6 @@ pub struct CompletionsArgs {
 }
 
 pub use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Src, Store};
-pub use crate::repo::StoreKind;
 
 /// Where `kb import` reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -539,8 +538,8 @@ pub struct SaveArgs {
     #[arg(long, help = "Store text that contains a secret with the secret replaced by [REDACTED:<rule>]")]
     pub redact: bool,
     /// The store to save into (default: md)
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub store: Option<StoreKind>,
+    #[arg(long, value_name = "STORE", value_parser = Store::among(Store::MEMORY))]
+    pub store: Option<Store>,
     /// The record's subject, a topic label such as "build" (--store copilot)
     #[arg(long, value_name = "S", required_if_eq("store", "copilot"))]
     pub subject: Option<String>,
@@ -582,8 +581,8 @@ pub struct RecallArgs {
 pub struct ListArgs {
     /// List only this store (default: both; --type, --importance and --agent list the markdown
     /// memories only)
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub store: Option<StoreKind>,
+    #[arg(long, value_name = "STORE", value_parser = Store::among(Store::MEMORY))]
+    pub store: Option<Store>,
     /// Only memories of this type (a memory without one is a learning)
     #[arg(long = "type", value_enum, value_name = "TYPE")]
     pub memory_type: Option<MemoryType>,
@@ -605,8 +604,8 @@ pub struct LookupArgs {
     /// Copilot record
     pub id: String,
     /// Look only in this store (default: an integer id is tried as a markdown memory first)
-    #[arg(long, value_enum, value_name = "STORE")]
-    pub store: Option<StoreKind>,
+    #[arg(long, value_name = "STORE", value_parser = Store::among(Store::MEMORY))]
+    pub store: Option<Store>,
 }
 
 #[derive(Debug, Args)]

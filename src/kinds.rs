@@ -5,8 +5,10 @@
 
 /// A kind of knowledge: the `--store` values of every command, the `store` of a result and of an
 /// audited item. Each command takes the subset it covers ([`Store::RECALL`], [`Store::AUDIT`],
-/// [`Store::EXPORT`]; `kb save`, `list`, `show` and `forget` take the two memory stores, `StoreKind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize)]
+/// [`Store::EXPORT`], [`Store::MEMORY`]).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Store {
     /// Markdown memories in .co-cli/knowledge/memories/
@@ -30,6 +32,9 @@ impl Store {
     /// What `kb audit --store` narrows to.
     pub const AUDIT: &'static [Store] =
         &[Store::Md, Store::Copilot, Store::Decision, Store::Session, Store::Context, Store::Instructions];
+    /// The two memory stores: what `kb save`, `list`, `show` and `forget` take, and what the
+    /// access log records.
+    pub const MEMORY: &'static [Store] = &[Store::Md, Store::Copilot];
     /// Where `kb export --to` copies the markdown memories.
     pub const EXPORT: &'static [Store] = &[Store::Copilot];
 
@@ -93,6 +98,17 @@ impl Sources {
             on[*s as usize] = true;
         }
         Sources(on)
+    }
+
+    /// Returns the one store `s`.
+    pub fn only(s: Store) -> Sources {
+        Sources::of(&[s])
+    }
+
+    /// Returns the memory stores `store` names, both when it names none (a `--store` of `kb list`,
+    /// `show` and `forget`).
+    pub fn memory(store: Option<Store>) -> Sources {
+        Sources::of(store.as_slice()).and(Sources::of(Store::MEMORY))
     }
 
     pub fn has(self, s: Store) -> bool {

@@ -55,30 +55,6 @@ impl Repo {
     }
 }
 
-/// Which store a memory lives in: the markdown memories or the Copilot records. Its names
-/// (`md`, `copilot`) are the `--store` values, the `store` field of the JSON and of the access log.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum StoreKind {
-    /// Markdown memories in .co-cli/knowledge/memories/
-    #[value(alias = "markdown")]
-    Md,
-    /// Copilot-style records in .github/copilot-memories.jsonl
-    Copilot,
-}
-
-impl StoreKind {
-    /// Returns the store's name: `md` or `copilot`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StoreKind::Md => "md",
-            StoreKind::Copilot => "copilot",
-        }
-    }
-}
-
 /// Takes the repository's exclusive write lock, `.co-cli/cache/lock`, waiting up to
 /// `fsio::LOCK_TIMEOUT`. Every command that writes holds it for its whole read-modify-write, so
 /// concurrent kb processes lose no update. The cache folder is created when missing, with a

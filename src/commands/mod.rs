@@ -10,9 +10,9 @@ mod save;
 mod session;
 mod watch;
 
-use crate::cli::{Cli, Command, ConfigAction, ListArgs, StoreKind};
+use crate::cli::{Cli, Command, ConfigAction, ListArgs, Store};
 use crate::error;
-use crate::ops::read::Scope;
+use crate::kinds::Sources;
 use crate::ops::{self, Knowledge, Report, View};
 use crate::output::{self, Style};
 use crate::paths::{Layout, NO_ROOT};
@@ -209,25 +209,16 @@ fn for_paths(ctx: &Ctx, sub: &str, paths: &[std::path::PathBuf]) -> std::result:
     })
 }
 
-/// Returns the stores a `--store` flag covers.
-fn scope(store: Option<StoreKind>) -> Scope {
-    match store {
-        None => Scope::Both,
-        Some(StoreKind::Md) => Scope::Md,
-        Some(StoreKind::Copilot) => Scope::Copilot,
-    }
-}
-
 /// `kb list`: a `--type`, `--importance` or `--agent` filter narrows the list to the markdown
 /// store (Copilot records have none of them); with `--store copilot` it is a usage error.
 fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
     let filtered = a.memory_type.is_some() || a.importance.is_some() || a.agent.is_some();
-    let scope = match (scope(a.store), filtered) {
-        (Scope::Copilot, true) => {
+    let scope = match (Sources::memory(a.store), filtered) {
+        (s, true) if !s.has(Store::Md) => {
             let msg = "--type, --importance and --agent filter the markdown memories; Copilot records have none";
             return Ok(usage_error("list", clap::error::ErrorKind::ArgumentConflict, msg));
         }
-        (_, true) => Scope::Md,
+        (_, true) => Sources::only(Store::Md),
         (any, false) => any,
     };
     let filter = ops::read::ListFilter::new(a.memory_type, a.importance, a.agent)?.by(a.by);
@@ -266,8 +257,10 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             ctx.emit(&ops::audit::audit(&Knowledge::read(&ctx.repo()?), &req)?)
         }
         Command::List(a) => list(ctx, a),
-        Command::Show(a) => ctx.emit(&ops::read::show(&Knowledge::read(&ctx.repo()?), &a.id, scope(a.store))?),
-        Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, scope(a.store))?),
+        Command::Show(a) => {
+            ctx.emit(&ops::read::show(&Knowledge::read(&ctx.repo()?), &a.id, Sources::memory(a.store))?)
+        }
+        Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, Sources::memory(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),
         Command::Check(a) if a.fix => ctx.emit(&ops::check::check_and_fix(&ctx.layout, ctx.now, &ctx.env)?),

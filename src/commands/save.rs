@@ -2,7 +2,7 @@
 //! save operation (`ops::save`).
 
 use super::Ctx;
-use crate::cli::{SaveArgs, StoreKind};
+use crate::cli::{SaveArgs, Store};
 use crate::ops;
 use crate::ops::save::{RecordRequest, SaveRequest};
 use anyhow::{Result, bail};
@@ -15,7 +15,7 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
     }
     let content = read_text(&args.text)?;
     let repo = ctx.repo()?;
-    if args.store == Some(StoreKind::Copilot) {
+    if args.store == Some(Store::Copilot) {
         let req = RecordRequest {
             subject: args.subject.unwrap_or_default(),
             fact: content,
@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
 
 /// Reports a flag that belongs to the other store as a usage error (exit 2), as clap would.
 fn misplaced_flags(args: &SaveArgs) -> Option<ExitCode> {
-    let copilot = args.store == Some(StoreKind::Copilot);
+    let copilot = args.store == Some(Store::Copilot);
     let layered = args.memory_type.is_some() || args.importance.is_some() || args.agent.is_some();
     let wrong = if copilot {
         (!args.tag.is_empty() || !args.tags.is_empty())

@@ -379,7 +379,7 @@ fn memory_layers(
     let heated: rustc_hash::FxHashSet<u64> = heats
         .iter()
         .flat_map(|h| h.heats.iter())
-        .filter(|h| h.access.store == crate::repo::StoreKind::Md)
+        .filter(|h| h.access.store == crate::kinds::Store::Md)
         .filter_map(|h| h.access.id.parse().ok())
         .collect();
     // One pass, no sort of every memory: the core context, the high-importance learnings, and of

@@ -10,7 +10,7 @@
 
 use super::log::{IdTally, Tally};
 use crate::format::binary::{Checksummed, Reader, verified};
-use crate::repo::StoreKind;
+use crate::kinds::Store;
 use rustc_hash::FxHashMap;
 use std::fs::Metadata;
 use std::io::{self, Write};
@@ -139,8 +139,8 @@ pub fn decode(body: &[u8]) -> Option<Tally<'_>> {
     tally.ids = FxHashMap::with_capacity_and_hasher(ids.min(body.len() / 16), Default::default());
     for _ in 0..ids {
         let store = match r.u8()? {
-            0 => StoreKind::Md,
-            1 => StoreKind::Copilot,
+            0 => Store::Md,
+            1 => Store::Copilot,
             _ => return None,
         };
         let (id, last) = (r.str()?, r.str()?);
@@ -185,10 +185,8 @@ pub fn save(path: &Path, pos: &Position, tally: &Tally<'_>) -> io::Result<()> {
         }
         w.write_all(&count(tally.ids.len())?.to_le_bytes())?;
         for ((store, id), t) in &tally.ids {
-            w.write_all(&[match store {
-                StoreKind::Md => 0,
-                StoreKind::Copilot => 1,
-            }])?;
+            // The store's place in `Store` (md 0, copilot 1): the access log holds only those two.
+            w.write_all(&[*store as u8])?;
             w.put_str(id)?;
             w.put_str(t.last)?;
             w.write_all(&count(t.days.len())?.to_le_bytes())?;

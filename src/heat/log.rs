@@ -2,7 +2,7 @@
 //! 100,000-line log is read by every `kb context`); anything else goes through serde_json. Lines
 //! are tallied per store and id as they are read.
 
-use crate::repo::StoreKind;
+use crate::kinds::Store;
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -12,7 +12,7 @@ use std::borrow::Cow;
 #[derive(Deserialize)]
 struct Line {
     id: IdValue,
-    store: StoreKind,
+    store: Store,
     at: String,
 }
 
@@ -25,7 +25,7 @@ enum IdValue {
 
 /// One readable line: its store, id (a memory's as decimal text) and time.
 pub(super) struct Parsed<'a> {
-    pub store: StoreKind,
+    pub store: Store,
     pub id: Cow<'a, str>,
     pub at: Cow<'a, str>,
 }
@@ -107,9 +107,9 @@ fn parse_written(line: &str) -> Option<Parsed<'_>> {
         return None;
     }
     let (store, rest) = if let Some(r) = rest.strip_prefix(",\"store\":\"md\",\"at\":\"") {
-        (StoreKind::Md, r)
+        (Store::Md, r)
     } else {
-        (StoreKind::Copilot, rest.strip_prefix(",\"store\":\"copilot\",\"at\":\"")?)
+        (Store::Copilot, rest.strip_prefix(",\"store\":\"copilot\",\"at\":\"")?)
     };
     let at = rest.strip_suffix("\"}")?;
     (plain(at) && is_written_utc(at)).then_some(Parsed { store, id: Cow::Borrowed(id), at: Cow::Borrowed(at) })
@@ -118,7 +118,7 @@ fn parse_written(line: &str) -> Option<Parsed<'_>> {
 /// The log's accesses, per store and id, as it is read.
 #[derive(Default)]
 pub(super) struct Tally<'a> {
-    pub ids: FxHashMap<(StoreKind, &'a str), IdTally<'a>>,
+    pub ids: FxHashMap<(Store, &'a str), IdTally<'a>>,
     /// The dates of the log, with runs of one date collapsed (the log is in time order but for
     /// clock skew between processes, so little is left to sort).
     pub days: Vec<&'a str>,
@@ -135,7 +135,7 @@ pub(super) struct IdTally<'a> {
 
 impl<'a> Tally<'a> {
     /// Counts one access at `at` (at least 10 bytes, the date first).
-    pub fn add(&mut self, store: StoreKind, id: &'a str, at: &'a str) {
+    pub fn add(&mut self, store: Store, id: &'a str, at: &'a str) {
         let day = &at[..10];
         if self.days.last() != Some(&day) {
             self.days.push(day);
@@ -153,7 +153,7 @@ impl<'a> Tally<'a> {
     /// Tallies the lines of `text`, the first being line `first_line` (1-based) of the log.
     /// Returns the lines serde had to read, owned, for the caller to add once it holds them
     /// (a borrow of them must outlive this tally).
-    pub fn add_lines(&mut self, text: &'a str, first_line: u64) -> Vec<(StoreKind, String, String)> {
+    pub fn add_lines(&mut self, text: &'a str, first_line: u64) -> Vec<(Store, String, String)> {
         let mut owned = Vec::new();
         for (n, line) in (first_line..).zip(text.lines()) {
             if line.trim().is_empty() {
@@ -169,7 +169,7 @@ impl<'a> Tally<'a> {
     }
 
     /// Adds what [`Tally::add_lines`] left owned.
-    pub fn add_owned(&mut self, owned: &'a [(StoreKind, String, String)]) {
+    pub fn add_owned(&mut self, owned: &'a [(Store, String, String)]) {
         for (store, id, at) in owned {
             self.add(*store, id, at);
         }
@@ -182,11 +182,11 @@ mod tests {
     use proptest::prelude::*;
 
     /// What the serde path reads from a line.
-    fn by_serde(line: &str) -> Option<(StoreKind, String, String)> {
+    fn by_serde(line: &str) -> Option<(Store, String, String)> {
         parse_with_serde(line).map(|p| (p.store, p.id.into_owned(), p.at.into_owned()))
     }
 
-    fn fast(line: &str) -> Option<(StoreKind, String, String)> {
+    fn fast(line: &str) -> Option<(Store, String, String)> {
         parse_written(line).map(|p| (p.store, p.id.into_owned(), p.at.into_owned()))
     }
 

@@ -13,8 +13,8 @@ mod cache;
 mod log;
 
 use crate::error::Diagnostic;
+use crate::kinds::Store;
 use crate::paths::Layout;
-use crate::repo::StoreKind;
 use chrono::{DateTime, Utc};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ pub const PROMOTE_DAYS: usize = 5;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Access {
     pub id: String,
-    pub store: StoreKind,
+    pub store: Store,
 }
 
 /// Returns the access log of the repository at `layout`.
@@ -51,8 +51,8 @@ pub fn record(layout: &Layout, now: DateTime<Utc>, accesses: &[Access]) -> Optio
     for a in accesses {
         let id = match a.store {
             // A memory's id is a JSON number, a record's a JSON string.
-            StoreKind::Md => a.id.clone(),
-            StoreKind::Copilot => serde_json::Value::from(a.id.as_str()).to_string(),
+            Store::Md => a.id.clone(),
+            _ => serde_json::Value::from(a.id.as_str()).to_string(),
         };
         lines.push_str(&format!("{{\"id\":{id},\"store\":\"{}\",\"at\":\"{at}\"}}\n", a.store.as_str()));
     }
@@ -119,7 +119,7 @@ impl Heats {
     #[cfg(test)]
     pub fn of_memory(&self, id: u64) -> u64 {
         let id = id.to_string();
-        self.heats.iter().find(|h| h.access.store == StoreKind::Md && h.access.id == id).map_or(0, |h| h.heat)
+        self.heats.iter().find(|h| h.access.store == Store::Md && h.access.id == id).map_or(0, |h| h.heat)
     }
 }
 
@@ -130,7 +130,7 @@ pub fn hot_ids(heats: &Heats, limit: usize, mut is_candidate: impl FnMut(u64) ->
     heats
         .heats
         .iter()
-        .filter(|h| h.access.store == StoreKind::Md && h.heat >= WARM)
+        .filter(|h| h.access.store == Store::Md && h.heat >= WARM)
         .filter_map(|h| h.access.id.parse::<u64>().ok())
         .filter(|id| is_candidate(*id))
         .take(limit)
@@ -294,7 +294,7 @@ fn compute(mut heats: Heats, tally: log::Tally<'_>, min_heat: u64) -> Heats {
         .collect();
     // Hottest first, then the latest access; then by store and id, so that the memories one
     // recall logged together (same time) always come in the same order.
-    fn tie_break(h: &Heat) -> (StoreKind, usize, &str) {
+    fn tie_break(h: &Heat) -> (Store, usize, &str) {
         (h.access.store, h.access.id.len(), &h.access.id)
     }
     heats.heats.sort_by(|a, b| {
@@ -336,7 +336,7 @@ mod tests {
     }
 
     fn md(id: u64) -> Access {
-        Access { id: id.to_string(), store: StoreKind::Md }
+        Access { id: id.to_string(), store: Store::Md }
     }
 
     #[test]
@@ -348,7 +348,7 @@ mod tests {
             assert!(record(&l, at(day, 9), &[md(1), md(1)]).is_none());
         }
         record(&l, at(1, 10), &[md(2), md(2), md(2)]);
-        record(&l, at(6, 11), &[Access { id: "mem-1\"x".into(), store: StoreKind::Copilot }]);
+        record(&l, at(6, 11), &[Access { id: "mem-1\"x".into(), store: Store::Copilot }]);
         let h = read(&l, 5, 0);
         assert_eq!(h.active_days, ["2026-11-02", "2026-11-03", "2026-11-04", "2026-11-05", "2026-11-06"]);
         assert_eq!(h.of_memory(1), 10);
@@ -356,7 +356,7 @@ mod tests {
         assert_eq!(h.heats[0].access, md(1));
         assert_eq!(h.heats[0].level(), "hot");
         assert!(h.heats[0].promote_candidate);
-        let rec = h.heats.iter().find(|x| x.access.store == StoreKind::Copilot).unwrap();
+        let rec = h.heats.iter().find(|x| x.access.store == Store::Copilot).unwrap();
         assert_eq!((rec.access.id.as_str(), rec.heat), ("mem-1\"x", 1));
         assert!(h.problems.is_empty());
     }
@@ -441,7 +441,7 @@ mod tests {
         let h = read(&l, 10, 0);
         // Junk, a leading zero (not JSON) and bytes that are not UTF-8.
         assert_eq!(h.problems.iter().map(|p| p.line).collect::<Vec<_>>(), [Some(3), Some(7), Some(8)]);
-        let rec = h.heats.iter().find(|h| h.access.store == StoreKind::Copilot).unwrap();
+        let rec = h.heats.iter().find(|h| h.access.store == Store::Copilot).unwrap();
         assert_eq!(rec.access.id, "mem-A");
         assert_eq!((h.of_memory(1), h.of_memory(2), h.of_memory(3)), (4, 2, 1));
         // The cold ones are left out on request.

@@ -12,7 +12,6 @@
 //! defaults, ranges), and each struct's [`ToolArgs`] impl reads the same names.
 
 use crate::kinds::{DecisionKind, Direction};
-use crate::ops::read::Scope;
 use crate::ops::recall::{Sources, Store};
 use rmcp::schemars;
 use serde::{Deserialize, Deserializer};
@@ -173,25 +172,13 @@ impl Given {
 
     /// The stores to read: `md` (or `markdown`), `copilot`, or a list of them; `None` (both) when
     /// left out or an empty list.
-    fn stores(&mut self, name: &str) -> Result<Option<Scope>, String> {
-        fn one(v: &Value) -> Option<Scope> {
-            match v.as_str()?.trim() {
-                "md" | "markdown" => Some(Scope::Md),
-                "copilot" => Some(Scope::Copilot),
-                _ => None,
-            }
-        }
+    fn stores(&mut self, name: &str) -> Result<Sources, String> {
+        let one = |v: &Value| v.as_str().and_then(|name| Store::parse(name, Store::MEMORY));
         let read = |v: &Value| match v {
-            Value::Array(items) => items.iter().try_fold(None, |acc: Option<Scope>, item| {
-                let s = one(item)?;
-                Some(Some(match acc {
-                    Some(a) if a != s => Scope::Both,
-                    _ => s,
-                }))
-            }),
-            v => one(v).map(Some),
+            Value::Array(items) => items.iter().map(one).collect::<Option<Vec<_>>>(),
+            v => one(v).map(|s| vec![s]),
         };
-        Ok(self.get(name, STORES, read)?.flatten())
+        Ok(Sources::of(&self.get(name, STORES, read)?.unwrap_or_default()).and(Sources::memory(None)))
     }
 
     /// Reads recall's `store`: one kind of knowledge or a list of them (none: every kind).
@@ -390,7 +377,7 @@ pub struct ListMemoriesArgs {
     /// List only this store: md (the markdown memories) or copilot (the Copilot records), or a list
     /// of them; both when left out
     #[schemars(default, schema_with = "stores_schema")]
-    pub store: Option<Scope>,
+    pub store: Sources,
     /// Only markdown memories of this type (a memory without one is a learning): core_context,
     /// learning, pattern or update
     #[schemars(default, rename = "type", schema_with = "memory_type_schema")]

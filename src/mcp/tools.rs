@@ -21,9 +21,8 @@
 //! stderr, as the CLI's do.
 
 use crate::error::{Diagnostic, KbError};
-use crate::kinds::{DecisionKind, Direction, Importance, MemoryType};
+use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Sources, Store};
 use crate::knowledge::warm::{self, Warm};
-use crate::ops::read::Scope;
 use crate::ops::save::{RecordRequest, SaveRequest};
 use crate::ops::vote::VoteTarget;
 use crate::ops::{self, Knowledge, Report, View};
@@ -222,12 +221,12 @@ impl Server {
     pub fn list(&self, args: super::ListMemoriesArgs) -> Result<Reply> {
         let memory_type = args.memory_type.as_deref().map(MemoryType::parse).transpose().map_err(anyhow::Error::msg)?;
         let filtered = memory_type.is_some() || args.agent.is_some();
-        let scope = match (args.store.unwrap_or(Scope::Both), filtered) {
-            (Scope::Copilot, true) => anyhow::bail!(
+        let scope = match (args.store, filtered) {
+            (s, true) if !s.has(Store::Md) => anyhow::bail!(
                 "type and agent filter the markdown memories, and Copilot records have neither: leave out store, or \
                  give store md"
             ),
-            (_, true) => Scope::Md,
+            (_, true) => Sources::only(Store::Md),
             (any, false) => any,
         };
         let filter = ops::read::ListFilter::new(memory_type, None, args.agent)?;
@@ -254,14 +253,14 @@ impl Server {
                 crate::kinds::ItemId::Decision(n) => {
                     self.reply(&ops::audit::verified(root, &ops::decision::show(k.repo(), &n.to_string())?)?)
                 }
-                _ => self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Scope::Both)?)?),
+                _ => self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Sources::memory(None))?)?),
             }
         })
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.
     pub fn forget(&self, id: &str) -> Result<Reply> {
-        self.reply(&ops::forget::forget(&self.repo_to_write()?, id, Scope::Both)?)
+        self.reply(&ops::forget::forget(&self.repo_to_write()?, id, Sources::memory(None))?)
     }
 
     /// `store_memory`.

@@ -1,9 +1,10 @@
 //! Forgetting: a markdown memory by its frontmatter id, or a Copilot record by its id.
 
-use super::read::{COPILOT, Route, Scope};
+use super::read::{COPILOT, Route};
 use super::{Report, View, abs, file_name};
 use crate::copilot::RecordStore;
 use crate::journal::Txn;
+use crate::kinds::Sources;
 use crate::memories::store::MemoryStore;
 use crate::repo::Repo;
 use anyhow::Result;
@@ -36,7 +37,7 @@ pub enum ForgetReport {
 }
 
 /// Deletes what `raw_id` leads to within `scope` (see [`Route`]).
-pub fn forget(repo: &Repo, raw_id: &str, scope: Scope) -> Result<ForgetReport> {
+pub fn forget(repo: &Repo, raw_id: &str, scope: Sources) -> Result<ForgetReport> {
     match Route::of(raw_id, scope)? {
         Route::Md(id) => {
             let mut txn = Txn::begin(repo, repo.lock()?, "forget", format!("forgot memory {id}"));

@@ -5,10 +5,10 @@ use super::{Report, View, abs};
 use crate::error::{Diagnostic, KbError};
 use crate::heat;
 use crate::journal::Txn;
+use crate::kinds::Store;
 use crate::memories::store::MemoryStore;
 use crate::output::summary;
 use crate::repo::Repo;
-use crate::repo::StoreKind;
 use anyhow::Result;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -78,12 +78,13 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
     let mut rows = Vec::new();
     for h in &heats.heats {
         let found = match h.access.store {
-            StoreKind::Md => md_summary(&h.access.id),
-            StoreKind::Copilot => record_summary(&h.access.id),
+            Store::Md => md_summary(&h.access.id),
+            Store::Copilot => record_summary(&h.access.id),
+            _ => None,
         };
         // A forgotten memory keeps its lines in the log; it is not shown.
         let Some(summary) = found else { continue };
-        let hot = h.access.store == StoreKind::Md && h.access.id.parse().is_ok_and(|id: u64| hot_ids.contains(&id));
+        let hot = h.access.store == Store::Md && h.access.id.parse().is_ok_and(|id: u64| hot_ids.contains(&id));
         if !all && h.heat < heat::WARM {
             continue;
         }
@@ -106,14 +107,14 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
         ids.sort_unstable();
         for id in ids {
             if seen.insert(("md", id.to_string())) {
-                cold.push(cold_row(Value::from(id), StoreKind::Md, summary(md_contents[&id])));
+                cold.push(cold_row(Value::from(id), Store::Md, summary(md_contents[&id])));
             }
         }
         for r in records.iter().flat_map(|a| a.iter()) {
             if seen.insert(("copilot", r.id.to_string())) {
                 cold.push(cold_row(
                     Value::from(r.id.to_string()),
-                    StoreKind::Copilot,
+                    Store::Copilot,
                     record_summary(r.id).unwrap_or_default(),
                 ));
             }
@@ -123,7 +124,7 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
     Ok(HeatReport { window_days: heats.window_days, active_days: heats.active_days, memories: rows, all, diagnostics })
 }
 
-fn cold_row(id: Value, store: StoreKind, summary: String) -> HeatRow {
+fn cold_row(id: Value, store: Store, summary: String) -> HeatRow {
     HeatRow {
         id,
         store: store.as_str(),
@@ -137,9 +138,9 @@ fn cold_row(id: Value, store: StoreKind, summary: String) -> HeatRow {
 }
 
 /// A memory's id as a JSON number, a record's as a string.
-fn id_value(store: StoreKind, id: &str) -> Value {
+fn id_value(store: Store, id: &str) -> Value {
     match (store, id.parse::<u64>()) {
-        (StoreKind::Md, Ok(n)) => Value::from(n),
+        (Store::Md, Ok(n)) => Value::from(n),
         _ => Value::from(id),
     }
 }

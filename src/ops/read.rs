@@ -12,6 +12,7 @@ use crate::copilot::jsonl::JsonlFile;
 use crate::copilot::record::Votes;
 use crate::copilot::{self, Record, Records};
 use crate::error::{Diagnostic, KbError};
+use crate::kinds::{Sources, Store};
 use crate::knowledge::Knowledge;
 use crate::memories::file::{Importance, MemoryType, detect_category, detect_source};
 use crate::memories::index::{Index, MemoryRef, Pos};
@@ -26,14 +27,6 @@ use std::path::{Path, PathBuf};
 /// The `store` value of a Copilot item in JSON.
 pub const COPILOT: &str = "copilot";
 
-/// Which stores a command covers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
-    Both,
-    Md,
-    Copilot,
-}
-
 /// Where an id typed by a person leads: an integer is a markdown memory, always (a
 /// Copilot record whose id looks like an integer is reached with `--store copilot`); any other
 /// id is a Copilot record.
@@ -44,13 +37,13 @@ pub enum Route {
 }
 
 impl Route {
-    /// Returns where `raw` leads within `scope`; an id that cannot be a memory's is an error with
-    /// `--store md`.
-    pub fn of(raw: &str, scope: Scope) -> Result<Route, KbError> {
-        Ok(match scope {
-            Scope::Copilot => Route::Copilot,
-            Scope::Md => Route::Md(parse_id(raw)?),
-            Scope::Both => match parse_id(raw) {
+    /// Returns where `raw` leads within the memory stores of `scope`; an id that cannot be a
+    /// memory's is an error with `--store md`.
+    pub fn of(raw: &str, scope: Sources) -> Result<Route, KbError> {
+        Ok(match (scope.has(Store::Md), scope.has(Store::Copilot)) {
+            (false, _) => Route::Copilot,
+            (true, false) => Route::Md(parse_id(raw)?),
+            (true, true) => match parse_id(raw) {
                 Ok(id) => Route::Md(id),
                 Err(_) => Route::Copilot,
             },
@@ -91,21 +84,21 @@ pub struct Stores<'a> {
 
 /// Takes the stores `scope` covers from `k`. With both stores, an unreadable JSONL file is a
 /// diagnostic and the Copilot half is empty; narrowed to the Copilot store, it is an error.
-pub fn stores<'a>(k: &'a Knowledge<'_>, scope: Scope) -> Result<Stores<'a>> {
+pub fn stores<'a>(k: &'a Knowledge<'_>, scope: Sources) -> Result<Stores<'a>> {
     let repo = k.repo();
     let mut diagnostics = Vec::new();
-    let index = match scope {
-        Scope::Copilot => None,
-        _ => {
+    let index = match scope.has(Store::Md) {
+        false => None,
+        true => {
             let index = k.memories()?;
             diagnostics.extend(index.problems());
             Some(index)
         }
     };
-    let file = match scope {
-        Scope::Md => None,
-        Scope::Copilot => Some(records_of(k)?),
-        Scope::Both => match k.records() {
+    let file = match (scope.has(Store::Copilot), index.is_some()) {
+        (false, _) => None,
+        (true, false) => Some(records_of(k)?),
+        (true, true) => match k.records() {
             Ok(f) => Some(f),
             Err(e) => {
                 diagnostics.push(Diagnostic::error(None, e).in_file(&repo.layout.copilot_memories()));
@@ -326,14 +319,14 @@ impl RecallReport<'_> {
     /// Returns every result, as accesses for the heat log.
     pub fn accesses(&self) -> Vec<crate::heat::Access> {
         use crate::heat::Access;
-        use crate::repo::StoreKind;
+        use crate::kinds::Store;
         self.hits
             .iter()
             .filter_map(|h| match h {
-                Hit::Md(m) => Some(Access { id: m.id.to_string(), store: StoreKind::Md }),
+                Hit::Md(m) => Some(Access { id: m.id.to_string(), store: Store::Md }),
                 Hit::Copilot { pos, .. } => {
                     let r = self.records.as_ref()?.get(*pos)?;
-                    Some(Access { id: r.id.to_string(), store: StoreKind::Copilot })
+                    Some(Access { id: r.id.to_string(), store: Store::Copilot })
                 }
             })
             .collect()
@@ -498,7 +491,7 @@ pub struct ListReport<'a> {
 /// at most `page` items, for an agent (see [`ListReport`]).
 pub fn list<'a>(
     k: &'a Knowledge<'_>,
-    scope: Scope,
+    scope: Sources,
     filter: &ListFilter,
     page: Option<usize>,
 ) -> Result<ListReport<'a>> {
@@ -508,9 +501,9 @@ pub fn list<'a>(
 /// Lists what `stores` hold within `scope` that `filter` keeps (a long-running server holds
 /// both stores and narrows here), whole or as a page of at most `page` items, for an agent (see
 /// [`ListReport`]).
-fn list_in<'a>(stores: Stores<'a>, scope: Scope, filter: &ListFilter, page: Option<usize>) -> ListReport<'a> {
-    let index = stores.index.filter(|_| scope != Scope::Copilot);
-    let file = stores.file.filter(|_| scope != Scope::Md);
+fn list_in<'a>(stores: Stores<'a>, scope: Sources, filter: &ListFilter, page: Option<usize>) -> ListReport<'a> {
+    let index = stores.index.filter(|_| scope.has(Store::Md));
+    let file = stores.file.filter(|_| scope.has(Store::Copilot));
     let mut diagnostics = stores.diagnostics.clone();
     let records = file.map(Records::parse);
     if let Some(all) = &records {
@@ -809,17 +802,17 @@ impl ShowReport {
     /// Returns the memory or record shown, as an access for the heat log.
     pub fn access(&self) -> crate::heat::Access {
         use crate::heat::Access;
-        use crate::repo::StoreKind;
+        use crate::kinds::Store;
         match self {
-            ShowReport::Md { json, .. } => Access { id: json.id.to_string(), store: StoreKind::Md },
-            ShowReport::Copilot { json, .. } => Access { id: json.id.clone(), store: StoreKind::Copilot },
+            ShowReport::Md { json, .. } => Access { id: json.id.to_string(), store: Store::Md },
+            ShowReport::Copilot { json, .. } => Access { id: json.id.clone(), store: Store::Copilot },
         }
     }
 }
 
 /// Shows the memory or record `raw_id` leads to within `scope` in `k`, and logs it as an access
 /// in the heat log (a failure to log is a warning).
-pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Scope) -> Result<ShowReport> {
+pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowReport> {
     let report = match Route::of(raw_id, scope)? {
         Route::Copilot => show_record(records_of(k)?, raw_id),
         Route::Md(id) => show_memory(k.memories()?, raw_id, id),
@@ -979,21 +972,27 @@ mod tests {
         // A folder where the JSONL file should be: not a regular file, so it cannot be read.
         std::fs::create_dir_all(repo.layout.copilot_memories()).unwrap();
         let k = Knowledge::read(&repo);
-        let both = stores(&k, Scope::Both).unwrap();
+        let both = stores(&k, Sources::memory(None)).unwrap();
         assert!(both.file.is_none() && both.index.is_some());
         assert_eq!(both.diagnostics.len(), 1);
         assert!(both.diagnostics[0].message.contains("not a regular file"), "{:?}", both.diagnostics);
-        let md = stores(&k, Scope::Md).unwrap();
+        let md = stores(&k, Sources::only(Store::Md)).unwrap();
         assert!(md.file.is_none() && md.diagnostics.is_empty(), "the markdown store alone never reads it");
-        let Err(e) = stores(&k, Scope::Copilot) else { panic!("narrowed to the Copilot store it is an error") };
+        let Err(e) = stores(&k, Sources::only(Store::Copilot)) else {
+            panic!("narrowed to the Copilot store it is an error")
+        };
         assert!(e.to_string().starts_with("cannot read ") && e.to_string().contains("not a regular file"), "{e}");
     }
 
     #[test]
     fn routes_send_integers_to_the_markdown_store() {
-        assert_eq!(Route::of(" 7 ", Scope::Both).unwrap(), Route::Md(7));
-        assert_eq!(Route::of("mem-1a2b", Scope::Both).unwrap(), Route::Copilot);
-        assert_eq!(Route::of("7", Scope::Copilot).unwrap(), Route::Copilot, "--store copilot reaches a numeric record");
-        assert!(Route::of("mem-1a2b", Scope::Md).is_err());
+        assert_eq!(Route::of(" 7 ", Sources::memory(None)).unwrap(), Route::Md(7));
+        assert_eq!(Route::of("mem-1a2b", Sources::memory(None)).unwrap(), Route::Copilot);
+        assert_eq!(
+            Route::of("7", Sources::only(Store::Copilot)).unwrap(),
+            Route::Copilot,
+            "--store copilot reaches a numeric record"
+        );
+        assert!(Route::of("mem-1a2b", Sources::only(Store::Md)).is_err());
     }
 }

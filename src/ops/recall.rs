@@ -8,7 +8,7 @@
 //! text did not change.
 
 use super::decision::DecisionJson;
-use super::read::{self, MemoryJson, RecordJson, Scope, Stores, record_recall_lines, skipped_lines};
+use super::read::{self, MemoryJson, RecordJson, Stores, record_recall_lines, skipped_lines};
 use super::session::SessionJson;
 use super::{Report, View};
 use crate::copilot::Records;
@@ -18,7 +18,7 @@ pub use crate::kinds::{Sources, Store};
 use crate::knowledge::Knowledge;
 use crate::knowledge::corpus::{Item, Parts, Slot, documents, file_stem};
 use crate::output::chars_prefix;
-use crate::repo::{Repo, StoreKind};
+use crate::repo::Repo;
 use crate::search::{self, Doc, Ranking};
 use crate::session::Located;
 use anyhow::Result;
@@ -38,16 +38,6 @@ pub struct Request {
     pub sources: Sources,
 }
 
-/// Returns the markdown/Copilot half of `sources`, for taking those stores from the knowledge.
-fn scope_of(sources: Sources) -> Option<Scope> {
-    match (sources.has(Store::Md), sources.has(Store::Copilot)) {
-        (true, true) => Some(Scope::Both),
-        (true, false) => Some(Scope::Md),
-        (false, true) => Some(Scope::Copilot),
-        (false, false) => None,
-    }
-}
-
 /// A recall's answer: ranked, or co-cli's exact rule.
 pub enum RecallAnswer<'a> {
     Ranked(RankedReport<'a>),
@@ -62,9 +52,9 @@ pub enum RecallAnswer<'a> {
 pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a>> {
     let repo = k.repo();
     let sources = if req.exact { Sources::of(&[Store::Md, Store::Copilot]).and(req.sources) } else { req.sources };
-    let stores = match scope_of(sources) {
-        Some(scope) => read::stores(k, scope)?,
-        None => Stores {
+    let stores = match sources.has(Store::Md) || sources.has(Store::Copilot) {
+        true => read::stores(k, sources)?,
+        false => Stores {
             root: &repo.layout.root,
             limit: repo.settings.memory_max_count.value,
             index: None,
@@ -242,9 +232,9 @@ fn order(repo: &Repo, hits: &mut Vec<Hit<'_>>, records: Option<&Records<'_>>, ma
         let heats = crate::heat::read(&repo.layout, repo.settings.heat_window_days.value, 1);
         let heat_of = |h: &Hit<'_>| -> u64 {
             let (store, id) = match &h.item {
-                Item::Md(m) => (StoreKind::Md, m.id.to_string()),
+                Item::Md(m) => (Store::Md, m.id.to_string()),
                 Item::Copilot(pos) => match records.and_then(|all| all.get(*pos)) {
-                    Some(r) => (StoreKind::Copilot, r.id.to_string()),
+                    Some(r) => (Store::Copilot, r.id.to_string()),
                     None => return 0,
                 },
                 _ => return 0,
@@ -281,10 +271,10 @@ impl RankedReport<'_> {
         self.hits
             .iter()
             .filter_map(|h| match &h.item {
-                Item::Md(m) => Some(Access { id: m.id.to_string(), store: StoreKind::Md }),
+                Item::Md(m) => Some(Access { id: m.id.to_string(), store: Store::Md }),
                 Item::Copilot(pos) => {
                     let r = self.records.as_ref()?.get(*pos)?;
-                    Some(Access { id: r.id.to_string(), store: StoreKind::Copilot })
+                    Some(Access { id: r.id.to_string(), store: Store::Copilot })
                 }
                 _ => None,
             })
