@@ -81,22 +81,21 @@ impl KbError {
         KbError::Refused { action, why: why.into() }
     }
 
-    /// Returns the error's kind: a stable snake_case name, one per variant, for a face that
-    /// reports errors as data (`--json`, MCP) and a caller that is not Rust.
-    // No face prints it yet: `--json` errors (`{"error":{"message":S,"kind":S}}`) will.
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Returns the error's kind: a stable snake_case word for a face that reports errors as data
+    /// (the `kind` of a `--json` error, SPEC §5) and a caller that is not Rust. Kinds group the
+    /// variants by what a script would do about them: `not_found` (nothing has that id, no open
+    /// session), `invalid` (a value or a file kb will not take), `secret`, `conflict` (the state
+    /// forbids it: an id two files claim, a decision's status, a refusal, a lock held), `io`,
+    /// `internal`. Clap's own errors are `usage`; an error with no kind is `error`.
     pub fn kind(&self) -> &'static str {
         match self {
-            KbError::NotFound { .. } => "not_found",
-            KbError::DuplicateId { .. } => "duplicate_id",
+            KbError::NotFound { .. } | KbError::NoOpenSession => "not_found",
+            KbError::Rejected { .. } | KbError::BadFile(_) => "invalid",
             KbError::Secret { .. } => "secret",
-            KbError::WrongStatus { .. } => "wrong_status",
-            KbError::NoOpenSession => "no_open_session",
-            KbError::Rejected { .. } => "rejected",
-            KbError::Refused { .. } => "refused",
-            KbError::Lock { .. } => "lock",
+            KbError::DuplicateId { .. } | KbError::WrongStatus { .. } | KbError::Refused { .. } | KbError::Lock { .. } => {
+                "conflict"
+            }
             KbError::Io { .. } => "io",
-            KbError::BadFile(_) => "bad_file",
             KbError::Internal(_) => "internal",
         }
     }
@@ -210,6 +209,16 @@ impl fmt::Display for Diagnostic {
 }
 
 /// Returns the message kb prints after `error:`: the error and its causes, joined by `: `.
+/// Returns the kind of `e` (see [`KbError::kind`]): its own or its first cause's that has one;
+/// an input/output failure is `io`, anything else `error`.
+pub fn kind_of(e: &anyhow::Error) -> &'static str {
+    e.chain()
+        .find_map(|cause| {
+            cause.downcast_ref::<KbError>().map(KbError::kind).or_else(|| cause.is::<std::io::Error>().then_some("io"))
+        })
+        .unwrap_or("error")
+}
+
 pub fn message(e: &anyhow::Error) -> String {
     let mut msg = e.to_string();
     for cause in e.chain().skip(1) {
@@ -287,7 +296,7 @@ mod tests {
         let io = || std::io::Error::other("x");
         let all = [
             (KbError::NotFound { thing: "memory", id: "1".into(), branch: None }, "not_found"),
-            (KbError::DuplicateId { thing: "memory", id: "1".into(), files: vec![], lines: vec![] }, "duplicate_id"),
+            (KbError::DuplicateId { thing: "memory", id: "1".into(), files: vec![], lines: vec![] }, "conflict"),
             (KbError::Secret { field: "text".into(), rule: "aws" }, "secret"),
             (
                 KbError::WrongStatus {
@@ -296,14 +305,14 @@ mod tests {
                     allowed: "a proposed".into(),
                     action: "accepted".into(),
                 },
-                "wrong_status",
+                "conflict",
             ),
-            (KbError::NoOpenSession, "no_open_session"),
-            (KbError::rejected("agent", "x"), "rejected"),
-            (KbError::refused("undo", "x"), "refused"),
-            (KbError::Lock { path: "l".into(), source: io() }, "lock"),
+            (KbError::NoOpenSession, "not_found"),
+            (KbError::rejected("agent", "x"), "invalid"),
+            (KbError::refused("undo", "x"), "conflict"),
+            (KbError::Lock { path: "l".into(), source: io() }, "conflict"),
             (KbError::Io { path: "f".into(), source: io() }, "io"),
-            (KbError::bad_file(Path::new("f"), Some(1), "x"), "bad_file"),
+            (KbError::bad_file(Path::new("f"), Some(1), "x"), "invalid"),
             (KbError::Internal("x".into()), "internal"),
         ];
         for (e, kind) in &all {

@@ -114,6 +114,12 @@ pub fn print_json<T: Serialize>(value: &T) -> io::Result<()> {
     })
 }
 
+/// Prints an error as the one JSON document of a `--json` run (SPEC §5):
+/// `{"error":{"message":S,"kind":S}}`, so a script that parses stdout always gets JSON.
+pub fn print_json_error(message: &str, kind: &str) {
+    let _ = print_json(&serde_json::json!({"error": {"message": message, "kind": kind}}));
+}
+
 /// Streams a large result to stdout through a buffer. A closed pipe is not an error.
 pub fn stream(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, io::stdout().lock());

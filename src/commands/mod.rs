@@ -11,7 +11,7 @@ mod session;
 mod watch;
 
 use crate::cli::{Cli, Command, ConfigAction, ListArgs, Store};
-use crate::error;
+use crate::error::{self, KbError};
 use crate::kinds::Sources;
 use crate::ops::{self, Knowledge, Report, View};
 use crate::output::{self, Style};
@@ -104,9 +104,16 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
+            if !e.use_stderr() {
+                return ExitCode::SUCCESS;
+            }
+            if json_asked() {
+                output::print_json_error(&usage_message(&e), "usage");
+            }
+            return ExitCode::from(2);
         }
     };
+    let json = cli.json;
     let style = Style::detect(crate::settings::env("NO_COLOR").is_some());
     match run(cli, style) {
         Ok(code) => code,
@@ -117,7 +124,11 @@ pub fn main() -> ExitCode {
                     style.diagnostic(d, |p| p.display().to_string());
                 }
             }
-            style.error(&error::message(&e));
+            let message = error::message(&e);
+            style.error(&message);
+            if json {
+                output::print_json_error(&message, error::kind_of(&e));
+            }
             ExitCode::FAILURE
         }
     }
@@ -128,7 +139,7 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     let (layout, found) = Layout::locate(cli.root.as_deref(), &crate::settings::env, &cwd);
     if (cli.root.is_some() || crate::settings::env("KB_ROOT").is_some()) && !layout.root.is_dir() {
         let from = if cli.root.is_some() { "--root" } else { "KB_ROOT" };
-        anyhow::bail!("{from} {}: no such folder", layout.root.display());
+        return Err(KbError::rejected("--root", format!("{from} {}: no such folder", layout.root.display())).into());
     }
     let now = match crate::settings::env("KB_NOW") {
         Some(v) => {
@@ -148,6 +159,19 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     }
     let ctx = Ctx { layout, json: cli.json, style, now, found, env: Environment::from_process() };
     dispatch(&ctx, cli.command)
+}
+
+/// Returns whether the command line asks for `--json` (before any `--`), for a line clap
+/// refused: its error is then JSON too.
+fn json_asked() -> bool {
+    std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// Returns clap's error as one line: its first, without the `error: ` label.
+fn usage_message(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    first.strip_prefix("error: ").unwrap_or(first).trim().to_string()
 }
 
 /// Writes kb's one manual page: clap_mangen's sections, but the commands listed by name and
@@ -189,7 +213,7 @@ fn read_stdin() -> Result<String> {
 
 /// Prints a usage error of subcommand `sub` as clap prints its own (`kind`: a bad value, flags
 /// that do not go together...) and returns exit status 2.
-fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: &str) -> ExitCode {
+fn usage_error(ctx: &Ctx, sub: &str, kind: clap::error::ErrorKind, msg: &str) -> ExitCode {
     let mut root = <Cli as clap::CommandFactory>::command();
     root.build();
     let err = match root.find_subcommand_mut(sub) {
@@ -197,6 +221,9 @@ fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: &str) -> ExitCode {
         None => root.error(kind, msg),
     };
     let _ = err.print();
+    if ctx.json {
+        output::print_json_error(&usage_message(&err), "usage");
+    }
     ExitCode::from(2)
 }
 
@@ -205,7 +232,7 @@ fn usage_error(sub: &str, kind: clap::error::ErrorKind, msg: &str) -> ExitCode {
 fn for_paths(ctx: &Ctx, sub: &str, paths: &[std::path::PathBuf]) -> std::result::Result<Vec<String>, ExitCode> {
     ops::instructions::for_paths(&ctx.layout, paths).map_err(|msg| {
         let msg = format!("--for {msg}: give a path inside the repository");
-        usage_error(sub, clap::error::ErrorKind::ValueValidation, &msg)
+        usage_error(ctx, sub, clap::error::ErrorKind::ValueValidation, &msg)
     })
 }
 
@@ -216,7 +243,7 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
     let scope = match (Sources::memory(a.store), filtered) {
         (s, true) if !s.has(Store::Md) => {
             let msg = "--type, --importance and --agent filter the markdown memories; Copilot records have none";
-            return Ok(usage_error("list", clap::error::ErrorKind::ArgumentConflict, msg));
+            return Ok(usage_error(ctx, "list", clap::error::ErrorKind::ArgumentConflict, msg));
         }
         (_, true) => Sources::only(Store::Md),
         (any, false) => any,
@@ -284,7 +311,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             let tool = match a.from {
                 ImportSource::Copilot if a.path.is_some() => {
                     let msg = "--path goes with --from claude, codex or gemini";
-                    return Ok(usage_error("import", clap::error::ErrorKind::ArgumentConflict, msg));
+                    return Ok(usage_error(ctx, "import", clap::error::ErrorKind::ArgumentConflict, msg));
                 }
                 ImportSource::Copilot => return ctx.emit(&ops::convert::import_from_copilot(&ctx.repo()?, a.dry_run)?),
                 ImportSource::Claude => Tool::Claude,

@@ -10,7 +10,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
-    if let Some(code) = misplaced_flags(&args) {
+    if let Some(code) = misplaced_flags(ctx, &args) {
         return Ok(code);
     }
     let content = read_text(&args.text)?;
@@ -45,7 +45,7 @@ pub fn run(ctx: &Ctx, args: SaveArgs) -> Result<ExitCode> {
 }
 
 /// Reports a flag that belongs to the other store as a usage error (exit 2), as clap would.
-fn misplaced_flags(args: &SaveArgs) -> Option<ExitCode> {
+fn misplaced_flags(ctx: &Ctx, args: &SaveArgs) -> Option<ExitCode> {
     let copilot = args.store == Some(Store::Copilot);
     let layered = args.memory_type.is_some() || args.importance.is_some() || args.agent.is_some();
     let wrong = if copilot {
@@ -57,7 +57,7 @@ fn misplaced_flags(args: &SaveArgs) -> Option<ExitCode> {
         (args.subject.is_some() || !args.citation.is_empty() || args.reason.is_some() || args.category.is_some())
             .then_some("--subject, --citation, --reason and --category need --store copilot")
     };
-    Some(super::usage_error("save", clap::error::ErrorKind::ArgumentConflict, wrong?))
+    Some(super::usage_error(ctx, "save", clap::error::ErrorKind::ArgumentConflict, wrong?))
 }
 
 /// Returns the memory text: the arguments joined by spaces, or stdin for `-` or piped input.

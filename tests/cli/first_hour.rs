@@ -369,3 +369,29 @@ fn the_man_page_refers_only_to_pages_that_exist() {
     }
     assert!(references > 20, "the pages refer to the commands' pages: {references}");
 }
+
+#[test]
+fn json_errors_are_one_json_document_on_stdout() {
+    let t = TestEnv::pinned();
+    let kind = |run: &Run| -> (String, String) {
+        let v = run.json();
+        (v["error"]["kind"].as_str().unwrap().to_string(), v["error"]["message"].as_str().unwrap().to_string())
+    };
+    let run = t.kb(&["--json", "show", "99"]).err();
+    assert_eq!(kind(&run), ("not_found".into(), "memory 99 not found".into()));
+    assert!(run.stderr.contains("error: memory 99 not found"), "the usual line on stderr too: {run:?}");
+    let run = t.kb(&["--json", "frobnicate"]).usage();
+    assert_eq!(kind(&run).0, "usage");
+    assert!(kind(&run).1.contains("frobnicate"), "{run:?}");
+    let run = t.kb(&["--json", "list", "--store", "copilot", "--type", "learning"]).usage();
+    assert_eq!(kind(&run).0, "usage", "kb's own usage errors too");
+    let run = t.kb(&["--json", "session", "update", "nothing open"]).err();
+    assert_eq!(kind(&run).0, "not_found", "{run:?}");
+    let run = t.kb(&["--json", "save", "--type", "learning", "token ghp_abcdefghijklmnopqrstuvwxyz0123456789"]).err();
+    assert_eq!(kind(&run).0, "secret", "{run:?}");
+    t.kb(&["session", "start", "one"]).ok();
+    let run = t.kb(&["--json", "session", "start", "two"]).err();
+    assert_eq!(kind(&run).0, "conflict", "{run:?}");
+    // Without --json, stdout stays empty.
+    assert_eq!(t.kb(&["show", "99"]).err().stdout, "");
+}
