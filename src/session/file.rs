@@ -147,12 +147,26 @@ pub fn append(old: &str, paragraph: &str) -> String {
     if old.is_empty() { paragraph.to_string() } else { format!("{old}\n\n{paragraph}") }
 }
 
+/// Returns the ended session's body: the final `summary`, then the running `notes` under
+/// `## Notes` (left out when empty or the same text).
+pub fn with_notes(summary: &str, notes: &str) -> String {
+    let notes = notes.trim();
+    if notes.is_empty() || notes == summary.trim() { summary.to_string() } else { format!("{summary}\n\n## Notes\n\n{notes}") }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn now() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-11-22T12:00:00Z").unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn an_ended_summary_keeps_the_running_notes_below_it() {
+        assert_eq!(with_notes("Done.", "step one\n\nstep two\n"), "Done.\n\n## Notes\n\nstep one\n\nstep two");
+        assert_eq!(with_notes("Done.", "  \n"), "Done.");
+        assert_eq!(with_notes("Done.", "Done.\n"), "Done.", "a summary that is the notes is not written twice");
     }
 
     #[test]

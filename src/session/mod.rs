@@ -165,7 +165,8 @@ pub fn update(repo: &Repo, txn: &mut Txn, text: Checked, append: bool) -> Result
     Ok(Outcome { located: Located { path: open.path, session }, redacted })
 }
 
-/// Ends the open session: `summary` (when given) replaces the running one, `ended` is set, and
+/// Ends the open session: `summary` (when given) replaces the running one, which is kept below it
+/// under `## Notes` (SPEC §11.3: the notes are what happened, the summary what it came to), `ended` is set, and
 /// the file moves to `sessions/<started>-<slug of focus>.md` (`-2`, `-3`... when that name is
 /// taken). The new file is written before `session.md` is removed, through `txn`.
 pub fn end(repo: &Repo, txn: &mut Txn, summary: Option<Checked>) -> Result<Outcome> {
@@ -176,7 +177,10 @@ pub fn end(repo: &Repo, txn: &mut Txn, summary: Option<Checked>) -> Result<Outco
     let layout = &repo.layout;
     let open = open_session(layout)?.ok_or_else(none_open)?;
     let s = &open.session;
-    let summary = summary.unwrap_or_else(|| s.summary.clone());
+    let summary = match summary {
+        Some(given) => file::with_notes(&given, &s.summary),
+        None => s.summary.clone(),
+    };
     let now = time::py_isoformat(repo.now);
     let text = s.rewrite(&[("ended", &now)], &summary);
     let dir = layout.sessions();

@@ -169,7 +169,7 @@ fn end_moves_the_session_with_ended_added() {
 }
 
 #[test]
-fn end_summary_replaces_the_running_one_and_prints_the_json() {
+fn end_summary_leads_and_the_running_notes_stay_below_it() {
     let t = TestEnv::pinned();
     t.kb(&["session", "start", "parser"]).ok();
     t.kb(&["session", "update", "running"]).ok();
@@ -178,9 +178,9 @@ fn end_summary_replaces_the_running_one_and_prints_the_json() {
     assert_eq!(
         v,
         json!({"focus": "parser", "started": "2026-11-22T12:00:00+00:00", "updated": "2026-11-22T12:00:00+00:00",
-               "ended": END, "summary": "final words", "path": path.display().to_string()})
+               "ended": END, "summary": "final words\n\n## Notes\n\nrunning", "path": path.display().to_string()})
     );
-    assert!(t.read(&path).ends_with("---\n\nfinal words\n"));
+    assert!(t.read(&path).ends_with("---\n\nfinal words\n\n## Notes\n\nrunning\n"), "the notes are not lost");
     let t = TestEnv::pinned();
     t.kb(&["session", "start", "stdin"]).ok();
     let v = t.kb_stdin(&["--json", "session", "end", "--summary", "-"], Some("from stdin\n")).ok().json();
@@ -267,7 +267,7 @@ fn redact_stores_the_secret_replaced() {
     let v = t.kb(&["--json", "session", "update", "--redact", &format!("token {pat}")]).ok().json();
     assert_eq!(v["summary"], "token [REDACTED:github-pat]");
     let v = t.kb(&["--json", "session", "end", "--redact", "--summary", &format!("gone {pat}")]).ok().json();
-    assert_eq!(v["summary"], "gone [REDACTED:github-pat]");
+    assert_eq!(v["summary"], "gone [REDACTED:github-pat]\n\n## Notes\n\ntoken [REDACTED:github-pat]");
     let text = t.read(std::path::Path::new(v["path"].as_str().unwrap()));
     assert!(!text.contains(&pat), "{text}");
 }
