@@ -40,6 +40,14 @@ pub enum Command {
     /// Show one memory in full
     #[command(after_help = "Examples:\n  kb show 7\n  kb show mem-1a2b3c4d")]
     Show(LookupArgs),
+    /// Replace a memory's text (TEXT, or stdin with "-"); its frontmatter is kept and `updated` set
+    #[command(
+        after_help = "Examples:\n  kb update 7 \"CI runs cargo nextest, not cargo test\"\n  kb update 7 - < corrected.md"
+    )]
+    Update(UpdateArgs),
+    /// Open a memory's file in $EDITOR (then $VISUAL, then vi); the edit is checked before it is kept
+    #[command(after_help = "Examples:\n  kb edit 7\n  EDITOR=nano kb edit 7")]
+    Edit(IdArgs),
     /// Delete a memory by its id (a markdown memory's frontmatter id, or a Copilot record's id)
     #[command(after_help = "Examples:\n  kb forget 7\n  kb forget --store copilot mem-1a2b3c4d")]
     Forget(LookupArgs),
@@ -596,6 +604,18 @@ pub struct ListArgs {
     /// agents wrote)
     #[arg(long, value_name = "PREFIX")]
     pub by: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct UpdateArgs {
+    /// The memory's id (an integer)
+    pub id: String,
+    /// The new text: one argument, or several joined by spaces; "-" reads stdin
+    #[arg(required = true, num_args = 1.., value_name = "TEXT|-")]
+    pub text: Vec<String>,
+    /// Store text that contains a secret with the secret replaced by [REDACTED:<rule>]
+    #[arg(long)]
+    pub redact: bool,
 }
 
 #[derive(Debug, Args)]

@@ -92,9 +92,10 @@ impl KbError {
             KbError::NotFound { .. } | KbError::NoOpenSession => "not_found",
             KbError::Rejected { .. } | KbError::BadFile(_) => "invalid",
             KbError::Secret { .. } => "secret",
-            KbError::DuplicateId { .. } | KbError::WrongStatus { .. } | KbError::Refused { .. } | KbError::Lock { .. } => {
-                "conflict"
-            }
+            KbError::DuplicateId { .. }
+            | KbError::WrongStatus { .. }
+            | KbError::Refused { .. }
+            | KbError::Lock { .. } => "conflict",
             KbError::Io { .. } => "io",
             KbError::Internal(_) => "internal",
         }

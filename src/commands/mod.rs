@@ -5,6 +5,7 @@
 //! reads stdin, `watch` loops, `mcp` serves); no command file imports another.
 
 mod decision;
+mod edit;
 mod mcp;
 mod save;
 mod session;
@@ -47,6 +48,8 @@ fn writes(command: &Command) -> bool {
         Command::Export(a) => !a.dry_run,
         Command::Import(a) => !a.dry_run,
         Command::Forget(_)
+        | Command::Update(_)
+        | Command::Edit(_)
         | Command::Protect(_)
         | Command::Unprotect(_)
         | Command::Vote(_)
@@ -287,6 +290,11 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Show(a) => {
             ctx.emit(&ops::read::show(&Knowledge::read(&ctx.repo()?), &a.id, Sources::memory(a.store))?)
         }
+        Command::Update(a) => {
+            let text = save::read_text(&a.text)?;
+            ctx.emit(&ops::update::update(&ctx.repo()?, &a.id, &text, a.redact)?)
+        }
+        Command::Edit(a) => edit::run(ctx, &a.id),
         Command::Forget(a) => ctx.emit(&ops::forget::forget(&ctx.repo()?, &a.id, Sources::memory(a.store))?),
         Command::Protect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, true)?),
         Command::Unprotect(a) => ctx.emit(&ops::protect::protect(&ctx.repo()?, &a.id, false)?),

@@ -61,7 +61,7 @@ fn misplaced_flags(ctx: &Ctx, args: &SaveArgs) -> Option<ExitCode> {
 }
 
 /// Returns the memory text: the arguments joined by spaces, or stdin for `-` or piped input.
-fn read_text(words: &[String]) -> Result<String> {
+pub(super) fn read_text(words: &[String]) -> Result<String> {
     let from_stdin = match words {
         [only] if only == "-" => true,
         [] if !std::io::stdin().is_terminal() => true,

@@ -18,6 +18,51 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
+/// Rewrites a tool's input schema into the plain subset every client reads (the MCP Inspector
+/// without a warning, Gemini's function-calling dialect, which rejects the rest): no `$schema`,
+/// no `format` (`uint32`...), one `type` string (a nullable `["string", "null"]` is its
+/// `string`; an id of `["integer", "string"]` is `string`), an `anyOf` resolved to one form (the
+/// list when a value may be one item or a list) and no `default: null`. The readers accept every
+/// form the full schema allowed, so nothing an agent sends is refused because of this.
+pub fn plain_schema(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            map.remove("$schema");
+            map.remove("format");
+            if map.get("default").is_some_and(Value::is_null) {
+                map.remove("default");
+            }
+            if let Some(Value::Array(values)) = map.get_mut("enum") {
+                values.retain(|v| !v.is_null());
+            }
+            if let Some(Value::Array(types)) = map.get("type") {
+                let kept: Vec<&str> = types.iter().filter_map(Value::as_str).filter(|t| *t != "null").collect();
+                let one = if kept.contains(&"string") { "string" } else { kept.first().copied().unwrap_or("string") };
+                map.insert("type".into(), Value::from(one));
+            }
+            if let Some(Value::Array(forms)) = map.remove("anyOf") {
+                let forms: Vec<Value> =
+                    forms.into_iter().filter(|f| f.get("type") != Some(&Value::from("null"))).collect();
+                let chosen = forms.iter().find(|f| f.get("type") == Some(&Value::from("array"))).or(forms.first());
+                if let Some(Value::Object(form)) = chosen.cloned() {
+                    for (k, v) in form {
+                        map.entry(k).or_insert(v);
+                    }
+                }
+            }
+            // `properties` maps field names (which may be `type` or `format`) to schemas.
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), value) {
+                    ("properties", Value::Object(fields)) => fields.values_mut().for_each(plain_schema),
+                    (_, value) => plain_schema(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(plain_schema),
+        _ => {}
+    }
+}
+
 /// A tool's arguments as read from the client's JSON: the arguments, or the sentence saying which
 /// one is wrong. Reading never fails at the protocol level: the sentence reaches the agent as the
 /// tool's error (`isError: true`), word for word.
@@ -477,6 +522,27 @@ impl ToolArgs for ForgetMemoryArgs {
     }
 }
 
+/// `update_memory` arguments.
+#[derive(Debug, schemars::JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct UpdateMemoryArgs {
+    /// The memory's id, as list_memories and recall_memory show it: an integer (7 or "7")
+    #[schemars(schema_with = "id_schema")]
+    pub id: String,
+    /// The memory's new text, whole (it replaces the old text)
+    pub content: String,
+}
+
+impl ToolArgs for UpdateMemoryArgs {
+    const TOOL: &'static str = "update_memory";
+    const NAMES: &'static [&'static str] = &["id", "content"];
+
+    fn read(given: &mut Given) -> Result<Self, String> {
+        let id = given.need_id("id", "a memory's number (e.g. 7)")?;
+        Ok(UpdateMemoryArgs { id, content: given.need_text("content")? })
+    }
+}
+
 /// `store_memory` arguments (Copilot's `store_memory` tool).
 #[derive(Debug, schemars::JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -874,7 +940,7 @@ mod tests {
     #[test]
     fn each_tools_reader_takes_its_schemas_properties_and_requires_its_required_ones() {
         type Check = fn(&Map<String, Value>, &Value) -> Vec<String>;
-        let samples: [(&str, Check, Value); 12] = [
+        let samples: [(&str, Check, Value); 13] = [
             (
                 SaveMemoryArgs::TOOL,
                 reader_matches_schema::<SaveMemoryArgs>,
@@ -893,6 +959,7 @@ mod tests {
             (GetMemoryArgs::TOOL, reader_matches_schema::<GetMemoryArgs>, json!({"id": 7})),
             (AuditArgs::TOOL, reader_matches_schema::<AuditArgs>, json!({"ids": [7, "mem-1a2b3c4d"]})),
             (ForgetMemoryArgs::TOOL, reader_matches_schema::<ForgetMemoryArgs>, json!({"id": 7})),
+            (UpdateMemoryArgs::TOOL, reader_matches_schema::<UpdateMemoryArgs>, json!({"id": 7, "content": "c"})),
             (
                 StoreMemoryArgs::TOOL,
                 reader_matches_schema::<StoreMemoryArgs>,

@@ -122,6 +122,12 @@ recall_memory show it: an integer for a memory, an id such as mem-1a2b3c4d for a
 to forget something, or a memory turned out wrong or outdated (save the corrected fact as well). The memory's \
 file, or the record's line, is removed; git history still has it.";
 
+const UPDATE_MEMORY: &str = "Replace the text of a saved memory (by its integer id, as list_memories and \
+recall_memory show it) when what it says changed or was wrong: the memory keeps its id, tags and type, and its \
+updated time is set. Only a memory an agent wrote can be changed this way; for a person's memory the answer names \
+who wrote it and the command the user can run instead. A Copilot record is corrected with store_memory and \
+forget_memory instead.";
+
 const STORE_MEMORY: &str = "Store a fact about this repository's codebase as a Copilot-style memory record \
 (.github/copilot-memories.jsonl). Use it rather than save_memory when the fact is about the code and you can cite \
 where it holds (file:line); save_memory is for preferences, decisions and facts about the team or project. The records go into the always-loaded context of the agents that work in this \
@@ -206,7 +212,15 @@ pub struct KbServer {
 #[tool_router]
 impl KbServer {
     pub fn new(repo: Server) -> KbServer {
-        KbServer { repo: Arc::new(repo), turn: Arc::default(), tool_router: Self::tool_router() }
+        let mut tool_router = Self::tool_router();
+        for route in tool_router.map.values_mut() {
+            let mut schema = serde_json::Value::Object((*route.attr.input_schema).clone());
+            args::plain_schema(&mut schema);
+            if let serde_json::Value::Object(plain) = schema {
+                route.attr.input_schema = Arc::new(plain);
+            }
+        }
+        KbServer { repo: Arc::new(repo), turn: Arc::default(), tool_router }
     }
 
     #[tool(
@@ -272,6 +286,24 @@ impl KbServer {
     ) -> Result<CallToolResult, McpError> {
         let repo = self.repo.clone();
         Ok(self.call(args, move |args| repo.forget(&args.id)).await)
+    }
+
+    #[tool(
+        description = UPDATE_MEMORY,
+        annotations(
+            title = "Update a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn update_memory(
+        &self,
+        Parameters(args): Parameters<Checked<UpdateMemoryArgs>>,
+    ) -> Result<CallToolResult, McpError> {
+        let repo = self.repo.clone();
+        Ok(self.call(args, move |args| repo.update(&args.id, &args.content)).await)
     }
 
     #[tool(

@@ -7,6 +7,7 @@
 //!   [--type T] [--agent NAME]`, as a page of at most `limit` items with whole first lines;
 //! - `get_memory`: `kb show ID`, or `kb decision show N` for `decision:N`;
 //! - `forget_memory`: `kb forget ID`;
+//! - `update_memory`: `kb update ID TEXT`, for what an agent wrote;
 //! - `propose_decision`: `kb decision add TEXT --type T`, but `status: proposed`;
 //! - `update_session`: `kb session update TEXT [--append]`;
 //! - `vote_memory`: `kb vote ID up|down --reason R`, or the record named by its exact fact;
@@ -256,6 +257,11 @@ impl Server {
                 _ => self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Sources::memory(None))?)?),
             }
         })
+    }
+
+    /// `update_memory`: `kb update ID TEXT` with secrets redacted, for a memory an agent wrote.
+    pub fn update(&self, id: &str, content: &str) -> Result<Reply> {
+        self.reply(&ops::update::update(&self.repo_to_write()?, id, content, true)?)
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.

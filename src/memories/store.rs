@@ -235,6 +235,95 @@ impl<'r> MemoryStore<'r> {
         Ok(path)
     }
 
+    /// Replaces the content of memory `id` with `content` (checked and screened for secrets as a
+    /// save's text), setting `updated` and `updated_by`; the rest of the frontmatter keeps its text.
+    /// An agent may change only a memory an agent wrote. Returns the path, whether the file
+    /// changed, and the secret rules redacted.
+    pub fn set_content(&self, txn: &mut Txn, id: u64, content: &str, redact: bool) -> Result<ContentChange> {
+        let content = checked_text(content, &[], ("memory", "memories"), "nothing to update: the text is empty")?;
+        let mut screen = secrets::Screen::new(redact);
+        let content = screen.field("text", content)?;
+        let redacted = screen.redacted();
+        let index = self.scan_locked(txn.lock())?;
+        let path = one_by_id(&index, id)?;
+        self.repo.guard(&path)?;
+        let text = fsio::read_text(&path)?;
+        let m = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(&path)))?;
+        self.agent_may_change(id, &path)?;
+        if m.content == content {
+            return Ok(ContentChange { path, changed: false, redacted });
+        }
+        let mut set = Vec::new();
+        if let Some(author) = self.repo.author() {
+            set.push((UPDATED_BY.to_string(), Value::from(author)));
+        }
+        update_memory(txn, &path, Some(&content), &set, self.repo.now)?;
+        Ok(ContentChange { path, changed: true, redacted })
+    }
+
+    /// Returns the path and text of memory `id`, for a person to edit ([`Self::replace_text`]).
+    pub fn text_of(&self, id: u64) -> Result<(PathBuf, String)> {
+        let index = self.scan()?;
+        let path = one_by_id(&index, id)?;
+        self.repo.guard(&path)?;
+        let text = fsio::read_text(&path)?;
+        Ok((path, text))
+    }
+
+    /// Writes `edited`, a person's edit of the whole file of memory `id` begun from `before`,
+    /// through `txn`: it must read as a memory (the problem is the error, naming `shown` and the
+    /// line), keep its id, hold no secret, and the file must still hold `before` (else the edit
+    /// would undo a change made meanwhile). Returns the path and whether the file changed.
+    pub fn replace_text(
+        &self,
+        txn: &mut Txn,
+        id: u64,
+        before: &str,
+        edited: &str,
+        shown: &Path,
+    ) -> Result<(PathBuf, bool)> {
+        let m = file::parse(edited).map_err(|d| KbError::BadFile(d.in_file(shown)))?;
+        if m.id != id {
+            let why = format!("the edit gives memory {id} the id {}: keep `id: {id}`", m.id);
+            return Err(KbError::bad_file(shown, None, &why).into());
+        }
+        if let Some(f) = secrets::scan(edited).first() {
+            return Err(KbError::Secret { field: "file".to_string(), rule: f.rule }.into());
+        }
+        let index = self.scan_locked(txn.lock())?;
+        let path = one_by_id(&index, id)?;
+        self.repo.guard(&path)?;
+        if fsio::read_text(&path)? != before {
+            let why = format!("memory {id} changed while it was being edited; the edit is kept in {}", shown.display());
+            return Err(KbError::refused("edit", why).into());
+        }
+        if edited == before {
+            return Ok((path, false));
+        }
+        txn.write(&path, edited.as_bytes())?;
+        Ok((path, true))
+    }
+
+    /// Refuses an agent's change of memory `id` (at `path`) when no agent wrote it (SPEC §11.8,
+    /// §16.4): the message names who did and what a person runs instead.
+    pub fn agent_may_change(&self, id: u64, path: &Path) -> std::result::Result<(), KbError> {
+        if !self.repo.env.actor.is_agent() {
+            return Ok(());
+        }
+        let author = created_by(path);
+        if crate::provenance::by_agent(author.as_deref()) {
+            return Ok(());
+        }
+        let who = author.map_or("a person (it has no created_by)".to_string(), |a| format!("{a}, a person"));
+        Err(KbError::refused(
+            "update",
+            format!(
+                "memory {id} was written by {who}; an agent may change only what an agent wrote: a person runs \
+                 `kb update {id}` or `kb edit {id}`"
+            ),
+        ))
+    }
+
     /// Sets or removes `decay_protected: true` through `txn`. Returns the path and whether the
     /// file changed.
     pub fn set_protected(&self, txn: &mut Txn, id: u64, protect: bool) -> Result<(PathBuf, bool)> {
@@ -250,6 +339,13 @@ impl<'r> MemoryStore<'r> {
             None => Ok((path, false)),
         }
     }
+}
+
+/// What [`MemoryStore::set_content`] did.
+pub struct ContentChange {
+    pub path: PathBuf,
+    pub changed: bool,
+    pub redacted: Vec<&'static str>,
 }
 
 /// A save request checked and screened, before the lock ([`MemoryStore::prepare`]).

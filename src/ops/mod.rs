@@ -28,6 +28,7 @@ pub mod recall;
 pub mod save;
 pub mod session;
 pub mod undo;
+pub mod update;
 pub mod vote;
 
 use crate::error::Diagnostic;

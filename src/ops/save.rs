@@ -121,7 +121,7 @@ fn save_txn(
 }
 
 /// Returns the warning that secrets were redacted, when some were.
-fn redacted_warning(rules: &[&str]) -> Option<Diagnostic> {
+pub(super) fn redacted_warning(rules: &[&str]) -> Option<Diagnostic> {
     (!rules.is_empty()).then(|| Diagnostic::warning(None, format!("redacted secrets matching: {}", rules.join(", "))))
 }
 

@@ -151,7 +151,11 @@ pub fn append(old: &str, paragraph: &str) -> String {
 /// `## Notes` (left out when empty or the same text).
 pub fn with_notes(summary: &str, notes: &str) -> String {
     let notes = notes.trim();
-    if notes.is_empty() || notes == summary.trim() { summary.to_string() } else { format!("{summary}\n\n## Notes\n\n{notes}") }
+    if notes.is_empty() || notes == summary.trim() {
+        summary.to_string()
+    } else {
+        format!("{summary}\n\n## Notes\n\n{notes}")
+    }
 }
 
 #[cfg(test)]

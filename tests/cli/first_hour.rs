@@ -395,3 +395,82 @@ fn json_errors_are_one_json_document_on_stdout() {
     // Without --json, stdout stays empty.
     assert_eq!(t.kb(&["show", "99"]).err().stdout, "");
 }
+
+/// Runs kb with `args` and the environment variables `vars` added.
+fn kb_with(t: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Run {
+    let mut cmd = t.command(args);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    run_command(cmd, None)
+}
+
+/// Writes an executable editor script into the test's base folder and returns its path.
+fn editor(t: &TestEnv, name: &str, body: &str) -> String {
+    let path = t.base.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn update_replaces_the_text_keeps_the_frontmatter_and_undoes() {
+    let t = TestEnv::pinned().env("KB_NOW", NOW);
+    t.kb(&["save", "CI runs cargo test", "-t", "build", "--type", "pattern"]).ok();
+    let before = t.read(&t.file_of(1));
+    let later = "2026-11-25T09:00:00Z";
+    let v = kb_with(&t, &["--json", "update", "1", "CI runs cargo nextest"], &[("KB_NOW", later)]).ok().json();
+    assert_eq!((v["id"].as_u64(), v["updated"].as_bool()), (Some(1), Some(true)), "{v}");
+    let m = t.show(1);
+    assert_eq!(m["content"], "CI runs cargo nextest");
+    assert_eq!(m["tags"], serde_json::json!(["build"]));
+    let after = t.read(&t.file_of(1));
+    assert!(after.contains("type: pattern") && after.contains("updated: '2026-11-25T09:00:00+00:00'"), "{after}");
+    let out = t.kb(&["update", "1", "CI runs cargo nextest"]).ok().stdout;
+    assert!(out.starts_with("Memory 1 is unchanged"), "{out}");
+    let out = t.kb_stdin(&["update", "1", "-"], Some("from stdin\n")).ok().stdout;
+    assert!(out.starts_with("✓ Updated memory 1"), "{out}");
+    assert_eq!(t.show(1)["content"], "from stdin");
+    t.kb(&["undo"]).ok();
+    t.kb(&["undo"]).ok();
+    assert_eq!(t.read(&t.file_of(1)), before, "two undos bring back the first text byte for byte");
+    let run = t.kb(&["update", "1", &format!("token {}", "ghp_abcdefghijklmnopqrstuvwxyz0123456789")]).err();
+    assert!(run.stderr.contains("github-pat"), "{run:?}");
+    assert_eq!(t.read(&t.file_of(1)), before, "a refused secret changes nothing");
+    assert!(t.kb(&["update", "9", "x"]).err().stderr.contains("memory 9 not found"));
+    assert!(t.kb(&["update", "1", "   "]).err().stderr.contains("the text is empty"));
+    assert!(t.kb(&["update", "mem-1a2b", "x"]).err().stderr.contains("is a Copilot record"));
+}
+
+#[test]
+fn edit_keeps_a_valid_edit_and_refuses_a_broken_one_with_the_file_as_it_was() {
+    let t = TestEnv::pinned().env("KB_NOW", NOW);
+    t.kb(&["save", "CI runs cargo test", "-t", "build"]).ok();
+    let good = editor(&t, "good.sh", r#"sed -i 's/cargo test/cargo nextest/' "$1""#);
+    let out = kb_with(&t, &["edit", "1"], &[("EDITOR", &good)]).ok().stdout;
+    assert!(out.starts_with("✓ Updated memory 1"), "{out}");
+    assert_eq!(t.show(1)["content"], "CI runs cargo nextest");
+    let kept = t.read(&t.file_of(1));
+    // $VISUAL serves when $EDITOR is not set.
+    let noop = editor(&t, "noop.sh", "true");
+    let out = kb_with(&t, &["edit", "1"], &[("EDITOR", ""), ("VISUAL", &noop)]).ok().stdout;
+    assert!(out.starts_with("Memory 1 is unchanged"), "{out}");
+    for (script, problem) in [
+        (r#"sed -i 's/^id: 1/id: [oops/' "$1""#, "malformed YAML"),
+        (r#"sed -i 's/^id: 1/id: 2/' "$1""#, "keep `id: 1`"),
+        (r#"printf '\377\376' > "$1""#, "not valid UTF-8"),
+        (r#"echo "token ghp_abcdefghijklmnopqrstuvwxyz0123456789" >> "$1""#, "github-pat"),
+        ("exit 3", "exited with"),
+    ] {
+        let ed = editor(&t, "bad.sh", script);
+        let run = kb_with(&t, &["edit", "1"], &[("EDITOR", &ed)]).err();
+        assert!(run.stderr.contains(problem), "{script}: {run:?}");
+        assert_eq!(t.read(&t.file_of(1)), kept, "{script}: the file is as it was");
+        if problem != "exited with" {
+            assert!(run.stderr.contains("your edit is in "), "the draft is named: {run:?}");
+        }
+    }
+    t.kb(&["undo"]).ok();
+    assert_eq!(t.show(1)["content"], "CI runs cargo test", "an edit is one undo entry");
+}

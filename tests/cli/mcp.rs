@@ -170,6 +170,30 @@ mod with_mcp {
         );
     }
 
+    /// Asserts `schema` keeps to the plain subset every client reads (Gemini's function calling
+    /// included): one `type` string, no `format`, no `$schema`, nothing nested that breaks it.
+    fn plain_schema(at: &str, schema: &Value) {
+        match schema {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    assert!(!matches!(key.as_str(), "format" | "$schema" | "oneOf" | "anyOf" | "allOf"), "{at}: {key}");
+                    match (key.as_str(), value) {
+                        ("type", value) => assert!(value.is_string(), "{at}: a type list {value}"),
+                        ("enum", Value::Array(values)) => assert!(values.iter().all(Value::is_string), "{at}: {value}"),
+                        ("default", value) => assert!(!value.is_null(), "{at}: default null"),
+                        // `properties` maps field names (`type` is one) to schemas.
+                        ("properties", Value::Object(fields)) => {
+                            fields.iter().for_each(|(name, field)| plain_schema(&format!("{at}.{name}"), field))
+                        }
+                        (_, value) => plain_schema(&format!("{at}.{key}"), value),
+                    }
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| plain_schema(at, v)),
+            _ => {}
+        }
+    }
+
     #[tokio::test(flavor = "current_thread")]
     async fn tools_are_listed_with_guidance_and_documented_schemas() {
         let env = env();
@@ -181,6 +205,10 @@ mod with_mcp {
 
         let mut tools = client.list_all_tools().await.unwrap();
         tools.sort_by(|a, b| a.name.cmp(&b.name));
+        for tool in &tools {
+            let schema = Value::Object((*tool.input_schema).clone());
+            plain_schema(&tool.name, &schema);
+        }
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(
             names,
@@ -195,6 +223,7 @@ mod with_mcp {
                 "recall_memory",
                 "save_memory",
                 "store_memory",
+                "update_memory",
                 "update_session",
                 "vote_memory"
             ]
@@ -215,6 +244,7 @@ mod with_mcp {
         assert_eq!(required("list_memories"), Vec::<String>::new());
         assert_eq!(required("get_context"), Vec::<String>::new());
         assert_eq!(required("forget_memory"), ["id"]);
+        assert_eq!(required("update_memory"), ["content", "id"]);
         assert_eq!(required("get_memory"), ["id"]);
         assert_eq!(required("store_memory"), ["fact", "reason", "subject"]);
         assert_eq!(required("propose_decision"), ["text", "type"]);
@@ -243,7 +273,7 @@ mod with_mcp {
             assert_eq!(annotations.open_world_hint, Some(false), "{}", tool.name);
             let destructive = matches!(
                 tool.name.as_ref(),
-                "save_memory" | "store_memory" | "forget_memory" | "update_session" | "context_board"
+                "save_memory" | "store_memory" | "forget_memory" | "update_memory" | "update_session" | "context_board"
             );
             if annotations.read_only_hint == Some(false) {
                 assert_eq!(annotations.destructive_hint, Some(destructive), "{}: destructiveHint", tool.name);
@@ -257,6 +287,7 @@ mod with_mcp {
                 let doc = schema.get("description").and_then(Value::as_str).unwrap_or("");
                 assert!(doc.len() > 20, "{}.{field} is undocumented", tool.name);
                 assert!(!schema.to_string().contains("$ref"), "{}.{field}: inline schemas only", tool.name);
+                plain_schema(&format!("{}.{field}", tool.name), schema);
             }
             let read_only = tool.annotations.as_ref().and_then(|a| a.read_only_hint);
             let expect = matches!(
@@ -525,6 +556,36 @@ mod with_mcp {
 
         // Still alive.
         ok(call(&client, "list_memories", json!({})).await);
+        client.cancel().await.unwrap();
+    }
+
+    /// `update_memory` changes what an agent wrote, with secrets redacted; a person's memory is
+    /// refused, naming who wrote it and what the person runs.
+    #[tokio::test(flavor = "current_thread")]
+    async fn update_memory_changes_only_what_an_agent_wrote() {
+        let env = env();
+        let person = env.memory(1, "The api service listens on port 8080", &days_ago(1.0), &[]);
+        let before = env.read(&person);
+        let client = connect(&env, legacy()).await;
+        ok(call(&client, "save_memory", json!({"content": "Deploys go out on Tuesdays"})).await);
+        let (text, json) =
+            ok(call(&client, "update_memory", json!({"id": 2, "content": "Deploys go out on Thursdays"})).await);
+        assert_eq!((json["id"].as_u64(), json["updated"].as_bool()), (Some(2), Some(true)), "{text}");
+        assert!(text.starts_with("✓ Updated memory 2"), "{text}");
+        let written = env.read(&env.memories().join(&env.memory_files()[1]));
+        assert!(
+            written.ends_with("\n\nDeploys go out on Thursdays\n") && written.contains("created_by: agent:rmcp"),
+            "{written}"
+        );
+        let pat = format!("ghp_{}", "abcdefghijklmnopqrstuvwxyz0123456789");
+        let (_, json) = ok(call(&client, "update_memory", json!({"id": "2", "content": format!("token {pat}")})).await);
+        assert_eq!(json["redacted"], json!(["github-pat"]));
+        assert!(!env.read(&env.memories().join(&env.memory_files()[1])).contains(&pat));
+        let message = failed(call(&client, "update_memory", json!({"id": 1, "content": "port 9090"})).await);
+        assert!(message.contains("memory 1 was written by a person") && message.contains("kb update 1"), "{message}");
+        assert_eq!(env.read(&person), before, "the person's memory is untouched");
+        let message = failed(call(&client, "update_memory", json!({"id": 1})).await);
+        assert_eq!(message, "content is required: a string");
         client.cancel().await.unwrap();
     }
 

@@ -408,8 +408,8 @@ mod with_mcp {
         let tools = client.list_all_tools().await.unwrap();
         let save = tools.iter().find(|t| t.name == "save_memory").unwrap();
         let props = save.input_schema.get("properties").and_then(Value::as_object).unwrap();
-        assert_eq!(props["type"]["enum"], json!(["core_context", "learning", "pattern", "update", null]));
-        assert_eq!(props["importance"]["enum"], json!(["high", "medium", "low", null]));
+        assert_eq!(props["type"]["enum"], json!(["core_context", "learning", "pattern", "update"]));
+        assert_eq!(props["importance"]["enum"], json!(["high", "medium", "low"]));
         assert!(props["agent"]["description"].as_str().unwrap().contains("every agent shares"));
         let description = save.description.as_deref().unwrap();
         assert!(description.contains("core_context") && description.contains("importance high"), "{description}");
