@@ -285,17 +285,17 @@ impl<'r> MemoryStore<'r> {
         let m = file::parse(edited).map_err(|d| KbError::BadFile(d.in_file(shown)))?;
         if m.id != id {
             let why = format!("the edit gives memory {id} the id {}: keep `id: {id}`", m.id);
-            return Err(KbError::bad_file(shown, None, &why).into());
+            return Err(KbError::bad_file(shown, None, &why));
         }
         if let Some(f) = secrets::scan(edited).first() {
-            return Err(KbError::Secret { field: "file".to_string(), rule: f.rule }.into());
+            return Err(KbError::Secret { field: "file".to_string(), rule: f.rule });
         }
         let index = self.scan_locked(txn.lock())?;
         let path = one_by_id(&index, id)?;
         self.repo.guard(&path)?;
         if fsio::read_text(&path)? != before {
             let why = format!("memory {id} changed while it was being edited; the edit is kept in {}", shown.display());
-            return Err(KbError::refused("edit", why).into());
+            return Err(KbError::refused("edit", why));
         }
         if edited == before {
             return Ok((path, false));
