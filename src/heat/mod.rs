@@ -25,6 +25,11 @@ pub const WARM: u64 = 3;
 pub const HOT: u64 = 10;
 /// Accesses on this many consecutive active days make a memory a promotion candidate.
 pub const PROMOTE_DAYS: usize = 5;
+/// A recall counts at most this many of its results as uses (SPEC §12.1).
+pub const USES_PER_RECALL: usize = 3;
+/// A ranked recall counts a result after the first as a use when it scores at least this share
+/// of the first's.
+pub const USED_SCORE_SHARE: f64 = 0.8;
 
 /// An accessed memory (its integer id, as text) or record (its string id).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

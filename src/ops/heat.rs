@@ -56,9 +56,18 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
     let records = file.as_ref().map(crate::copilot::Records::parse);
     // Summaries by id (the first memory of an id, as `kb show` picks), looked up once per heat.
     let mut md_contents: FxHashMap<u64, &str> = FxHashMap::default();
+    let mut md_files: FxHashMap<u64, &str> = FxHashMap::default();
     for m in index.memories() {
         md_contents.entry(m.id).or_insert(m.content);
+        md_files.entry(m.id).or_insert(m.file_name);
     }
+    // A memory promoted already (`promoted_to` set) is no candidate: read only for the few
+    // candidates, from the file (the index keeps no `promoted_to`).
+    let promoted = |id: &str| -> bool {
+        let Some(name) = id.parse::<u64>().ok().and_then(|id| md_files.get(&id)) else { return false };
+        let Ok(text) = crate::fsio::read_text(&index.dir.join(name)) else { return false };
+        crate::format::frontmatter::split_and_parse(&text).is_ok_and(|(_, fields)| fields.contains_key("promoted_to"))
+    };
     let mut record_texts: FxHashMap<&str, (&str, &str)> = FxHashMap::default();
     for r in records.iter().flat_map(|a| a.iter()) {
         record_texts.entry(r.id).or_insert((r.subject, r.fact));
@@ -95,7 +104,7 @@ pub fn heat(repo: &Repo, all: bool) -> Result<HeatReport> {
             level: h.level(),
             last_access: Some(h.last_access.clone()),
             hot,
-            promote_candidate: h.promote_candidate,
+            promote_candidate: h.promote_candidate && !(h.access.store == Store::Md && promoted(&h.access.id)),
             summary,
         });
     }

@@ -316,12 +316,14 @@ impl Serialize for RecallReport<'_> {
 }
 
 impl RecallReport<'_> {
-    /// Returns every result, as accesses for the heat log.
+    /// Returns the results that count as uses in the heat log: the first three (co-cli's rule
+    /// has no score: every result matched every word, newest first; SPEC §12.1).
     pub fn accesses(&self) -> Vec<crate::heat::Access> {
         use crate::heat::Access;
         use crate::kinds::Store;
         self.hits
             .iter()
+            .take(crate::heat::USES_PER_RECALL)
             .filter_map(|h| match h {
                 Hit::Md(m) => Some(Access { id: m.id.to_string(), store: Store::Md }),
                 Hit::Copilot { pos, .. } => {

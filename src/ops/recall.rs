@@ -265,11 +265,16 @@ impl Ord for OrdF64 {
 }
 
 impl RankedReport<'_> {
-    /// Returns the markdown memories and records shown, as accesses for the heat log.
+    /// Returns the markdown memories and records that count as uses in the heat log (SPEC
+    /// §12.1): the first result and those scoring at least 80 % of it, at most the three highest;
+    /// an item that merely matched a word of the question is not used.
     fn accesses(&self) -> Vec<crate::heat::Access> {
         use crate::heat::Access;
+        let best = self.hits.first().map_or(0.0, |h| h.score);
         self.hits
             .iter()
+            .take(crate::heat::USES_PER_RECALL)
+            .filter(|h| h.score >= crate::heat::USED_SCORE_SHARE * best)
             .filter_map(|h| match &h.item {
                 Item::Md(m) => Some(Access { id: m.id.to_string(), store: Store::Md }),
                 Item::Copilot(pos) => {

@@ -298,12 +298,12 @@ fn each_result_is_one_line_appended_after_the_old_ones() {
         ".github/copilot-memories.jsonl",
         "{\"id\":\"mem-1\",\"subject\":\"ci\",\"fact\":\"nextest runs in CI\"}\n",
     );
-    // Every memory and the record contain an "s": four results, four lines.
+    // Every memory and the record contain an "s": four results, the first three are uses.
     on(&t, 5, &["recall", "--exact", "s"]).ok();
-    assert_eq!(log_lines(&t).len(), 4);
+    assert_eq!(log_lines(&t).len(), 3);
     // Only the results returned are accesses, not every match.
     on(&t, 5, &["recall", "--exact", "s", "-n", "2"]).ok();
-    assert_eq!(log_lines(&t).len(), 6);
+    assert_eq!(log_lines(&t).len(), 5);
     let before = std::fs::read_to_string(t.root().join(LOG)).unwrap();
     // `kb show` of a record: its string id, store copilot, appended after the old lines.
     on(&t, 6, &["show", "mem-1"]).ok();
@@ -314,6 +314,39 @@ fn each_result_is_one_line_appended_after_the_old_ones() {
         "{\"id\":\"mem-1\",\"store\":\"copilot\",\"at\":\"2026-11-06T10:00:00+00:00\"}\n",
         "one line per access, with a line break"
     );
+}
+
+#[test]
+fn a_ranked_recall_uses_its_first_result_and_those_near_it_never_a_mere_word_match() {
+    let t = env();
+    t.memory(4, "Deploys to staging need the VPN", "2026-11-04T00:00:00+00:00", &[]);
+    t.memory(5, "Staging deploys run the smoke tests", "2026-11-04T00:00:00+00:00", &[]);
+    t.memory(6, "The staging database is reset nightly", "2026-11-04T00:00:00+00:00", &[]);
+    // "deploys staging": 3, 4 and 5 hold both words; 6 holds one and scores far below.
+    let v = on(&t, 5, &["--json", "recall", "deploys", "staging", "-n", "10"]).ok().json();
+    let scores: Vec<(u64, f64)> =
+        v["results"].as_array().unwrap().iter().map(|r| (r["id"].as_u64().unwrap(), r["score"].as_f64().unwrap())).collect();
+    assert!(scores.iter().any(|&(id, _)| id == 6), "{scores:?}");
+    let best = scores[0].1;
+    let used: Vec<u64> = log_lines(&t).iter().map(|l| l["id"].as_u64().unwrap()).collect();
+    let near: Vec<u64> = scores.iter().take(3).filter(|&&(_, s)| s >= 0.8 * best).map(|&(id, _)| id).collect();
+    assert_eq!(used, near, "{scores:?}");
+    assert!(!used.contains(&6) && used.len() <= 3, "{used:?}");
+    // One match: one use; an item that matched a word of an unrelated question is not used.
+    on(&t, 6, &["recall", "the", "parser"]).ok();
+    let day6: Vec<u64> =
+        log_lines(&t).iter().filter(|l| l["at"].as_str().unwrap().starts_with("2026-11-06")).map(|l| l["id"].as_u64().unwrap()).collect();
+    assert_eq!(day6, [2]);
+}
+
+#[test]
+fn a_promoted_memory_is_no_promote_candidate() {
+    let t = env();
+    let accesses: Vec<(u64, u32, usize)> = (1..=5).map(|day| (1, day, 1)).collect();
+    write_log(&t, &accesses);
+    assert_eq!(row(&heat_all(&t, 5, &[]), 1)["promote_candidate"], true);
+    on(&t, 5, &["promote", "1", "--apply-to", "**/*.rs"]).ok();
+    assert_eq!(row(&heat_all(&t, 5, &[]), 1)["promote_candidate"], false, "promoted already");
 }
 
 #[test]
