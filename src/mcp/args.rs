@@ -368,11 +368,11 @@ fn default_max_results() -> u32 {
 #[derive(Debug, schemars::JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RecallMemoryArgs {
-    /// Words to look for in the memories' text and tags and the records' subject, fact, reason and
-    /// citations, case-insensitive; a memory matches when every word occurs in it, e.g. "pytest"
-    /// or "release branch"
+    /// The question in plain words, e.g. "how do we run the tests" or "release branch": matched
+    /// against the memories' text and tags, the records' subject, fact and citations, the
+    /// decisions and the sessions, in any word form; results are ranked, the best match first
     pub query: String,
-    /// Return at most this many results, newest first (1 to 100, default 5)
+    /// Return at most this many results, the best first (1 to 100, default 5)
     #[schemars(default = "default_max_results", range(min = 1, max = 100))]
     pub max_results: u32,
     /// Search only this kind of knowledge: md (the markdown memories), copilot (the Copilot

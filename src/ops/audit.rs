@@ -686,15 +686,10 @@ impl<R: Report> Serialize for VerifiedReport<'_, R> {
 
 impl<R: Report> Report for VerifiedReport<'_, R> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
-        self.inner.render(v, w)?;
         if self.lines.is_empty() || self.json.get("count").and_then(Value::as_u64) == Some(0) {
-            return Ok(());
+            return self.inner.render(v, w);
         }
-        writeln!(w, "\nVerified (paths and commands):")?;
-        for line in &self.lines {
-            writeln!(w, "  {}", v.clean(line))?;
-        }
-        Ok(())
+        self.inner.render_verified(v, w, &self.lines)
     }
 
     fn diagnostics(&self) -> &[Diagnostic] {

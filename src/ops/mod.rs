@@ -45,6 +45,18 @@ pub trait Report: Serialize {
     /// prints nothing).
     fn render(&self, view: &View, w: &mut dyn Write) -> io::Result<()>;
 
+    /// Writes the human text with each item's verdict (`verdicts[i]` the `i`-th item's, as
+    /// [`audit::verified`] checks them), a report of several items placing each within that
+    /// item's own lines; by default (one item) after the text.
+    fn render_verified(&self, view: &View, w: &mut dyn Write, verdicts: &[String]) -> io::Result<()> {
+        self.render(view, w)?;
+        writeln!(w, "\nVerified (paths and commands):")?;
+        for line in verdicts {
+            writeln!(w, "  {}", view.clean(line))?;
+        }
+        Ok(())
+    }
+
     /// The problems met that did not stop the operation, to show once on stderr.
     fn diagnostics(&self) -> &[Diagnostic] {
         &[]

@@ -337,11 +337,27 @@ impl RecallReport<'_> {
 
 impl Report for RecallReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        self.render_with(v, w, &[])
+    }
+
+    fn render_verified(&self, v: &View, w: &mut dyn Write, verdicts: &[String]) -> io::Result<()> {
+        self.render_with(v, w, verdicts)
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+impl RecallReport<'_> {
+    /// Writes the results, each followed by its verdict when `verdicts` has one.
+    fn render_with(&self, v: &View, w: &mut dyn Write, verdicts: &[String]) -> io::Result<()> {
         let Some(mut lines) = recall_head(v, &self.query, self.total, self.hits.len()) else {
             let q = v.clean(&self.query);
             return writeln!(w, "No memories found matching '{q}' in {}", self.stores.root.display());
         };
-        for h in &self.hits {
+        for (i, h) in self.hits.iter().enumerate() {
+            let start = lines.len();
             match h {
                 Hit::Md(m) => lines.extend(memory_recall_lines(v, m)),
                 Hit::Copilot { pos, .. } => {
@@ -350,13 +366,21 @@ impl Report for RecallReport<'_> {
                     }
                 }
             }
+            place_verdict(v, &mut lines, start, verdicts.get(i));
         }
         writeln!(w, "{}", lines.join("\n").trim_end())
     }
+}
 
-    fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
-    }
+/// Puts a result's verdict (`Memory 3: stale; …`, from the check at use) within its own lines,
+/// before the blank line that ends them (`lines[start..]`): `Verified: stale; …`.
+pub(super) fn place_verdict(v: &View, lines: &mut Vec<String>, start: usize, verdict: Option<&String>) {
+    let Some(verdict) = verdict else { return };
+    let said = verdict.split_once(": ").map_or(verdict.as_str(), |(_, said)| said);
+    let line = format!("Verified: {}", v.clean(said));
+    let at =
+        if lines.len() > start && lines.last().is_some_and(String::is_empty) { lines.len() - 1 } else { lines.len() };
+    lines.insert(at, line);
 }
 
 /// Returns the first lines of a recall's text: how many matched and how many are shown (`None`
@@ -390,6 +414,11 @@ pub(super) fn record_recall_lines(v: &View, all: &Records<'_>, r: &Record<'_>) -
         None => format!("**Copilot memory {}**", r.id),
     };
     let mut lines = vec![v.style.bold(&v.clean(&head)), format!("Subject: {}", v.clean(r.subject))];
+    if r.votes != Votes::default() {
+        // A down-voted fact must never look like a plain one.
+        let warn = if r.votes.down > r.votes.up { " (more down than up: it may be wrong)" } else { "" };
+        lines.push(format!("Votes: {} up, {} down{warn}", r.votes.up, r.votes.down));
+    }
     let citations = all.fields(r).citations;
     if !citations.is_empty() {
         lines.push(format!("Citations: {}", v.clean(&citations.join(", "))));

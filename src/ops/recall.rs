@@ -353,11 +353,27 @@ impl Serialize for RankedReport<'_> {
 
 impl Report for RankedReport<'_> {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        self.render_with(v, w, &[])
+    }
+
+    fn render_verified(&self, v: &View, w: &mut dyn Write, verdicts: &[String]) -> io::Result<()> {
+        self.render_with(v, w, verdicts)
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
+
+impl RankedReport<'_> {
+    /// Writes the results, each followed by its verdict when `verdicts` has one.
+    fn render_with(&self, v: &View, w: &mut dyn Write, verdicts: &[String]) -> io::Result<()> {
         let Some(mut lines) = read::recall_head(v, &self.query, self.total, self.hits.len()) else {
             let q = v.clean(&self.query);
             return writeln!(w, "No memories found matching '{q}' in {}", self.root.display());
         };
-        for h in &self.hits {
+        for (i, h) in self.hits.iter().enumerate() {
+            let start = lines.len();
             match &h.item {
                 Item::Md(m) => lines.extend(read::memory_recall_lines(v, m)),
                 Item::Copilot(pos) => {
@@ -382,15 +398,16 @@ impl Report for RankedReport<'_> {
                 }
                 Item::Session(l) => {
                     let s = &l.session;
-                    let state = match &s.ended {
-                        Some(ended) => format!("ended {}", chars_prefix(ended, 10)),
-                        None => "open".to_string(),
+                    // The open session's file is `session.md`: "Session session" says nothing.
+                    let started = chars_prefix(&s.started, 10);
+                    let head = match &s.ended {
+                        Some(ended) => format!(
+                            "**Session {}** (ended {}, started {started})",
+                            file_stem(&l.path),
+                            chars_prefix(ended, 10)
+                        ),
+                        None => format!("**Open session** (started {started})"),
                     };
-                    let head = format!(
-                        "**Session {}** ({state}, started {})",
-                        file_stem(&l.path),
-                        chars_prefix(&s.started, 10)
-                    );
                     lines.push(v.style.bold(&v.clean(&head)));
                     lines.push(format!("Focus: {}", v.clean(&s.focus)));
                     if !s.summary.is_empty() {
@@ -399,12 +416,9 @@ impl Report for RankedReport<'_> {
                     lines.push(String::new());
                 }
             }
+            read::place_verdict(v, &mut lines, start, verdicts.get(i));
         }
         writeln!(w, "{}", lines.join("\n").trim_end())
-    }
-
-    fn diagnostics(&self) -> &[Diagnostic] {
-        &self.diagnostics
     }
 }
 
@@ -422,6 +436,13 @@ impl Report for RecallAnswer<'_> {
         match self {
             RecallAnswer::Ranked(r) => r.render(v, w),
             RecallAnswer::Exact(r) => r.render(v, w),
+        }
+    }
+
+    fn render_verified(&self, v: &View, w: &mut dyn Write, verdicts: &[String]) -> io::Result<()> {
+        match self {
+            RecallAnswer::Ranked(r) => r.render_verified(v, w, verdicts),
+            RecallAnswer::Exact(r) => r.render_verified(v, w, verdicts),
         }
     }
 

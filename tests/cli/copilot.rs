@@ -412,6 +412,12 @@ fn votes_are_counted() {
     assert_eq!(run.stdout, format!("✓ Voted down on Copilot memory {id}: 2 up, 2 down\n"));
     let shown = ok_json(&env, &["show", &id]);
     assert_eq!(shown["votes"], json!({"up": 2, "down": 2}));
+    // A recall shows the votes within the record's lines, and warns of a down-voted fact.
+    let out = env.kb(&["recall", "make", "ci"]).ok().stdout;
+    assert!(out.contains("Subject: build\nVotes: 2 up, 2 down\n"), "{out}");
+    env.kb(&["vote", &id, "down", "--reason", "still moved"]).ok();
+    let out = env.kb(&["recall", "make", "ci"]).ok().stdout;
+    assert!(out.contains("Votes: 2 up, 3 down (more down than up: it may be wrong)\n"), "{out}");
 }
 
 #[test]

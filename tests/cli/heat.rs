@@ -324,8 +324,12 @@ fn a_ranked_recall_uses_its_first_result_and_those_near_it_never_a_mere_word_mat
     t.memory(6, "The staging database is reset nightly", "2026-11-04T00:00:00+00:00", &[]);
     // "deploys staging": 3, 4 and 5 hold both words; 6 holds one and scores far below.
     let v = on(&t, 5, &["--json", "recall", "deploys", "staging", "-n", "10"]).ok().json();
-    let scores: Vec<(u64, f64)> =
-        v["results"].as_array().unwrap().iter().map(|r| (r["id"].as_u64().unwrap(), r["score"].as_f64().unwrap())).collect();
+    let scores: Vec<(u64, f64)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_u64().unwrap(), r["score"].as_f64().unwrap()))
+        .collect();
     assert!(scores.iter().any(|&(id, _)| id == 6), "{scores:?}");
     let best = scores[0].1;
     let used: Vec<u64> = log_lines(&t).iter().map(|l| l["id"].as_u64().unwrap()).collect();
@@ -334,8 +338,11 @@ fn a_ranked_recall_uses_its_first_result_and_those_near_it_never_a_mere_word_mat
     assert!(!used.contains(&6) && used.len() <= 3, "{used:?}");
     // One match: one use; an item that matched a word of an unrelated question is not used.
     on(&t, 6, &["recall", "the", "parser"]).ok();
-    let day6: Vec<u64> =
-        log_lines(&t).iter().filter(|l| l["at"].as_str().unwrap().starts_with("2026-11-06")).map(|l| l["id"].as_u64().unwrap()).collect();
+    let day6: Vec<u64> = log_lines(&t)
+        .iter()
+        .filter(|l| l["at"].as_str().unwrap().starts_with("2026-11-06"))
+        .map(|l| l["id"].as_u64().unwrap())
+        .collect();
     assert_eq!(day6, [2]);
 }
 

@@ -179,6 +179,6 @@ fn text_output_names_each_kind() {
     let t = seeded();
     let out = t.kb(&["recall", "-n", "10", "pagination ingest fixtures"]).ok().stdout;
     assert!(out.contains("**Decision 1** (architectural, active, created 2026-10-01)"), "{out}");
-    assert!(out.contains("**Session session** (open, started 2026-11-21)\nFocus: Migrate"), "{out}");
+    assert!(out.contains("**Open session** (started 2026-11-21)\nFocus: Migrate"), "{out}");
     assert!(out.contains("**Copilot memory mem-1**"), "{out}");
 }
