@@ -363,6 +363,13 @@ impl Server {
                 let context = need(args.context, "context")?;
                 let report = ops::board::add(&repo, &branch, Src::Agent, name.trim(), &description, &context, true)?;
                 let mut reply = self.written(&report, report.redacted())?;
+                // The agent sees no stderr: the warning to prune goes into the answer.
+                if let Some(full) = report.nearly_full() {
+                    reply.text.push_str(&format!("\nWarning: {full} (context_board prune deletes an agent item)"));
+                    if let Value::Object(map) = &mut reply.json {
+                        map.insert("warning".into(), Value::from(full));
+                    }
+                }
                 on_branch(&mut reply, &branch);
                 return Ok(reply);
             }

@@ -176,21 +176,26 @@ pub fn add(
             .in_file(&board::board_path(&repo.layout, branch)),
         );
     }
-    if added.items >= board::WARN_AT {
-        diagnostics.push(Diagnostic::warning(
-            None,
-            format!(
-                "the board holds {} of {} items: prune it to {} or fewer",
-                added.items,
-                board::CAPACITY,
-                board::PRUNE_TO
-            ),
-        ));
+    if let Some(full) = prune_warning(added.items) {
+        diagnostics.push(Diagnostic::warning(None, full));
     }
     Ok(AddReport { added, diagnostics })
 }
 
+/// Returns the warning that a board of `items` items is nearly full (from 23 on).
+fn prune_warning(items: usize) -> Option<String> {
+    (items >= board::WARN_AT).then(|| {
+        format!("the board holds {items} of {} items: prune it to {} or fewer", board::CAPACITY, board::PRUNE_TO)
+    })
+}
+
 impl AddReport {
+    /// The warning that the board is nearly full, for a face that shows no stderr (MCP).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub fn nearly_full(&self) -> Option<String> {
+        prune_warning(self.added.items)
+    }
+
     /// The secret rules whose matches were redacted.
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub fn redacted(&self) -> &[&'static str] {

@@ -1006,6 +1006,21 @@ mod with_mcp {
     /// counts the read, add writes an agent item, prune deletes agent items only; the first board
     /// request of a process counts one more view of every item.
     #[tokio::test(flavor = "current_thread")]
+    async fn an_agents_board_add_from_23_items_on_says_to_prune() {
+        let env = env();
+        std::fs::write(env.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        for i in 0..22 {
+            env.kb(&["board", "add", &format!("item-{i}"), "--description", "d", "c"]).ok();
+        }
+        let client = connect(&env, legacy()).await;
+        let args = json!({"command": "add", "name": "one-more", "description": "d", "context": "c"});
+        let (text, json) = ok(call(&client, "context_board", args).await);
+        assert!(text.contains("Warning: the board holds 23 of 25 items: prune it to 18 or fewer"), "{text}");
+        assert_eq!(json["warning"], "the board holds 23 of 25 items: prune it to 18 or fewer");
+        client.cancel().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "current_thread")]
     async fn context_board_follows_the_seed() {
         let env = env();
         std::fs::write(env.root().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
