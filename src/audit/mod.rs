@@ -13,10 +13,11 @@
 //! `recall_memory` and `get_memory`: paths and commands only, a few `stat`s and one parse of the
 //! manifests).
 
+mod cargo;
 pub mod refs;
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use refs::{Ref, Tool};
+use refs::{CargoKind, Ref, Tool};
 use serde::Serialize;
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
@@ -107,6 +108,10 @@ pub struct Checker {
     /// a symbol found there again, in a file still tracked, needs no scan.
     symbol_cache: Option<PathBuf>,
     renames: OnceCell<HashMap<String, (String, String)>>,
+    /// Renames not yet committed (read only when a cited path is missing).
+    pending: OnceCell<Pending>,
+    submodules: OnceCell<Vec<String>>,
+    cargo: OnceCell<Option<cargo::Workspace>>,
 }
 
 impl Checker {
@@ -121,6 +126,9 @@ impl Checker {
             tracked: OnceCell::new(),
             manifests: OnceCell::new(),
             renames: OnceCell::new(),
+            pending: OnceCell::new(),
+            submodules: OnceCell::new(),
+            cargo: OnceCell::new(),
             symbol_cache: None,
         }
     }
@@ -171,7 +179,7 @@ impl Checker {
     /// Returns the reference as it is checked: a path that names nothing and does not look like a
     /// file name becomes a symbol (`user.email`) or nothing (`origin/main`).
     fn resolve(&self, r: &Ref) -> Option<Ref> {
-        let Ref::Path { raw, path, glob: false, .. } = r else { return Some(r.clone()) };
+        let Ref::Path { raw, path, glob: false, certain: false, .. } = r else { return Some(r.clone()) };
         if self.root.join(path).symlink_metadata().is_ok() {
             return Some(r.clone());
         }
@@ -196,8 +204,9 @@ impl Checker {
 
     fn check_one(&self, r: &Ref, symbols: &HashSet<&str>) -> Outcome {
         match r {
-            Ref::Path { raw, path, lines, glob } => self.check_path(raw, path, *lines, *glob),
+            Ref::Path { raw, path, lines, glob, .. } => self.check_path(raw, path, *lines, *glob),
             Ref::Command { raw, tool, target } => self.check_command(raw, *tool, target),
+            Ref::Cargo { raw, kind, name } => self.check_cargo(raw, *kind, name),
             Ref::Symbol { raw, name } => match self.mode {
                 Mode::AtUse => Outcome::Unknown,
                 Mode::Full if symbols.contains(name.as_str()) => Outcome::Holds,
@@ -223,6 +232,10 @@ impl Checker {
             if self.tracked().iter().any(|f| m.is_match(f)) {
                 return Outcome::Holds;
             }
+            // git lists no file of a submodule: a glob into one is no evidence either way.
+            if self.submodules().iter().any(|s| path.starts_with(&format!("{s}/"))) {
+                return Outcome::Unknown;
+            }
             return Outcome::Fails(Problem {
                 kind: Kind::Path,
                 reference: raw.to_string(),
@@ -231,11 +244,20 @@ impl Checker {
             });
         }
         let missing = || {
+            // A submodule that is not checked out holds the path or not: nothing to check.
+            if self.in_absent_submodule(path) {
+                return Outcome::Unknown;
+            }
             let (message, hint) = match self.renamed(path) {
-                Some((new, commit)) => (
+                Some((new, Some(commit))) => (
                     format!("`{path}` no longer exists (renamed to `{new}` in {commit})"),
                     Some(format!("update the reference to `{new}`")),
                 ),
+                Some((new, None)) => (
+                    format!("`{path}` no longer exists (renamed to `{new}`, not yet committed)"),
+                    Some(format!("update the reference to `{new}`")),
+                ),
+                None if path.ends_with('/') => (format!("folder `{path}` does not exist"), None),
                 None => (format!("`{path}` does not exist"), None),
             };
             Outcome::Fails(Problem { kind: Kind::Path, reference: raw.to_string(), message, hint })
@@ -253,12 +275,20 @@ impl Checker {
             Ok(m) => m,
             Err(_) => return missing(),
         };
-        let Some((_, last)) = lines else { return Outcome::Holds };
+        let Some((first, last)) = lines else { return Outcome::Holds };
+        if first == 0 || last == 0 {
+            return Outcome::Fails(Problem {
+                kind: Kind::Line,
+                reference: raw.to_string(),
+                message: format!("`{raw}` names line 0, which does not exist: lines count from 1"),
+                hint: None,
+            });
+        }
         if !meta.is_file() || meta.len() > MAX_COUNTED_BYTES {
             return Outcome::Holds;
         }
         let Some(count) = count_lines(&full) else { return Outcome::Holds };
-        if last == 0 || last > count {
+        if last > count {
             let s = if count == 1 { "" } else { "s" };
             return Outcome::Fails(Problem {
                 kind: Kind::Line,
@@ -307,6 +337,55 @@ impl Checker {
         }
     }
 
+    /// Checks a target, feature or package a `cargo` command names against the workspace at the
+    /// root. No `Cargo.toml` at the root: no evidence (cargo may run in a folder below).
+    fn check_cargo(&self, raw: &str, kind: CargoKind, name: &str) -> Outcome {
+        let Some(ws) = self.cargo.get_or_init(|| cargo::Workspace::read(&self.root)) else {
+            return Outcome::Unknown;
+        };
+        let (flag, what) = kind.describe();
+        let names = ws.names(kind);
+        let holds = match kind {
+            // Cargo always accepts `default`.
+            CargoKind::Feature if name == "default" => true,
+            CargoKind::Feature => match name.split_once('/') {
+                // `crate/feature`: a workspace package's feature; a dependency's is not checked.
+                Some((krate, feature)) => match ws.package(krate) {
+                    Some(p) => p.features.iter().any(|f| f == feature) || feature == "default",
+                    None => return Outcome::Unknown,
+                },
+                None => names.contains(&name),
+            },
+            // A dependency is a package `-p` may name too (`cargo update -p serde`).
+            CargoKind::Package => names.contains(&name) || ws.dependencies.contains(name),
+            _ => names.contains(&name),
+        };
+        if holds {
+            return Outcome::Holds;
+        }
+        if ws.open {
+            return Outcome::Unknown;
+        }
+        let listed = match kind {
+            CargoKind::Feature if name.contains('/') => {
+                let krate = name.split('/').next().unwrap_or("");
+                ws.package(krate).map(|p| p.features.iter().map(String::as_str).collect()).unwrap_or_default()
+            }
+            _ => names,
+        };
+        let more = if listed.len() > HINT_TARGETS { ", …" } else { "" };
+        let hint = match listed.len() {
+            0 => format!("the workspace has no {what}s"),
+            _ => format!("{what}s: {}{more}", listed[..listed.len().min(HINT_TARGETS)].join(", ")),
+        };
+        Outcome::Fails(Problem {
+            kind: Kind::Command,
+            reference: raw.to_string(),
+            message: format!("`{raw}`: the workspace has no {what} `{name}` ({flag})"),
+            hint: Some(hint),
+        })
+    }
+
     /// Returns the root with every symlink followed (the root as given when it cannot be).
     fn real_root(&self) -> &Path {
         self.real_root.get_or_init(|| std::fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone()))
@@ -342,34 +421,91 @@ impl Checker {
         self.tracked.get_or_init(|| tracked_files(&self.root))
     }
 
-    /// Returns where `path` went and in which commit, when git's history shows it renamed (or a
-    /// folder holding it renamed); renames are followed to the newest.
-    fn renamed(&self, path: &str) -> Option<(String, String)> {
-        let renames = self.renames.get_or_init(|| renames(&self.root));
-        let mut current = path.to_string();
-        let mut found = None;
+    /// Returns where `path` went and in which commit (`None`: not yet committed), when it was
+    /// renamed (or a folder holding it was) and the new path exists now: a rename in the index or
+    /// the working tree wins over git's history; renames are followed to the newest.
+    fn renamed(&self, path: &str) -> Option<(String, Option<String>)> {
+        let history = self.renames.get_or_init(|| renames(&self.root));
+        let mut current = path.trim_end_matches('/').to_string();
+        let mut seen = HashSet::new();
         for _ in 0..16 {
-            let next = renames.get(&current).cloned().or_else(|| {
-                // A folder: some file below it moved to a folder with the same rest of its path.
-                let prefix = format!("{current}/");
-                renames.iter().filter(|(old, _)| old.starts_with(&prefix)).find_map(|(old, (new, commit))| {
-                    let rest = &old[prefix.len()..];
-                    let dir = new.strip_suffix(rest)?.strip_suffix('/')?;
-                    Some((dir.to_string(), commit.clone()))
-                })
-            });
-            match next {
-                Some((new, commit)) if new != current => {
-                    current = new.clone();
-                    found = Some((new, commit));
-                    if self.root.join(&current).exists() {
-                        break;
-                    }
-                }
-                _ => break,
+            if !seen.insert(current.clone()) {
+                return None;
             }
+            let next = self
+                .pending_rename(&current)
+                .map(|new| (new, None))
+                .or_else(|| renamed_in(history, &current).map(|(new, commit)| (new, Some(commit))));
+            let (new, commit) = next?;
+            // A hint names only a path that exists now (a path of an old commit is no help).
+            if self.root.join(&new).symlink_metadata().is_ok() {
+                return Some((new, commit));
+            }
+            current = new;
         }
-        found
+        None
+    }
+
+    /// Returns where `path` went in a rename not yet committed: staged (`git mv`), or a file
+    /// moved in the working tree (its content, as the index or HEAD has it, is now at another path
+    /// that exists: tracked, or untracked and not ignored).
+    fn pending_rename(&self, path: &str) -> Option<String> {
+        let p = self.pending.get_or_init(|| Pending::read(&self.root));
+        if let Some(new) = renamed_in(&p.staged, path) {
+            return Some(new);
+        }
+        let blob = p.blobs.get(path)?;
+        // Its bytes at one other path only: an empty file or a second copy says nothing.
+        let exists = |f: &str| self.root.join(f).symlink_metadata().is_ok();
+        let added: Vec<&String> = p.added.iter().filter(|(f, b)| *b == blob && exists(f)).map(|(f, _)| f).collect();
+        if let [one] = added.as_slice() {
+            return Some((*one).clone());
+        }
+        // An untracked file with the same bytes: read the blob (only for a cited path git knows).
+        let size: u64 = String::from_utf8(git(&self.root, &["cat-file", "-s", blob])?).ok()?.trim().parse().ok()?;
+        if size == 0 || size > MAX_SCANNED_BYTES || !added.is_empty() {
+            return None;
+        }
+        let untracked = p.untracked.get_or_init(|| {
+            let out = git(&self.root, &["ls-files", "-z", "--others", "--exclude-standard"]).unwrap_or_default();
+            out.split(|&b| b == 0).filter_map(|f| std::str::from_utf8(f).ok()).map(str::to_string).collect()
+        });
+        let sized: Vec<&String> = untracked
+            .iter()
+            .filter(|f| std::fs::symlink_metadata(self.root.join(f)).is_ok_and(|m| m.is_file() && m.len() == size))
+            .collect();
+        if sized.is_empty() {
+            return None;
+        }
+        let bytes = git(&self.root, &["cat-file", "blob", blob])?;
+        let mut buf = Vec::new();
+        let same: Vec<&String> = sized
+            .into_iter()
+            .filter(|f| read_text_file(&self.root.join(f), self.real_root(), &mut buf) && buf == bytes)
+            .collect();
+        match same.as_slice() {
+            [one] => Some((*one).clone()),
+            _ => None,
+        }
+    }
+
+    /// Returns the root-relative paths of the submodules `.gitmodules` names.
+    fn submodules(&self) -> &[String] {
+        self.submodules.get_or_init(|| {
+            let path = self.root.join(".gitmodules");
+            let Ok(Some(bytes)) = crate::fsio::read_input(&path, &self.root) else { return Vec::new() };
+            submodule_paths(&String::from_utf8_lossy(&bytes))
+        })
+    }
+
+    /// Returns whether `path` lies in a submodule that is not checked out (its folder empty or
+    /// absent): whether it exists there cannot be known.
+    fn in_absent_submodule(&self, path: &str) -> bool {
+        let path = path.trim_end_matches('/');
+        self.submodules().iter().any(|s| {
+            (path == s || path.starts_with(&format!("{s}/")))
+                && std::fs::read_dir(self.root.join(s)).map_or(true, |mut d| d.next().is_none())
+        })
     }
 
     /// Returns, for each name, whether it occurs as a whole word in a tracked text file other
@@ -657,6 +793,115 @@ fn renames(root: &Path) -> HashMap<String, (String, String)> {
         }
     }
     map
+}
+
+/// Returns where `path` went by `map` (old path → new path, or → (new path, commit)): the path
+/// itself, or a folder of which some file moved to a folder with the same rest of its path.
+fn renamed_in<V: RenameTarget>(map: &HashMap<String, V>, path: &str) -> Option<V::Out> {
+    if let Some(v) = map.get(path) {
+        return Some(v.out(v.new_path().to_string()));
+    }
+    let prefix = format!("{path}/");
+    map.iter().filter(|(old, _)| old.starts_with(&prefix)).find_map(|(old, v)| {
+        let rest = &old[prefix.len()..];
+        let dir = v.new_path().strip_suffix(rest)?.strip_suffix('/')?;
+        Some(v.out(dir.to_string()))
+    })
+}
+
+/// A value of a rename map: the new path, and what [`renamed_in`] returns with it.
+trait RenameTarget {
+    type Out;
+    fn new_path(&self) -> &str;
+    fn out(&self, new: String) -> Self::Out;
+}
+
+impl RenameTarget for String {
+    type Out = String;
+    fn new_path(&self) -> &str {
+        self
+    }
+    fn out(&self, new: String) -> String {
+        new
+    }
+}
+
+impl RenameTarget for (String, String) {
+    type Out = (String, String);
+    fn new_path(&self) -> &str {
+        &self.0
+    }
+    fn out(&self, new: String) -> (String, String) {
+        (new, self.1.clone())
+    }
+}
+
+/// What git knows of renames not yet committed.
+#[derive(Default)]
+struct Pending {
+    /// Staged renames, the index against HEAD (`git mv`): old path → new path.
+    staged: HashMap<String, String>,
+    /// The blob each path had, in the index or (deleted from the index) in HEAD.
+    blobs: HashMap<String, String>,
+    /// Files added to the index since HEAD: path → blob.
+    added: HashMap<String, String>,
+    /// Untracked files that are not ignored (read only when a moved file is looked for).
+    untracked: OnceCell<Vec<String>>,
+}
+
+impl Pending {
+    /// Reads the staged changes and the index's blobs (two `git` runs; empty without git).
+    fn read(root: &Path) -> Pending {
+        let mut p = Pending::default();
+        if let Some(out) = git(root, &["diff", "--cached", "--raw", "-z", "-M", "--no-ext-diff", "--no-textconv"]) {
+            // `:old-mode new-mode old-blob new-blob STATUS\0path\0[new path\0]`
+            let mut fields = out.split(|&b| b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
+            while let Some(head) = fields.next() {
+                let parts: Vec<&str> = head.trim_start_matches(':').split(' ').collect();
+                let (Some(old_blob), Some(new_blob), Some(status)) = (parts.get(2), parts.get(3), parts.get(4)) else {
+                    break;
+                };
+                let Some(old) = fields.next() else { break };
+                match status.chars().next() {
+                    Some('A') => {
+                        p.added.insert(old, new_blob.to_string());
+                    }
+                    Some('R') => {
+                        let Some(new) = fields.next() else { break };
+                        p.staged.insert(old, new);
+                    }
+                    Some('C') => {
+                        fields.next();
+                    }
+                    Some('D') => {
+                        p.blobs.insert(old, old_blob.to_string());
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if let Some(out) = git(root, &["ls-files", "-s", "-z"]) {
+            for entry in out.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+                // `mode blob stage\tpath`
+                let entry = String::from_utf8_lossy(entry);
+                let Some((meta, path)) = entry.split_once('\t') else { continue };
+                let Some(blob) = meta.split(' ').nth(1) else { continue };
+                p.blobs.entry(path.to_string()).or_insert_with(|| blob.to_string());
+            }
+        }
+        p
+    }
+}
+
+/// Returns the `path = …` values of a `.gitmodules` file's text.
+fn submodule_paths(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "path").then(|| value.trim().trim_matches('"').trim_matches('/').to_string())
+        })
+        .filter(|p| !p.is_empty() && !p.split('/').any(|s| s == ".."))
+        .collect()
 }
 
 /// The targets of one task runner's manifest.

@@ -7,8 +7,16 @@
 //!   option, an e-mail address or a version), or a bare word holding a `/` that ends in such an
 //!   extension. An optional `:N`, `:N-M` or `#LN` suffix names lines. A leading `./` or `/` is
 //!   dropped; `~` and `..` paths are not checked.
+//!   A citation, a span ending in `/` (a folder), a slash path whose first folder starts with `.`
+//!   (`.ci/run`: no branch or MIME type does), and a slash path or a well-known file name without
+//!   an extension (`Makefile`, `Dockerfile`, `LICENSE`) followed by a line suffix are **certain**:
+//!   the checker never reads them as a symbol or as no reference.
 //! - A **command** is a backticked span starting `make T`, `just T`, `npm run T`, `pnpm run T`,
 //!   `yarn run T`, `yarn T` (T not one of yarn's own commands) or `bun run T`.
+//! - A **Cargo reference** is what a backticked span starting `cargo ` names with `--bin`,
+//!   `--example`, `--test`, `--bench`, `--features`/`-F` (each of a comma or space list) and
+//!   `-p`/`--package` (before a `--`; not for `cargo install`, `add` and other commands whose
+//!   names are not the workspace's).
 //! - A **symbol** is a backticked identifier, optionally qualified by `::` or `.`, holding an `_`,
 //!   an inner upper-case letter or a qualifier (`ApiError`, `fit_budget`, `config::Layout`); a
 //!   trailing `()` is allowed. Its last segment is what is looked for.
@@ -16,12 +24,47 @@
 /// One reference found in an item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ref {
-    /// A file or folder, relative to the root, and the lines it names.
-    Path { raw: String, path: String, lines: Option<(u64, u64)>, glob: bool },
+    /// A file or folder, relative to the root, and the lines it names. A folder's `path` ends in
+    /// `/`. `certain`: a shape only a path has (a citation, a folder, `.ci/run`, `Makefile:14`),
+    /// checked as a path even when nothing is there.
+    Path { raw: String, path: String, lines: Option<(u64, u64)>, glob: bool, certain: bool },
     /// A target of a task runner.
     Command { raw: String, tool: Tool, target: String },
     /// A code symbol: the whole span, and the last segment looked for.
     Symbol { raw: String, name: String },
+    /// A target, feature or package a `cargo` command names: the whole span, what is named.
+    Cargo { raw: String, kind: CargoKind, name: String },
+}
+
+/// What a Cargo reference names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CargoKind {
+    /// `--bin B`
+    Bin,
+    /// `--example E`
+    Example,
+    /// `--test T`
+    Test,
+    /// `--bench B`
+    Bench,
+    /// `--features F` or `-F F` (one feature; `crate/feature` kept whole).
+    Feature,
+    /// `-p P` or `--package P` (a `@version` dropped).
+    Package,
+}
+
+impl CargoKind {
+    /// Returns the option as written and what it names (`--bin`, `binary`).
+    pub fn describe(self) -> (&'static str, &'static str) {
+        match self {
+            CargoKind::Bin => ("--bin", "binary"),
+            CargoKind::Example => ("--example", "example"),
+            CargoKind::Test => ("--test", "test target"),
+            CargoKind::Bench => ("--bench", "bench target"),
+            CargoKind::Feature => ("--features", "feature"),
+            CargoKind::Package => ("--package", "package"),
+        }
+    }
 }
 
 /// The task runner a command names, and the manifest its targets are in.
@@ -43,6 +86,42 @@ const FILE_EXTENSIONS: &[&str] = &[
     "rb", "rs", "rst", "sass", "scala", "scss", "sh", "sql", "svelte", "swift", "tf", "toml", "ts", "tsx", "txt",
     "vue", "xml", "yaml", "yml", "zig", "zsh",
 ];
+
+/// File names without an extension that are files by convention: a backticked one with a line
+/// suffix (`Makefile:14`) is a path (a bare `Makefile` stays a word: it may live in any folder).
+const EXTENSIONLESS_FILES: &[&str] = &[
+    "AUTHORS",
+    "Brewfile",
+    "CHANGELOG",
+    "CODEOWNERS",
+    "CONTRIBUTING",
+    "COPYING",
+    "Caddyfile",
+    "Containerfile",
+    "Dockerfile",
+    "Earthfile",
+    "GNUmakefile",
+    "Gemfile",
+    "Jenkinsfile",
+    "Justfile",
+    "LICENSE",
+    "Makefile",
+    "NOTICE",
+    "Pipfile",
+    "Podfile",
+    "Procfile",
+    "README",
+    "Rakefile",
+    "Tiltfile",
+    "Vagrantfile",
+    "justfile",
+    "makefile",
+];
+
+/// Cargo commands whose `--bin`, `--features`, `-p` … do not name the workspace's targets, features
+/// or packages (another crate's, a new one's, a registry's).
+const CARGO_FOREIGN: &[&str] =
+    &["add", "remove", "rm", "install", "uninstall", "new", "init", "search", "yank", "owner", "login", "logout", "help"];
 
 /// yarn's own commands: `yarn T` names a script only when T is none of these.
 const YARN_BUILTINS: &[&str] = &[
@@ -113,7 +192,9 @@ pub fn extract(text: &str, citations: &[&str]) -> Vec<Ref> {
     }
     let (spans, rest) = backticked(text);
     for span in spans {
-        if let Some(r) = command_ref(span) {
+        if let Some(found) = cargo_refs(span) {
+            found.into_iter().for_each(&mut push);
+        } else if let Some(r) = command_ref(span) {
             push(r);
         } else if let Some(r) = path_ref(span, false) {
             push(r);
@@ -125,10 +206,11 @@ pub fn extract(text: &str, citations: &[&str]) -> Vec<Ref> {
         let word = trim_word(word);
         if word.contains('/')
             && !is_url(word)
-            && let Some(Ref::Path { raw, path, lines, glob }) = path_ref(word, false)
+            && let Some(Ref::Path { raw, path, lines, glob, .. }) = path_ref(word, false)
             && has_extension(&path)
         {
-            push(Ref::Path { raw, path, lines, glob });
+            // A bare word is a path only by its extension: never certain.
+            push(Ref::Path { raw, path, lines, glob, certain: false });
         }
     }
     out
@@ -231,17 +313,20 @@ fn path_ref(s: &str, citation: bool) -> Option<Ref> {
     }
     let p = p.strip_prefix("./").unwrap_or(p);
     let p = p.trim_start_matches('/');
+    // A span ending in `/` names a folder: its path keeps one `/` at the end.
+    let folder = p.ends_with('/');
     let p = p.trim_end_matches('/');
     if p.is_empty() || p == "." || is_version(p) {
         return None;
     }
+    let slash = p.contains('/');
+    let known_name = !slash && EXTENSIONLESS_FILES.contains(&p);
     if !citation {
-        let slash = p.contains('/') || s.ends_with('/');
-        if !slash && !has_extension(p) {
+        if !slash && !folder && !has_extension(p) && !(known_name && lines.is_some()) {
             return None;
         }
         // A span of code (`a::b`, a call, an assignment) is not a path.
-        if p.contains("::") || p.contains(['(', ')', '=', ',', ';', '"', '\'', '<', '>', '|', '$', '{', '}']) {
+        if p.contains("::") || p.contains(['(', ')', '=', ',', ';', '"', '\'', '<', '>', '|', '$', '{', '}', ':']) {
             return None;
         }
         if !p.chars().any(char::is_alphanumeric) {
@@ -249,7 +334,12 @@ fn path_ref(s: &str, citation: bool) -> Option<Ref> {
         }
     }
     let glob = p.contains(['*', '?', '[']);
-    Some(Ref::Path { raw: s.to_string(), path: p.to_string(), lines, glob })
+    let certain = citation
+        || folder
+        || (slash && p.starts_with('.'))
+        || (lines.is_some() && (slash || known_name));
+    let path = if folder { format!("{p}/") } else { p.to_string() };
+    Some(Ref::Path { raw: s.to_string(), path, lines, glob, certain })
 }
 
 /// Returns whether a path reference without a `/` may be checked even when no such file exists:
@@ -273,6 +363,97 @@ fn command_ref(span: &str) -> Option<Ref> {
         return None;
     }
     Some(Ref::Command { raw: span.to_string(), tool, target: target.to_string() })
+}
+
+/// Returns the Cargo references of a span starting `cargo ` (`None`: not a cargo command; an
+/// empty list: one that names nothing kb checks, such as `cargo nextest run --workspace`).
+fn cargo_refs(span: &str) -> Option<Vec<Ref>> {
+    let rest = span.strip_prefix("cargo")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let words = shell_words(rest);
+    let mut out = Vec::new();
+    // The subcommand: the first word that is no option and no `+toolchain`.
+    let sub = words.iter().find(|w| !w.starts_with('-') && !w.starts_with('+'));
+    if sub.is_some_and(|s| CARGO_FOREIGN.contains(&s.as_str())) {
+        return Some(out);
+    }
+    let mut push = |kind: CargoKind, value: &str| {
+        let values: Vec<&str> = match kind {
+            CargoKind::Feature => value.split([',', ' ']).collect(),
+            _ => vec![value],
+        };
+        for v in values {
+            let v = v.trim();
+            let v = if kind == CargoKind::Package { v.split('@').next().unwrap_or("") } else { v };
+            // Not a name (`$BIN`, an option, a glob or an empty value): not checked.
+            let name_char = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '/' | '.');
+            if v.is_empty() || v.starts_with('-') || !v.chars().all(name_char) {
+                continue;
+            }
+            let r = Ref::Cargo { raw: span.to_string(), kind, name: v.to_string() };
+            if !out.contains(&r) {
+                out.push(r);
+            }
+        }
+    };
+    let flag = |w: &str| -> Option<CargoKind> {
+        Some(match w {
+            "--bin" => CargoKind::Bin,
+            "--example" => CargoKind::Example,
+            "--test" => CargoKind::Test,
+            "--bench" => CargoKind::Bench,
+            "--features" | "-F" => CargoKind::Feature,
+            "--package" | "-p" => CargoKind::Package,
+            _ => return None,
+        })
+    };
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w == "--" {
+            break;
+        }
+        if let Some(kind) = flag(w) {
+            // `--bin` without a value lists the binaries; `--test` alone is no name either.
+            if let Some(v) = words.get(i + 1).filter(|v| !v.starts_with('-')) {
+                push(kind, v);
+                i += 1;
+            }
+        } else if let Some((f, v)) = w.split_once('=')
+            && let Some(kind) = flag(f)
+        {
+            push(kind, v);
+        } else if let Some(v) = w.strip_prefix("-p").or_else(|| w.strip_prefix("-F")).filter(|v| !v.is_empty())
+            && !w.starts_with("--")
+        {
+            push(if w.starts_with("-p") { CargoKind::Package } else { CargoKind::Feature }, v);
+        }
+        i += 1;
+    }
+    Some(out)
+}
+
+/// Splits a command line into words as a shell would for plain quoting (`'a b'`, `"a b"`).
+fn shell_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut quote: Option<char> = None;
+    for c in s.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.get_or_insert_default().push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                word.get_or_insert_default();
+            }
+            (None, c) if c.is_whitespace() => words.extend(word.take()),
+            (None, c) => word.get_or_insert_default().push(c),
+        }
+    }
+    words.extend(word);
+    words
 }
 
 /// Returns the symbol reference a span makes, if any.
@@ -304,7 +485,15 @@ mod tests {
     use super::*;
 
     fn path(raw: &str, p: &str, lines: Option<(u64, u64)>) -> Ref {
-        Ref::Path { raw: raw.into(), path: p.into(), lines, glob: p.contains(['*', '?', '[']) }
+        Ref::Path { raw: raw.into(), path: p.into(), lines, glob: p.contains(['*', '?', '[']), certain: false }
+    }
+
+    fn certain(raw: &str, p: &str, lines: Option<(u64, u64)>) -> Ref {
+        Ref::Path { raw: raw.into(), path: p.into(), lines, glob: false, certain: true }
+    }
+
+    fn cargo(raw: &str, kind: CargoKind, name: &str) -> Ref {
+        Ref::Cargo { raw: raw.into(), kind, name: name.into() }
     }
 
     fn sym(raw: &str, name: &str) -> Ref {
@@ -320,9 +509,9 @@ mod tests {
         assert_eq!(
             refs,
             [
-                path("src/api/routes.rs:12", "src/api/routes.rs", Some((12, 12))),
+                certain("src/api/routes.rs:12", "src/api/routes.rs", Some((12, 12))),
                 path("./build.sh", "build.sh", None),
-                path("/etc/x.conf#L3-L9", "etc/x.conf", Some((3, 9))),
+                certain("/etc/x.conf#L3-L9", "etc/x.conf", Some((3, 9))),
                 path("docs/*.md", "docs/*.md", None),
                 path("Cargo.toml:3-5", "Cargo.toml", Some((3, 5))),
             ]
@@ -338,7 +527,85 @@ mod tests {
     #[test]
     fn citations_are_paths_whatever_their_shape() {
         let refs = extract("a fact", &["Makefile:3", "src/lib.rs"]);
-        assert_eq!(refs, [path("Makefile:3", "Makefile", Some((3, 3))), path("src/lib.rs", "src/lib.rs", None)]);
+        assert_eq!(
+            refs,
+            [certain("Makefile:3", "Makefile", Some((3, 3))), certain("src/lib.rs", "src/lib.rs", None)]
+        );
+        // Without an extension or a `/` (SPEC §14.1 names `Makefile:14`, `.ci/run:3`, `LICENSE`).
+        let refs = extract("a fact", &["Makefile:14", ".ci/run:3", "LICENSE"]);
+        assert_eq!(
+            refs,
+            [
+                certain("Makefile:14", "Makefile", Some((14, 14))),
+                certain(".ci/run:3", ".ci/run", Some((3, 3))),
+                certain("LICENSE", "LICENSE", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn shapes_only_a_path_has_are_certain_in_text_too() {
+        let refs = extract("`Makefile:14`, `.ci/run:3`, `.ci/run`, `scripts/run:3`, `assets/`, `a/b/`", &[]);
+        assert_eq!(
+            refs,
+            [
+                certain("Makefile:14", "Makefile", Some((14, 14))),
+                certain(".ci/run:3", ".ci/run", Some((3, 3))),
+                certain(".ci/run", ".ci/run", None),
+                certain("scripts/run:3", "scripts/run", Some((3, 3))),
+                certain("assets/", "assets/", None),
+                certain("a/b/", "a/b/", None),
+            ]
+        );
+        // A bare `Makefile` may live in any folder, and a host and port is no file.
+        assert_eq!(extract("`Makefile`, `localhost:8080`, `origin/main`", &[]), [path("origin/main", "origin/main", None)]);
+    }
+
+    #[test]
+    fn cargo_commands_name_targets_features_and_packages() {
+        let span = "cargo test -p kb-core --test cli --features 'mcp tokens',extra -F=x --bin=kb -- --test other";
+        let refs = extract(&format!("Run `{span}`."), &[]);
+        assert_eq!(
+            refs,
+            [
+                cargo(span, CargoKind::Package, "kb-core"),
+                cargo(span, CargoKind::Test, "cli"),
+                cargo(span, CargoKind::Feature, "mcp"),
+                cargo(span, CargoKind::Feature, "tokens"),
+                cargo(span, CargoKind::Feature, "extra"),
+                cargo(span, CargoKind::Feature, "x"),
+                cargo(span, CargoKind::Bin, "kb"),
+            ]
+        );
+        let refs = extract("`cargo +nightly run --example demo --bench b --package=x@1.2 -pcore -F serde/derive`", &[]);
+        let names: Vec<(CargoKind, &str)> = refs
+            .iter()
+            .map(|r| match r {
+                Ref::Cargo { kind, name, .. } => (*kind, name.as_str()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (CargoKind::Example, "demo"),
+                (CargoKind::Bench, "b"),
+                (CargoKind::Package, "x"),
+                (CargoKind::Package, "core"),
+                (CargoKind::Feature, "serde/derive"),
+            ]
+        );
+        // Another crate's names, a listing, a variable: nothing to check; never a path or symbol.
+        for text in [
+            "`cargo install ripgrep --bin rg`",
+            "`cargo add serde --features derive`",
+            "`cargo run --bin`",
+            "`cargo build -p $CRATE`",
+            "`cargo nextest run --workspace`",
+            "`cargo fmt --all`",
+        ] {
+            assert_eq!(extract(text, &[]), [], "{text}");
+        }
     }
 
     #[test]
