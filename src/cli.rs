@@ -60,9 +60,9 @@ pub enum Command {
     /// Validate every knowledge file (and find what a git merge left); exit 1 when any has a problem
     #[command(after_help = "Examples:\n  kb check\n  kb check --fix\n  kb --json check")]
     Check(CheckArgs),
-    /// Check that what the knowledge says still holds: cited paths and lines, make/just/npm targets,
-    /// code symbols; and find near-identical memories that may contradict each other. Exit 1 when
-    /// an item is stale or in conflict
+    /// Check that what the knowledge says still holds: cited paths, folders and lines, make/just/npm
+    /// targets, cargo binaries/tests/features/packages, code symbols; and find near-identical
+    /// memories that differ in a number or a path. Exit 1 when an item is stale or in conflict
     #[command(after_help = "Examples:\n  kb audit\n  kb audit 7 decision:2\n  kb audit --store md\n  kb --json audit")]
     Audit(AuditArgs),
     /// Show the effective settings and where each value came from; set or unset one

@@ -726,8 +726,8 @@ fn git(root: &Path, args: &[&str]) -> Option<Vec<u8>> {
     out.status.success().then_some(out.stdout)
 }
 
-/// Returns the repository's tracked files (`git ls-files`), or without git every file a walk that
-/// honours `.gitignore` finds; root-relative, `/`-separated.
+/// Returns the repository's tracked files (`git ls-files`), or without git every regular file a
+/// walk that honours `.gitignore` (and `.git/info/exclude`) finds; root-relative, `/`-separated.
 pub fn tracked_files(root: &Path) -> Vec<String> {
     if let Some(out) = git(root, &["ls-files", "-z"]) {
         return out
@@ -737,25 +737,88 @@ pub fn tracked_files(root: &Path) -> Vec<String> {
             .collect();
     }
     let mut files = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .git_ignore(true)
-        .git_exclude(false)
-        .git_global(false)
-        .parents(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| e.file_name() != ".git")
-        .build();
-    for entry in walker.flatten() {
-        if entry.file_type().is_some_and(|t| t.is_file())
-            && let Ok(rel) = entry.path().strip_prefix(root)
+    let mut matchers = Vec::new();
+    // git's own excludes of the repository, below every `.gitignore`.
+    if root.join(".git").is_dir() {
+        matchers.extend(ignore_file(&root.join(".git/info/exclude"), root));
+    }
+    walk(root, root, &mut matchers, &mut files, 0);
+    files
+}
+
+/// How deep the walk without git goes (it follows no symlink, so it cannot loop).
+const MAX_WALK_DEPTH: usize = 256;
+/// An ignore file larger than this is not read.
+const MAX_IGNORE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Adds the files below `dir` to `files` (root-relative, sorted per folder), leaving out what the
+/// `.gitignore` files of `dir` and its parents up to the root (`matchers`, innermost last) ignore.
+/// Only `.gitignore` says what a repository tracks (not ripgrep's `.ignore`), and only a regular
+/// file is read as one: a FIFO there must not block the audit.
+fn walk(root: &Path, dir: &Path, matchers: &mut Vec<ignore::gitignore::Gitignore>, files: &mut Vec<String>, depth: usize) {
+    if depth > MAX_WALK_DEPTH {
+        return;
+    }
+    let pushed = match ignore_file(&dir.join(".gitignore"), dir) {
+        Some(m) => {
+            matchers.push(m);
+            true
+        }
+        None => false,
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        if pushed {
+            matchers.pop();
+        }
+        return;
+    };
+    let mut entries: Vec<(std::ffi::OsString, std::fs::FileType)> =
+        entries.flatten().filter_map(|e| Some((e.file_name(), e.file_type().ok()?))).collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, kind) in entries {
+        if name == ".git" {
+            continue;
+        }
+        let path = dir.join(&name);
+        let is_dir = kind.is_dir();
+        // A symlink is neither walked nor listed, and a FIFO or socket is no file.
+        if !is_dir && !kind.is_file() {
+            continue;
+        }
+        let ignored = matchers.iter().rev().find_map(|m| {
+            let found = m.matched(&path, is_dir);
+            (!found.is_none()).then(|| found.is_ignore())
+        });
+        if ignored == Some(true) {
+            continue;
+        }
+        if is_dir {
+            walk(root, &path, matchers, files, depth + 1);
+        } else if let Ok(rel) = path.strip_prefix(root)
             && let Some(rel) = rel.to_str()
         {
             files.push(rel.replace(std::path::MAIN_SEPARATOR, "/"));
         }
     }
-    files
+    if pushed {
+        matchers.pop();
+    }
+}
+
+/// Returns the patterns of the ignore file at `path` (relative to `base`), when it is a regular
+/// file (a FIFO, a folder or a symlink is not opened) of a sane size.
+fn ignore_file(path: &Path, base: &Path) -> Option<ignore::gitignore::Gitignore> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.file_type().is_file() || meta.len() > MAX_IGNORE_BYTES {
+        return None;
+    }
+    let bytes = crate::fsio::read_input(path, base).ok().flatten()?;
+    let mut builder = ignore::gitignore::GitignoreBuilder::new(base);
+    for line in String::from_utf8_lossy(&bytes).lines() {
+        // A bad pattern is left out, as git does.
+        let _ = builder.add_line(None, line);
+    }
+    builder.build().ok()
 }
 
 /// Returns every rename in the history of the repository at `root` (one `git log`): old path →

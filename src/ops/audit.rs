@@ -6,7 +6,9 @@
 //! checked by [`crate::audit`]; an item with a failing reference is **stale**, one whose references
 //! all hold **ok**, one with none **unverified**. Two memories of the same type and agent (or two
 //! records of one subject) that score at least 60 and each hold a salient token the other lacks
-//! are a **conflict**. Nothing here writes a knowledge file.
+//! are a **conflict** when those tokens hold a number on each side or a path on each side
+//! ("tests with `cargo test`" and "lints with `cargo clippy`" complement each other). Nothing
+//! here writes a knowledge file.
 
 use super::{Report, View, abs, rel};
 use crate::audit::refs::{self, Ref};
@@ -404,11 +406,16 @@ fn gather(k: &Knowledge<'_>, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic
 /// comparable items, the hashes of the texts the last audit compared with each other, and the
 /// pairs of them that scored at least [`CONFLICT_THRESHOLD`]. A text in the set was compared with
 /// every other text of the set, so an audit scores only the new texts, against all; deleting the
-/// file only costs time.
+/// file only costs time. A cache never changes a result: a cached pair is scored again before it
+/// is reported (a score in the file is never believed), and a file whose `check` is not the hash
+/// of what it holds (edited by hand, or cut short) is not used at all.
 #[derive(Debug, Default, Serialize, serde::Deserialize)]
 struct PairCache {
     version: u32,
-    groups: std::collections::HashMap<String, CachedGroup>,
+    /// [`PairCache::digest`] of `groups`.
+    #[serde(default)]
+    check: u64,
+    groups: std::collections::BTreeMap<String, CachedGroup>,
 }
 
 #[derive(Debug, Default, Serialize, serde::Deserialize)]
@@ -417,21 +424,28 @@ struct CachedGroup {
     pairs: Vec<(u64, u64, f64)>,
 }
 
-/// Bump when the scorer, the threshold or what is compared changes.
-const PAIR_CACHE_VERSION: u32 = 1;
+/// Bump when the scorer, the threshold, what is compared or the file's shape changes.
+const PAIR_CACHE_VERSION: u32 = 2;
 
 impl PairCache {
     fn load(path: Option<&Path>) -> PairCache {
         let Some(path) = path else { return PairCache::default() };
-        let cache: Option<PairCache> = std::fs::metadata(path)
+        let cache: Option<PairCache> = std::fs::symlink_metadata(path)
             .ok()
             .filter(|m| m.is_file() && m.len() < 256 * 1024 * 1024)
             .and_then(|_| std::fs::read(path).ok())
             .and_then(|b| serde_json::from_slice(&b).ok());
-        cache.filter(|c| c.version == PAIR_CACHE_VERSION).unwrap_or_default()
+        cache.filter(|c| c.version == PAIR_CACHE_VERSION && c.check == c.digest()).unwrap_or_default()
     }
 
-    fn save(&self, repo: &Repo) {
+    /// Returns the hash of the groups (their JSON; a `BTreeMap` serialises in one order).
+    fn digest(&self) -> u64 {
+        let bytes = serde_json::to_vec(&self.groups).unwrap_or_default();
+        xxhash_rust::xxh3::xxh3_64_with_seed(&bytes, u64::from(PAIR_CACHE_VERSION))
+    }
+
+    fn save(&mut self, repo: &Repo) {
+        self.check = self.digest();
         // Derived state: a cache that cannot be written only costs time next run.
         if repo.layout.cache_file("audit.json").is_some()
             && let Ok(dir) = repo.layout.ensure_cache()
@@ -486,7 +500,9 @@ fn conflicts(
             members.iter().map(|&i| similarity::Prepared::new(&items[i].text)).collect();
         let hashes: Vec<u64> = members.iter().map(|&i| text_hash(&items[i].text)).collect();
         // Which members to score against which: (member, the members after or before it to score).
-        let (old, mut pairs): (std::collections::HashSet<u64>, Vec<(usize, usize, f64)>) = match &chosen {
+        // (member, member, score, whether the pair comes from the cache)
+        type Pairs = Vec<(usize, usize, f64, bool)>;
+        let (old, mut pairs): (std::collections::HashSet<u64>, Pairs) = match &chosen {
             Some(_) => (Default::default(), Vec::new()),
             None => {
                 let cached = cache.groups.remove(*key).unwrap_or_default();
@@ -500,7 +516,7 @@ fn conflicts(
                     if let (Some(xs), Some(ys)) = (at.get(&ha), at.get(&hb)) {
                         for &x in xs {
                             for &y in ys.iter().filter(|&&y| y != x) {
-                                pairs.push((x.min(y), x.max(y), score));
+                                pairs.push((x.min(y), x.max(y), score, true));
                             }
                         }
                     }
@@ -529,7 +545,7 @@ fn conflicts(
                             .map(|j| (j, &prepared[j]))
                             .collect();
                         for (j, score) in score_against(&prepared[k], &others) {
-                            mine.push((k.min(j), k.max(j), score));
+                            mine.push((k.min(j), k.max(j), score, false));
                         }
                     }
                     if let Ok(mut all) = found.lock() {
@@ -539,19 +555,26 @@ fn conflicts(
             }
         });
         pairs.extend(found.into_inner().unwrap_or_default());
-        pairs.sort_by_key(|a| (a.0, a.1));
+        // A pair scored now wins over the same pair from the cache.
+        pairs.sort_by_key(|a| (a.0, a.1, a.3));
         pairs.dedup_by(|a, b| (a.0, a.1) == (b.0, b.1));
         if chosen.is_none() {
             let mut texts: Vec<u64> = hashes.clone();
             texts.sort_unstable();
             texts.dedup();
-            let kept = pairs.iter().map(|&(a, b, s)| (hashes[a], hashes[b], s)).collect();
+            let kept = pairs.iter().map(|&(a, b, s, _)| (hashes[a], hashes[b], s)).collect();
             fresh.groups.insert(key.to_string(), CachedGroup { texts, pairs: kept });
         }
-        for (ka, kb, score) in pairs {
+        for (ka, kb, score, cached) in pairs {
             let (a, b) = (members[ka], members[kb]);
             let (only_a, only_b) = salient::differences(&items[a].text, &items[b].text);
-            if only_a.is_empty() || only_b.is_empty() {
+            if !contradicts(&only_a, &only_b) {
+                continue;
+            }
+            // A pair the cache names is scored again before it is reported: the file says which
+            // pairs to look at, never what they score.
+            let score = if cached { prepared[ka].similarity(&prepared[kb]) } else { score };
+            if score < CONFLICT_THRESHOLD {
                 continue;
             }
             let pa = conflict_problem(&items[b], &only_a, &only_b, score);
@@ -564,6 +587,16 @@ fn conflicts(
     }
     out.sort_by_key(|c| (c.0, c.1));
     out
+}
+
+/// Returns whether two similar texts whose salient tokens differ by `only_a` and `only_b` may
+/// contradict each other: a number (a token holding a digit: `8080`, `v2`, `3.12.1`) on each side,
+/// or a path (a token holding a `/` or ending in a common file extension) on each side. Other
+/// differences ("tests with `cargo test`", "lints with `cargo clippy`") complement each other.
+fn contradicts(only_a: &[String], only_b: &[String]) -> bool {
+    let number = |t: &String| t.chars().any(|c| c.is_ascii_digit());
+    let path = |t: &String| t.contains('/') || refs::known_extension(t);
+    (only_a.iter().any(number) && only_b.iter().any(number)) || (only_a.iter().any(path) && only_b.iter().any(path))
 }
 
 /// Returns the conflict problem an item gets for `other`: `mine` are its own tokens the other
@@ -700,6 +733,43 @@ impl<R: Report> Report for VerifiedReport<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cached_score_is_never_believed() {
+        let item = |id: u64, text: &str| Item {
+            store: Store::Md,
+            id: Value::from(id),
+            path: PathBuf::from(format!("{id}.md")),
+            text: text.to_string(),
+            citations: Vec::new(),
+            group: Some("g".to_string()),
+        };
+        let items = [item(1, "Port 8080 serves the public api"), item(2, "Node 20 builds the frontend bundle")];
+        let (a, b) = (text_hash(&items[0].text), text_hash(&items[1].text));
+        // A cache whose check matches (written by a forger who knows the format) still names a pair
+        // of unrelated texts with a score of 99: it is scored again, and is no conflict.
+        let mut cache = PairCache { version: PAIR_CACHE_VERSION, ..PairCache::default() };
+        cache.groups.insert("g".into(), CachedGroup { texts: vec![a, b], pairs: vec![(a, b, 99.0)] });
+        cache.check = cache.digest();
+        assert!(conflicts(&items, None, &mut cache).is_empty());
+        // Two that do differ in a number still conflict, from the cache or not.
+        let close = [item(1, "The api service listens on port 8080"), item(2, "The api service listens on port 8081")];
+        assert_eq!(conflicts(&close, None, &mut cache).len(), 1);
+        assert_eq!(conflicts(&close, None, &mut cache).len(), 1, "warm: the pair comes from the cache");
+    }
+
+    #[test]
+    fn only_a_number_or_a_path_on_each_side_contradicts() {
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(contradicts(&t(&["8080"]), &t(&["8081"])));
+        assert!(contradicts(&t(&["v2"]), &t(&["3.12.1"])));
+        assert!(contradicts(&t(&["src/a"]), &t(&["config.toml"])));
+        assert!(!contradicts(&t(&["cargo test"]), &t(&["cargo clippy"])));
+        assert!(!contradicts(&t(&["8080"]), &t(&["ApiError"])), "a number on one side only");
+        assert!(!contradicts(&t(&["src/a"]), &t(&["8081"])), "a path against a number");
+        assert!(!contradicts(&t(&[]), &t(&["8081"])));
+        assert!(!contradicts(&t(&["self.config"]), &t(&["user.email"])), "no file extension");
+    }
 
     #[test]
     fn verdicts_follow_references_and_problems() {

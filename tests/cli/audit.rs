@@ -590,3 +590,282 @@ fn a_symlink_out_of_the_root_is_neither_checked_nor_evidence() {
     assert_eq!(results.len(), 3, "{recall}");
     assert!(results.iter().all(|r| r["verified"] == "unverified"), "{recall}");
 }
+
+/// Runs kb with a deadline, killing it when it hangs (a FIFO must never block the audit).
+fn kb_within(t: &TestEnv, args: &[&str], limit: std::time::Duration) -> Run {
+    let start = std::time::Instant::now();
+    let mut child = t
+        .command(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("kb {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn citations_without_an_extension_and_folders_are_paths() {
+    let t = TestEnv::pinned();
+    t.write("src/lib.rs", "pub fn f() {}\n");
+    t.write("LICENSE", "MIT\n");
+    t.write(".ci/check", "#!/bin/sh\nmake lint\n");
+    t.write(
+        JSONL,
+        "{\"id\":\"mem-gone\",\"subject\":\"build\",\"fact\":\"Run `cargo nextest run --workspace`\",\"citations\":[\"Makefile:14\",\".ci/run:3\"]}\n\
+         {\"id\":\"mem-here\",\"subject\":\"ci\",\"fact\":\"CI lints\",\"citations\":[\".ci/check:2\",\"LICENSE\"]}\n",
+    );
+    let at = days_ago(1.0);
+    t.memory(1, "Images are in `assets/`, sources in `src/` and `src/lib.rs`", &at, &[]);
+    t.memory(2, "The CI script is `.ci/run`, its lint step at `.ci/check:9`, the rules at `Makefile:3`", &at, &[]);
+    let v = t.kb(&["--json", "audit"]).json();
+    let gone = item(&v, "copilot", json!("mem-gone"));
+    assert_eq!(gone["verdict"], "stale", "{gone}");
+    assert_eq!(
+        problems(gone),
+        [
+            ("path".to_string(), "Makefile:14".to_string(), "`Makefile` does not exist".to_string()),
+            ("path".to_string(), ".ci/run:3".to_string(), "`.ci/run` does not exist".to_string()),
+        ]
+    );
+    assert_eq!(item(&v, "copilot", json!("mem-here"))["verdict"], "ok");
+    let one = item(&v, "md", json!(1));
+    assert_eq!(
+        problems(one),
+        [("path".to_string(), "assets/".to_string(), "folder `assets/` does not exist".to_string())]
+    );
+    let two: Vec<String> = problems(item(&v, "md", json!(2))).into_iter().map(|(_, _, m)| m).collect();
+    assert_eq!(
+        two,
+        [
+            "`.ci/run` does not exist",
+            "`.ci/check:9` points past the end of `.ci/check`, which has 2 lines",
+            "`Makefile` does not exist",
+        ]
+    );
+    // A file where a folder is named is no folder.
+    t.write("assets", "not a folder\n");
+    let v = t.kb(&["--json", "audit", "1"]).json();
+    assert_eq!(item(&v, "md", json!(1))["verdict"], "stale");
+    std::fs::remove_file(t.root().join("assets")).unwrap();
+    std::fs::create_dir_all(t.root().join("assets")).unwrap();
+    let v = t.kb(&["--json", "audit", "1"]).ok().json();
+    assert_eq!(item(&v, "md", json!(1))["verdict"], "ok");
+}
+
+#[test]
+fn line_zero_is_named_as_such() {
+    let t = TestEnv::pinned();
+    t.write("src/lib.rs", "pub fn f() {}\n");
+    t.memory(1, "See `src/lib.rs:0` and `src/lib.rs:0-1`", &days_ago(1.0), &[]);
+    let v = t.kb(&["--json", "audit"]).json();
+    let messages: Vec<String> = problems(item(&v, "md", json!(1))).into_iter().map(|(k, _, m)| format!("{k}: {m}")).collect();
+    assert_eq!(
+        messages,
+        [
+            "line: `src/lib.rs:0` names line 0, which does not exist: lines count from 1",
+            "line: `src/lib.rs:0-1` names line 0, which does not exist: lines count from 1",
+        ]
+    );
+}
+
+#[test]
+fn a_path_in_a_submodule_that_is_not_checked_out_is_unverified() {
+    let t = TestEnv::pinned();
+    t.write(".gitmodules", "[submodule \"vendor/lib\"]\n\tpath = vendor/lib\n\turl = https://example.com/lib.git\n");
+    std::fs::create_dir_all(t.root().join("vendor/lib")).unwrap();
+    t.write("src/lib.rs", "pub fn f() {}\n");
+    let at = days_ago(1.0);
+    t.memory(1, "The parser is `vendor/lib/src/parse.rs:10`", &at, &[]);
+    t.memory(2, "Fixtures are in `vendor/lib/tests/*.json`", &at, &[]);
+    t.memory(3, "The missing one is `vendor/other/x.rs`", &at, &[]);
+    let v = t.kb(&["--json", "audit"]).json();
+    assert_eq!(item(&v, "md", json!(1))["verdict"], "unverified", "{v}");
+    assert_eq!(item(&v, "md", json!(2))["verdict"], "unverified", "{v}");
+    assert_eq!(item(&v, "md", json!(3))["verdict"], "stale", "outside the submodule: {v}");
+    // Checked out, the submodule's files are checked as any.
+    t.write("vendor/lib/src/parse.rs", "fn parse() {}\n");
+    let v = t.kb(&["--json", "audit", "1"]).json();
+    assert_eq!(
+        problems(item(&v, "md", json!(1)))[0].2,
+        "`vendor/lib/src/parse.rs:10` points past the end of `vendor/lib/src/parse.rs`, which has 1 line"
+    );
+}
+
+#[test]
+fn a_rename_hint_names_a_path_that_exists_and_an_uncommitted_rename_first() {
+    let Some(t) = git_repo() else { return };
+    // History: src/printer.rs went to src/bin/printer.rs and came back; now it moves again,
+    // not yet committed.
+    t.write("src/printer.rs", "pub fn print_all() {}\n// the printer\n");
+    t.write("src/table.rs", "pub fn table_rows() {}\n");
+    git(&t, &["add", "-A"]);
+    git(&t, &["commit", "-qm", "start"]);
+    std::fs::create_dir_all(t.root().join("src/bin")).unwrap();
+    git(&t, &["mv", "src/printer.rs", "src/bin/printer.rs"]);
+    git(&t, &["commit", "-qm", "to bin"]);
+    git(&t, &["mv", "src/bin/printer.rs", "src/printer.rs"]);
+    git(&t, &["commit", "-qm", "back"]);
+    let at = days_ago(1.0);
+    t.memory(1, "Printing is in `src/printer.rs`", &at, &[]);
+    t.memory(2, "Tables are in `src/table.rs`", &at, &[]);
+    t.memory(3, "The binary printer was `src/bin/printer.rs`", &at, &[]);
+    git(&t, &["mv", "src/printer.rs", "src/output.rs"]);
+    // Moved in the working tree only: found by its content.
+    std::fs::rename(t.root().join("src/table.rs"), t.root().join("src/tables.rs")).unwrap();
+    let v = t.kb(&["--json", "audit"]).json();
+    let one = item(&v, "md", json!(1));
+    assert_eq!(problems(one)[0].2, "`src/printer.rs` no longer exists (renamed to `src/output.rs`, not yet committed)");
+    assert_eq!(one["problems"][0]["hint"], "update the reference to `src/output.rs`");
+    let two = item(&v, "md", json!(2));
+    assert_eq!(problems(two)[0].2, "`src/table.rs` no longer exists (renamed to `src/tables.rs`, not yet committed)");
+    // History names src/printer.rs, which is gone too: no hint naming a path that does not exist.
+    let three = item(&v, "md", json!(3));
+    assert_eq!(problems(three)[0].2, "`src/bin/printer.rs` no longer exists (renamed to `src/output.rs`, not yet committed)");
+    // Committed, the hint names the commit; a file gone for good gets no hint.
+    git(&t, &["add", "-A"]);
+    git(&t, &["commit", "-qm", "output"]);
+    let commit = git(&t, &["rev-parse", "--short", "HEAD"]).trim().to_string();
+    git(&t, &["rm", "-q", "src/output.rs"]);
+    git(&t, &["commit", "-qm", "gone"]);
+    let v = t.kb(&["--json", "audit", "1", "2"]).json();
+    assert_eq!(problems(item(&v, "md", json!(1)))[0].2, "`src/printer.rs` does not exist");
+    assert_eq!(item(&v, "md", json!(1))["problems"][0]["hint"], Value::Null);
+    assert_eq!(
+        problems(item(&v, "md", json!(2)))[0].2,
+        format!("`src/table.rs` no longer exists (renamed to `src/tables.rs` in {commit})")
+    );
+}
+
+#[test]
+fn cargo_targets_features_and_packages_are_checked() {
+    let t = TestEnv::pinned();
+    t.write("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n\n[workspace.dependencies]\nserde = \"1\"\n");
+    t.write(
+        "crates/app/Cargo.toml",
+        "[package]\nname = \"app\"\n\n[[bin]]\nname = \"appctl\"\npath = \"src/ctl.rs\"\n\n[dependencies]\nserde.workspace = true\nrmcp = { version = \"3\", optional = true }\n\n[features]\ndefault = []\nfast = [] # quick\n",
+    );
+    t.write("crates/app/src/main.rs", "fn main() {}\n");
+    t.write("crates/app/src/ctl.rs", "fn main() {}\n");
+    t.write("crates/app/src/bin/tool.rs", "fn main() {}\n");
+    t.write("crates/app/tests/smoke.rs", "#[test]\nfn t() {}\n");
+    t.write("crates/app/examples/demo.rs", "fn main() {}\n");
+    t.write("crates/core/Cargo.toml", "[package]\nname = \"core\"\n[features]\nsimd = []\n");
+    let at = days_ago(1.0);
+    t.memory(
+        1,
+        "Run `cargo run --bin tool`, `cargo run -p app --bin appctl`, `cargo test --test smoke`, \
+         `cargo run --example demo`, `cargo build --features fast,rmcp` and `cargo test -p core --features core/simd`, \
+         `cargo update -p serde`; `cargo install ripgrep --bin rg` is another crate's.",
+        &at,
+        &[],
+    );
+    t.memory(
+        2,
+        "Run `cargo run --bin gone`, `cargo test --test nope -- --test-threads 1`, `cargo build --features slow` \
+         and `cargo test -p missing`",
+        &at,
+        &[],
+    );
+    t.memory(3, "Benchmark with `cargo bench --bench speed`", &at, &[]);
+    let v = t.kb(&["--json", "audit"]).json();
+    let one = item(&v, "md", json!(1));
+    assert_eq!((one["verdict"].clone(), problems(one)), (json!("ok"), vec![]), "{one}");
+    let two = item(&v, "md", json!(2));
+    assert_eq!(two["verdict"], "stale");
+    let messages: Vec<String> = problems(two).into_iter().map(|(k, _, m)| format!("{k}: {m}")).collect();
+    assert_eq!(
+        messages,
+        [
+            "command: `cargo run --bin gone`: the workspace has no binary `gone` (--bin)",
+            "command: `cargo test --test nope -- --test-threads 1`: the workspace has no test target `nope` (--test)",
+            "command: `cargo build --features slow`: the workspace has no feature `slow` (--features)",
+            "command: `cargo test -p missing`: the workspace has no package `missing` (--package)",
+        ]
+    );
+    assert_eq!(two["problems"][0]["hint"], "binarys: app, appctl, tool");
+    let three = item(&v, "md", json!(3));
+    assert_eq!(three["problems"][0]["hint"], "the workspace has no bench targets");
+
+    // No Cargo.toml at the root: cargo may run in a folder below; nothing to check against.
+    std::fs::remove_file(t.root().join("Cargo.toml")).unwrap();
+    let v = t.kb(&["--json", "audit", "2"]).json();
+    assert_eq!(item(&v, "md", json!(2))["verdict"], "unverified");
+}
+
+#[test]
+fn complementary_facts_are_no_conflict() {
+    let t = TestEnv::pinned();
+    let at = days_ago(1.0);
+    t.memory(1, "The project tests everything with `cargo test` before each release", &at, &[]);
+    t.memory(2, "The project lints everything with `cargo clippy` before each release", &at, &[]);
+    t.memory(3, "Config lives in `config/app.toml` for the api service", &at, &[]);
+    t.memory(4, "Config lives in `config/api.yaml` for the api service", &at, &[]);
+    let run = t.kb(&["--json", "audit", "--store", "md"]);
+    let v = run.json();
+    assert_eq!(item(&v, "md", json!(1))["problems"], json!([]), "{v}");
+    assert_eq!(item(&v, "md", json!(2))["problems"], json!([]), "{v}");
+    // A path on each side still is one.
+    assert!(problems(item(&v, "md", json!(3))).iter().any(|(k, r, _)| k == "conflict" && r == "4"), "{v}");
+    assert_eq!(v["counts"]["conflicts"], 1);
+}
+
+#[test]
+fn a_forged_score_cache_never_makes_a_conflict() {
+    let t = TestEnv::pinned();
+    let at = days_ago(1.0);
+    t.memory(1, "Port 8080 serves the public api behind the load balancer", &at, &[]);
+    t.memory(2, "Node 20 builds the frontend bundle for release", &at, &[]);
+    t.kb(&["audit"]).ok();
+    let cache = t.root().join(".co-cli/cache/audit.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&cache).unwrap()).unwrap();
+    // Both texts in one group, and a pair of them scored 99.
+    let groups = v["groups"].as_object_mut().unwrap();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let group = groups.values_mut().next().unwrap();
+    let texts = group["texts"].clone();
+    group["pairs"] = json!([[texts[0], texts[1], 99.0]]);
+    std::fs::write(&cache, serde_json::to_vec(&v).unwrap()).unwrap();
+    let run = t.kb(&["--json", "audit"]);
+    assert_eq!(run.json()["counts"]["conflicts"], 0, "{}", run.stdout);
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn the_walk_without_git_opens_no_fifo_and_ignores_no_dot_ignore() {
+    let t = TestEnv::pinned();
+    std::fs::remove_dir_all(t.root().join(".git")).unwrap();
+    t.write(".ignore", "src/\n");
+    t.write("src/lib.rs", "pub fn walked_fn() {}\n");
+    t.write("gen/.gitignore", "*.rs\n!keep.rs\n");
+    t.write("gen/out.rs", "pub fn generated_fn() {}\n");
+    t.write("gen/keep.rs", "pub fn kept_fn() {}\n");
+    let at = days_ago(1.0);
+    t.memory(1, "Call `walked_fn`", &at, &[]);
+    t.memory(2, "Call `generated_fn`", &at, &[]);
+    t.memory(3, "Call `kept_fn`", &at, &[]);
+    let v = t.kb(&["--json", "audit", "--store", "md"]).json();
+    assert_eq!(item(&v, "md", json!(1))["verdict"], "ok", "ripgrep's .ignore says nothing of git: {v}");
+    assert_eq!(item(&v, "md", json!(2))["verdict"], "stale", "{v}");
+    assert_eq!(item(&v, "md", json!(3))["verdict"], "ok", "{v}");
+    // FIFOs named as ignore files (and one in place of a source file) block nothing.
+    for fifo in [".gitignore", "src/.gitignore", "src/.ignore", "src/pipe.rs"] {
+        let p = t.root().join(fifo);
+        let status = Command::new("mkfifo").arg(&p).status().expect("mkfifo");
+        assert!(status.success());
+    }
+    let run = kb_within(&t, &["--json", "audit", "--store", "md"], std::time::Duration::from_secs(20));
+    assert_eq!(run.json()["counts"], v["counts"], "{run:?}");
+}
