@@ -306,7 +306,9 @@ impl Manifest {
                 let path = e.path();
                 let Some(file) = e.file_name().to_str().map(str::to_string) else { continue };
                 let Ok(t) = e.file_type() else { continue };
-                if t.is_file() && let Some(stem) = file.strip_suffix(".rs") {
+                if t.is_file()
+                    && let Some(stem) = file.strip_suffix(".rs")
+                {
                     p.list(kind).push(stem.to_string());
                 } else if t.is_dir() && path.join("main.rs").is_file() {
                     p.list(kind).push(file);
@@ -580,7 +582,10 @@ members = [
         assert_eq!(string(r#""a\"b""#).as_deref(), Some("a\"b"));
         assert_eq!(string("'lit'").as_deref(), Some("lit"));
         assert_eq!(string("true"), None);
-        assert_eq!(split_dotted("target.'cfg(all(unix, x.y))'.dependencies"), ["target", "cfg(all(unix, x.y))", "dependencies"]);
+        assert_eq!(
+            split_dotted("target.'cfg(all(unix, x.y))'.dependencies"),
+            ["target", "cfg(all(unix, x.y))", "dependencies"]
+        );
         assert_eq!(strip_comment(r##"a = "#x" # c"##), r##"a = "#x" "##);
         assert_eq!(inline(r#"{ a = "1", b = { c = 2 }, optional = true }"#, "optional").as_deref(), Some("true"));
         assert_eq!(strings(r#"["a", 'b', 3]"#), ["a", "b"]);

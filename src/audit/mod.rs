@@ -225,7 +225,9 @@ impl Checker {
             if self.mode == Mode::AtUse {
                 return Outcome::Unknown;
             }
-            let Ok(g) = globset::GlobBuilder::new(path).literal_separator(true).build() else {
+            // A folder glob (`docs/*/`) holds when a tracked file lies in a folder it matches.
+            let pattern = if path.ends_with('/') { format!("{path}**") } else { path.to_string() };
+            let Ok(g) = globset::GlobBuilder::new(&pattern).literal_separator(true).build() else {
                 return Outcome::Unknown;
             };
             let m = g.compile_matcher();
@@ -343,7 +345,7 @@ impl Checker {
         let Some(ws) = self.cargo.get_or_init(|| cargo::Workspace::read(&self.root)) else {
             return Outcome::Unknown;
         };
-        let (flag, what) = kind.describe();
+        let (flag, what, many) = kind.describe();
         let names = ws.names(kind);
         let holds = match kind {
             // Cargo always accepts `default`.
@@ -375,8 +377,8 @@ impl Checker {
         };
         let more = if listed.len() > HINT_TARGETS { ", …" } else { "" };
         let hint = match listed.len() {
-            0 => format!("the workspace has no {what}s"),
-            _ => format!("{what}s: {}{more}", listed[..listed.len().min(HINT_TARGETS)].join(", ")),
+            0 => format!("the workspace has no {many}"),
+            _ => format!("{many}: {}{more}", listed[..listed.len().min(HINT_TARGETS)].join(", ")),
         };
         Outcome::Fails(Problem {
             kind: Kind::Command,
@@ -755,7 +757,13 @@ const MAX_IGNORE_BYTES: u64 = 4 * 1024 * 1024;
 /// `.gitignore` files of `dir` and its parents up to the root (`matchers`, innermost last) ignore.
 /// Only `.gitignore` says what a repository tracks (not ripgrep's `.ignore`), and only a regular
 /// file is read as one: a FIFO there must not block the audit.
-fn walk(root: &Path, dir: &Path, matchers: &mut Vec<ignore::gitignore::Gitignore>, files: &mut Vec<String>, depth: usize) {
+fn walk(
+    root: &Path,
+    dir: &Path,
+    matchers: &mut Vec<ignore::gitignore::Gitignore>,
+    files: &mut Vec<String>,
+    depth: usize,
+) {
     if depth > MAX_WALK_DEPTH {
         return;
     }

@@ -54,15 +54,16 @@ pub enum CargoKind {
 }
 
 impl CargoKind {
-    /// Returns the option as written and what it names (`--bin`, `binary`).
-    pub fn describe(self) -> (&'static str, &'static str) {
+    /// Returns the option as written and what it names, one and many (`--bin`, `binary`,
+    /// `binaries`).
+    pub fn describe(self) -> (&'static str, &'static str, &'static str) {
         match self {
-            CargoKind::Bin => ("--bin", "binary"),
-            CargoKind::Example => ("--example", "example"),
-            CargoKind::Test => ("--test", "test target"),
-            CargoKind::Bench => ("--bench", "bench target"),
-            CargoKind::Feature => ("--features", "feature"),
-            CargoKind::Package => ("--package", "package"),
+            CargoKind::Bin => ("--bin", "binary", "binaries"),
+            CargoKind::Example => ("--example", "example", "examples"),
+            CargoKind::Test => ("--test", "test target", "test targets"),
+            CargoKind::Bench => ("--bench", "bench target", "bench targets"),
+            CargoKind::Feature => ("--features", "feature", "features"),
+            CargoKind::Package => ("--package", "package", "packages"),
         }
     }
 }
@@ -120,8 +121,21 @@ const EXTENSIONLESS_FILES: &[&str] = &[
 
 /// Cargo commands whose `--bin`, `--features`, `-p` … do not name the workspace's targets, features
 /// or packages (another crate's, a new one's, a registry's).
-const CARGO_FOREIGN: &[&str] =
-    &["add", "remove", "rm", "install", "uninstall", "new", "init", "search", "yank", "owner", "login", "logout", "help"];
+const CARGO_FOREIGN: &[&str] = &[
+    "add",
+    "remove",
+    "rm",
+    "install",
+    "uninstall",
+    "new",
+    "init",
+    "search",
+    "yank",
+    "owner",
+    "login",
+    "logout",
+    "help",
+];
 
 /// yarn's own commands: `yarn T` names a script only when T is none of these.
 const YARN_BUILTINS: &[&str] = &[
@@ -322,7 +336,7 @@ fn path_ref(s: &str, citation: bool) -> Option<Ref> {
     let slash = p.contains('/');
     let known_name = !slash && EXTENSIONLESS_FILES.contains(&p);
     if !citation {
-        if !slash && !folder && !has_extension(p) && !(known_name && lines.is_some()) {
+        if !(slash || folder || has_extension(p) || (known_name && lines.is_some())) {
             return None;
         }
         // A span of code (`a::b`, a call, an assignment) is not a path.
@@ -334,10 +348,7 @@ fn path_ref(s: &str, citation: bool) -> Option<Ref> {
         }
     }
     let glob = p.contains(['*', '?', '[']);
-    let certain = citation
-        || folder
-        || (slash && p.starts_with('.'))
-        || (lines.is_some() && (slash || known_name));
+    let certain = citation || folder || (slash && p.starts_with('.')) || (lines.is_some() && (slash || known_name));
     let path = if folder { format!("{p}/") } else { p.to_string() };
     Some(Ref::Path { raw: s.to_string(), path, lines, glob, certain })
 }
@@ -527,10 +538,7 @@ mod tests {
     #[test]
     fn citations_are_paths_whatever_their_shape() {
         let refs = extract("a fact", &["Makefile:3", "src/lib.rs"]);
-        assert_eq!(
-            refs,
-            [certain("Makefile:3", "Makefile", Some((3, 3))), certain("src/lib.rs", "src/lib.rs", None)]
-        );
+        assert_eq!(refs, [certain("Makefile:3", "Makefile", Some((3, 3))), certain("src/lib.rs", "src/lib.rs", None)]);
         // Without an extension or a `/` (SPEC §14.1 names `Makefile:14`, `.ci/run:3`, `LICENSE`).
         let refs = extract("a fact", &["Makefile:14", ".ci/run:3", "LICENSE"]);
         assert_eq!(
@@ -558,7 +566,10 @@ mod tests {
             ]
         );
         // A bare `Makefile` may live in any folder, and a host and port is no file.
-        assert_eq!(extract("`Makefile`, `localhost:8080`, `origin/main`", &[]), [path("origin/main", "origin/main", None)]);
+        assert_eq!(
+            extract("`Makefile`, `localhost:8080`, `origin/main`", &[]),
+            [path("origin/main", "origin/main", None)]
+        );
     }
 
     #[test]

@@ -628,7 +628,8 @@ fn citations_without_an_extension_and_folders_are_paths() {
          {\"id\":\"mem-here\",\"subject\":\"ci\",\"fact\":\"CI lints\",\"citations\":[\".ci/check:2\",\"LICENSE\"]}\n",
     );
     let at = days_ago(1.0);
-    t.memory(1, "Images are in `assets/`, sources in `src/` and `src/lib.rs`", &at, &[]);
+    t.memory(1, "Images are in `assets/`, sources in `src/`, `src/*/` and `src/lib.rs`", &at, &[]);
+    t.write("src/api/mod.rs", "\n");
     t.memory(2, "The CI script is `.ci/run`, its lint step at `.ci/check:9`, the rules at `Makefile:3`", &at, &[]);
     let v = t.kb(&["--json", "audit"]).json();
     let gone = item(&v, "copilot", json!("mem-gone"));
@@ -671,7 +672,8 @@ fn line_zero_is_named_as_such() {
     t.write("src/lib.rs", "pub fn f() {}\n");
     t.memory(1, "See `src/lib.rs:0` and `src/lib.rs:0-1`", &days_ago(1.0), &[]);
     let v = t.kb(&["--json", "audit"]).json();
-    let messages: Vec<String> = problems(item(&v, "md", json!(1))).into_iter().map(|(k, _, m)| format!("{k}: {m}")).collect();
+    let messages: Vec<String> =
+        problems(item(&v, "md", json!(1))).into_iter().map(|(k, _, m)| format!("{k}: {m}")).collect();
     assert_eq!(
         messages,
         [
@@ -733,7 +735,10 @@ fn a_rename_hint_names_a_path_that_exists_and_an_uncommitted_rename_first() {
     assert_eq!(problems(two)[0].2, "`src/table.rs` no longer exists (renamed to `src/tables.rs`, not yet committed)");
     // History names src/printer.rs, which is gone too: no hint naming a path that does not exist.
     let three = item(&v, "md", json!(3));
-    assert_eq!(problems(three)[0].2, "`src/bin/printer.rs` no longer exists (renamed to `src/output.rs`, not yet committed)");
+    assert_eq!(
+        problems(three)[0].2,
+        "`src/bin/printer.rs` no longer exists (renamed to `src/output.rs`, not yet committed)"
+    );
     // Committed, the hint names the commit; a file gone for good gets no hint.
     git(&t, &["add", "-A"]);
     git(&t, &["commit", "-qm", "output"]);
@@ -795,7 +800,7 @@ fn cargo_targets_features_and_packages_are_checked() {
             "command: `cargo test -p missing`: the workspace has no package `missing` (--package)",
         ]
     );
-    assert_eq!(two["problems"][0]["hint"], "binarys: app, appctl, tool");
+    assert_eq!(two["problems"][0]["hint"], "binaries: app, appctl, tool");
     let three = item(&v, "md", json!(3));
     assert_eq!(three["problems"][0]["hint"], "the workspace has no bench targets");
 
