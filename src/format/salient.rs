@@ -8,10 +8,14 @@
 //! - every run of digits with its separators that stands as a word of its own (`8080`, `3.12.1`,
 //!   `10:30`);
 //! - every other word that contains a digit, `_`, `/`, `::` or an inner upper-case letter, whole
-//!   (`v2`, `max_tokens`, `src/api`, `ApiError`).
+//!   (`v2`, `max_tokens`, `src/api`, `ApiError`). An inner upper-case letter is one that follows a
+//!   lower-case letter (`ApiError`, `useEffect`, `iOS`): an all-capitals word (`README`, `ΟΔΟΣ`)
+//!   is not salient for that alone.
 //!
 //! A token occurs in a text when it is found there ignoring case and backticks, with no letter or
-//! digit right before or after it (`8080` does not occur in `18080`).
+//! digit right before or after it (`8080` does not occur in `18080`). Case is ignored by Unicode
+//! lower-casing of the whole text (`str::to_lowercase`, which writes a final sigma where a word
+//! ends), so `ΟΔΟΣ` occurs in `οδος`.
 
 /// Returns the salient tokens of `text` in their first spelling, without backticks, each once
 /// (compared case-insensitively), in the order they appear.
@@ -204,14 +208,17 @@ fn is_salient_word(word: &str) -> bool {
         return false;
     }
     let has_digit = word.chars().any(|c| c.is_ascii_digit());
-    // An upper-case letter after the word's first letter or digit (a leading `./` does not count).
-    let inner_upper = word.chars().skip_while(|c| !c.is_alphanumeric()).skip(1).any(char::is_uppercase);
+    // An upper-case letter right after a lower-case one (`ApiError`, `iOS`; not `README`).
+    let inner_upper = word.chars().zip(word.chars().skip(1)).any(|(a, b)| a.is_lowercase() && b.is_uppercase());
     has_digit || inner_upper || word.contains('_') || word.contains('/') || word.contains("::")
 }
 
-/// Returns `text` lower-cased with its backticks removed: the form occurrence is checked in.
+/// Returns `text` with its backticks removed, lower-cased as a whole (a final sigma stays final):
+/// the form occurrence is checked in.
 fn comparable(text: &str) -> String {
-    text.chars().filter(|&c| c != '`').flat_map(char::to_lowercase).collect()
+    let unticked: std::borrow::Cow<'_, str> =
+        if text.contains('`') { text.replace('`', "").into() } else { text.into() };
+    unticked.to_lowercase()
 }
 
 /// Returns whether `token` (comparable form) occurs in `text` (comparable form) with no letter
@@ -259,6 +266,22 @@ mod tests {
             "a path keeps its edges"
         );
         assert_eq!(tokens("a / b"), Vec::<String>::new(), "a lone slash is no token");
+    }
+
+    #[test]
+    fn an_inner_capital_follows_a_lower_case_letter() {
+        assert_eq!(tokens("ApiError in useEffect on iOS"), ["ApiError", "useEffect", "iOS"]);
+        assert_eq!(tokens("Read the README on the ΟΔΟΣ page, see NASA"), Vec::<String>::new());
+        assert_eq!(tokens("OAuth and McDonald"), ["McDonald"], "`OA` is two capitals; `cD` is an inner one");
+    }
+
+    #[test]
+    fn case_is_folded_over_the_whole_text_final_sigma_included() {
+        assert!(Comparable::new("η οδος είναι κλειστή").holds("ΟΔΟΣ"));
+        assert!(Comparable::new("Η ΟΔΟΣ ΕΙΝΑΙ ΚΛΕΙΣΤΗ").holds("οδος"));
+        let (old, new) = differences("Use `ΟΔΟΣ` for the street", "use `οδος` for the street");
+        assert!(old.is_empty() && new.is_empty(), "{old:?} {new:?}");
+        assert!(occurs(&comparable("ΟΔΟΣ"), &comparable("Η ΟΔΟΣ.")));
     }
 
     #[test]
