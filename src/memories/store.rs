@@ -427,7 +427,7 @@ impl SavePlan {
         match action {
             Action::Consolidate { path, content, tags, importance, author } => {
                 repo.guard(&path)?;
-                let text = consolidated_text(&path, &content, &tags, importance, false, author.as_deref(), now)?;
+                let text = consolidated_text(&path, &content, &tags, importance, author.as_deref(), now)?;
                 txn.write(&path, text.as_bytes())?;
             }
             Action::Nothing => {}
@@ -579,22 +579,18 @@ pub fn updated_text(
 }
 
 /// Returns the text a consolidation into the memory at `path` writes (see [`consolidate`]),
-/// without writing it; with `protect`, the memory also gets `decay_protected: true` (`kb
-/// consolidate` merging a protected memory into it keeps the protection). `author`, when known,
-/// is written as `updated_by`.
+/// without writing it. `author`, when known, is written as `updated_by`.
 pub fn consolidated_text(
     path: &Path,
     content: &str,
     new_tags: &[String],
     importance: Option<Importance>,
-    protect: bool,
     author: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<String> {
     let text = fsio::read_text(path)?;
     let m = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let raised = importance.filter(|&i| i > m.effective_importance());
-    let protect = protect && !m.decay_protected;
     let mut tags = m.tags;
     for t in new_tags {
         if !tags.contains(t) {
@@ -610,9 +606,6 @@ pub fn consolidated_text(
     ];
     if let Some(i) = raised {
         changes.push(("importance".to_string(), Some(Value::from(i.as_str()))));
-    }
-    if protect {
-        changes.push(("decay_protected".to_string(), Some(Value::Bool(true))));
     }
     if let Some(author) = author {
         changes.push((UPDATED_BY.to_string(), Some(Value::from(author))));

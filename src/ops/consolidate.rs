@@ -4,9 +4,13 @@
 //!    and `memory_dedup_threshold`; `format::neardup` finds them without scoring most pairs), are
 //!    merged into the oldest of each group: tags united (the oldest's first, then each newer
 //!    one's in age order), the body from the newest (the one changed last: `updated`, else
-//!    `created`), or from `--summarizer`; `updated` set; `decay_protected` kept when any member
-//!    had it, the highest `importance` kept; the others removed. A group whose oldest memory has
-//!    frontmatter kb cannot edit exactly is left alone, with a warning.
+//!    `created`), or from `--summarizer`; `updated` set; the highest `importance` kept; the others
+//!    removed. Only where a save could consolidate (`format::salient`): a member with a salient
+//!    token the kept body lacks is not merged but reported as a possible conflict ("port 8080"
+//!    never merges into "port 8081"); a protected or core-context memory is never grouped (never
+//!    rewritten nor removed); in a group holding a person's memory (no `created_by: agent:…`) and
+//!    agents' restatements, the person's memory survives with its own words. A group whose
+//!    survivor has frontmatter kb cannot edit exactly is left alone, with a warning.
 //! 2. Copilot records with more down than up votes whose `last_vote.at` (else `created`) is more
 //!    than 28 days old are removed.
 //! 3. On the current branch's context board, `agent` items are removed, least read
@@ -25,6 +29,8 @@ use crate::copilot::Records;
 use crate::copilot::jsonl::Edit;
 use crate::error::Diagnostic;
 use crate::format::neardup;
+use crate::format::salient;
+use crate::format::similarity::similarity;
 use crate::format::time::{self, Micros};
 use crate::journal::{Change, Txn};
 use crate::memories::file::MemoryType;
@@ -70,6 +76,19 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// A near-duplicate not merged because it says something the kept text does not (a possible
+/// conflict, for review): JSON `{"memory":ID, "other":ID, "similarity":F,
+/// "only_in_memory":[TOKEN...], "only_in_other":[TOKEN...]}`, `other` being the memory whose text
+/// the group keeps.
+#[derive(Debug, Clone, Serialize)]
+pub struct Conflict {
+    pub memory: u64,
+    pub other: u64,
+    pub similarity: f64,
+    pub only_in_memory: Vec<String>,
+    pub only_in_other: Vec<String>,
+}
+
 /// A Copilot record to remove, with why.
 #[derive(Debug, Clone)]
 struct Removal {
@@ -85,11 +104,13 @@ struct Removal {
 
 /// What `kb consolidate` did, or with `--dry-run` would do. JSON: `{"dry_run":B,
 /// "merged":[{"into":ID, "removed":[ID...], "similarity":F}...], "records_removed":[ID...],
-/// "board_pruned":[NAME...], "journal":PATH|null, "skipped":[{"into", "removed", "reason"}...]}`.
+/// "board_pruned":[NAME...], "journal":PATH|null, "skipped":[{"into", "removed", "reason"}...],
+/// "conflicts":[CONFLICT...]}` ([`Conflict`]).
 #[derive(Serialize)]
 pub struct ConsolidateReport {
     dry_run: bool,
     merged: Vec<Merge>,
+    conflicts: Vec<Conflict>,
     records_removed: Vec<String>,
     board_pruned: Vec<String>,
     /// The branch whose board was looked at.
@@ -104,26 +125,45 @@ pub struct ConsolidateReport {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// A merge being planned: the memories of a group, oldest first, and the scores.
+/// A merge being planned: the memory merged into, the one whose body it keeps (without a
+/// summarizer), and those removed, each in a group of near-duplicates.
 struct Planned<'a> {
-    members: Vec<MemoryRef<'a>>,
+    into: MemoryRef<'a>,
+    body: MemoryRef<'a>,
+    removed: Vec<MemoryRef<'a>>,
     similarity: f64,
 }
 
 impl Planned<'_> {
     fn merge(&self) -> Merge {
-        Merge {
-            into: self.members[0].id,
-            removed: self.members[1..].iter().map(|m| m.id).collect(),
-            similarity: self.similarity,
-        }
+        Merge { into: self.into.id, removed: self.removed.iter().map(|m| m.id).collect(), similarity: self.similarity }
     }
 
-    /// Returns the memory whose body the merge keeps: the one changed last.
-    fn newest(&self) -> &MemoryRef<'_> {
-        let changed = |m: &&MemoryRef<'_>| (m.updated_at.unwrap_or(m.created_at).max(m.created_at), m.id);
-        self.members.iter().max_by_key(changed).unwrap_or(&self.members[0])
+    /// Returns every memory of the merge, oldest first (by `created`, then id).
+    fn members(&self) -> Vec<&MemoryRef<'_>> {
+        let mut all: Vec<&MemoryRef<'_>> = std::iter::once(&self.into).chain(&self.removed).collect();
+        all.sort_by_key(|m| (m.created_at, m.id));
+        all
     }
+
+    /// Returns why `body` may not be the merged text, if so: it lacks a salient token of a member
+    /// (a summarizer's answer must keep every member's facts).
+    fn loses(&self, body: &str) -> Option<String> {
+        self.members().into_iter().find_map(|m| {
+            let (missing, _) = salient::differences(m.content, body);
+            (!missing.is_empty()).then(|| format!("leaves out {} of memory {}", quoted(&missing), m.id))
+        })
+    }
+}
+
+/// Returns the memory of `members` changed last (`updated`, else `created`; ties: the higher id).
+fn newest<'m, 'a>(members: &[&'m MemoryRef<'a>]) -> Option<&'m MemoryRef<'a>> {
+    members.iter().copied().max_by_key(|m| (m.updated_at.unwrap_or(m.created_at).max(m.created_at), m.id))
+}
+
+/// Returns tokens as the output names them: each in backticks, joined by commas.
+fn quoted(tokens: &[String]) -> String {
+    tokens.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// Runs the pass (see the module comment).
@@ -132,14 +172,14 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
     let index = crate::memories::store::MemoryStore::new(repo).scan()?;
     let mut diagnostics = index.problems();
     let threshold = repo.settings.memory_dedup_threshold.value;
-    let mut planned = plan_merges(&index, threshold);
+    let (mut planned, conflicts) = plan_merges(&index, threshold);
     let mut skipped = Vec::new();
     planned.retain(|p| {
-        let editable = store::can_edit(&index.dir.join(p.members[0].file_name));
+        let editable = store::can_edit(&index.dir.join(p.into.file_name));
         if !editable {
             let reason = format!(
                 "memory {}'s frontmatter uses YAML that kb cannot edit without changing other values",
-                p.members[0].id
+                p.into.id
             );
             skipped.push(Skipped { reason, ..skip(p) });
         }
@@ -154,11 +194,13 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
     diagnostics.extend(problem.clone());
     let pruned = if problem.is_some() { Vec::new() } else { board_prunes(&board) };
 
-    let mut bodies: Vec<Option<String>> = planned.iter().map(|p| Some(p.newest().content.to_string())).collect();
+    let mut bodies: Vec<Option<String>> = planned.iter().map(|p| Some(p.body.content.to_string())).collect();
     if let (Some(cmd), false) = (&req.summarizer, req.dry_run) {
         let timeout = repo.env.summarizer_timeout.unwrap_or(SUMMARIZER_TIMEOUT);
         for (p, body) in planned.iter().zip(bodies.iter_mut()) {
-            match summarize(cmd, &p.members, timeout, &repo.layout.root) {
+            let answer = summarize(cmd, &p.members(), timeout, &repo.layout.root)
+                .and_then(|text| p.loses(&text).map_or(Ok(text), |why| Err(format!("answered text that {why}"))));
+            match answer {
                 Ok(text) => *body = Some(text),
                 Err(why) => {
                     skipped.push(Skipped { reason: format!("the summarizer {why}"), ..skip(p) });
@@ -189,15 +231,19 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
         let mut writes: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         let mut removes: Vec<PathBuf> = Vec::new();
         for (p, body) in &kept {
-            let into = index.dir.join(p.members[0].file_name);
+            let into = index.dir.join(p.into.file_name);
             repo.guard(&into)?;
-            let tags: Vec<String> = p.members[1..].iter().flat_map(|m| m.tags.iter().map(|t| t.to_string())).collect();
-            let protect = p.members.iter().any(|m| m.decay_protected);
-            let importance = p.members.iter().map(|m| m.effective_importance()).max();
+            let members = p.members();
+            let tags: Vec<String> = members
+                .iter()
+                .filter(|m| m.id != p.into.id)
+                .flat_map(|m| m.tags.iter().map(|t| t.to_string()))
+                .collect();
+            let importance = members.iter().map(|m| m.effective_importance()).max();
             let author = repo.author();
-            let text = store::consolidated_text(&into, body, &tags, importance, protect, author.as_deref(), repo.now)?;
+            let text = store::consolidated_text(&into, body, &tags, importance, author.as_deref(), repo.now)?;
             writes.push((into, text.into_bytes()));
-            for m in &p.members[1..] {
+            for m in &p.removed {
                 let path = index.dir.join(m.file_name);
                 repo.guard(&path)?;
                 removes.push(path);
@@ -240,6 +286,7 @@ pub fn consolidate(repo: &Repo, req: &Request) -> Result<ConsolidateReport> {
     Ok(ConsolidateReport {
         dry_run: req.dry_run,
         merged: kept.iter().map(|(p, _)| p.merge()).collect(),
+        conflicts,
         records_removed: removals.iter().map(|r| r.id.clone()).collect(),
         board_pruned: pruned.iter().map(|&i| board.items[i].name.clone()).collect(),
         branch,
@@ -270,27 +317,89 @@ fn skip(p: &Planned<'_>) -> Skipped {
     Skipped { into: m.into, removed: m.removed, reason: String::new() }
 }
 
-/// Returns the merge groups of the store: near-duplicates within each (type, agent), oldest
-/// first (by `created`, then id), in the order of their oldest memory.
-fn plan_merges(index: &crate::memories::index::Index, threshold: f64) -> Vec<Planned<'_>> {
-    let mut all: Vec<MemoryRef<'_>> = index.memories().collect();
+/// Returns the merges of the store and the possible conflicts found on the way: near-duplicates
+/// within each (type, agent), oldest first (by `created`, then id), in the order of their oldest
+/// memory. A protected or core-context memory takes no part (it is never rewritten nor removed).
+fn plan_merges(index: &crate::memories::index::Index, threshold: f64) -> (Vec<Planned<'_>>, Vec<Conflict>) {
+    let mut all: Vec<MemoryRef<'_>> = index.memories().filter(|m| m.never_rewritten().is_none()).collect();
     all.sort_by_key(|m| (m.created_at, m.id));
     let mut scopes: HashMap<(MemoryType, Option<&str>), Vec<MemoryRef<'_>>> = HashMap::new();
     for m in all {
         scopes.entry((m.effective_type(), m.agent)).or_default().push(m);
     }
-    let mut out = Vec::new();
+    let (mut out, mut conflicts) = (Vec::new(), Vec::new());
     for members in scopes.into_values() {
         let texts: Vec<&str> = members.iter().map(|m| m.content).collect();
         for g in neardup::groups(&texts, threshold) {
-            let mut group = vec![members[g.first].clone()];
-            group.extend(g.others.iter().map(|&(i, _)| members[i].clone()));
-            let similarity = g.others.iter().map(|&(_, s)| s).fold(f64::INFINITY, f64::min);
-            out.push(Planned { members: group, similarity });
+            let mut group: Vec<&MemoryRef<'_>> = vec![&members[g.first]];
+            group.extend(g.others.iter().map(|&(i, _)| &members[i]));
+            plan_group(group, threshold, &mut out, &mut conflicts);
         }
     }
-    out.sort_by_key(|p| (p.members[0].created_at, p.members[0].id));
-    out
+    out.sort_by_key(|p| (p.into.created_at, p.into.id));
+    conflicts.sort_by_key(|c| (c.other, c.memory));
+    (out, conflicts)
+}
+
+/// Plans the merges of one group of near-duplicates (oldest first), as a save would consolidate:
+/// the text kept is the newest member's, or, when the group mixes a person's memories (no
+/// `created_by: agent:…`) with agents', the newest person's; a member is merged only when every
+/// salient token of it occurs in that text, else it is a possible conflict. The members merged go
+/// into the oldest of them (the oldest person's memory, in a mixed group). Those left out form the
+/// next round, as long as two remain: only the near-duplicates of its kept text are merged there.
+fn plan_group<'a>(
+    mut rest: Vec<&MemoryRef<'a>>,
+    threshold: f64,
+    out: &mut Vec<Planned<'a>>,
+    conflicts: &mut Vec<Conflict>,
+) {
+    let mut first_round = true;
+    while rest.len() >= 2 {
+        let persons: Vec<&MemoryRef<'a>> =
+            rest.iter().copied().filter(|m| !crate::provenance::by_agent(m.created_by)).collect();
+        let mixed = !persons.is_empty() && persons.len() < rest.len();
+        let Some(body) = newest(if mixed { &persons } else { &rest }) else { return };
+        let (mut merged, mut left): (Vec<&MemoryRef<'a>>, Vec<&MemoryRef<'a>>) = (Vec::new(), Vec::new());
+        for &m in &rest {
+            let (missing, extra) = salient::differences(m.content, body.content);
+            let near = first_round || m.id == body.id || similarity(m.content, body.content) >= threshold;
+            if missing.is_empty() && near {
+                merged.push(m);
+                continue;
+            }
+            if first_round && !missing.is_empty() {
+                conflicts.push(Conflict {
+                    memory: m.id,
+                    other: body.id,
+                    similarity: similarity(m.content, body.content),
+                    only_in_memory: missing,
+                    only_in_other: extra,
+                });
+            }
+            left.push(m);
+        }
+        first_round = false;
+        // The survivor: the oldest person's memory of a mixed group, else the oldest merged.
+        let survivor = merged
+            .iter()
+            .position(|m| !mixed || !crate::provenance::by_agent(m.created_by))
+            .unwrap_or(0);
+        if merged.len() >= 2 {
+            let into = merged.remove(survivor);
+            let similarity =
+                merged.iter().map(|m| similarity(into.content, m.content)).fold(f64::INFINITY, f64::min);
+            out.push(Planned {
+                into: into.clone(),
+                body: body.clone(),
+                removed: merged.into_iter().cloned().collect(),
+                similarity,
+            });
+        }
+        if left.len() == rest.len() {
+            return;
+        }
+        rest = left;
+    }
 }
 
 /// Returns the records to remove: more down than up votes, last voted (else created) more than
@@ -323,7 +432,7 @@ fn stale_records(
 /// nothing, more than a memory holds, text that is not UTF-8, or a secret.
 fn summarize(
     cmd: &str,
-    members: &[MemoryRef<'_>],
+    members: &[&MemoryRef<'_>],
     timeout: Duration,
     root: &std::path::Path,
 ) -> Result<String, String> {
@@ -426,8 +535,36 @@ fn kill_group(child: &mut std::process::Child) -> Option<std::process::ExitStatu
 impl Report for ConsolidateReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let mark = v.style.ok("✓");
+        for c in &self.conflicts {
+            let says = if c.only_in_other.is_empty() {
+                format!("says {}, which memory {} does not", quoted(&c.only_in_memory), c.other)
+            } else {
+                format!("says {} where memory {} says {}", quoted(&c.only_in_memory), c.other, quoted(&c.only_in_other))
+            };
+            writeln!(
+                w,
+                "Not merged: memory {} {} (similarity {:.1}), a possible conflict: review with `kb audit {} {}`",
+                c.memory,
+                v.clean(&says),
+                c.similarity,
+                c.memory,
+                c.other
+            )?;
+        }
         if self.merged.is_empty() && self.removals.is_empty() && self.board_pruned.is_empty() {
-            return writeln!(w, "Nothing to consolidate.");
+            let left = [
+                (self.skipped.len(), "group of near-duplicates left alone (see the warning)", "groups of near-duplicates left alone (see the warnings)"),
+                (self.conflicts.len(), "possible conflict left as it is", "possible conflicts left as they are"),
+            ];
+            let said: Vec<String> = left
+                .iter()
+                .filter(|(n, ..)| *n > 0)
+                .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+                .collect();
+            if said.is_empty() {
+                return writeln!(w, "Nothing to consolidate.");
+            }
+            return writeln!(w, "Nothing consolidated: {}.", said.join(", "));
         }
         for m in &self.merged {
             let ids: Vec<String> = m.removed.iter().map(u64::to_string).collect();

@@ -49,14 +49,7 @@ fn voted(id: &str, up: u64, down: u64, created: &str, last: Option<&str>) -> Str
 fn merges_into_the_oldest_with_the_newest_body_and_the_tags_united() {
     let t = TestEnv::pinned();
     let oldest = mem(&t, 1, "User prefers pytest over unittest", &days_ago(10.0), "", &["python"]);
-    let m2 = mem(
-        &t,
-        2,
-        "User prefers pytest over unittest!",
-        &days_ago(5.0),
-        "decay_protected: true\n",
-        &["testing", "python"],
-    );
+    let m2 = mem(&t, 2, "User prefers pytest over unittest!", &days_ago(5.0), "", &["testing", "python"]);
     let m3 = mem(&t, 3, "user prefers pytest over unittest.", &days_ago(8.0), "importance: high\n", &["style"]);
     // Memory 3 changed last: its body wins.
     let m3_text = t.read(&m3).replace("id: 3\n", &format!("id: 3\nupdated: '{}'\n", days_ago(1.0)));
@@ -74,10 +67,10 @@ fn merges_into_the_oldest_with_the_newest_body_and_the_tags_united() {
     assert!(v["journal"].as_str().unwrap().ends_with(".co-cli/state/journal/000001.jsonl"));
     assert!(!m2.exists() && !m3.exists());
     // Keys in co-cli's order; `created` as written; the tags of 3 (older) before those of 2; the
-    // protection of 2 and the importance of 3 kept; the body of 3, which changed last.
+    // importance of 3 kept; the body of 3, which changed last.
     assert_eq!(
         t.read(&oldest),
-        "---\nauto_category: null\ncreated: '2026-11-12T12:00:00.000000+00:00'\ndecay_protected: true\nid: 1\nimportance: high\nsource: user-told\ntags:\n- python\n- style\n- testing\nupdated: '2026-11-22T12:00:00+00:00'\n---\n\nuser prefers pytest over unittest.\n"
+        "---\nauto_category: null\ncreated: '2026-11-12T12:00:00.000000+00:00'\nid: 1\nimportance: high\nsource: user-told\ntags:\n- python\n- style\n- testing\nupdated: '2026-11-22T12:00:00+00:00'\n---\n\nuser prefers pytest over unittest.\n"
     );
     assert_eq!(t.ids(), [1, 4]);
     // One entry for the run; undo brings every file back.
@@ -492,7 +485,7 @@ fn the_run_holds_the_lock_from_start_to_end() {
     let t = TestEnv::pinned();
     mem(&t, 1, "The api service listens on port 8080", &days_ago(3.0), "", &[]);
     mem(&t, 2, "The api service listens on port 8080!", &days_ago(2.0), "", &[]);
-    let cmd = "cat > /dev/null; touch started; while [ ! -e go ]; do sleep 0.02; done; echo 'Merged while locked'";
+    let cmd = "cat > /dev/null; touch started; while [ ! -e go ]; do sleep 0.02; done; echo 'Merged while locked: port 8080'";
     let mut child = t
         .command(&["consolidate", "--summarizer", cmd])
         .stdout(std::process::Stdio::null())
@@ -511,7 +504,7 @@ fn the_run_holds_the_lock_from_start_to_end() {
     );
     std::fs::write(t.root().join("go"), "").unwrap();
     assert!(child.wait().unwrap().success());
-    assert_eq!(t.show(1)["content"], "Merged while locked");
+    assert_eq!(t.show(1)["content"], "Merged while locked: port 8080");
     lock.try_lock().expect("the lock is released at the end");
 }
 
@@ -535,4 +528,116 @@ fn only_the_current_branch_board_is_pruned_and_a_dry_run_plans_it() {
     assert_eq!(v["board_pruned"], serde_json::json!(["agent-0", "agent-1"]));
     assert_eq!(serde_json::from_str::<Vec<serde_json::Value>>(&t.read(&here)).unwrap().len(), 18);
     assert_eq!(t.read(&other), text, "another branch's board is left alone");
+}
+
+// ---- issue 28: consolidation merges only what a save would consolidate ----
+
+#[test]
+fn a_different_fact_is_never_merged_and_the_plan_says_so() {
+    let t = TestEnv::pinned();
+    let p8080 = mem(&t, 1, "The api service listens on port 8080", &days_ago(3.0), "", &[]);
+    let p8081 = mem(&t, 2, "The api service listens on port 8081", &days_ago(2.0), "", &[]);
+    let before = (t.read(&p8080), t.read(&p8081));
+    let run = t.kb(&["consolidate", "--dry-run"]).ok();
+    assert_eq!(
+        run.stdout,
+        "Not merged: memory 1 says `8080` where memory 2 says `8081` (similarity 97.2), a possible conflict: \
+         review with `kb audit 1 2`\nNothing consolidated: 1 possible conflict left as it is.\n"
+    );
+    let v = consolidate(&t, &[]);
+    assert_eq!(v["merged"], serde_json::json!([]), "{v}");
+    let c = &v["conflicts"][0];
+    assert_eq!((c["memory"].as_u64(), c["other"].as_u64()), (Some(1), Some(2)), "{v}");
+    assert_eq!((c["only_in_memory"].clone(), c["only_in_other"].clone()), (serde_json::json!(["8080"]), serde_json::json!(["8081"])));
+    assert_eq!((t.read(&p8080), t.read(&p8081)), before, "both facts kept, unchanged");
+    assert_eq!(journal_entries(&t), 0);
+    // A restatement of 8080, the newest, merges with 8080 and never with 8081.
+    mem(&t, 3, "The api service listens on port 8080.", &days_ago(1.0), "", &[]);
+    let v = consolidate(&t, &[]);
+    assert_eq!(v["merged"][0]["into"], 1, "{v}");
+    assert_eq!(v["merged"][0]["removed"], serde_json::json!([3]));
+    assert_eq!(t.ids(), [1, 2]);
+    assert_eq!(t.show(1)["content"], "The api service listens on port 8080.");
+    assert_eq!(t.show(2)["content"], "The api service listens on port 8081");
+}
+
+#[test]
+fn a_refinement_is_merged_but_an_older_text_with_more_is_not_lost() {
+    let t = TestEnv::pinned();
+    // The newest says less than the oldest: merging would drop `nginx`.
+    mem(&t, 1, "The api service listens on port 8080 behind `nginx`", &days_ago(3.0), "", &[]);
+    mem(&t, 2, "The api service listens on port 8080 behind `nginx`.", &days_ago(2.0), "", &[]);
+    mem(&t, 3, "The api service listens on port 8080 behind it", &days_ago(1.0), "", &[]);
+    let v = consolidate(&t, &["--dry-run"]);
+    let conflicts: Vec<(u64, u64)> = v["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["memory"].as_u64().unwrap(), c["other"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(conflicts, [(1, 3), (2, 3)], "{v}");
+    // Those two still merge with each other (the next round), `nginx` kept.
+    assert_eq!(v["merged"], serde_json::json!([{"into": 1, "removed": [2], "similarity": v["merged"][0]["similarity"]}]), "{v}");
+    let run = t.kb(&["consolidate", "--dry-run"]).ok();
+    assert!(run.stdout.contains("memory 1 says `nginx`, which memory 3 does not"), "{}", run.stdout);
+}
+
+#[test]
+fn a_protected_or_core_context_memory_is_never_rewritten_or_removed() {
+    let t = TestEnv::pinned();
+    let protected = mem(&t, 1, "User prefers pytest over unittest", &days_ago(4.0), "decay_protected: true\n", &[]);
+    let copy = mem(&t, 2, "User prefers pytest over unittest!", &days_ago(3.0), "", &["testing"]);
+    let core = mem(&t, 3, "Deploys go out on Tuesdays only", &days_ago(2.0), "type: core_context\n", &[]);
+    let core_copy = mem(&t, 4, "Deploys go out on Tuesdays only.", &days_ago(1.0), "type: core_context\n", &[]);
+    let before: Vec<String> = [&protected, &copy, &core, &core_copy].iter().map(|p| t.read(p)).collect();
+    let run = t.kb(&["consolidate"]).ok();
+    assert_eq!(run.stdout, "Nothing to consolidate.\n");
+    let after: Vec<String> = [&protected, &copy, &core, &core_copy].iter().map(|p| t.read(p)).collect();
+    assert_eq!(after, before);
+    // Two unprotected copies of the core-context one would merge; one kept copy does not.
+    let v = consolidate(&t, &["--dry-run"]);
+    assert_eq!(v["merged"], serde_json::json!([]), "{v}");
+}
+
+#[test]
+fn a_persons_memory_survives_with_its_own_words_among_agents_restatements() {
+    let t = TestEnv::pinned();
+    // The agents' copies are older and newer than the person's memory.
+    let agent_old = mem(&t, 1, "User prefers pytest over unittest!!", &days_ago(5.0), "created_by: agent:claude\n", &["from-claude"]);
+    let person = mem(&t, 2, "User prefers pytest over unittest", &days_ago(4.0), "created_by: alex@example.com\n", &["python"]);
+    let agent_new = mem(&t, 3, "user prefers pytest over unittest.", &days_ago(1.0), "created_by: agent:gemini\n", &["from-gemini"]);
+    let v = consolidate(&t, &[]);
+    assert_eq!(v["merged"][0]["into"], 2, "{v}");
+    assert_eq!(v["merged"][0]["removed"], serde_json::json!([1, 3]));
+    assert!(!agent_old.exists() && !agent_new.exists() && person.exists());
+    let kept = t.show(2);
+    assert_eq!(kept["content"], "User prefers pytest over unittest", "the person's own words");
+    assert_eq!(kept["tags"], serde_json::json!(["python", "from-claude", "from-gemini"]));
+    assert!(t.read(&person).contains("created_by: alex@example.com"));
+}
+
+#[test]
+fn a_summarizer_answer_that_drops_a_fact_skips_its_group() {
+    let t = TestEnv::pinned();
+    mem(&t, 1, "The api service listens on port 8080", &days_ago(3.0), "", &[]);
+    mem(&t, 2, "The api service listens on port 8080.", &days_ago(2.0), "", &[]);
+    t.write("summarize.sh", "cat >/dev/null\necho 'The api service listens on port 8081'\n");
+    let cmd = format!("sh {}", t.root().join("summarize.sh").display());
+    let run = t.kb(&["consolidate", "--summarizer", &cmd]).ok();
+    assert!(run.stderr.contains("not merged: memories 2 into 1: the summarizer answered text that leaves out `8080`"), "{run:?}");
+    assert_eq!(run.stdout, "Nothing consolidated: 1 group of near-duplicates left alone (see the warning).\n");
+    assert_eq!(t.ids(), [1, 2]);
+}
+
+#[test]
+fn a_skipped_group_is_not_nothing_to_consolidate() {
+    let t = TestEnv::pinned();
+    t.write(
+        ".co-cli/knowledge/memories/001-flow.md",
+        &format!("---\n{{created: '{}', id: 1, tags: []}}\n---\n\nDeploys go out on Tuesdays only\n", days_ago(3.0)),
+    );
+    mem(&t, 2, "Deploys go out on Tuesdays only.", &days_ago(2.0), "", &[]);
+    let run = t.kb(&["consolidate"]).ok();
+    assert!(run.stderr.contains("not merged: memories 2 into 1") && run.stderr.contains("cannot edit"), "{run:?}");
+    assert_eq!(run.stdout, "Nothing consolidated: 1 group of near-duplicates left alone (see the warning).\n");
 }
