@@ -662,6 +662,14 @@ pub struct ImportArgs {
     /// Report what would happen and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Also import a person's own memories (Claude's type user or scoped to the person, Gemini's
+    /// global ~/.gemini/GEMINI.md), which otherwise stay home (claude, gemini)
+    #[arg(long)]
+    pub personal: bool,
+    /// Store a fact that holds a secret with the secret replaced by [REDACTED:<rule>] instead of
+    /// skipping it (claude, codex, gemini)
+    #[arg(long)]
+    pub redact: bool,
 }
 
 #[derive(Debug, Args)]

@@ -317,16 +317,24 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             use crate::cli::ImportSource;
             use ops::learned::Tool;
             let tool = match a.from {
-                ImportSource::Copilot if a.path.is_some() => {
-                    let msg = "--path goes with --from claude, codex or gemini";
-                    return Ok(usage_error(ctx, "import", clap::error::ErrorKind::ArgumentConflict, msg));
+                ImportSource::Copilot if a.path.is_some() || a.personal || a.redact => {
+                    let flag = if a.path.is_some() { "--path" } else if a.personal { "--personal" } else { "--redact" };
+                    let msg = format!("{flag} goes with --from claude, codex or gemini");
+                    return Ok(usage_error(ctx, "import", clap::error::ErrorKind::ArgumentConflict, &msg));
                 }
                 ImportSource::Copilot => return ctx.emit(&ops::convert::import_from_copilot(&ctx.repo()?, a.dry_run)?),
                 ImportSource::Claude => Tool::Claude,
                 ImportSource::Codex => Tool::Codex,
                 ImportSource::Gemini => Tool::Gemini,
             };
-            ctx.emit(&ops::learned::import(&ctx.repo()?, tool, a.path.as_deref(), a.dry_run)?)
+            let req = ops::learned::Request {
+                tool,
+                path: a.path,
+                dry_run: a.dry_run,
+                personal: a.personal,
+                redact: a.redact,
+            };
+            ctx.emit(&ops::learned::import(&ctx.repo()?, &req)?)
         }
         Command::Context(a) => {
             let for_paths = match for_paths(ctx, "context", &a.for_paths) {

@@ -44,12 +44,17 @@ impl Prepared {
     /// the difference of the lengths, so the ratio is at most `1 - |a - b| / (a + b)`. Cheap: it
     /// lets dedup skip a candidate without the quadratic comparison (RapidFuzz's `score_cutoff`).
     pub fn bound(&self, other: &Prepared) -> f64 {
-        let total = self.chars + other.chars;
+        Prepared::bound_of(self.chars, other.chars)
+    }
+
+    /// Returns [`Prepared::bound`] of two texts of `a` and `b` characters (as compared).
+    pub fn bound_of(a: usize, b: usize) -> f64 {
+        let total = a + b;
         if total == 0 {
             return 100.0;
         }
         // A hair above the exact bound, so rounding can never skip a candidate that reaches it.
-        100.0 * (1.0 - self.chars.abs_diff(other.chars) as f64 / total as f64) + 1e-9
+        100.0 * (1.0 - a.abs_diff(b) as f64 / total as f64) + 1e-9
     }
 
     /// Returns the similarity of the two texts, as [`similarity`] does.

@@ -115,3 +115,70 @@ pub fn find_duplicate_scored<'a>(
     }
     best.filter(|(_, s)| *s >= threshold)
 }
+
+/// Returns the person's memory most like `content` when it reaches the threshold, with its score:
+/// a memory no agent wrote (its `created_by` absent or not `agent:…`) that `agent` sees (shared,
+/// or that agent's), of any type and any age. An agent's save that restates it is reported as a
+/// near miss (or, the same words, as already stored) rather than silently stored twice. Candidates
+/// whose length bound cannot reach the threshold or beat the best so far are not scored.
+pub fn find_person_match<'a>(
+    index: &'a Index,
+    content: &str,
+    agent: Option<&str>,
+    settings: &Settings,
+) -> Option<(MemoryRef<'a>, f64)> {
+    let threshold = settings.memory_dedup_threshold.value;
+    let new = Prepared::new(content);
+    let mut best: Option<(Pos, f64)> = None;
+    for p in index.positions() {
+        let seen = index.agent_at(p).is_none_or(|a| Some(a) == agent);
+        if !seen || crate::provenance::by_agent(index.created_by_at(p)) {
+            continue;
+        }
+        let text = index.content_at(p);
+        // The length bound first, from an ASCII text's token lengths (lower-casing keeps them),
+        // so most memories are never prepared.
+        if let Some(chars) = ascii_sorted_chars(text)
+            && Prepared::bound_of(new.chars(), chars) < threshold
+        {
+            continue;
+        }
+        let old = Prepared::new(text);
+        let bound = new.bound(&old);
+        if bound < threshold || best.is_some_and(|(_, b)| bound <= b) {
+            continue;
+        }
+        let score = new.similarity(&old);
+        if score >= threshold && best.is_none_or(|(_, b)| score > b) {
+            best = Some((p, score));
+        }
+    }
+    best.map(|(p, score)| (index.at(p), score))
+}
+
+/// Returns the length in characters of an ASCII text as the scorer compares it (its tokens joined
+/// by single spaces), without preparing it; `None` for a text that is not ASCII.
+fn ascii_sorted_chars(text: &str) -> Option<usize> {
+    if !text.is_ascii() {
+        return None;
+    }
+    let (mut chars, mut tokens) = (0, 0);
+    for t in text.split(|c| crate::format::frontmatter::py_isspace(c)).filter(|t| !t.is_empty()) {
+        chars += t.len();
+        tokens += 1;
+    }
+    Some(chars + tokens.max(1) - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ascii_length_is_the_prepared_length() {
+        for text in ["", "  a  ", "The API  listens\ton port 8080 ", "x\x1fy", "one"] {
+            assert_eq!(ascii_sorted_chars(text), Some(Prepared::new(text).chars()), "{text:?}");
+        }
+        assert_eq!(ascii_sorted_chars("οδος"), None);
+    }
+}

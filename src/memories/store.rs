@@ -12,7 +12,9 @@ use crate::format::time;
 use crate::fsio;
 use crate::journal::Txn;
 use crate::memories::decay::{decay, decay_victims};
-use crate::memories::dedup::{DedupScope, PRESCORE_BYTES, Scored, find_duplicate_scored, score_candidates};
+use crate::memories::dedup::{
+    DedupScope, PRESCORE_BYTES, Scored, find_duplicate_scored, find_person_match, score_candidates,
+};
 use crate::memories::file::{
     self, Importance, MemoryType, detect_category, detect_source, entry_text, new_memory_file_with, next_id,
 };
@@ -128,14 +130,14 @@ impl<'r> MemoryStore<'r> {
                     .map(|index| score_candidates(&index, &screened.content, scope, &self.repo.settings, self.repo.now))
             })
             .transpose()?;
-        Ok(PreparedSave { req, screened, prescored })
+        Ok(PreparedSave { req, screened, prescored, source: None })
     }
 
     /// Decides what a save does: dedup against recent memories, then consolidate into the match
     /// or create a memory (and decay the oldest past the maximum). `held` is the repository lock
     /// (`None` for a dry run, which only reports); the plan is written by [`SavePlan::write`].
     pub fn plan(&self, prepared: PreparedSave, held: Option<&fsio::Lock>) -> Result<SavePlan> {
-        let PreparedSave { req, screened, prescored } = prepared;
+        let PreparedSave { req, screened, prescored, source } = prepared;
         let Screened { content, tags, agent, redacted } = screened;
         let now = self.repo.now;
         let scope = DedupScope { memory_type: req.memory_type.unwrap_or_default(), agent: agent.as_deref() };
@@ -191,6 +193,33 @@ impl<'r> MemoryStore<'r> {
                 Verdict::Consolidate => {}
             }
         }
+        // An agent restating a person's memory outside the window (older, of another type) is
+        // told so, never silently stored twice.
+        if similar_to.is_none() && self.repo.env.actor.is_agent() && !req.no_dedup {
+            if let Some((theirs, score)) = find_person_match(&index, &content, agent.as_deref(), settings) {
+                match judge(theirs.content, &content, score, Some(Why::WrittenByPerson)) {
+                    Verdict::NearMiss(miss) => similar_to = Some((theirs.id, miss)),
+                    _ => {
+                        let path = index.dir.join(theirs.file_name);
+                        let outcome = SaveOutcome {
+                            action: SaveAction::Exists,
+                            dry_run: req.dry_run,
+                            memory_id: theirs.id,
+                            path,
+                            similarity: Some(score),
+                            replaced: None,
+                            decayed: 0,
+                            decay_strategy: None,
+                            redacted: redacted.clone(),
+                            warnings: warnings.clone(),
+                            similar_to: None,
+                        };
+                        let what = format!("already stored as memory {}", theirs.id);
+                        return Ok(SavePlan { outcome, what, action: Action::Nothing, index, now });
+                    }
+                }
+            }
+        }
         let id = next_id(index.max_id())?;
         let path = crate::paths::free_path(&index.dir, &text::file_name(id, &content));
         let victims = decay_victims(&index, settings);
@@ -198,7 +227,9 @@ impl<'r> MemoryStore<'r> {
         let author = self.repo.author();
         let mut keys = layer_keys(&req, agent.as_deref());
         keys.extend(author.clone().map(|a| (CREATED_BY.to_string(), Value::from(a))));
-        let text = new_memory_file_with(id, &tags, None, &content, &keys, now);
+        // A source the tags already give is left to them (they also give the category).
+        let source = source.filter(|&s| s != detect_source(&tags));
+        let text = new_memory_file_with(id, &tags, source, &content, &keys, now);
         let outcome = SaveOutcome {
             action: SaveAction::Create,
             dry_run: req.dry_run,
@@ -353,12 +384,25 @@ pub struct PreparedSave {
     req: SaveRequest,
     screened: Screened,
     prescored: Option<Scored>,
+    /// The `source` a new memory gets instead of the one its tags give; `None`: from the tags.
+    source: Option<&'static str>,
 }
 
 impl PreparedSave {
     /// Returns whether this is a dry run (it only reports, takes no lock and writes nothing).
     pub fn dry_run(&self) -> bool {
         self.req.dry_run
+    }
+
+    /// Returns the text the save stores (checked, secrets redacted when asked).
+    pub fn content(&self) -> &str {
+        &self.screened.content
+    }
+
+    /// Returns the save with the `source` a new memory gets (`detected`: an agent found it, as
+    /// `kb import --from claude` saves it), instead of the one its tags give.
+    pub fn with_source(self, source: &'static str) -> PreparedSave {
+        PreparedSave { source: Some(source), ..self }
     }
 }
 

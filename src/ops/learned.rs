@@ -15,10 +15,12 @@ use crate::format::frontmatter;
 use crate::journal::Txn;
 use crate::memories::file::MemoryType;
 use crate::memories::store::{MemoryStore, SaveRequest};
+use crate::format::salient::{SaveAction, Why};
 use crate::provenance::Actor;
 use crate::repo::Repo;
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -51,6 +53,9 @@ pub struct Fact {
     pub memory_type: Option<MemoryType>,
     /// The Claude subagent whose memory it is.
     pub agent: Option<String>,
+    /// Why it is one person's, not the repository's (imported only with `--personal`): a
+    /// Claude memory of type `user` or scoped to the person, Gemini's global `GEMINI.md`.
+    pub personal: Option<&'static str>,
 }
 
 /// Returns the Claude project slug of `root`: its absolute path with every character that is not
@@ -86,14 +91,25 @@ fn claude_file(path: &Path, root: &Path, agent: Option<&str>, warnings: &mut Vec
         Err(_) => (text.clone(), None),
     };
     let get = |k: &str| fields.as_ref().and_then(|f| f.get(k)).and_then(Value::as_str).map(str::to_string);
-    let kind = get("type").or_else(|| {
+    let meta = |k: &str| {
         fields
             .as_ref()
             .and_then(|f| f.get("metadata"))
-            .and_then(|m| m.get("type"))
+            .and_then(|m| m.get(k))
             .and_then(Value::as_str)
             .map(str::to_string)
-    });
+    };
+    let kind = get("type").or_else(|| meta("type"));
+    // About the person rather than the repository: type `user` (either place), or a `scope` of
+    // `user` or `person` (SPEC §15.2).
+    let is = |v: Option<String>, words: &[&str]| v.is_some_and(|v| words.contains(&v.trim()));
+    let personal = if is(get("type"), &["user"]) || is(meta("type"), &["user"]) {
+        Some("type user")
+    } else if is(get("scope"), &["user", "person"]) || is(meta("scope"), &["user", "person"]) {
+        Some("scoped to the person")
+    } else {
+        None
+    };
     let body = body.trim();
     let fact = if body.is_empty() { get("description").unwrap_or_default() } else { body.to_string() };
     if fact.trim().is_empty() {
@@ -106,6 +122,7 @@ fn claude_file(path: &Path, root: &Path, agent: Option<&str>, warnings: &mut Vec
         tags: tag.into_iter().collect(),
         memory_type,
         agent: agent.map(str::to_string),
+        personal,
     })
 }
 
@@ -214,6 +231,7 @@ fn bullets(file: &Path, text: &str, keep: &dyn Fn(&[String]) -> bool) -> Vec<Fac
                     tags: Vec::new(),
                     memory_type: None,
                     agent: None,
+                    personal: None,
                 });
                 open = Some(out.len() - 1);
             } else {
@@ -369,7 +387,12 @@ fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
     }
     section_file(&root.join("GEMINI.md"), &mut facts, warnings);
     if let Some(home) = home {
+        // The global file is the person's own (their name, their team), read for every project.
+        let before = facts.len();
         section_file(&home.join(".gemini/GEMINI.md"), &mut facts, warnings);
+        for f in &mut facts[before..] {
+            f.personal = Some("Gemini's global GEMINI.md");
+        }
         // Since May 2026 `tmp/<id>/memory/MEMORY.md`; before, `memory/<id>/GEMINI.md`.
         for (under, file) in [("tmp", "memory/MEMORY.md"), ("memory", "GEMINI.md")] {
             for dir in gemini_project_dirs(root, home, under) {
@@ -383,22 +406,51 @@ fn gemini(root: &Path, home: Option<&Path>, path: Option<&Path>, warnings: &mut 
     facts
 }
 
-/// What happened to one fact.
+/// What happened to one fact. JSON `{"id", "source", "action", "memory_id", "similarity",
+/// "note", "similar_to"}`: `id` names the fact (its file, `FILE:LINE` for one line of a larger
+/// file), unique within a run; `memory_id` the memory it was (or, in a dry run, would be) saved as
+/// or found in; `similar_to` the near miss (docs/behaviour.md, Dedup), when there is one.
 #[derive(Debug, Clone, Serialize)]
 pub struct LearnedItem {
+    pub id: String,
     pub source: String,
-    /// `added`, `merged`, `exists` or `skipped` (`would_…` in a dry run is the same word).
+    /// `added`, `merged`, `exists`, `skipped` or `personal` (a dry run uses the same words).
     pub action: &'static str,
     pub memory_id: Option<u64>,
     pub similarity: Option<f64>,
     pub note: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    similar_to: Option<SimilarTo>,
     #[serde(skip)]
     text: String,
 }
 
+/// The near miss of an imported fact: the similar memory it was saved beside, and why.
+#[derive(Debug, Clone, Serialize)]
+struct SimilarTo {
+    id: u64,
+    similarity: f64,
+    only_in_existing: Vec<String>,
+    only_in_new: Vec<String>,
+    why: &'static str,
+}
+
+/// What `kb import --from claude|codex|gemini` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub tool: Tool,
+    /// Read this folder or file instead of the agent's own place.
+    pub path: Option<PathBuf>,
+    pub dry_run: bool,
+    /// Import a person's own memories too (`--personal`).
+    pub personal: bool,
+    /// Store a fact holding a secret with the secret replaced (`--redact`).
+    pub redact: bool,
+}
+
 /// `kb import --from claude|codex|gemini`. JSON: `{"direction":"import", "from":TOOL, "to":"md",
-/// "path":ABS, "dry_run", "added", "merged", "exists", "skipped", "items":[{"source", "action",
-/// "memory_id", "similarity", "note"}...], "warnings":[S...]}`.
+/// "path":ABS, "dry_run", "added", "merged", "exists", "skipped", "personal", "items":[ITEM...]
+/// ([`LearnedItem`]), "warnings":[S...], "looked":[PATH...]}`.
 #[derive(Debug, Serialize)]
 pub struct LearnedReport {
     direction: &'static str,
@@ -410,6 +462,7 @@ pub struct LearnedReport {
     merged: usize,
     exists: usize,
     skipped: usize,
+    personal: usize,
     items: Vec<LearnedItem>,
     warnings: Vec<String>,
     /// Where kb looked for the agent's memories.
@@ -418,13 +471,18 @@ pub struct LearnedReport {
     diagnostics: Vec<Diagnostic>,
 }
 
-/// Imports the facts `tool` learned about this repository (from `path` when given), each through
-/// the normal save, all in one journal entry.
-pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> anyhow::Result<LearnedReport> {
+/// Imports the facts an agent learned about this repository (from `path` when given), each
+/// through the normal save, all in one journal entry. A fact whose text (lower-cased, white space
+/// collapsed) a memory it sees already holds is `exists` at once, by one lookup over every memory:
+/// a second import adds nothing and scores nothing, at any size.
+pub fn import(repo: &Repo, req: &Request) -> anyhow::Result<LearnedReport> {
+    let (tool, dry_run) = (req.tool, req.dry_run);
     let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let root = &repo.layout.root;
     let mut warnings = Vec::new();
-    let path = path
+    let path = req
+        .path
+        .as_deref()
         .map(|p| if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().unwrap_or_default().join(p) });
     if let Some(p) = &path
         && !p.exists()
@@ -447,59 +505,105 @@ pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> an
     } else {
         Some(Txn::begin(&repo, repo.lock()?, "import", format!("imported {} memories", tool.as_str())))
     };
+    let mut known = Known::of(&store.scan()?);
+    let mut ids = Ids::default();
+    // A dry run writes nothing, so each plan sees the same highest id: the ids a real run would
+    // give are counted here.
+    let mut dry_created = 0;
     for f in facts {
-        let mut tags = vec![tag.clone()];
-        tags.extend(f.tags.iter().cloned());
-        let req = SaveRequest {
-            content: f.text.clone(),
-            tags,
-            dry_run,
-            memory_type: f.memory_type,
-            agent: f.agent.clone(),
-            ..SaveRequest::default()
-        };
-        let item = |action, id, similarity, note: String| LearnedItem {
+        // What is shown of a fact is what is stored: a redacted secret is never printed.
+        let shown = |text: &str, action, id, similarity, note: String| LearnedItem {
+            id: String::new(),
             source: f.source.clone(),
             action,
             memory_id: id,
             similarity,
             note,
-            text: f.text.clone(),
+            similar_to: None,
+            text: text.to_string(),
         };
-        let prepared = match store.prepare(req) {
-            Ok(p) => p,
+        let item = |action, id, similarity, note: String| shown("", action, id, similarity, note);
+        if let Some(why) = f.personal.filter(|_| !req.personal) {
+            items.push(item("personal", None, None, format!("one person's memory ({why}); --personal imports it")));
+            continue;
+        }
+        let mut tags = vec![tag.clone()];
+        tags.extend(f.tags.iter().cloned());
+        let save = SaveRequest {
+            content: f.text.clone(),
+            tags,
+            dry_run,
+            redact: req.redact,
+            memory_type: f.memory_type,
+            agent: f.agent.clone(),
+            ..SaveRequest::default()
+        };
+        let prepared = match store.prepare(save) {
+            Ok(p) => p.with_source("detected"),
             Err(e @ (KbError::Secret { .. } | KbError::Rejected { .. })) => {
                 items.push(item("skipped", None, None, e.to_string()));
                 continue;
             }
             Err(e) => return Err(e.into()),
         };
-        use crate::format::salient::SaveAction;
+        let content = prepared.content().to_string();
+        let item = |action, id, similarity, note: String| shown(&content, action, id, similarity, note);
+        if let Some(id) = known.find(&content, f.agent.as_deref()) {
+            items.push(item("exists", Some(id), None, format!("already stored as memory {id}")));
+            continue;
+        }
         let plan = store.plan(prepared, txn.as_ref().map(|t| t.lock()))?;
-        // The same text again (a second import) is already stored: nothing is rewritten.
-        let same = |a: &str| a.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        // The same text again is already stored: nothing is rewritten.
         let o = plan.outcome();
-        if o.action == SaveAction::Consolidate && o.replaced.as_deref().is_some_and(|r| same(r) == same(&f.text)) {
+        if o.action == SaveAction::Consolidate && o.replaced.as_deref().is_some_and(|r| same_words(r, &content)) {
             let note = format!("already stored as memory {}", o.memory_id);
             items.push(item("exists", Some(o.memory_id), o.similarity, note));
             continue;
         }
-        let out = match &mut txn {
+        let mut out = match &mut txn {
             None => plan.outcome().clone(),
             Some(t) => plan.write(&repo, t)?,
+        };
+        if out.dry_run && out.action == SaveAction::Create {
+            out.memory_id += dry_created;
+            dry_created += 1;
+        }
+        let redacted = if out.redacted.is_empty() {
+            String::new()
+        } else {
+            format!("secrets matching {} redacted", out.redacted.join(", "))
         };
         let (action, note) = match out.action {
             SaveAction::Create => (
                 "added",
                 match &out.similar_to {
-                    Some((id, miss)) => format!("beside memory {id}: {}", miss.why.as_str()),
+                    Some((id, miss)) => format!("beside memory {id}: {}", near_miss(miss)),
                     None => String::new(),
                 },
             ),
             SaveAction::Consolidate => ("merged", format!("into memory {}", out.memory_id)),
             SaveAction::Exists => ("exists", format!("already stored as memory {}", out.memory_id)),
         };
-        items.push(item(action, Some(out.memory_id), out.similarity, note));
+        let note = [note, redacted].into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>().join("; ");
+        match out.action {
+            SaveAction::Create | SaveAction::Consolidate => {
+                known.forget(out.replaced.as_deref(), out.memory_id);
+                known.add(&content, f.agent.as_deref(), out.memory_id);
+            }
+            SaveAction::Exists => {}
+        }
+        let mut it = item(action, Some(out.memory_id), out.similarity, note);
+        it.similar_to = out.similar_to.as_ref().map(|(id, m)| SimilarTo {
+            id: *id,
+            similarity: m.similarity,
+            only_in_existing: m.only_in_existing.clone(),
+            only_in_new: m.only_in_new.clone(),
+            why: m.why.as_str(),
+        });
+        items.push(it);
+    }
+    for it in &mut items {
+        it.id = ids.unique(&it.source);
     }
     if let Some(t) = txn {
         t.finish()?;
@@ -545,11 +649,87 @@ pub fn import(repo: &Repo, tool: Tool, path: Option<&Path>, dry_run: bool) -> an
         merged: count("merged"),
         exists: count("exists"),
         skipped: count("skipped"),
+        personal: count("personal"),
         items,
         warnings,
         looked,
         diagnostics,
     })
+}
+
+/// Returns a near miss as an import's note says it: why, and what differs.
+fn near_miss(miss: &crate::format::salient::NearMiss) -> String {
+    let list = |t: &[String]| t.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
+    let why = match miss.why {
+        Why::WrittenByPerson => "a person wrote it, so it was left as it is",
+        w => w.as_str(),
+    };
+    match (miss.only_in_existing.as_slice(), miss.only_in_new.as_slice()) {
+        ([], []) => why.to_string(),
+        (old, []) => format!("{why}; it says {}", list(old)),
+        ([], new) => format!("{why}; this says {}", list(new)),
+        (old, new) => format!("{why}; it says {} where this says {}", list(old), list(new)),
+    }
+}
+
+/// Returns whether two texts are equal after lower-casing and collapsing white space.
+fn same_words(a: &str, b: &str) -> bool {
+    normalized(a) == normalized(b)
+}
+
+/// Returns a text lower-cased (as a whole) with its white space collapsed: the key of
+/// [`Known`].
+fn normalized(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// The texts the store holds, by their normalized form, with the memories that hold them and
+/// the agent each belongs to (`None`: shared): the exact-match lookup before the fuzzy window.
+#[derive(Default)]
+struct Known {
+    texts: HashMap<String, Vec<(u64, Option<String>)>>,
+}
+
+impl Known {
+    fn of(index: &crate::memories::index::Index) -> Known {
+        let mut k = Known::default();
+        for m in index.memories() {
+            k.add(m.content, m.agent, m.id);
+        }
+        k
+    }
+
+    fn add(&mut self, text: &str, agent: Option<&str>, id: u64) {
+        self.texts.entry(normalized(text)).or_default().push((id, agent.map(str::to_string)));
+    }
+
+    /// Drops memory `id` under `text`, the body a consolidation replaced.
+    fn forget(&mut self, text: Option<&str>, id: u64) {
+        if let Some(held) = text.and_then(|t| self.texts.get_mut(&normalized(t))) {
+            held.retain(|(have, _)| *have != id);
+        }
+    }
+
+    /// Returns a memory that holds `text` and that `agent` sees (shared, or that agent's).
+    fn find(&self, text: &str, agent: Option<&str>) -> Option<u64> {
+        let held = self.texts.get(&normalized(text))?;
+        held.iter().filter(|(_, a)| a.is_none() || a.as_deref() == agent).map(|(id, _)| *id).min()
+    }
+}
+
+/// The ids given to a run's facts: each its source, made unique with `#2`, `#3`... when two facts
+/// share one.
+#[derive(Default)]
+struct Ids {
+    seen: HashMap<String, usize>,
+}
+
+impl Ids {
+    fn unique(&mut self, source: &str) -> String {
+        let n = self.seen.entry(source.to_string()).or_insert(0);
+        *n += 1;
+        if *n == 1 { source.to_string() } else { format!("{source}#{n}") }
+    }
 }
 
 impl Report for LearnedReport {
@@ -561,10 +741,12 @@ impl Report for LearnedReport {
                 (true, "skipped") => "would skip",
                 (_, a) => a,
             };
-            // A refused fact may hold a secret: it is named by where it is, never shown.
-            let shown = if i.action == "skipped" { i.source.clone() } else { crate::output::summary(&i.text) };
+            // A refused fact may hold a secret, a personal one is the person's: each is named by
+            // where it is, never shown.
+            let hidden = matches!(i.action, "skipped" | "personal");
+            let shown = if hidden { i.id.clone() } else { crate::output::summary(&i.text) };
             write!(w, "{verb:<11} {}", v.clean(&shown))?;
-            if let Some(id) = i.memory_id.filter(|_| i.action != "skipped" && !(self.dry_run && i.action == "added")) {
+            if let Some(id) = i.memory_id.filter(|_| !hidden) {
                 write!(w, " → memory {id}")?;
             }
             if !i.note.is_empty() && i.action != "exists" {
@@ -587,9 +769,13 @@ impl Report for LearnedReport {
         };
         write!(
             w,
-            "{line}: {} added, {} merged, {} already stored, {} skipped.",
+            "{line}: {} added, {} merged, {} already stored, {} skipped",
             self.added, self.merged, self.exists, self.skipped
         )?;
+        if self.personal > 0 {
+            write!(w, ", {} personal left out (--personal imports them)", self.personal)?;
+        }
+        write!(w, ".")?;
         if self.dry_run {
             write!(w, " Nothing written.")?;
         }

@@ -531,7 +531,7 @@ fn import_from_claude_old_and_new_shapes_secrets_and_one_undo() {
     );
     put(
         &env.root().join(".claude/agent-memory/reviewer/changelog.md"),
-        "---\nname: changelog\ntype: user\n---\nEvery PR needs a changelog line.\n",
+        "---\nname: changelog\ntype: project\n---\nEvery PR needs a changelog line.\n",
     );
     let before = snapshot(&env.root());
     let r = env.kb(&["import", "--from", "claude", "--dry-run"]).ok();
@@ -617,7 +617,9 @@ fn import_from_gemini_reads_its_sections_and_memory_files_but_not_kbs_block() {
     );
     let gemini_before = read(&env, "GEMINI.md");
     let j = env.kb(&["--json", "import", "--from", "gemini"]).ok().json();
-    assert_eq!(j["added"], 5, "{j}");
+    assert_eq!((j["added"].as_u64(), j["personal"].as_u64()), (Some(4), Some(1)), "the global file stays home: {j}");
+    let j = env.kb(&["--json", "import", "--from", "gemini", "--personal"]).ok().json();
+    assert_eq!((j["added"].as_u64(), j["exists"].as_u64()), (Some(1), Some(4)), "{j}");
     let facts: Vec<String> = memories(&env).iter().map(|m| m["summary"].as_str().unwrap().to_string()).collect();
     for want in ["port 5433", "ripgrep", "nightly", "projects.json", "Older project"] {
         assert!(facts.iter().any(|f| f.contains(want)), "{want}: {facts:?}");
@@ -680,7 +682,7 @@ fn import_follows_no_symlink_out_of_the_root() {
     symlink(env.base.join("dotfiles/gemini.md"), env.home().join(".gemini/GEMINI.md")).unwrap();
 
     let claude = env.kb(&["--json", "import", "--from", "claude"]).ok();
-    let gemini = env.kb(&["--json", "import", "--from", "gemini"]).ok();
+    let gemini = env.kb(&["--json", "import", "--from", "gemini", "--personal"]).ok();
     for (run, file) in [(&claude, "x/notes.md"), (&claude, "y/a.md"), (&gemini, "repo/GEMINI.md")] {
         assert!(
             run.stderr.lines().any(|l| l.contains(file) && l.contains("a symlink leads outside")),
