@@ -318,7 +318,13 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             use ops::learned::Tool;
             let tool = match a.from {
                 ImportSource::Copilot if a.path.is_some() || a.personal || a.redact => {
-                    let flag = if a.path.is_some() { "--path" } else if a.personal { "--personal" } else { "--redact" };
+                    let flag = if a.path.is_some() {
+                        "--path"
+                    } else if a.personal {
+                        "--personal"
+                    } else {
+                        "--redact"
+                    };
                     let msg = format!("{flag} goes with --from claude, codex or gemini");
                     return Ok(usage_error(ctx, "import", clap::error::ErrorKind::ArgumentConflict, &msg));
                 }

@@ -163,7 +163,7 @@ fn ascii_sorted_chars(text: &str) -> Option<usize> {
         return None;
     }
     let (mut chars, mut tokens) = (0, 0);
-    for t in text.split(|c| crate::format::frontmatter::py_isspace(c)).filter(|t| !t.is_empty()) {
+    for t in text.split(crate::format::frontmatter::py_isspace).filter(|t| !t.is_empty()) {
         chars += t.len();
         tokens += 1;
     }

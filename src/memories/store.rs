@@ -195,28 +195,30 @@ impl<'r> MemoryStore<'r> {
         }
         // An agent restating a person's memory outside the window (older, of another type) is
         // told so, never silently stored twice.
-        if similar_to.is_none() && self.repo.env.actor.is_agent() && !req.no_dedup {
-            if let Some((theirs, score)) = find_person_match(&index, &content, agent.as_deref(), settings) {
-                match judge(theirs.content, &content, score, Some(Why::WrittenByPerson)) {
-                    Verdict::NearMiss(miss) => similar_to = Some((theirs.id, miss)),
-                    _ => {
-                        let path = index.dir.join(theirs.file_name);
-                        let outcome = SaveOutcome {
-                            action: SaveAction::Exists,
-                            dry_run: req.dry_run,
-                            memory_id: theirs.id,
-                            path,
-                            similarity: Some(score),
-                            replaced: None,
-                            decayed: 0,
-                            decay_strategy: None,
-                            redacted: redacted.clone(),
-                            warnings: warnings.clone(),
-                            similar_to: None,
-                        };
-                        let what = format!("already stored as memory {}", theirs.id);
-                        return Ok(SavePlan { outcome, what, action: Action::Nothing, index, now });
-                    }
+        if similar_to.is_none()
+            && self.repo.env.actor.is_agent()
+            && !req.no_dedup
+            && let Some((theirs, score)) = find_person_match(&index, &content, agent.as_deref(), settings)
+        {
+            match judge(theirs.content, &content, score, Some(Why::WrittenByPerson)) {
+                Verdict::NearMiss(miss) => similar_to = Some((theirs.id, miss)),
+                _ => {
+                    let path = index.dir.join(theirs.file_name);
+                    let outcome = SaveOutcome {
+                        action: SaveAction::Exists,
+                        dry_run: req.dry_run,
+                        memory_id: theirs.id,
+                        path,
+                        similarity: Some(score),
+                        replaced: None,
+                        decayed: 0,
+                        decay_strategy: None,
+                        redacted: redacted.clone(),
+                        warnings: warnings.clone(),
+                        similar_to: None,
+                    };
+                    let what = format!("already stored as memory {}", theirs.id);
+                    return Ok(SavePlan { outcome, what, action: Action::Nothing, index, now });
                 }
             }
         }

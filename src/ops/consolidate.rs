@@ -380,14 +380,10 @@ fn plan_group<'a>(
         }
         first_round = false;
         // The survivor: the oldest person's memory of a mixed group, else the oldest merged.
-        let survivor = merged
-            .iter()
-            .position(|m| !mixed || !crate::provenance::by_agent(m.created_by))
-            .unwrap_or(0);
+        let survivor = merged.iter().position(|m| !mixed || !crate::provenance::by_agent(m.created_by)).unwrap_or(0);
         if merged.len() >= 2 {
             let into = merged.remove(survivor);
-            let similarity =
-                merged.iter().map(|m| similarity(into.content, m.content)).fold(f64::INFINITY, f64::min);
+            let similarity = merged.iter().map(|m| similarity(into.content, m.content)).fold(f64::INFINITY, f64::min);
             out.push(Planned {
                 into: into.clone(),
                 body: body.clone(),
@@ -553,7 +549,11 @@ impl Report for ConsolidateReport {
         }
         if self.merged.is_empty() && self.removals.is_empty() && self.board_pruned.is_empty() {
             let left = [
-                (self.skipped.len(), "group of near-duplicates left alone (see the warning)", "groups of near-duplicates left alone (see the warnings)"),
+                (
+                    self.skipped.len(),
+                    "group of near-duplicates left alone (see the warning)",
+                    "groups of near-duplicates left alone (see the warnings)",
+                ),
                 (self.conflicts.len(), "possible conflict left as it is", "possible conflicts left as they are"),
             ];
             let said: Vec<String> = left

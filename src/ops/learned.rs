@@ -12,10 +12,10 @@
 use super::{Report, View, abs};
 use crate::error::{Diagnostic, KbError};
 use crate::format::frontmatter;
+use crate::format::salient::{SaveAction, Why};
 use crate::journal::Txn;
 use crate::memories::file::MemoryType;
 use crate::memories::store::{MemoryStore, SaveRequest};
-use crate::format::salient::{SaveAction, Why};
 use crate::provenance::Actor;
 use crate::repo::Repo;
 use serde::Serialize;

@@ -703,3 +703,213 @@ fn import_follows_no_symlink_out_of_the_root() {
         assert!(!run.stdout.contains("OutsideFact") && !run.stderr.contains("OutsideFact"), "{run:?}");
     }
 }
+
+// ---- issue 28: personal memories stay home; --redact; ids; source; near misses; a second run ----
+
+#[test]
+fn personal_memories_stay_home_unless_personal() {
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    let dir = claude_memory_dir(&env);
+    put(&dir.join("me.md"), "---\nname: me\ntype: user\n---\nMy name is Alex, payments team at ACME\n");
+    put(
+        &dir.join("style.md"),
+        "---\nname: style\nmetadata:\n  type: feedback\nscope: user\n---\nAlex likes terse replies\n",
+    );
+    put(
+        &dir.join("meta.md"),
+        "---\nname: meta\ntype: feedback\nmetadata:\n  type: user\n---\nAlex reads diffs first\n",
+    );
+    put(
+        &dir.join("tests.md"),
+        "---\nname: tests\nmetadata:\n  type: feedback\n---\nRun the tests with `cargo nextest run`\n",
+    );
+    put(&env.home().join(".gemini/GEMINI.md"), "## Gemini Added Memories\n- My name is Alex and I work at ACME\n");
+    let run = env.kb(&["import", "--from", "claude"]).ok();
+    assert!(
+        run.stdout.contains("1 added") && run.stdout.contains("3 personal left out (--personal imports them)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("Alex") && !run.stderr.contains("Alex"),
+        "a personal fact is named, never shown: {run:?}"
+    );
+    let j = env.kb(&["--json", "import", "--from", "gemini"]).ok().json();
+    assert_eq!((j["added"].as_u64(), j["personal"].as_u64()), (Some(0), Some(1)), "{j}");
+    assert_eq!(j["items"][0]["action"], "personal");
+    let facts: Vec<String> = memories(&env).iter().map(|m| m["summary"].as_str().unwrap().to_string()).collect();
+    assert_eq!(facts, ["Run the tests with `cargo nextest run`"]);
+    let j = env.kb(&["--json", "import", "--from", "claude", "--personal"]).ok().json();
+    assert_eq!((j["added"].as_u64(), j["personal"].as_u64()), (Some(3), Some(0)), "{j}");
+    env.kb(&["import", "--from", "gemini", "--personal"]).ok();
+    assert_eq!(memories(&env).len(), 5);
+    // --personal and --redact are not for the Copilot records.
+    env.kb(&["import", "--from", "copilot", "--personal"]).usage();
+}
+
+#[test]
+fn redact_stores_a_secret_replaced_and_the_warning_names_it() {
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    put(
+        &claude_memory_dir(&env).join("deploy.md"),
+        &format!("---\nname: d\ntype: project\n---\nDeploy with {token}\n"),
+    );
+    let run = env.kb(&["import", "--from", "claude"]).ok();
+    assert!(run.stderr.contains("--redact"), "{}", run.stderr);
+    assert!(memories(&env).is_empty());
+    let run = env.kb(&["import", "--from", "claude", "--redact"]).ok();
+    assert!(!run.stdout.contains(token) && !run.stderr.contains(token), "{run:?}");
+    assert!(run.stdout.contains("1 added") && run.stdout.contains("redacted"), "{}", run.stdout);
+    let text = std::fs::read_to_string(memories(&env)[0]["path"].as_str().unwrap()).unwrap();
+    assert!(text.contains("Deploy with [REDACTED:github-pat]") && !text.contains(token), "{text}");
+    // Again: already stored.
+    let run = env.kb(&["import", "--from", "claude", "--redact"]).ok();
+    assert!(run.stdout.contains("0 added, 0 merged, 1 already stored"), "{}", run.stdout);
+}
+
+#[test]
+fn dry_run_items_have_their_own_ids_and_the_ids_the_run_gives() {
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    env.kb(&["save", "Deploys go out on Tuesdays"]).ok();
+    put(
+        &env.home().join(".codex/memories/MEMORY.md"),
+        &format!(
+            "# Task Group: kb\napplies_to: cwd={}\n\n- The release script is ./release.sh\n- Run `cargo nextest run` for the tests\n- The release script is ./release.sh\n",
+            env.root().display()
+        ),
+    );
+    let dry = env.kb(&["--json", "import", "--from", "codex", "--dry-run"]).ok().json();
+    let items = dry["items"].as_array().unwrap().clone();
+    let ids: Vec<&str> = items.iter().map(|i| i["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 3);
+    assert!(
+        ids[0].ends_with("MEMORY.md:4") && ids[1].ends_with("MEMORY.md:5") && ids[2].ends_with("MEMORY.md:6"),
+        "{ids:?}"
+    );
+    let planned: Vec<(String, Option<u64>)> =
+        items.iter().map(|i| (i["action"].as_str().unwrap().to_string(), i["memory_id"].as_u64())).collect();
+    assert_eq!(
+        planned,
+        [("added".to_string(), Some(2)), ("added".to_string(), Some(3)), ("exists".to_string(), Some(2))]
+    );
+    let real = env.kb(&["--json", "import", "--from", "codex"]).ok().json();
+    let done: Vec<(String, Option<u64>)> = real["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["action"].as_str().unwrap().to_string(), i["memory_id"].as_u64()))
+        .collect();
+    assert_eq!(done, planned, "the dry run gives the ids the run gives");
+}
+
+#[test]
+fn imported_memories_are_detected_not_user_told() {
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    put(
+        &claude_memory_dir(&env).join("port.md"),
+        "---\nname: port\ntype: project\n---\nThe api service listens on port 8080\n",
+    );
+    put(
+        &env.home().join(".codex/memories/MEMORY.md"),
+        &format!("# kb\napplies_to: cwd={}\n- Builds need nightly\n", env.root().display()),
+    );
+    env.kb(&["import", "--from", "claude"]).ok();
+    env.kb(&["import", "--from", "codex"]).ok();
+    for m in memories(&env) {
+        let text = std::fs::read_to_string(m["path"].as_str().unwrap()).unwrap();
+        assert!(text.contains("source: detected\n") && !text.contains("user-told"), "{text}");
+    }
+}
+
+#[test]
+fn an_import_restating_a_persons_memory_says_so() {
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    // A person's memory, of the default type; Claude's feedback is a pattern: another dedup scope.
+    env.kb(&["save", "Run the tests with `cargo nextest run`, never cargo test"]).ok();
+    env.kb(&["save", "The api service listens on port 8080"]).ok();
+    let dir = claude_memory_dir(&env);
+    put(
+        &dir.join("tests.md"),
+        "---\nname: tests\nmetadata:\n  type: feedback\n---\nRun the tests with `cargo nextest run`, not cargo test\n",
+    );
+    put(&dir.join("port.md"), "---\nname: port\ntype: project\n---\nThe api service listens on port 8081\n");
+    put(
+        &dir.join("same.md"),
+        "---\nname: same\nmetadata:\n  type: feedback\n---\nThe API service listens on port 8080\n",
+    );
+    let j = env.kb(&["--json", "import", "--from", "claude"]).ok().json();
+    let by = |name: &str| {
+        j["items"].as_array().unwrap().iter().find(|i| i["id"].as_str().unwrap().ends_with(name)).unwrap().clone()
+    };
+    let tests = by("tests.md");
+    assert_eq!((tests["action"].as_str(), tests["similar_to"]["id"].as_u64()), (Some("added"), Some(1)), "{j}");
+    assert_eq!(tests["similar_to"]["why"], "written by a person");
+    let port = by("port.md");
+    assert_eq!(port["similar_to"]["id"], 2, "{j}");
+    assert_eq!(port["similar_to"]["only_in_existing"], serde_json::json!(["8080"]));
+    let same = by("same.md");
+    assert_eq!((same["action"].as_str(), same["memory_id"].as_u64()), (Some("exists"), Some(2)), "{j}");
+    let run = env.kb(&["import", "--from", "claude", "--dry-run"]).ok();
+    assert!(run.stdout.contains("0 added"), "a second run adds nothing: {}", run.stdout);
+    // Both ports stay.
+    let facts: Vec<String> = memories(&env).iter().map(|m| m["summary"].as_str().unwrap().to_string()).collect();
+    assert!(facts.iter().any(|f| f.ends_with("8080")) && facts.iter().any(|f| f.ends_with("8081")), "{facts:?}");
+}
+
+#[test]
+fn a_second_import_adds_nothing_past_the_dedup_window() {
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    let dir = claude_memory_dir(&env);
+    // More facts than the window's 10 most recent, each a different fact (its own number).
+    for i in 0..40 {
+        put(
+            &dir.join(format!("f{i:02}.md")),
+            &format!("---\nname: f{i}\ntype: project\n---\nService {i} listens on port {}\n", 9000 + i),
+        );
+    }
+    let j = env.kb(&["--json", "import", "--from", "claude"]).ok().json();
+    assert_eq!(j["added"], 40, "{j}");
+    let j = env.kb(&["--json", "import", "--from", "claude"]).ok().json();
+    assert_eq!((j["added"].as_u64(), j["exists"].as_u64()), (Some(0), Some(40)), "{j}");
+    assert_eq!(memories(&env).len(), 40);
+}
+
+#[test]
+fn every_import_keeps_8080_and_8081_apart() {
+    let env = TestEnv::new();
+    env.kb(&["init"]).ok();
+    env.kb(&["save", "The api service listens on port 8080"]).ok();
+    put(
+        &claude_memory_dir(&env).join("p.md"),
+        "---\nname: p\ntype: project\n---\nThe api service listens on port 8081\n",
+    );
+    put(
+        &env.home().join(".codex/memories/MEMORY.md"),
+        &format!("# kb\napplies_to: cwd={}\n- The api service listens on port 8081.\n", env.root().display()),
+    );
+    env.write("GEMINI.md", "## Gemini Added Memories\n- the api service listens on port 8081\n");
+    for tool in ["claude", "codex", "gemini"] {
+        env.kb(&["import", "--from", tool]).ok();
+    }
+    env.write(
+        ".github/copilot-memories.jsonl",
+        "{\"id\":\"mem-1\",\"subject\":\"general\",\"fact\":\"The api service listens on port 8082\",\"citations\":[],\"reason\":\"r\"}\n",
+    );
+    env.kb(&["import", "--from", "copilot"]).ok();
+    let facts: Vec<String> = memories(&env).iter().map(|m| m["summary"].as_str().unwrap().to_lowercase()).collect();
+    for port in ["8080", "8081", "8082"] {
+        assert!(facts.iter().any(|f| f.contains(port)), "{port}: {facts:?}");
+    }
+    let v = env.kb(&["--json", "consolidate"]).ok().json();
+    let facts: Vec<String> = memories(&env).iter().map(|m| m["summary"].as_str().unwrap().to_lowercase()).collect();
+    for port in ["8080", "8081", "8082"] {
+        assert!(facts.iter().any(|f| f.contains(port)), "consolidate kept {port}: {facts:?} {v}");
+    }
+}

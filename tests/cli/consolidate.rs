@@ -485,7 +485,8 @@ fn the_run_holds_the_lock_from_start_to_end() {
     let t = TestEnv::pinned();
     mem(&t, 1, "The api service listens on port 8080", &days_ago(3.0), "", &[]);
     mem(&t, 2, "The api service listens on port 8080!", &days_ago(2.0), "", &[]);
-    let cmd = "cat > /dev/null; touch started; while [ ! -e go ]; do sleep 0.02; done; echo 'Merged while locked: port 8080'";
+    let cmd =
+        "cat > /dev/null; touch started; while [ ! -e go ]; do sleep 0.02; done; echo 'Merged while locked: port 8080'";
     let mut child = t
         .command(&["consolidate", "--summarizer", cmd])
         .stdout(std::process::Stdio::null())
@@ -548,7 +549,10 @@ fn a_different_fact_is_never_merged_and_the_plan_says_so() {
     assert_eq!(v["merged"], serde_json::json!([]), "{v}");
     let c = &v["conflicts"][0];
     assert_eq!((c["memory"].as_u64(), c["other"].as_u64()), (Some(1), Some(2)), "{v}");
-    assert_eq!((c["only_in_memory"].clone(), c["only_in_other"].clone()), (serde_json::json!(["8080"]), serde_json::json!(["8081"])));
+    assert_eq!(
+        (c["only_in_memory"].clone(), c["only_in_other"].clone()),
+        (serde_json::json!(["8080"]), serde_json::json!(["8081"]))
+    );
     assert_eq!((t.read(&p8080), t.read(&p8081)), before, "both facts kept, unchanged");
     assert_eq!(journal_entries(&t), 0);
     // A restatement of 8080, the newest, merges with 8080 and never with 8081.
@@ -577,7 +581,11 @@ fn a_refinement_is_merged_but_an_older_text_with_more_is_not_lost() {
         .collect();
     assert_eq!(conflicts, [(1, 3), (2, 3)], "{v}");
     // Those two still merge with each other (the next round), `nginx` kept.
-    assert_eq!(v["merged"], serde_json::json!([{"into": 1, "removed": [2], "similarity": v["merged"][0]["similarity"]}]), "{v}");
+    assert_eq!(
+        v["merged"],
+        serde_json::json!([{"into": 1, "removed": [2], "similarity": v["merged"][0]["similarity"]}]),
+        "{v}"
+    );
     let run = t.kb(&["consolidate", "--dry-run"]).ok();
     assert!(run.stdout.contains("memory 1 says `nginx`, which memory 3 does not"), "{}", run.stdout);
 }
@@ -603,9 +611,24 @@ fn a_protected_or_core_context_memory_is_never_rewritten_or_removed() {
 fn a_persons_memory_survives_with_its_own_words_among_agents_restatements() {
     let t = TestEnv::pinned();
     // The agents' copies are older and newer than the person's memory.
-    let agent_old = mem(&t, 1, "User prefers pytest over unittest!!", &days_ago(5.0), "created_by: agent:claude\n", &["from-claude"]);
-    let person = mem(&t, 2, "User prefers pytest over unittest", &days_ago(4.0), "created_by: alex@example.com\n", &["python"]);
-    let agent_new = mem(&t, 3, "user prefers pytest over unittest.", &days_ago(1.0), "created_by: agent:gemini\n", &["from-gemini"]);
+    let agent_old = mem(
+        &t,
+        1,
+        "User prefers pytest over unittest!!",
+        &days_ago(5.0),
+        "created_by: agent:claude\n",
+        &["from-claude"],
+    );
+    let person =
+        mem(&t, 2, "User prefers pytest over unittest", &days_ago(4.0), "created_by: alex@example.com\n", &["python"]);
+    let agent_new = mem(
+        &t,
+        3,
+        "user prefers pytest over unittest.",
+        &days_ago(1.0),
+        "created_by: agent:gemini\n",
+        &["from-gemini"],
+    );
     let v = consolidate(&t, &[]);
     assert_eq!(v["merged"][0]["into"], 2, "{v}");
     assert_eq!(v["merged"][0]["removed"], serde_json::json!([1, 3]));
@@ -624,7 +647,10 @@ fn a_summarizer_answer_that_drops_a_fact_skips_its_group() {
     t.write("summarize.sh", "cat >/dev/null\necho 'The api service listens on port 8081'\n");
     let cmd = format!("sh {}", t.root().join("summarize.sh").display());
     let run = t.kb(&["consolidate", "--summarizer", &cmd]).ok();
-    assert!(run.stderr.contains("not merged: memories 2 into 1: the summarizer answered text that leaves out `8080`"), "{run:?}");
+    assert!(
+        run.stderr.contains("not merged: memories 2 into 1: the summarizer answered text that leaves out `8080`"),
+        "{run:?}"
+    );
     assert_eq!(run.stdout, "Nothing consolidated: 1 group of near-duplicates left alone (see the warning).\n");
     assert_eq!(t.ids(), [1, 2]);
 }

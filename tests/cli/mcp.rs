@@ -586,6 +586,30 @@ mod with_mcp {
         assert_eq!(env.read(&person), before, "the person's memory is untouched");
         let message = failed(call(&client, "update_memory", json!({"id": 1})).await);
         assert_eq!(message, "content is required: a string");
+    /// Issue 28: an agent's save restating a person's memory outside the dedup window (older than
+    /// its days, or of another type) is reported as the near miss it is, never silently stored
+    /// twice; the same words are already stored.
+    #[tokio::test(flavor = "current_thread")]
+    async fn an_agents_save_restating_an_old_persons_memory_is_a_near_miss() {
+        let env = env();
+        env.memory(1, "The api service listens on port 8080", &days_ago(30.0), &[]);
+        let client = connect(&env, legacy()).await;
+        let (text, json) = ok(call(
+            &client,
+            "save_memory",
+            json!({"content": "The api service listens on port 8080 now", "type": "pattern"}),
+        )
+        .await);
+        assert_eq!(json["action"], "saved", "{text}");
+        assert_eq!(
+            (json["similar_to"]["id"].as_u64(), json["similar_to"]["why"].as_str()),
+            (Some(1), Some("written by a person")),
+            "{json}"
+        );
+        assert!(text.contains("Similar: memory 1"), "{text}");
+        let (text, json) =
+            ok(call(&client, "save_memory", json!({"content": "the api service  listens on port 8080"})).await);
+        assert_eq!((json["action"].as_str(), json["memory_id"].as_u64()), (Some("exists"), Some(1)), "{text}");
         client.cancel().await.unwrap();
     }
 
