@@ -584,6 +584,34 @@ mod tests {
     }
 
     #[test]
+    fn a_line_that_is_no_json_rpc_message_gets_invalid_request_with_an_id_member() {
+        use serde_json::json;
+        let error = |line: &str| -> serde_json::Value {
+            let text = invalid_request(&serde_json::from_str(line).unwrap()).expect("an error");
+            serde_json::from_str(&text).unwrap()
+        };
+        for (line, id) in [("5", json!(null)), (r#"{"foo":1}"#, json!(null)), ("[]", json!(null))] {
+            let e = error(line);
+            assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (id, json!(-32600)), "{line}: {e}");
+        }
+        assert_eq!(error(r#"{"jsonrpc":"2.0","id":7}"#)["id"], 7, "the message's own id when it has one");
+        assert_eq!(error(r#"{"jsonrpc":"1.0","id":"a","method":"x"}"#)["id"], "a");
+        assert_eq!(error(r#"{"jsonrpc":"2.0","id":{"x":1},"method":5}"#)["id"], json!(null));
+        for fine in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":"s1","result":{}}"#,
+        ] {
+            assert!(invalid_request(&serde_json::from_str(fine).unwrap()).is_none(), "{fine}");
+        }
+        // The SDK's own error without an id gets one; every other reply passes as it is.
+        let patched = with_error_id(br#"{"jsonrpc":"2.0","error":{"code":-32600}}"#.to_vec());
+        assert_eq!(patched, br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600}}"#);
+        let reply = br#"{"jsonrpc":"2.0","id":3,"error":{"code":-32601}}"#.to_vec();
+        assert_eq!(with_error_id(reply.clone()), reply);
+    }
+
+    #[test]
     fn the_id_of_an_oversized_request_is_found_at_its_start() {
         use serde_json::json;
         let id = |head: &str| leading_id(head.as_bytes());

@@ -116,6 +116,41 @@ pub(super) fn leading_id(head: &[u8]) -> serde_json::Value {
     id
 }
 
+/// Returns the Invalid Request error (-32600) for `message`, JSON that is not a JSON-RPC 2.0
+/// message (`None` for one that is): not an object, no `"jsonrpc":"2.0"`, or neither a method
+/// nor a response. JSON-RPC 2.0 wants an `id` member on every error: the message's own id when
+/// it has a usable one, else null (the SDK's own answer to such a line has no `id` at all).
+pub(super) fn invalid_request(message: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let object = message.as_object();
+    let id = object.and_then(|m| m.get("id")).filter(|id| id.is_string() || id.is_number()).cloned();
+    let why = match object {
+        None if message.is_array() => "a batch (a JSON array) is not taken: send one message per line",
+        None => "a JSON-RPC message is a JSON object",
+        Some(m) if m.get("jsonrpc") != Some(&Value::from("2.0")) => "the message needs \"jsonrpc\": \"2.0\"",
+        Some(m) if m.get("method").is_some_and(Value::is_string) => return None,
+        Some(m) if (m.contains_key("result") || m.contains_key("error")) && id.is_some() => return None,
+        Some(m) if m.contains_key("method") => "\"method\" must be a string",
+        Some(_) => "the message has no \"method\" (nor a response's \"id\" and \"result\" or \"error\")",
+    };
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id.unwrap_or(Value::Null),
+        "error": {"code": -32600, "message": format!("Invalid Request: {why}")}
+    });
+    Some(error.to_string())
+}
+
+/// Returns `line`, a reply of the SDK, with `"id": null` added when it is an error without an
+/// `id` member (JSON-RPC 2.0 requires one; the guard answers the cases it knows first).
+pub(super) fn with_error_id(line: Vec<u8>) -> Vec<u8> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","error":"#;
+    match line.strip_prefix(br#"{"jsonrpc":"2.0","#.as_slice()) {
+        Some(rest) if line.starts_with(HEAD) => [br#"{"jsonrpc":"2.0","id":null,"#.as_slice(), rest].concat(),
+        _ => line,
+    }
+}
+
 /// Returns the stdio transport with a guard in front of it. The guard reads stdin a line at a
 /// time, holding at most [`MAX_LINE_BYTES`] of a line: a longer line gets the Invalid Request
 /// error of [`too_large`] and never reaches the SDK. A line that is not JSON gets the JSON-RPC
@@ -143,13 +178,20 @@ pub(super) fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStr
             if text.trim().is_empty() {
                 continue;
             }
-            if serde_json::from_str::<serde_json::Value>(&text).is_err() {
-                let error = serde_json::json!({
-                    "jsonrpc": "2.0",
-                    "id": null,
-                    "error": {"code": -32700, "message": "Parse error: the line is not JSON"}
-                });
-                let _ = errors_tx.send(error.to_string());
+            let message = match serde_json::from_str::<serde_json::Value>(&text) {
+                Ok(message) => message,
+                Err(_) => {
+                    let error = serde_json::json!({
+                        "jsonrpc": "2.0",
+                        "id": null,
+                        "error": {"code": -32700, "message": "Parse error: the line is not JSON"}
+                    });
+                    let _ = errors_tx.send(error.to_string());
+                    continue;
+                }
+            };
+            if let Some(error) = invalid_request(&message) {
+                let _ = errors_tx.send(error);
                 continue;
             }
             if feed.write_all(&line).await.is_err() || feed.write_all(b"\n").await.is_err() {
@@ -165,7 +207,7 @@ pub(super) fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStr
         loop {
             let line = tokio::select! {
                 r = replies.next_segment() => match r {
-                    Ok(Some(l)) => l,
+                    Ok(Some(l)) => with_error_id(l),
                     _ => break,
                 },
                 Some(e) = errors_rx.recv() => e.into_bytes(),

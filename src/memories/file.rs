@@ -118,17 +118,45 @@ fn plain_decimal(text: Option<&str>) -> bool {
 }
 
 /// Returns the key and tag of the first value with a `!!python/` tag, which PyYAML's safe_load
-/// refuses.
+/// refuses. A tag starts a node: it follows `key:`, a `- ` item or a flow bracket or comma,
+/// outside quotes; `!!python/` inside a quoted or plain string (an author, a tag, a client name)
+/// is text, which PyYAML reads as it is.
 fn python_tag(yaml: &str) -> Option<(&str, &str)> {
     if !yaml.contains("!!python/") {
         return None;
     }
     yaml.lines().find_map(|l| {
-        let at = l.find("!!python/")?;
+        let at = tag_at(l)?;
         let tag = l[at..].split_whitespace().next()?;
         let key = l.split(':').next().unwrap_or("").trim_start_matches([' ', '-']).trim();
         Some((key, tag))
     })
+}
+
+/// Returns where a `!!python/` tag starts a node on line `l`, if one does.
+fn tag_at(l: &str) -> Option<usize> {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (i, c) in l.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if double => escaped = true,
+            '"' if !single => double = !double,
+            '\'' if !double => single = !single,
+            '#' if !single && !double && (i == 0 || l[..i].ends_with([' ', '\t'])) => return None,
+            '!' if !single && !double && l[i..].starts_with("!!python/") => {
+                let before = l[..i].trim_end_matches([' ', '\t']);
+                let spaced = before.len() < i;
+                let starts = before.is_empty()
+                    || before.ends_with(['[', '{', ','])
+                    || (spaced && (before.ends_with(':') || before.ends_with('-') || before.ends_with('?')));
+                if starts {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The known scalar fields re-read as the text written in the file, for values serde-saphyr

@@ -230,6 +230,32 @@ fn validation_is_as_strict_as_co_cli() {
     assert_eq!(v["count"], 1, "only the valid memory is listed");
 }
 
+#[test]
+fn a_python_tag_only_as_text_is_read_as_text() {
+    let t = TestEnv::pinned();
+    let created = "created: '2026-01-01T10:00:00+00:00'";
+    let fine = [
+        format!("{created}\nid: 1\ncreated_by: 'agent:!!python/x'"),
+        format!("{created}\nid: 2\ntags:\n- \"!!python/object\""),
+        format!("{created}\nid: 3\nauthor: Alex !!python/name:os.system"),
+        format!("{created}\nid: 4 # !!python/object:os.system"),
+    ];
+    for (i, yaml) in fine.iter().enumerate() {
+        t.mem_file(&format!("{i}-fine.md"), &format!("---\n{yaml}\n---\n\nbody {i}\n"));
+    }
+    let tagged = [
+        format!("{created}\nid: 5\nx: !!python/object:os.system ls"),
+        format!("{created}\nid: 6\ntags:\n- !!python/tuple [a]"),
+        format!("{created}\nid: 7\ntags: [a, !!python/str b]"),
+    ];
+    for (i, yaml) in tagged.iter().enumerate() {
+        t.mem_file(&format!("{i}-tagged.md"), &format!("---\n{yaml}\n---\n\nbody {i}\n"));
+    }
+    assert_eq!(t.ids(), vec![1, 2, 3, 4], "a quoted or plain string holding !!python/ is text, as PyYAML reads it");
+    let run = t.kb(&["check"]);
+    assert_eq!(run.stdout.matches("unsupported YAML tag !!python/").count(), 3, "{run:?}");
+}
+
 /// Returns `n` bytes of words drawn from a seeded generator (no two texts alike).
 fn words(seed: u64, n: usize) -> String {
     let mut rng = Rng::new(seed);

@@ -586,6 +586,9 @@ mod with_mcp {
         assert_eq!(env.read(&person), before, "the person's memory is untouched");
         let message = failed(call(&client, "update_memory", json!({"id": 1})).await);
         assert_eq!(message, "content is required: a string");
+        client.cancel().await.unwrap();
+    }
+
     /// Issue 28: an agent's save restating a person's memory outside the dedup window (older than
     /// its days, or of another type) is reported as the near miss it is, never silently stored
     /// twice; the same words are already stored.
