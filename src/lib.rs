@@ -42,7 +42,10 @@ pub use commands::main;
 pub fn build_context(layout: &Layout, wrap: bool) -> anyhow::Result<context::Block> {
     let repo = repo::Repo::open(layout.clone(), format::time::now(), settings::Environment::from_process())?;
     let knowledge = knowledge::Knowledge::read(&repo);
-    Ok(context::build(&knowledge, &settings::BlockRequest { wrap, hot: true, ..Default::default() }))
+    Ok(context::build(
+        &knowledge,
+        &settings::BlockRequest { wrap, hot: true, global: true, session: true, ..Default::default() },
+    ))
 }
 /// Writes the block into compile targets (benchmarks).
 pub use context::targets::write_all as write_targets;

@@ -180,6 +180,13 @@ pub struct BlockRequest {
     /// Whether Hot Memories go in (`kb context` yes unless `--no-hot`; a target only with
     /// `"hot": true`: heat is local, so a committed file leaves them out by default).
     pub hot: bool,
+    /// Whether the global context (`~/.config/co-cli/knowledge/context.md`) goes in (`kb
+    /// context`, MCP `get_context` yes; a target only with `"global": true`: it is one person's,
+    /// and a committed file carries the team's knowledge only).
+    pub global: bool,
+    /// Whether the open session goes in (as `global`: one person's, so a target only with
+    /// `"session": true`).
+    pub session: bool,
     /// The token budget; `None`: the setting `context_max_tokens`, else the byte limit.
     pub max_tokens: Option<u32>,
     /// Put the block inside `<system-reminder>` tags.
@@ -212,9 +219,13 @@ impl TargetSpec {
         if !self.block.for_paths.is_empty() {
             o.insert("for".into(), Value::from(self.block.for_paths.clone()));
         }
-        for (key, on) in
-            [("decisions_only", self.block.decisions_only), ("board", self.block.board), ("hot", self.block.hot)]
-        {
+        for (key, on) in [
+            ("decisions_only", self.block.decisions_only),
+            ("board", self.block.board),
+            ("hot", self.block.hot),
+            ("global", self.block.global),
+            ("session", self.block.session),
+        ] {
             if on {
                 o.insert(key.into(), Value::Bool(true));
             }
@@ -261,6 +272,8 @@ impl TargetSpec {
                         "decisions_only" => t.block.decisions_only = bool_of(v)?,
                         "board" => t.block.board = bool_of(v)?,
                         "hot" => t.block.hot = bool_of(v)?,
+                        "global" => t.block.global = bool_of(v)?,
+                        "session" => t.block.session = bool_of(v)?,
                         "max_tokens" => {
                             t.block.max_tokens = match v {
                                 Value::Null => None,
@@ -271,7 +284,7 @@ impl TargetSpec {
                         }
                         other => {
                             return Err(format!(
-                                "unknown key \"{other}\" (the keys are path, agent, for, decisions_only, board, hot, max_tokens)"
+                                "unknown key \"{other}\" (the keys are path, agent, for, decisions_only, board, hot, global, session, max_tokens)"
                             ));
                         }
                     }

@@ -353,6 +353,8 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 decisions_only: a.decisions_only,
                 board: a.board,
                 hot: !a.no_hot,
+                global: true,
+                session: true,
                 max_tokens: a.max_tokens,
                 wrap: a.wrap,
                 count_tokens: ctx.json,

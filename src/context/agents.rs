@@ -25,17 +25,76 @@ pub const RULE_DIRS: [(Agent, &str, &str); 5] = [
     (Agent::Cline, ".clinerules", ".md"),
 ];
 
-/// Returns the marker line of a file generated from `source` (a root-relative path).
-pub fn marker(source: &str) -> String {
-    format!("{MARKER_START}{source}; edit {source}, not this file -->")
+/// What follows the source in a marker line, before the hash.
+const HASH_KEY: &str = "; sha256:";
+
+/// How many hex digits of the SHA-256 a marker line carries.
+pub const HASH_DIGITS: usize = 16;
+
+/// Returns the marker line of a file generated from `source` (a root-relative path) whose
+/// content, without this line, hashes to `hash` ([`content_hash`]).
+pub fn marker(source: &str, hash: &str) -> String {
+    format!("{MARKER_START}{source}; edit {source}, not this file{HASH_KEY}{hash} -->")
 }
 
-/// Returns the source a generated file names in its marker line (right after its frontmatter,
-/// or first when it has none); `None`: not a file kb generated.
-pub fn owned_source(text: &str) -> Option<&str> {
-    let after = match text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) {
+/// Returns the first [`HASH_DIGITS`] hex digits of the SHA-256 of `content`: what a marker line
+/// carries for the file's bytes without that line and its line ending.
+pub fn content_hash(content: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(content);
+    digest.iter().take(HASH_DIGITS / 2).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Returns a generated file: `front` (its frontmatter with its closing `---` line, or nothing),
+/// the marker line naming `source` with the hash of the rest of the file, and `rest`.
+pub fn sealed(front: &str, source: &str, rest: &str) -> String {
+    let hash = content_hash(format!("{front}{rest}").as_bytes());
+    format!("{front}{}\n{rest}", marker(source, &hash))
+}
+
+/// The marker line of a generated file, as found in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp<'a> {
+    /// The source it names.
+    pub source: &'a str,
+    /// The content hash it carries; `None`: a marker line an older kb wrote, without one.
+    pub hash: Option<&'a str>,
+    /// Where the line is in the file, its line ending included.
+    pub line: std::ops::Range<usize>,
+}
+
+impl Stamp<'_> {
+    /// Returns whether `text` (the file this stamp was found in) still hashes to the stamp's
+    /// hash: what kb wrote. A file whose line endings became CRLF (git's `core.autocrlf` on a
+    /// checkout) counts as what kb wrote too.
+    pub fn intact(&self, text: &str) -> bool {
+        let Some(hash) = self.hash else { return false };
+        let rest = without(text, &self.line);
+        content_hash(rest.as_bytes()) == hash
+            || (rest.contains("\r\n") && content_hash(rest.replace("\r\n", "\n").as_bytes()) == hash)
+    }
+}
+
+fn without(text: &str, line: &std::ops::Range<usize>) -> String {
+    format!("{}{}", &text[..line.start], &text[line.end..])
+}
+
+/// Returns `text` without its marker line (and with LF line endings), for comparing what two
+/// files say whatever their marker lines carry; `text` itself when it has none.
+pub fn unstamped(text: &str) -> String {
+    let rest = match stamp(text) {
+        Some(s) => without(text, &s.line),
+        None => text.to_string(),
+    };
+    rest.replace("\r\n", "\n")
+}
+
+/// Returns the marker line of a generated file (right after its frontmatter, or first when it
+/// has none); `None`: not a file kb generated.
+pub fn stamp(text: &str) -> Option<Stamp<'_>> {
+    let start = match text.strip_prefix("---\n").or_else(|| text.strip_prefix("---\r\n")) {
         Some(rest) => {
-            let mut off = 0;
+            let mut off = text.len() - rest.len();
             let mut end = None;
             for line in rest.split_inclusive('\n') {
                 off += line.len();
@@ -44,14 +103,20 @@ pub fn owned_source(text: &str) -> Option<&str> {
                     break;
                 }
             }
-            &rest[end?..]
+            end?
         }
-        None => text,
+        None => 0,
     };
-    let line = after.split('\n').next().unwrap_or("").trim_end_matches('\r');
-    let rest = line.strip_prefix(MARKER_START)?;
+    let after = &text[start..];
+    let full = after.split_inclusive('\n').next().unwrap_or("");
+    let line = full.trim_end_matches(['\n', '\r']);
+    let rest = line.strip_prefix(MARKER_START)?.strip_suffix("-->")?;
     let source = rest.split(';').next()?;
-    rest.ends_with("-->").then_some(source)
+    let hash = rest
+        .rfind(HASH_KEY)
+        .map(|at| rest[at + HASH_KEY.len()..].trim_end())
+        .filter(|h| h.len() == HASH_DIGITS && h.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+    Some(Stamp { source, hash, line: start..start + full.len() })
 }
 
 /// The limit an agent cuts one of its files at (docs/formats.md, Agents' files).
@@ -130,7 +195,7 @@ pub fn context_file(agent: Agent, block: &str) -> Option<String> {
         Agent::Cline => "",
         _ => return None,
     };
-    Some(format!("{front}{}\n\n{block}\n", marker(CONTEXT_SOURCE)))
+    Some(sealed(front, CONTEXT_SOURCE, &format!("\n{block}\n")))
 }
 
 /// Returns the name a scoped instruction's files carry: its path below `.github/instructions/`
@@ -164,9 +229,26 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Returns whether the agent writes an instruction's globs on one unquoted `globs:` line
+/// (Cursor, Windsurf), where a glob must be [`one_line_glob`].
+pub fn globs_on_one_line(agent: Agent) -> bool {
+    matches!(agent, Agent::Cursor | Agent::Windsurf)
+}
+
+/// Returns whether `glob` can go raw into a one-line YAML value: no line break (`\n`, `\r`,
+/// U+0085, U+2028, U+2029), no other control character and no byte-order mark, any of which
+/// would end the line or the frontmatter early (injecting keys, and hiding kb's marker line).
+pub fn one_line_glob(glob: &str) -> bool {
+    !glob.chars().any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}'))
+}
+
 /// Returns the text of the agent's rule file for instruction `i` (generated from `source`, its
-/// root-relative path), or `None` for an agent without path-scoped rules.
+/// root-relative path), or `None` for an agent without path-scoped rules, and for Cursor and
+/// Windsurf when a glob cannot go on their one `globs:` line ([`one_line_glob`]).
 pub fn rule_file(agent: Agent, i: &Instruction, source: &str) -> Option<String> {
+    if globs_on_one_line(agent) && !i.apply_to.iter().all(|g| one_line_glob(g)) {
+        return None;
+    }
     let quote = crate::format::frontmatter::quote;
     let list = |key: &str| {
         let mut s = format!("{key}:\n");
@@ -187,7 +269,7 @@ pub fn rule_file(agent: Agent, i: &Instruction, source: &str) -> Option<String> 
         Agent::Cline => list("paths"),
         _ => return None,
     };
-    Some(format!("---\n{front}---\n{}\n\n{}\n", marker(source), i.body))
+    Some(sealed(&format!("---\n{front}---\n"), source, &format!("\n{}\n", i.body)))
 }
 
 /// The most alternatives one glob is spelled out into.
@@ -261,11 +343,50 @@ mod tests {
 
     #[test]
     fn ownership_line() {
+        let source = |t: &str| stamp(t).map(|s| s.source);
         let text = context_file(Agent::Cursor, "## x").unwrap();
-        assert_eq!(owned_source(&text), Some(CONTEXT_SOURCE));
-        assert_eq!(owned_source(&context_file(Agent::Cline, "## x").unwrap()), Some(CONTEXT_SOURCE));
-        assert_eq!(owned_source("---\nglobs: x\n---\n# Mine\n"), None);
-        assert_eq!(owned_source("---\nunclosed\n<!-- kb: generated from x; edit x, not this file -->\n"), None);
-        assert_eq!(owned_source("# Mine\n<!-- kb: generated from x; edit x, not this file -->\n"), None);
+        assert_eq!(source(&text), Some(CONTEXT_SOURCE));
+        assert_eq!(source(&context_file(Agent::Cline, "## x").unwrap()), Some(CONTEXT_SOURCE));
+        assert_eq!(source("---\nglobs: x\n---\n# Mine\n"), None);
+        assert_eq!(source("---\nunclosed\n<!-- kb: generated from x; edit x, not this file -->\n"), None);
+        assert_eq!(source("# Mine\n<!-- kb: generated from x; edit x, not this file -->\n"), None);
+    }
+
+    #[test]
+    fn the_marker_line_hashes_the_rest_of_the_file() {
+        let text = context_file(Agent::Cursor, "## x").unwrap();
+        let s = stamp(&text).unwrap();
+        assert!(s.intact(&text));
+        let hash = s.hash.unwrap();
+        assert_eq!(hash.len(), HASH_DIGITS);
+        // The hash is of the file without the line and its line ending.
+        let rest = format!("{}{}", &text[..s.line.start], &text[s.line.end..]);
+        assert_eq!(content_hash(rest.as_bytes()), hash);
+        assert!(text[s.line.clone()].ends_with(&format!("; sha256:{hash} -->\n")));
+        // An edit anywhere, frontmatter included, breaks it; CRLF line endings do not.
+        let edited = text.replace("## x", "## y");
+        assert!(!stamp(&edited).unwrap().intact(&edited));
+        let front = text.replace("alwaysApply: true", "alwaysApply: false");
+        assert!(!stamp(&front).unwrap().intact(&front));
+        let crlf = text.replace('\n', "\r\n");
+        assert!(stamp(&crlf).unwrap().intact(&crlf));
+        // An older kb's line has no hash: never intact, and compared by what the rest says.
+        let old = "<!-- kb: generated from x; edit x, not this file -->\n\nbody\n";
+        let s = stamp(old).unwrap();
+        assert_eq!((s.source, s.hash), ("x", None));
+        assert!(!s.intact(old));
+        assert_eq!(unstamped(old), "\nbody\n");
+        assert_eq!(unstamped(&sealed("", "x", "\nbody\n")), "\nbody\n");
+        // A hash that is not 16 lower-case hex digits is no hash.
+        assert_eq!(stamp("<!-- kb: generated from x; edit x, not this file; sha256:XYZ -->\n").unwrap().hash, None);
+    }
+
+    #[test]
+    fn a_glob_with_a_line_break_cannot_go_into_one_line() {
+        assert!(one_line_glob("src/**/*.ts"));
+        assert!(one_line_glob("docs/ü/*.md"));
+        for bad in ["a\nalwaysApply: true", "a\rb", "a\u{2028}b", "a\u{85}b", "a\tb", "a\u{feff}"] {
+            assert!(!one_line_glob(bad), "{bad:?}");
+        }
     }
 }

@@ -173,10 +173,15 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         return screened(inputs);
     }
     let Sources { sections, records, warnings, conflicts } = knowledge.sources();
-    inputs.warnings.extend(warnings.iter().cloned());
-    inputs.conflicts.extend(conflicts.iter().cloned());
+    // The global context is one person's: a block without it (a committed target) says nothing
+    // about that file either.
+    let global = knowledge.repo().layout.global_context();
+    let personal = |d: &&Diagnostic| !req.global && global.is_some() && d.path == global;
+    inputs.warnings.extend(warnings.iter().filter(|d| !personal(d)).cloned());
+    inputs.conflicts.extend(conflicts.iter().filter(|d| !personal(d)).cloned());
     for s in sections {
         let kind = match s.kind {
+            SectionKind::Global if !req.global => continue,
             SectionKind::Global => LayerKind::Global,
             SectionKind::Project => LayerKind::Project,
             SectionKind::RepositoryMemories => continue,
@@ -197,7 +202,8 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         &mut inputs.conflicts,
     ));
     inputs.layers.extend(memory_layers(knowledge, req, &mut inputs.warnings, &mut inputs.conflicts));
-    let (session, problems) = knowledge.session();
+    // The open session is one person's too: only a request that asks for it reads it.
+    let (session, problems) = if req.session { knowledge.session() } else { &(None, Vec::new()) };
     // A session with conflict markers does not parse: its problem becomes the conflict's warning.
     let problems = settle(problems, root, "the session is", &mut inputs.conflicts);
     inputs.warnings.extend(problems);
@@ -443,6 +449,25 @@ fn one_line(s: &str) -> String {
 /// Fits the inputs into `budget` tokens, or with none into the byte limit, and adds the
 /// size and budget warnings.
 pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: bool) -> Block {
+    assemble_framed(inputs, budget, None, wrap, count_tokens)
+}
+
+/// The lines kb writes around a block in a file (a standalone target's marker line, a managed
+/// block's two marker lines): `frame(block)` is what the agent loads of that file, and a token
+/// budget holds all of it (docs/behaviour.md, Token budget).
+pub type Frame<'a> = &'a dyn Fn(&str) -> String;
+
+/// [`assemble`], with a token budget that also holds what `frame` writes around the block: the
+/// block is fitted to the budget less the frame, refitted while the framed text (whose marker
+/// line may carry a hash of the block) still passes it. The block's `tokens` are then the framed
+/// text's. Without a budget, or a frame, it is [`assemble`].
+pub fn assemble_framed(
+    inputs: Inputs,
+    budget: Option<u32>,
+    frame: Option<Frame<'_>>,
+    wrap: bool,
+    count_tokens: bool,
+) -> Block {
     let Inputs { layers, files, mut warnings, conflicts } = inputs;
     warnings.extend(conflicts.iter().cloned());
     let count = crate::format::tokens::count;
@@ -481,18 +506,44 @@ pub fn assemble(inputs: Inputs, budget: Option<u32>, wrap: bool, count_tokens: b
             None => byte_marker(layers, dropped),
         }
     };
-    let mut fitted = layers::fit(&layers, limit, unit, wrap, &marker(Detail::Full));
-    // The budget includes the marker line: when the decisions and the full line do not fit, a
-    // shorter line may (the decisions are never what goes).
-    for detail in [Detail::Counts, Detail::Totals] {
-        if budget.is_none() || fitted.size <= limit {
-            break;
+    let fit_within = |limit: usize| {
+        let mut fitted = layers::fit(&layers, limit, unit, wrap, &marker(Detail::Full));
+        // The budget includes the marker line: when the decisions and the full line do not fit, a
+        // shorter line may (the decisions are never what goes).
+        for detail in [Detail::Counts, Detail::Totals] {
+            if budget.is_none() || fitted.size <= limit {
+                break;
+            }
+            let shorter = layers::fit(&layers, limit, unit, wrap, &marker(detail));
+            if shorter.size < fitted.size {
+                fitted = shorter;
+            }
         }
-        let shorter = layers::fit(&layers, limit, unit, wrap, &marker(detail));
-        if shorter.size < fitted.size {
-            fitted = shorter;
+        fitted
+    };
+    let fitted = match (budget, frame) {
+        (Some(b), Some(frame)) => {
+            let b = b as usize;
+            let framed = |f: &layers::Fitted| f.text.as_deref().map_or(0, |t| count(&frame(t)));
+            let mut inner = b.saturating_sub(count(&frame("")));
+            let mut fitted = fit_within(inner);
+            let mut total = framed(&fitted);
+            // Token counts do not quite add up, and the frame's hash changes with the block: a
+            // few refits settle it.
+            for _ in 0..4 {
+                if total <= b || inner == 0 {
+                    break;
+                }
+                inner = inner.saturating_sub(total - b);
+                let refit = fit_within(inner);
+                total = framed(&refit);
+                fitted = refit;
+            }
+            fitted.size = total;
+            fitted
         }
-    }
+        _ => fit_within(limit),
+    };
     let text = fitted.text;
     let bytes = text.as_ref().map_or(0, String::len);
     let tokens = match (budget, &text) {

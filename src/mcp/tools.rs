@@ -294,6 +294,8 @@ impl Server {
             decisions_only: args.decisions_only,
             board: false,
             hot: true,
+            global: true,
+            session: true,
             max_tokens: args.max_tokens,
             wrap: false,
             count_tokens: true,
@@ -446,7 +448,7 @@ impl Server {
     /// Returns the always-loaded context block, as `kb context` prints it; empty when
     /// no section has content. Its warnings go to stderr, as `kb context` prints them.
     pub fn context(&self) -> String {
-        let req = crate::settings::BlockRequest { hot: true, ..Default::default() };
+        let req = crate::settings::BlockRequest { hot: true, global: true, session: true, ..Default::default() };
         let text = self.read(|k| {
             let report = ops::context::context(k, &req);
             self.warn(report.diagnostics());
@@ -550,11 +552,13 @@ mod tests {
         warm::lock(&server.warm).note(&crate::knowledge::watch::Changes { paths, ..Default::default() });
         let repo = server.repo().unwrap();
         let knowledge = Knowledge::read(&repo);
-        let block =
-            ops::context::context(&knowledge, &crate::settings::BlockRequest { hot: true, ..Default::default() })
-                .block
-                .text
-                .unwrap();
+        let block = ops::context::context(
+            &knowledge,
+            &crate::settings::BlockRequest { hot: true, global: true, session: true, ..Default::default() },
+        )
+        .block
+        .text
+        .unwrap();
         assert_eq!(server.context(), block);
         assert!(block.starts_with("## Internal Knowledge\n\n### Project Context\n\nProject body"), "{block}");
     }

@@ -8,8 +8,8 @@
 use super::context::request_of;
 use super::{Report, View};
 use crate::context::agents::{self as formats, Limit};
-use crate::context::block::{Cap, assemble, fit_to_cap, gather};
-use crate::context::targets::{self, TargetError};
+use crate::context::block::{Cap, assemble_framed, fit_to_cap, gather};
+use crate::context::targets::{self, TargetError, TargetKind};
 use crate::context::{Block, BlockRequest};
 use crate::error::Diagnostic;
 use crate::knowledge::Knowledge;
@@ -45,8 +45,10 @@ pub struct PlannedFile {
 pub struct Plan {
     pub targets: Vec<PlannedTarget>,
     pub generated: Vec<PlannedFile>,
-    /// Files kb generated that nothing plans any more (their instruction or agent is gone).
-    pub orphans: Vec<PathBuf>,
+    /// Files in the agents' rule folders carrying kb's marker line that nothing plans any more
+    /// (their instruction or agent is gone, or a person copied a generated file): each
+    /// [`Ownership::Owned`] (deleted by a compile) or [`Ownership::Edited`] (left alone).
+    pub orphans: Vec<(PathBuf, Ownership)>,
     /// The first target's block (the default block when there is none), with every block's
     /// warnings and conflicts, each once.
     pub block: Block,
@@ -87,6 +89,34 @@ fn context_cap(agent: Agent) -> Option<Cap> {
     })
 }
 
+/// What kb writes around a block in its file, which a token budget holds too (docs/behaviour.md,
+/// Token budget).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Frame {
+    /// A standalone target: the marker line first.
+    Standalone,
+    /// A managed block: its two marker lines (the rest of the file is not kb's).
+    Managed,
+    /// An agent's generated context file: the marker line (the frontmatter, which the agent
+    /// parses rather than reads, is not counted).
+    Context(Agent),
+}
+
+impl Frame {
+    /// Returns what the agent reads of the file holding `block`.
+    fn around(self, block: &str) -> String {
+        match self {
+            Frame::Standalone => targets::standalone(Some(block)),
+            Frame::Managed => format!("{}\n{block}\n{}\n", targets::BEGIN, targets::END),
+            Frame::Context(agent) => {
+                let file = formats::context_file(agent, block).unwrap_or_default();
+                let start = formats::stamp(&file).map_or(0, |s| s.line.start);
+                file[start..].to_string()
+            }
+        }
+    }
+}
+
 /// Computes every target's block and every agent's files for `targets` and the setting
 /// `agents`, and finds the orphans. Reads only (the memory index cache aside).
 pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> Plan {
@@ -105,41 +135,52 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
             entries.push((file.to_string(), vec![agent], plain.clone()));
         }
     }
-    // Each distinct request is gathered and assembled once; a cap only refits that block's
-    // layers when the block passes it.
-    let mut built: Vec<((BlockRequest, Option<Cap>), Block)> = Vec::new();
-    let mut layers_of: Vec<(BlockRequest, Vec<crate::context::layers::Layer>)> = Vec::new();
+    // Each distinct request is gathered once and assembled once per frame (a token budget holds
+    // the lines around the block, which differ by file); a cap only refits that block's layers
+    // when the block passes it.
+    let mut built: Vec<((BlockRequest, Option<Frame>, Option<Cap>), Block)> = Vec::new();
+    let mut inputs_of: Vec<(BlockRequest, crate::context::block::Inputs)> = Vec::new();
     let budget_of = |req: &BlockRequest| req.max_tokens.or(repo.settings.context_max_tokens.value);
-    let mut block_of = |req: &BlockRequest, cap: Option<Cap>| -> Option<String> {
-        let k = (req.clone(), cap);
+    let mut block_of = |req: &BlockRequest, frame: Frame, cap: Option<Cap>| -> Option<String> {
+        // Without a budget the frame changes nothing.
+        let frame = budget_of(req).map(|_| frame);
+        let k = (req.clone(), frame, cap);
         if let Some((_, b)) = built.iter().find(|(x, _)| *x == k) {
             return b.text.clone();
         }
-        let plain = match built.iter().find(|((r, c), _)| r == req && c.is_none()) {
+        if !inputs_of.iter().any(|(r, _)| r == req) {
+            inputs_of.push((req.clone(), gather(knowledge, req)));
+        }
+        let inputs = inputs_of.iter().find(|(r, _)| r == req).map(|(_, i)| i);
+        let plain = match built.iter().find(|((r, f, c), _)| r == req && *f == frame && c.is_none()) {
             Some((_, b)) => b.clone(),
             None => {
-                let inputs = gather(knowledge, req);
-                layers_of.push((req.clone(), inputs.layers.clone()));
-                let b = assemble(inputs, budget_of(req), req.wrap, req.count_tokens);
-                built.push(((req.clone(), None), b.clone()));
+                let inputs = inputs.cloned().unwrap_or_default();
+                let framer = |block: &str| frame.map_or_else(|| block.to_string(), |f| f.around(block));
+                let b = assemble_framed(inputs, budget_of(req), Some(&framer), req.wrap, req.count_tokens);
+                built.push(((req.clone(), frame, None), b.clone()));
                 b
             }
         };
-        let Some(cap) = k.1.clone() else { return plain.text };
-        let layers = layers_of.iter().find(|(r, _)| r == req).map(|(_, l)| l.as_slice()).unwrap_or(&[]);
+        let Some(cap) = k.2.clone() else { return plain.text };
+        let layers = inputs.map(|i| i.layers.as_slice()).unwrap_or(&[]);
         let b = fit_to_cap(layers, plain, &cap, req.wrap);
         let text = b.text.clone();
         built.push((k, b));
         text
     };
+    let frame_of = |raw: &str| match targets::resolve(&repo.layout, raw).map(|t| targets::kind_for(&t)) {
+        Ok(TargetKind::Standalone) => Frame::Standalone,
+        _ => Frame::Managed,
+    };
     // The report's block first: the first target's, else the default one.
     match entries.first() {
-        Some(e) => drop(block_of(&e.2, managed_cap(repo, &e.0, &e.1))),
-        None => drop(block_of(&plain, None)),
+        Some(e) => drop(block_of(&e.2, frame_of(&e.0), managed_cap(repo, &e.0, &e.1))),
+        None => drop(block_of(&plain, Frame::Standalone, None)),
     }
     let mut planned_targets = Vec::new();
     for (raw, agents, req) in &entries {
-        let block = block_of(req, managed_cap(repo, raw, agents));
+        let block = block_of(req, frame_of(raw), managed_cap(repo, raw, agents));
         planned_targets.push(PlannedTarget { raw: raw.clone(), agents: agents.clone(), block });
     }
     let mut generated: Vec<PlannedFile> = Vec::new();
@@ -151,7 +192,8 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
         if managed || taken(file, &generated) {
             continue;
         }
-        if let Some(text) = block_of(&plain, context_cap(agent)).and_then(|b| formats::context_file(agent, &b)) {
+        let block = block_of(&plain, Frame::Context(agent), context_cap(agent));
+        if let Some(text) = block.and_then(|b| formats::context_file(agent, &b)) {
             generated.push(PlannedFile { rel: file.to_string(), agents: vec![agent], text, rule: false });
         }
     }
@@ -170,6 +212,18 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
                 notes.push(Diagnostic::warning(
                     None,
                     format!("{:?}: a file name with a control character or `-->` cannot be named in a marker line: left out for {}", source, agent.as_str()),
+                ));
+                continue;
+            }
+            if formats::globs_on_one_line(agent) && !i.apply_to.iter().all(|g| formats::one_line_glob(g)) {
+                notes.push(Diagnostic::warning(
+                    None,
+                    format!(
+                        "{source}: an applyTo glob holds a line break or control character, which cannot go on {}'s \
+                         one-line globs: left out for {}; fix the glob",
+                        agent.as_str(),
+                        agent.as_str()
+                    ),
                 ));
                 continue;
             }
@@ -222,8 +276,9 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
 }
 
 /// Returns the files kb generated (they carry its marker line) in the agents' rule folders that
-/// `generated` does not plan. A folder that leads out of the root is not looked into.
-fn orphans(repo: &Repo, generated: &[PlannedFile]) -> Vec<PathBuf> {
+/// `generated` does not plan, each with its ownership. A folder that leads out of the root is
+/// not looked into.
+fn orphans(repo: &Repo, generated: &[PlannedFile]) -> Vec<(PathBuf, Ownership)> {
     let root = &repo.layout.root;
     let real_root = real_path(root).unwrap_or_else(|_| root.clone());
     let mut out = Vec::new();
@@ -247,12 +302,29 @@ fn orphans(repo: &Repo, generated: &[PlannedFile]) -> Vec<PathBuf> {
             if generated.iter().any(|g| g.rel == rel) {
                 continue;
             }
-            if owned(&path) == Ownership::Owned {
-                out.push(path);
+            match owned(&path, None) {
+                own @ (Ownership::Owned | Ownership::Edited) => out.push((path, own)),
+                Ownership::Missing | Ownership::Foreign => {}
             }
         }
     }
     out
+}
+
+/// Returns the folder of the generated file `rel` (root-relative, `/`-separated), or one of
+/// its parents, that exists as something other than a folder (a `.kiro/steering` that is a
+/// file): kb cannot write `rel`, and the warning names that, not the file inside it.
+pub fn blocked_by(root: &Path, rel: &str) -> Option<String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    for n in 1..parts.len() {
+        let folder = parts[..n].join("/");
+        match std::fs::metadata(root.join(&folder)) {
+            Ok(m) if m.is_dir() => continue,
+            Ok(_) => return Some(folder),
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// Returns whether the folder of the generated file `rel` stays inside the root once symlinks are
@@ -274,28 +346,67 @@ pub fn folder_inside(root: &Path, rel: &str, seen: &mut Vec<(PathBuf, bool)>) ->
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ownership {
     Missing,
+    /// kb's marker line, and content that still hashes to it (what kb wrote), or that says what
+    /// kb would write now.
     Owned,
+    /// kb's marker line, but content that no longer hashes to it: a person edited the file (or
+    /// copied it and edited the copy), or an older kb wrote it without a hash and it differs
+    /// from what kb would write now. Left alone.
+    Edited,
     /// A file without kb's marker line, a symlink, or anything not a regular file.
     Foreign,
 }
 
-/// Returns who owns the file at `path` (a symlink is never kb's: kb writes regular files).
-pub fn owned(path: &Path) -> Ownership {
-    read_owned(path).0
+/// Returns who owns the file at `path`, where kb would write `planned` (`None`: nothing, an
+/// orphan). A symlink is never kb's: kb writes regular files.
+pub fn owned(path: &Path, planned: Option<&str>) -> Ownership {
+    read_owned(path, planned).0
 }
 
-/// Returns who owns the file at `path`, and its bytes when kb owns it (one read).
-pub fn read_owned(path: &Path) -> (Ownership, Option<Vec<u8>>) {
+/// Returns who owns the file at `path` (as [`owned`]), and its bytes when it carries kb's
+/// marker line (one read).
+pub fn read_owned(path: &Path, planned: Option<&str>) -> (Ownership, Option<Vec<u8>>) {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => (Ownership::Missing, None),
         Err(_) => (Ownership::Foreign, None),
         Ok(m) if !m.file_type().is_file() => (Ownership::Foreign, None),
         Ok(_) => match std::fs::read(path) {
-            Ok(b) if std::str::from_utf8(&b).ok().and_then(formats::owned_source).is_some() => {
-                (Ownership::Owned, Some(b))
-            }
-            _ => (Ownership::Foreign, None),
+            Ok(b) => match std::str::from_utf8(&b).ok().map(|t| (t, formats::stamp(t))) {
+                Some((text, Some(stamp))) => {
+                    let kbs = stamp.intact(text)
+                        || planned.is_some_and(|p| formats::unstamped(text) == formats::unstamped(p));
+                    (if kbs { Ownership::Owned } else { Ownership::Edited }, Some(b))
+                }
+                _ => (Ownership::Foreign, None),
+            },
+            Err(_) => (Ownership::Foreign, None),
         },
+    }
+}
+
+/// Returns the warning for a generated file a person edited (`bytes`, at `rel`): kb leaves it
+/// alone, and says how to carry the change into its source. `orphan`: kb no longer generates a
+/// file there.
+pub fn edited_message(rel: &str, bytes: &[u8], orphan: bool) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let stamp = formats::stamp(&text);
+    let source = stamp.as_ref().map_or(formats::CONTEXT_SOURCE, |s| s.source);
+    let why = if stamp.as_ref().is_some_and(|s| s.hash.is_some()) {
+        "was edited by hand (its content no longer matches the hash in its kb marker line)"
+    } else {
+        "has a kb marker line without a content hash (an older kb wrote it) and differs from what kb writes now, \
+         so it may hold a hand edit"
+    };
+    if orphan {
+        format!(
+            "{rel} {why}, and kb no longer generates it: left alone; to keep it as your own file, delete its \
+             `<!-- kb: generated ... -->` line; else delete the file"
+        )
+    } else {
+        format!(
+            "{rel} {why}: left alone; carry the change into {source} (kb generates this file from it), then delete \
+             {rel} and run kb compile"
+        )
     }
 }
 
@@ -311,7 +422,7 @@ pub struct AgentFile {
     pub tokens: usize,
     pub limit: Option<usize>,
     pub limit_unit: Option<&'static str>,
-    /// `up to date`, `stale`, `missing` or `foreign`.
+    /// `up to date`, `stale`, `missing`, `edited` (kb's file, edited by hand: left alone) or `foreign`.
     pub state: &'static str,
 }
 
@@ -339,11 +450,11 @@ fn state_of(existing: Option<&[u8]>, expected: &str) -> &'static str {
     }
 }
 
-/// Returns the text a target would hold after a compile, and what it holds now, or the error.
-pub fn render(repo: &Repo, t: &PlannedTarget) -> Result<(String, Option<Vec<u8>>), TargetError> {
+/// Returns the text a target would hold after a compile, what it holds now and whether a person
+/// edited it (a standalone target), or the error.
+pub fn render(repo: &Repo, t: &PlannedTarget) -> Result<targets::Rendered, TargetError> {
     let target = targets::resolve(&repo.layout, &t.raw)?;
-    let r = targets::render_target(&target, t.block.as_deref())?;
-    Ok((r.new, r.existing))
+    targets::render_target(&target, t.block.as_deref())
 }
 
 /// `kb agents`: per agent of the setting `agents`, each file it reads from kb, its size, the
@@ -360,8 +471,8 @@ pub fn agents(repo: &Repo) -> AgentsReport {
         let limit = formats::block_limit(agent);
         if let Some(t) = plan.targets.iter().find(|t| t.agents.contains(&agent)) {
             let (bytes, tokens, state) = match render(repo, t) {
-                Ok((new, existing)) => {
-                    let state = state_of(existing.as_deref(), &new);
+                Ok(targets::Rendered { new, existing, edited, .. }) => {
+                    let state = if edited { "edited" } else { state_of(existing.as_deref(), &new) };
                     let shown = existing.map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or(new);
                     (shown.len(), count(&shown), state)
                 }
@@ -383,8 +494,21 @@ pub fn agents(repo: &Repo) -> AgentsReport {
         }
         for g in plan.generated.iter().filter(|g| g.agents.contains(&agent)) {
             let path = root.join(&g.rel);
-            let (text, state) = match owned(&path) {
+            if let Some(folder) = blocked_by(root, &g.rel) {
+                let w = Diagnostic::warning(
+                    None,
+                    format!("{folder} is a file, not a folder, so kb cannot write {} in it; move {folder} away", g.rel),
+                );
+                if !diagnostics.contains(&w) {
+                    diagnostics.push(w);
+                }
+            }
+            let (text, state) = match owned(&path, Some(&g.text)) {
                 Ownership::Missing => (g.text.clone(), "missing"),
+                Ownership::Edited => {
+                    let now = std::fs::read(&path).unwrap_or_default();
+                    (String::from_utf8_lossy(&now).into_owned(), "edited")
+                }
                 Ownership::Foreign => {
                     let now = std::fs::read(&path).map(|b| String::from_utf8_lossy(&b).into_owned());
                     (now.unwrap_or_default(), "foreign")

@@ -6,6 +6,8 @@ use super::{Report, View, abs};
 use crate::context::Block;
 use crate::context::targets::{self, Outcome, TargetError, TargetKind, Written};
 use crate::error::Diagnostic;
+use crate::fsio;
+use crate::journal::Txn;
 use crate::knowledge::Knowledge;
 use crate::paths;
 use crate::repo::{self, Repo};
@@ -33,7 +35,8 @@ pub struct CompileReport {
 }
 
 /// One generated file: `{"path":REL, "agents":[S...], "status":"written"|"unchanged"|"deleted"|
-/// "foreign"|"error", "bytes":N, "error":S|null}`.
+/// "edited"|"foreign"|"error", "bytes":N, "error":S|null}` (`edited`: kb's file, edited by hand,
+/// left alone).
 #[derive(Debug, Clone, Serialize)]
 pub struct GeneratedJson {
     pub path: String,
@@ -44,7 +47,7 @@ pub struct GeneratedJson {
 }
 
 /// One file `kb compile --check` found out of date: `{"path":REL, "state":"missing"|"stale"|
-/// "orphaned"|"foreign"|"error", "diff":[LINE...], "message":S|null}`.
+/// "orphaned"|"edited"|"foreign"|"error", "diff":[LINE...], "message":S|null}`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Drift {
     pub path: String,
@@ -65,7 +68,7 @@ impl CompileReport {
         (
             ok(Outcome::Written) + generated("written") + generated("deleted"),
             ok(Outcome::Unchanged) + generated("unchanged"),
-            failed + generated("foreign") + generated("error"),
+            failed + ok(Outcome::Edited) + generated("edited") + generated("foreign") + generated("error"),
         )
     }
 
@@ -76,17 +79,17 @@ impl CompileReport {
 }
 
 /// Compiles once: takes the repository lock, builds each target's block and writes every
-/// `context_targets` entry and every file of the agents of `agents`.
+/// `context_targets` entry and every file of the agents of `agents`, journaled as one entry.
 pub fn compile(repo: &Repo) -> Result<CompileReport> {
     let start = Instant::now();
-    let _lock = repo.lock()?;
-    Ok(compile_locked(repo, &repo.settings.context_targets.value, start, false))
+    let lock = repo.lock()?;
+    Ok(compile_locked(repo, &repo.settings.context_targets.value, start, Some(lock)))
 }
 
 /// `kb compile --check`: computes everything `compile` writes and writes nothing; the report
-/// lists each file that is missing, stale, orphaned or not kb's, with a short diff.
+/// lists each file that is missing, stale, orphaned, edited or not kb's, with a short diff.
 pub fn check(repo: &Repo) -> Result<CompileReport> {
-    Ok(compile_locked(repo, &repo.settings.context_targets.value, Instant::now(), true))
+    Ok(compile_locked(repo, &repo.settings.context_targets.value, Instant::now(), None))
 }
 
 /// Returns the paths `kb compile` writes for `repo` (each target that resolves, as named and as
@@ -110,9 +113,11 @@ pub fn written_paths(repo: &Repo) -> Vec<PathBuf> {
 }
 
 /// Builds each target's block (once per distinct request) and the agents' files, and writes
-/// them (the caller holds the lock) or, with `check_only`, compares them with the files. The
-/// report's block is the first target's (the default block when there is none).
-fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_only: bool) -> CompileReport {
+/// them under `lock` (the repository lock the caller took), every change journaled as one
+/// `compile` entry, or, without a lock, compares them with the files. The report's block is the
+/// first target's (the default block when there is none).
+fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, lock: Option<fsio::Lock>) -> CompileReport {
+    let check_only = lock.is_none();
     // One reading of the repository for every target's block and every agent's files.
     let knowledge = Knowledge::read(repo);
     let plan = agents::plan(repo, &knowledge, targets);
@@ -133,9 +138,13 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
                 seen.push(r.clone());
             }
             match agents::render(repo, t) {
-                Ok((new, existing)) => {
+                Ok(targets::Rendered { new, existing, edited, .. }) => {
                     let old = existing.as_deref().map(String::from_utf8_lossy).unwrap_or_default();
-                    if let Some(d) = drift_of(&t.raw, existing.is_some(), &old, &new) {
+                    if let Some(mut d) = drift_of(&t.raw, existing.is_some(), &old, &new) {
+                        if edited {
+                            d.state = "edited";
+                            d.message = Some(edited_target_message(&t.raw));
+                        }
                         drift.push(d);
                     }
                 }
@@ -148,49 +157,84 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
             }
         }
         for g in &plan.generated {
+            if let Some(folder) = agents::blocked_by(root, &g.rel) {
+                drift.push(Drift {
+                    path: g.rel.clone(),
+                    state: "error",
+                    diff: Vec::new(),
+                    message: Some(blocked_message(&folder, &g.rel)),
+                });
+                continue;
+            }
             let path = root.join(&g.rel);
-            match agents::read_owned(&path) {
+            match agents::read_owned(&path, Some(&g.text)) {
                 (Ownership::Foreign, _) => drift.push(foreign_drift(&g.rel)),
                 (own, old) => {
                     let old = old.unwrap_or_default();
-                    drift.extend(drift_of(&g.rel, own == Ownership::Owned, &String::from_utf8_lossy(&old), &g.text));
+                    let exists = own != Ownership::Missing;
+                    if let Some(mut d) = drift_of(&g.rel, exists, &String::from_utf8_lossy(&old), &g.text) {
+                        if own == Ownership::Edited {
+                            d.state = "edited";
+                            d.message = Some(agents::edited_message(&g.rel, &old, false));
+                        }
+                        drift.push(d);
+                    }
                 }
             }
         }
-        for path in &plan.orphans {
+        for (path, own) in &plan.orphans {
             let rel = super::rel(root, path).into_owned();
             let old = std::fs::read(path).unwrap_or_default();
             let mut diff = crate::format::diff::unified(&rel, &String::from_utf8_lossy(&old), "", DIFF_LINES);
             diff[1] = "+++ /dev/null".to_string();
-            drift.push(Drift { path: rel, state: "orphaned", diff, message: None });
+            drift.push(match own {
+                Ownership::Edited => Drift {
+                    path: rel.clone(),
+                    state: "edited",
+                    diff: Vec::new(),
+                    message: Some(agents::edited_message(&rel, &old, true)),
+                },
+                _ => Drift { path: rel, state: "orphaned", diff, message: None },
+            });
         }
-    } else {
+    } else if let Some(lock) = lock {
+        let mut txn = Txn::begin(repo, lock, "compile", "compiled the context targets and the agents' files");
         let writes: Vec<(&str, Option<&str>)> =
             plan.targets.iter().map(|t| (t.raw.as_str(), t.block.as_deref())).collect();
-        let (written, notes) = targets::write_all(layout, &writes);
+        let (written, notes) =
+            targets::write_all_with(layout, &writes, &mut |path, bytes| journaled(&mut txn, root, path, Some(bytes)));
         block.warnings.extend(notes.into_iter().map(|n| Diagnostic::warning(None, n)));
         results = written;
         let mut folders = Vec::new();
         for g in &plan.generated {
-            generated.push(write_generated(repo, g, &mut folders));
+            let (written, edited) = write_generated(&mut txn, repo, g, &mut folders);
+            block.warnings.extend(edited.map(|m| Diagnostic::warning(None, m)));
+            generated.push(written);
         }
-        for path in &plan.orphans {
+        for (path, own) in &plan.orphans {
             let rel = super::rel(root, path).into_owned();
-            // Removed only while it is still kb's (it was a moment ago).
-            let (status, error) = match agents::owned(path) {
-                Ownership::Owned => match std::fs::remove_file(path) {
+            // Removed only while it is still kb's, as it was a moment ago.
+            let (status, error) = match (own, agents::read_owned(path, None)) {
+                (Ownership::Owned, (Ownership::Owned, _)) => match journaled(&mut txn, root, path, None) {
                     Ok(()) => ("deleted", None),
                     Err(e) => ("error", Some(format!("cannot delete {rel}: {e}"))),
                 },
+                (_, (Ownership::Edited, Some(old))) => {
+                    block.warnings.push(Diagnostic::warning(None, agents::edited_message(&rel, &old, true)));
+                    ("edited", None)
+                }
                 _ => ("unchanged", None),
             };
             generated.push(GeneratedJson { path: rel, agents: Vec::new(), status, bytes: 0, error });
+        }
+        if let Err(e) = txn.finish() {
+            block.warnings.push(Diagnostic::warning(None, format!("the undo journal entry was not closed: {e}")));
         }
     }
     // Copilot code review reads the first 4,000 characters of copilot-instructions.md.
     for t in plan.targets.iter().filter(|t| t.agents.contains(&Agent::Copilot)) {
         let Some(limit) = crate::context::agents::block_limit(Agent::Copilot) else { continue };
-        let size = agents::render(repo, t).map_or(0, |(new, _)| limit.measure(&new));
+        let size = agents::render(repo, t).map_or(0, |r| limit.measure(&r.new));
         if size > limit.max {
             block.warnings.push(Diagnostic::warning(
                 None,
@@ -200,6 +244,9 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, check_onl
                 ),
             ));
         }
+    }
+    for t in results.iter().flatten().filter(|t| t.outcome == Outcome::Edited) {
+        block.warnings.push(Diagnostic::warning(None, edited_target_message(&t.target.raw)));
     }
     for g in generated.iter().filter(|g| g.status == "foreign") {
         block.warnings.push(Diagnostic::warning(
@@ -236,9 +283,46 @@ fn foreign_drift(rel: &str) -> Drift {
     }
 }
 
-/// Writes one generated file when it is missing or kb's and its bytes change; a file that is not
-/// kb's is left alone.
-fn write_generated(repo: &Repo, g: &PlannedFile, folders: &mut Vec<(PathBuf, bool)>) -> GeneratedJson {
+/// Returns the warning for a standalone target a person edited (`raw`, as `context_targets`
+/// names it).
+fn edited_target_message(raw: &str) -> String {
+    format!(
+        "{raw} was edited by hand (its content no longer matches the hash in its kb marker line): left alone; \
+         carry the change into the knowledge it is compiled from ({}: context.md, memories, decisions), then \
+         delete {raw} and run kb compile",
+        crate::context::agents::CONTEXT_SOURCE
+    )
+}
+
+/// Returns the error for a generated file whose folder `folder` (root-relative) is a file.
+fn blocked_message(folder: &str, rel: &str) -> String {
+    format!("{folder} is a file, not a folder, so kb cannot write {rel} in it; move {folder} away")
+}
+
+/// Writes `bytes` to `path` (`None`: removes it) through the journal when `path` is inside the
+/// root (a target in the config folder is written straight away: the journal holds the root's
+/// files only).
+fn journaled(txn: &mut Txn, root: &std::path::Path, path: &std::path::Path, bytes: Option<&[u8]>) -> io::Result<()> {
+    let real_root = paths::real_path(root).unwrap_or_else(|_| root.to_path_buf());
+    let inside = path.strip_prefix(&real_root).ok().or_else(|| path.strip_prefix(root).ok()).map(|r| root.join(r));
+    let done = match (inside, bytes) {
+        (Some(p), Some(b)) => txn.write(&p, b),
+        (Some(p), None) => txn.remove(&p).map(drop),
+        (None, Some(b)) => return fsio::write_atomic(path, b),
+        (None, None) => return std::fs::remove_file(path),
+    };
+    done.map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// Writes one generated file, journaled, when it is missing or kb's and its bytes change; a
+/// file that is not kb's, or that a person edited, is left alone (the second value is then the
+/// warning for the edit).
+fn write_generated(
+    txn: &mut Txn,
+    repo: &Repo,
+    g: &PlannedFile,
+    folders: &mut Vec<(PathBuf, bool)>,
+) -> (GeneratedJson, Option<String>) {
     let agents_of = g.agents.iter().map(|a| a.as_str()).collect();
     let out = |status: &'static str, error: Option<String>| GeneratedJson {
         path: g.rel.clone(),
@@ -248,24 +332,33 @@ fn write_generated(repo: &Repo, g: &PlannedFile, folders: &mut Vec<(PathBuf, boo
         error,
     };
     let root = &repo.layout.root;
+    if let Some(folder) = agents::blocked_by(root, &g.rel) {
+        return (out("error", Some(blocked_message(&folder, &g.rel))), None);
+    }
     if !agents::folder_inside(root, &g.rel, folders) {
-        return out("error", Some(format!("{}: its folder leads out of the root through a symlink; refused", g.rel)));
+        let why = format!("{}: its folder leads out of the root through a symlink; refused", g.rel);
+        return (out("error", Some(why)), None);
     }
     let path = root.join(&g.rel);
-    match agents::read_owned(&path) {
-        (Ownership::Foreign, _) => return out("foreign", None),
-        (Ownership::Owned, Some(b)) if b == g.text.as_bytes() => return out("unchanged", None),
+    match agents::read_owned(&path, Some(&g.text)) {
+        (Ownership::Foreign, _) => return (out("foreign", None), None),
+        (Ownership::Edited, old) => {
+            let why = agents::edited_message(&g.rel, &old.unwrap_or_default(), false);
+            return (out("edited", None), Some(why));
+        }
+        (Ownership::Owned, Some(b)) if b == g.text.as_bytes() => return (out("unchanged", None), None),
         _ => {}
     }
     if let Some(dir) = path.parent()
         && let Err(e) = std::fs::create_dir_all(dir)
     {
-        return out("error", Some(format!("cannot create {}: {e}", dir.display())));
+        return (out("error", Some(format!("cannot create {}: {e}", dir.display()))), None);
     }
-    match crate::fsio::write_atomic(&path, g.text.as_bytes()) {
+    let written = match journaled(txn, root, &path, Some(g.text.as_bytes())) {
         Ok(()) => out("written", None),
         Err(e) => out("error", Some(format!("cannot write {}: {e}", g.rel))),
-    }
+    };
+    (written, None)
 }
 
 /// The target `kb init --agents-md` adds.
@@ -290,6 +383,7 @@ impl AgentsMd {
             Outcome::Unchanged => "unchanged",
             Outcome::Written if self.existed => "written",
             Outcome::Written => "created",
+            Outcome::Edited => "edited",
         }
     }
 }
@@ -298,7 +392,7 @@ impl AgentsMd {
 /// lost; other keys and formatting kept) and writes the block into it, under the lock.
 pub fn add_agents_md(repo: &Repo) -> Result<AgentsMd> {
     let start = Instant::now();
-    let _lock = repo.lock()?;
+    let lock = repo.lock()?;
     let root = &repo.layout.root;
     let agents = paths::resolve_dots(&root.join(AGENTS_MD));
     let mut registered = None;
@@ -315,7 +409,7 @@ pub fn add_agents_md(repo: &Repo) -> Result<AgentsMd> {
     }
     let existed = root.join(AGENTS_MD).exists();
     let spec = current.iter().find(|t| paths::resolve_dots(&root.join(&t.path)) == agents).unwrap_or(&agents_spec);
-    let report = compile_locked(repo, std::slice::from_ref(spec), start, false);
+    let report = compile_locked(repo, std::slice::from_ref(spec), start, Some(lock));
     let written = report.results.into_iter().next().context("no result for AGENTS.md")??;
     Ok(AgentsMd { written, existed, registered, diagnostics: report.block.warnings })
 }
@@ -402,6 +496,9 @@ impl Report for CompileReport {
         for t in self.results.iter().flatten() {
             // The size people ask about is kb's part: the block, and for a managed block the file too.
             let size = match t.kind {
+                TargetKind::Standalone if t.outcome == Outcome::Edited => {
+                    "standalone, edited by hand: left alone".into()
+                }
                 TargetKind::Standalone => format!("standalone, {} bytes", t.bytes),
                 TargetKind::Managed => format!("managed block of {} bytes, file {} bytes", t.block_bytes, t.bytes),
             };
@@ -413,6 +510,7 @@ impl Report for CompileReport {
             let size = match g.status {
                 "deleted" => "orphan".to_string(),
                 "foreign" => "not kb's: left alone".to_string(),
+                "edited" => "edited by hand: left alone".to_string(),
                 _ => format!("generated, {} bytes", g.bytes),
             };
             writeln!(w, "{mark} {} {} ({size})", g.status, v.clean(&g.path))?;
@@ -433,6 +531,14 @@ impl Report for CompileReport {
         out.extend(self.generated.iter().filter_map(|g| g.error.clone()));
         if let Some(n) = self.generated.iter().filter(|g| g.status == "foreign").count().checked_sub(1) {
             out.push(format!("{} not kb's left alone (see the warnings)", super::plural(n + 1, "agent file")));
+        }
+        let edited = self.results.iter().flatten().filter(|t| t.outcome == Outcome::Edited).count()
+            + self.generated.iter().filter(|g| g.status == "edited").count();
+        if edited > 0 {
+            out.push(format!(
+                "{} edited by hand left alone (see the warnings: carry each change into its source)",
+                super::plural(edited, "generated file")
+            ));
         }
         // The targets were written without them; the exit status is what makes CI notice.
         match self.block.conflicts.len() {

@@ -91,8 +91,19 @@ fn strings(v: &serde_json::Value) -> Vec<String> {
 /// Asserts the file's rest starts with kb's marker line naming `source`, then the body.
 fn marked(rest: &str, source: &str, body: &str) {
     let first = rest.lines().next().unwrap();
-    assert_eq!(first, format!("<!-- kb: generated from {source}; edit {source}, not this file -->"));
+    assert!(is_marker(first, source), "{first:?}");
     assert!(rest.ends_with(&format!("\n{body}\n")), "{rest:?}");
+}
+
+/// Returns whether `line` is kb's marker line naming `source`, with a content hash.
+fn is_marker(line: &str, source: &str) -> bool {
+    let Some(hash) = line
+        .strip_prefix(&format!("<!-- kb: generated from {source}; edit {source}, not this file; sha256:"))
+        .and_then(|r| r.strip_suffix(" -->"))
+    else {
+        return false;
+    };
+    hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
 }
 
 const API: &str = ".github/instructions/api.instructions.md";
@@ -147,7 +158,7 @@ fn cursor_reads_mdc_rules_with_a_comma_string_and_real_booleans() {
     let fields = yaml(front.unwrap());
     assert_eq!(fields["alwaysApply"], true, "a real boolean");
     assert!(!fields["description"].as_str().unwrap().is_empty());
-    assert!(rest.starts_with("<!-- kb: generated from .co-cli/knowledge; edit .co-cli/knowledge, not this file -->\n"));
+    assert!(is_marker(rest.lines().next().unwrap(), ".co-cli/knowledge"), "{rest}");
     is_block(rest);
     let text = read(&env, ".cursor/rules/kb-api.mdc");
     let (front, rest) = split(&text);
@@ -912,4 +923,132 @@ fn every_import_keeps_8080_and_8081_apart() {
     for port in ["8080", "8081", "8082"] {
         assert!(facts.iter().any(|f| f.contains(port)), "consolidate kept {port}: {facts:?} {v}");
     }
+}
+
+/// SPEC §15.1: a generated file copied by hand under a new name (marker line and all) and
+/// edited no longer hashes to its marker line: it is no orphan of kb's, is never deleted, and
+/// the warning says so; an unedited copy under a kb name is deleted as an orphan, journaled, so
+/// `kb undo` brings it back.
+#[test]
+fn an_edited_copy_of_a_generated_file_is_never_deleted() {
+    let env = setup(&["cursor"]);
+    env.kb(&["compile"]).ok();
+    let original = read(&env, ".cursor/rules/kb-api.mdc");
+    let edit = original.replace("Use the typed client.", "Use the typed client, and my retry wrapper.");
+    let copy = env.write(".cursor/rules/kb-api-mine.mdc", &edit);
+    let mine = env.write(".cursor/rules/my-api.mdc", &edit);
+    let plain = env.write(".cursor/rules/kb-api-copy.mdc", &original);
+    for _ in 0..2 {
+        let r = env.kb(&["compile"]);
+        assert_eq!(r.code, 1, "{r:?}");
+        assert!(
+            r.stderr.contains(".cursor/rules/kb-api-mine.mdc") && r.stderr.contains("edited by hand"),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(env.read(&copy), edit);
+        assert_eq!(env.read(&mine), edit);
+    }
+    let check = env.kb(&["compile", "--check"]);
+    assert_eq!(check.code, 1);
+    assert!(check.stdout.contains("edited .cursor/rules/kb-api-mine.mdc"), "{}", check.stdout);
+    assert_eq!(env.read(&copy), edit);
+    // The unedited copy was kb's own bytes: deleted as an orphan, and undo brings it back.
+    assert!(!plain.exists(), "an orphan is deleted");
+    env.kb(&["undo"]).ok();
+    assert_eq!(env.read(&plain), original, "kb undo brings the deleted file back");
+}
+
+/// SPEC §15.1: a hand edit inside a generated file is kept, not overwritten: the warning names
+/// the file and its source, compile exits 1, `--check` and `kb agents` say `edited`.
+#[test]
+fn a_hand_edit_inside_a_generated_file_is_kept_and_reported() {
+    let env = setup(&["cursor", "claude"]);
+    env.kb(&["compile"]).ok();
+    let rule = env.root().join(".cursor/rules/kb-api.mdc");
+    let edited = env.read(&rule).replace("Use the typed client.", "Use the typed client. Never retry POSTs.");
+    std::fs::write(&rule, &edited).unwrap();
+    env.write(API, "---\napplyTo: src/**\n---\n# API\n\nUse the typed client v2.\n");
+    let r = env.kb(&["compile"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains(".cursor/rules/kb-api.mdc") && r.stderr.contains("edited by hand"), "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("carry the change into {API}")), "{}", r.stderr);
+    assert_eq!(env.read(&rule), edited, "the edit is kept");
+    assert!(read(&env, ".claude/rules/kb-api.md").contains("typed client v2"), "the other agent's file is written");
+    let check = env.kb(&["compile", "--check"]);
+    assert_eq!(check.code, 1);
+    assert!(check.stdout.contains("edited .cursor/rules/kb-api.mdc"), "{}", check.stdout);
+    let j = env.kb(&["--json", "agents"]).ok().json();
+    let files = j["agents"][0]["files"].as_array().unwrap();
+    let api = files.iter().find(|f| f["path"] == ".cursor/rules/kb-api.mdc").unwrap();
+    assert_eq!(api["state"], "edited");
+    // Carried into the source and deleted, the file is kb's again.
+    std::fs::remove_file(&rule).unwrap();
+    env.kb(&["compile"]).ok();
+    assert!(read(&env, ".cursor/rules/kb-api.mdc").contains("typed client v2"));
+}
+
+/// A generated file an older kb wrote (its marker line without a hash) is kb's while its content
+/// is what kb writes now (then it gets the hash), and is left alone, as possibly edited, when it
+/// is not.
+#[test]
+fn an_older_kbs_generated_file_is_upgraded_only_when_unchanged() {
+    let env = setup(&["cursor"]);
+    env.kb(&["compile"]).ok();
+    let rule = env.root().join(".cursor/rules/kb-api.mdc");
+    let now = env.read(&rule);
+    let strip = |t: &str| regex::Regex::new(r"; sha256:[0-9a-f]{16} -->").unwrap().replace(t, " -->").into_owned();
+    std::fs::write(&rule, strip(&now)).unwrap();
+    env.kb(&["compile"]).ok();
+    assert_eq!(env.read(&rule), now, "upgraded to the hashed marker line");
+    let old_edited = strip(&now).replace("Use the typed client.", "Use the typed client. Mine.");
+    std::fs::write(&rule, &old_edited).unwrap();
+    let r = env.kb(&["compile"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains("without a content hash"), "{}", r.stderr);
+    assert_eq!(env.read(&rule), old_edited);
+}
+
+/// SPEC §7.7: an `applyTo` glob holding a line break cannot go on Cursor's and Windsurf's one
+/// `globs:` line: that instruction is left out for them with a warning naming its file, so no
+/// frontmatter key is injected and every file kb writes is still its own.
+#[test]
+fn a_glob_with_a_line_break_never_reaches_a_globs_line() {
+    let env = setup(&["cursor", "windsurf", "claude"]);
+    let bad = ".github/instructions/evil.instructions.md";
+    env.write(bad, "---\napplyTo: \"src/**\\nalwaysApply: true\\n---\\nINJECTED\"\n---\nEvil body.\n");
+    let r = env.kb(&["compile"]);
+    for rel in [".cursor/rules/kb-evil.mdc", ".windsurf/rules/kb-evil.md"] {
+        assert!(!exists(&env, rel), "{rel} written:\n{}", read(&env, rel));
+    }
+    assert!(r.stderr.contains(bad) && r.stderr.contains("line break"), "{}", r.stderr);
+    for dir in [".cursor/rules", ".windsurf/rules"] {
+        for e in std::fs::read_dir(env.root().join(dir)).unwrap() {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            assert!(!text.contains("INJECTED"), "{text}");
+        }
+    }
+    // Claude's list quotes each glob: the file is written, the glob one YAML string.
+    let claude = read(&env, ".claude/rules/kb-evil.md");
+    assert!(claude.contains("\"src/**\\nalwaysApply: true\\n---\\nINJECTED\""), "{claude}");
+    env.kb(&["compile"]);
+    let check = env.kb(&["--json", "compile", "--check"]).json();
+    assert!(check["check"].as_array().unwrap().is_empty(), "kb still knows every file it wrote: {check}");
+}
+
+/// SPEC §7.15: when an agent's rules folder is a regular file, the warning names that folder,
+/// not the files kb would put in it.
+#[test]
+fn a_rules_folder_that_is_a_file_is_named() {
+    let env = setup(&["kiro"]);
+    env.write(".kiro/steering", "not a folder\n");
+    let r = env.kb(&["compile"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stderr.contains(".kiro/steering is a file, not a folder"), "{}", r.stderr);
+    assert!(!r.stderr.contains("kb-context.md is not kb's"), "{}", r.stderr);
+    let check = env.kb(&["compile", "--check"]);
+    assert!(check.stdout.contains(".kiro/steering is a file, not a folder"), "{}", check.stdout);
+    let agents = env.kb(&["agents"]);
+    assert!(agents.stderr.contains(".kiro/steering is a file, not a folder"), "{}", agents.stderr);
+    assert_eq!(env.read(&env.root().join(".kiro/steering")), "not a folder\n");
 }

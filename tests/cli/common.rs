@@ -494,3 +494,18 @@ pub fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
         }
     }
 }
+
+/// Returns a file kb generates, as SPEC §15.1 spells it: `front` (frontmatter or nothing), the
+/// marker line naming `source` with the first 16 hex digits of the SHA-256 of the file without
+/// that line, and `rest`. Computed here, not by kb, so a test checks kb's hash.
+pub fn sealed(front: &str, source: &str, rest: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(format!("{front}{rest}").as_bytes());
+    let hash: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    format!("{front}<!-- kb: generated from {source}; edit {source}, not this file; sha256:{hash} -->\n{rest}")
+}
+
+/// Returns a standalone target holding `block` (the marker line, the block, a newline).
+pub fn standalone(block: &str) -> String {
+    sealed("", ".co-cli/knowledge", &format!("{block}\n"))
+}

@@ -749,7 +749,14 @@ fn a_conflicted_session_is_left_out_with_a_warning() {
     );
     let warnings = j["warnings"].to_string();
     assert!(warnings.contains("session.md") && warnings.contains("conflict markers"), "{warnings}");
-    // The target is written without the session, and compile exits 1 so CI notices.
+    // A target leaves the open session out (§8: it is one person's), so its conflict is no
+    // reason to fail.
+    t.kb(&["compile"]).ok();
+    // One that asks for it is written without the session, and compile exits 1 so CI notices.
+    t.write(
+        ".co-cli/settings.json",
+        r#"{"context_targets": [{"path": ".co-cli/knowledge/compiled.md", "session": true}]}"#,
+    );
     t.kb(&["compile"]).err();
     let compiled = std::fs::read_to_string(t.root().join(".co-cli/knowledge/compiled.md")).unwrap();
     assert!(compiled.contains("- Use Postgres") && !compiled.contains("Focus:"));

@@ -220,6 +220,10 @@ fn deleted_file() {
     let cfg = env.home().join(".config/co-cli/knowledge");
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(cfg.join("context.md"), context_file("Global part")).unwrap();
+    env.write(
+        ".co-cli/settings.json",
+        &format!(r#"{{"context_targets": [{{"path": "{COMPILED}", "global": true}}]}}"#),
+    );
     let out = env.root().join(COMPILED);
     let _w = Watch::start(&env, &[]);
     wait_content(&out, "Project part");
@@ -308,6 +312,10 @@ fn folders_kb_creates_cause_no_recompile() {
     let cfg = env.home().join(".config/co-cli/knowledge");
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(cfg.join("context.md"), context_file("Global only")).unwrap();
+    // The global context goes into a target that asks for it (set in the global settings, so
+    // that the root has no .co-cli/ yet).
+    let target = format!(r#"{{"context_targets": [{{"path": "{COMPILED}", "global": true}}]}}"#);
+    std::fs::write(env.home().join(".config/co-cli/settings.json"), target).unwrap();
     let w = Watch::start(&env, &[]);
     wait_content(&env.root().join(COMPILED), "Global only");
     std::thread::sleep(Duration::from_millis(1000));
@@ -320,6 +328,10 @@ fn folders_kb_creates_cause_no_recompile() {
 #[test]
 fn other_inputs_trigger_recompiles() {
     let (env, out) = setup();
+    env.write(
+        ".co-cli/settings.json",
+        &format!(r#"{{"context_targets": [{{"path": "{COMPILED}", "global": true}}]}}"#),
+    );
     let w = Watch::start(&env, &[]);
     env.write(".github/copilot-memories.jsonl", "{\"subject\":\"ci\",\"fact\":\"runs on push\"}\n");
     wait_content(&out, "ci: runs on push");
@@ -327,7 +339,7 @@ fn other_inputs_trigger_recompiles() {
     std::fs::create_dir_all(&cfg).unwrap();
     std::fs::write(cfg.join("context.md"), context_file("Global arrives")).unwrap();
     wait_content(&out, "Global arrives");
-    env.write(".co-cli/settings.json", r#"{"context_targets": ["NEW.md"]}"#);
+    env.write(".co-cli/settings.json", r#"{"context_targets": [{"path": "NEW.md", "global": true}]}"#);
     wait_content(&env.root().join("NEW.md"), "Global arrives");
     let n = w.settle();
     env.write(".co-cli/knowledge/memories/001-a.md", "---\nid: 1\n---\na\n");
@@ -344,6 +356,10 @@ fn other_inputs_trigger_recompiles() {
 #[test]
 fn decisions_sessions_and_instructions_trigger_recompiles() {
     let (env, out) = setup();
+    env.write(
+        ".co-cli/settings.json",
+        &format!(r#"{{"context_targets": [{{"path": "{COMPILED}", "session": true}}]}}"#),
+    );
     let w = Watch::start(&env, &[]);
     wait_content(&out, "Version one");
     // The decisions folder does not exist yet: `kb decision add` creates it with the file.
@@ -357,7 +373,7 @@ fn decisions_sessions_and_instructions_trigger_recompiles() {
     // A target for an agent gets its own block.
     env.write(
         ".co-cli/settings.json",
-        r#"{"context_targets": [".co-cli/knowledge/compiled.md", {"path": "WORKERS.md", "decisions_only": true}]}"#,
+        r#"{"context_targets": [{"path": ".co-cli/knowledge/compiled.md", "session": true}, {"path": "WORKERS.md", "decisions_only": true}]}"#,
     );
     wait_content(&env.root().join("WORKERS.md"), "## Boundaries and Decisions");
     env.kb(&["session", "end"]).ok();
