@@ -343,7 +343,9 @@ mod tests {
 
     #[test]
     fn ownership_line() {
-        let source = |t: &str| stamp(t).map(|s| s.source);
+        fn source(t: &str) -> Option<&str> {
+            stamp(t).map(|s| s.source)
+        }
         let text = context_file(Agent::Cursor, "## x").unwrap();
         assert_eq!(source(&text), Some(CONTEXT_SOURCE));
         assert_eq!(source(&context_file(Agent::Cline, "## x").unwrap()), Some(CONTEXT_SOURCE));
