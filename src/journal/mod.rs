@@ -1,6 +1,7 @@
 //! The undo journal (docs/safety.md, The undo journal): one entry per operation that changes or removes knowledge
 //! files (`forget`, a consolidating `save`, decay, `consolidate`, `import`, `export`, `promote`,
-//! `check --fix`, `decision supersede|accept|reject|archive`, `session end`), in
+//! `check --fix`, `decision supersede|accept|reject|archive`, `session end`, and `compile`'s
+//! writes and deletions of targets and generated files), in
 //! `.co-cli/state/journal/`, local state that is never committed. An entry holds the exact
 //! prior bytes of every file the operation changed or removed, and names the files it created, so
 //! `kb undo` puts them back byte for byte. This module owns the entry format, the recording
