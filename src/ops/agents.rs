@@ -117,6 +117,10 @@ impl Frame {
     }
 }
 
+/// What one block is built for: its request, its frame (`None` without a budget, where the frame
+/// changes nothing) and the agent's cap.
+type BlockKey = (BlockRequest, Option<Frame>, Option<Cap>);
+
 /// Computes every target's block and every agent's files for `targets` and the setting
 /// `agents`, and finds the orphans. Reads only (the memory index cache aside).
 pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> Plan {
@@ -138,7 +142,7 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
     // Each distinct request is gathered once and assembled once per frame (a token budget holds
     // the lines around the block, which differ by file); a cap only refits that block's layers
     // when the block passes it.
-    let mut built: Vec<((BlockRequest, Option<Frame>, Option<Cap>), Block)> = Vec::new();
+    let mut built: Vec<(BlockKey, Block)> = Vec::new();
     let mut inputs_of: Vec<(BlockRequest, crate::context::block::Inputs)> = Vec::new();
     let budget_of = |req: &BlockRequest| req.max_tokens.or(repo.settings.context_max_tokens.value);
     let mut block_of = |req: &BlockRequest, frame: Frame, cap: Option<Cap>| -> Option<String> {

@@ -7,7 +7,7 @@ use crate::context::Block;
 use crate::context::targets::{self, Outcome, TargetError, TargetKind, Written};
 use crate::error::Diagnostic;
 use crate::fsio;
-use crate::journal::Txn;
+use crate::journal::{Change, Txn};
 use crate::knowledge::Knowledge;
 use crate::paths;
 use crate::repo::{self, Repo};
@@ -15,7 +15,7 @@ use crate::settings::{self, Agent, TargetSpec};
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// What one compile did. JSON: `{"bytes":N, "truncated":bool, "warnings":[S...],
@@ -198,16 +198,17 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, lock: Opt
             });
         }
     } else if let Some(lock) = lock {
-        let mut txn = Txn::begin(repo, lock, "compile", "compiled the context targets and the agents' files");
+        // Every change is staged, then recorded in the journal at once (one sync) and made.
+        let mut staged = Staged::new(root);
         let writes: Vec<(&str, Option<&str>)> =
             plan.targets.iter().map(|t| (t.raw.as_str(), t.block.as_deref())).collect();
         let (written, notes) =
-            targets::write_all_with(layout, &writes, &mut |path, bytes| journaled(&mut txn, root, path, Some(bytes)));
+            targets::write_all_with(layout, &writes, &mut |path, bytes| staged.stage(path, Some(bytes)));
         block.warnings.extend(notes.into_iter().map(|n| Diagnostic::warning(None, n)));
         results = written;
         let mut folders = Vec::new();
         for g in &plan.generated {
-            let (written, edited) = write_generated(&mut txn, repo, g, &mut folders);
+            let (written, edited) = write_generated(&mut staged, repo, g, &mut folders);
             block.warnings.extend(edited.map(|m| Diagnostic::warning(None, m)));
             generated.push(written);
         }
@@ -215,7 +216,7 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, lock: Opt
             let rel = super::rel(root, path).into_owned();
             // Removed only while it is still kb's, as it was a moment ago.
             let (status, error) = match (own, agents::read_owned(path, None)) {
-                (Ownership::Owned, (Ownership::Owned, _)) => match journaled(&mut txn, root, path, None) {
+                (Ownership::Owned, (Ownership::Owned, _)) => match staged.stage(path, None) {
                     Ok(()) => ("deleted", None),
                     Err(e) => ("error", Some(format!("cannot delete {rel}: {e}"))),
                 },
@@ -227,8 +228,33 @@ fn compile_locked(repo: &Repo, targets: &[TargetSpec], start: Instant, lock: Opt
             };
             generated.push(GeneratedJson { path: rel, agents: Vec::new(), status, bytes: 0, error });
         }
-        if let Err(e) = txn.finish() {
-            block.warnings.push(Diagnostic::warning(None, format!("the undo journal entry was not closed: {e}")));
+        let mut txn = Txn::begin(repo, lock, "compile", "compiled the context targets and the agents' files");
+        let changes: Vec<Change<'_>> = staged
+            .changes
+            .iter()
+            .map(|(p, b)| match b {
+                Some(b) => Change::Write(p, b),
+                None => Change::Remove(p),
+            })
+            .collect();
+        let made = txn.apply(&changes).and_then(|()| txn.finish().map(drop));
+        if let Err(e) = made {
+            // Recorded first, so nothing (or not all) was written: every staged change is an error.
+            let why = format!("not written: the undo journal or the write failed: {e}");
+            for r in &mut results {
+                if let Ok(w) = r
+                    && w.outcome == Outcome::Written
+                    && staged.holds(&w.target.real)
+                {
+                    *r = Err(TargetError { target: w.target.raw.clone(), message: why.clone() });
+                }
+            }
+            for g in generated.iter_mut().filter(|g| matches!(g.status, "written" | "deleted")) {
+                if staged.holds(&root.join(&g.path)) {
+                    g.status = "error";
+                    g.error = Some(format!("{}: {why}", g.path));
+                }
+            }
         }
     }
     // Copilot code review reads the first 4,000 characters of copilot-instructions.md.
@@ -299,26 +325,50 @@ fn blocked_message(folder: &str, rel: &str) -> String {
     format!("{folder} is a file, not a folder, so kb cannot write {rel} in it; move {folder} away")
 }
 
-/// Writes `bytes` to `path` (`None`: removes it) through the journal when `path` is inside the
-/// root (a target in the config folder is written straight away: the journal holds the root's
-/// files only).
-fn journaled(txn: &mut Txn, root: &std::path::Path, path: &std::path::Path, bytes: Option<&[u8]>) -> io::Result<()> {
-    let real_root = paths::real_path(root).unwrap_or_else(|_| root.to_path_buf());
-    let inside = path.strip_prefix(&real_root).ok().or_else(|| path.strip_prefix(root).ok()).map(|r| root.join(r));
-    let done = match (inside, bytes) {
-        (Some(p), Some(b)) => txn.write(&p, b),
-        (Some(p), None) => txn.remove(&p).map(drop),
-        (None, Some(b)) => return fsio::write_atomic(path, b),
-        (None, None) => return std::fs::remove_file(path),
-    };
-    done.map_err(|e| io::Error::other(e.to_string()))
+/// The changes one compile makes to files inside the root, to be journaled together.
+struct Staged<'a> {
+    root: &'a Path,
+    real_root: PathBuf,
+    /// Each file (spelled from the root, symlinks followed) and its new bytes; `None`: removed.
+    changes: Vec<(PathBuf, Option<Vec<u8>>)>,
+}
+
+impl<'a> Staged<'a> {
+    fn new(root: &'a Path) -> Staged<'a> {
+        Staged { root, real_root: paths::real_path(root).unwrap_or_else(|_| root.to_path_buf()), changes: Vec::new() }
+    }
+
+    /// Returns `path` spelled from the root when it is inside it.
+    fn inside(&self, path: &Path) -> Option<PathBuf> {
+        let rel = path.strip_prefix(&self.real_root).ok().or_else(|| path.strip_prefix(self.root).ok())?;
+        Some(self.root.join(rel))
+    }
+
+    /// Stages writing `bytes` to `path` (`None`: removing it) when `path` is inside the root; a
+    /// target in the config folder is written straight away (the journal holds the root's files
+    /// only).
+    fn stage(&mut self, path: &Path, bytes: Option<&[u8]>) -> io::Result<()> {
+        match (self.inside(path), bytes) {
+            (Some(p), b) => {
+                self.changes.push((p, b.map(<[u8]>::to_vec)));
+                Ok(())
+            }
+            (None, Some(b)) => fsio::write_atomic(path, b),
+            (None, None) => std::fs::remove_file(path),
+        }
+    }
+
+    /// Returns whether a change of `path` is staged.
+    fn holds(&self, path: &Path) -> bool {
+        self.inside(path).is_some_and(|p| self.changes.iter().any(|(c, _)| *c == p))
+    }
 }
 
 /// Writes one generated file, journaled, when it is missing or kb's and its bytes change; a
 /// file that is not kb's, or that a person edited, is left alone (the second value is then the
 /// warning for the edit).
 fn write_generated(
-    txn: &mut Txn,
+    staged: &mut Staged<'_>,
     repo: &Repo,
     g: &PlannedFile,
     folders: &mut Vec<(PathBuf, bool)>,
@@ -354,7 +404,7 @@ fn write_generated(
     {
         return (out("error", Some(format!("cannot create {}: {e}", dir.display()))), None);
     }
-    let written = match journaled(txn, root, &path, Some(g.text.as_bytes())) {
+    let written = match staged.stage(&path, Some(g.text.as_bytes())) {
         Ok(()) => out("written", None),
         Err(e) => out("error", Some(format!("cannot write {}: {e}", g.rel))),
     };
