@@ -173,18 +173,24 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
         built.push((k, b));
         text
     };
-    let frame_of = |raw: &str| match targets::resolve(&repo.layout, raw).map(|t| targets::kind_for(&t)) {
-        Ok(TargetKind::Standalone) => Frame::Standalone,
-        _ => Frame::Managed,
+    // Only a budget counts the frame: without one, the target's kind is not looked up.
+    let frame_of = |raw: &str, req: &BlockRequest| {
+        if budget_of(req).is_none() {
+            return Frame::Managed;
+        }
+        match targets::resolve(&repo.layout, raw).map(|t| targets::kind_for(&t)) {
+            Ok(TargetKind::Standalone) => Frame::Standalone,
+            _ => Frame::Managed,
+        }
     };
     // The report's block first: the first target's, else the default one.
     match entries.first() {
-        Some(e) => drop(block_of(&e.2, frame_of(&e.0), managed_cap(repo, &e.0, &e.1))),
+        Some(e) => drop(block_of(&e.2, frame_of(&e.0, &e.2), managed_cap(repo, &e.0, &e.1))),
         None => drop(block_of(&plain, Frame::Standalone, None)),
     }
     let mut planned_targets = Vec::new();
     for (raw, agents, req) in &entries {
-        let block = block_of(req, frame_of(raw), managed_cap(repo, raw, agents));
+        let block = block_of(req, frame_of(raw, req), managed_cap(repo, raw, agents));
         planned_targets.push(PlannedTarget { raw: raw.clone(), agents: agents.clone(), block });
     }
     let mut generated: Vec<PlannedFile> = Vec::new();
@@ -319,6 +325,14 @@ fn orphans(repo: &Repo, generated: &[PlannedFile]) -> Vec<(PathBuf, Ownership)> 
 /// its parents, that exists as something other than a folder (a `.kiro/steering` that is a
 /// file): kb cannot write `rel`, and the warning names that, not the file inside it.
 pub fn blocked_by(root: &Path, rel: &str) -> Option<String> {
+    let parent = Path::new(rel).parent().filter(|p| !p.as_os_str().is_empty())?;
+    // One stat in the usual case: the folder is there, or it (and so every folder above the
+    // first missing one) is not.
+    match std::fs::metadata(root.join(parent)) {
+        Ok(m) if m.is_dir() => return None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return None,
+        _ => {}
+    }
     let parts: Vec<&str> = rel.split('/').collect();
     for n in 1..parts.len() {
         let folder = parts[..n].join("/");
@@ -377,7 +391,9 @@ pub fn read_owned(path: &Path, planned: Option<&str>) -> (Ownership, Option<Vec<
         Ok(_) => match std::fs::read(path) {
             Ok(b) => match std::str::from_utf8(&b).ok().map(|t| (t, formats::stamp(t))) {
                 Some((text, Some(stamp))) => {
-                    let kbs = stamp.intact(text)
+                    // What kb would write is kb's, without hashing it again.
+                    let kbs = planned == Some(text)
+                        || stamp.intact(text)
                         || planned.is_some_and(|p| formats::unstamped(text) == formats::unstamped(p));
                     (if kbs { Ownership::Owned } else { Ownership::Edited }, Some(b))
                 }
