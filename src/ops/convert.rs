@@ -297,6 +297,20 @@ fn memory_extras(path: &Path) -> (Vec<String>, Option<String>) {
 /// Every valid markdown memory as an entry with its path, by id, and the highest id.
 type MemoryEntries = (Vec<(Entry, PathBuf)>, Option<u64>);
 
+/// The markdown memories an export leaves out: those one agent keeps (`agent:` set, or an
+/// `agent:<name>` tag), by id and agent. A Copilot record reaches every agent, so such a memory
+/// copied there would reach agents it was not for.
+fn agent_only(md: &MemoryStore) -> Result<Vec<(u64, String)>> {
+    let index = md.scan()?;
+    let mut kept: Vec<(u64, String)> = index
+        .memories()
+        .filter(|m| !m.visible_to(None))
+        .map(|m| (m.id, m.agent.map(str::to_string).unwrap_or_else(|| "one agent".to_string())))
+        .collect();
+    kept.sort();
+    Ok(kept)
+}
+
 /// Returns every valid markdown memory as an entry, by id, with its path.
 fn memory_entries(md: &MemoryStore, with_extras: bool) -> Result<MemoryEntries> {
     let index = md.scan()?;
@@ -335,7 +349,9 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
     } else {
         Some(Txn::begin(repo, repo.lock()?, "export", "exported memories to Copilot memories"))
     };
-    let (sources, _) = memory_entries(&md, true)?;
+    let (mut sources, _) = memory_entries(&md, true)?;
+    let agent_only = agent_only(&md)?;
+    sources.retain(|(e, _)| !agent_only.iter().any(|(id, _)| id.to_string() == e.id));
     let file: JsonlFile = records.read()?;
     let parsed = Records::parse(&file);
     let recs: Vec<copilot::Record<'_>> = parsed.iter().collect();
@@ -394,7 +410,11 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
         records.write(&mut txn, &file, &edits)?;
         txn.finish()?;
     }
-    Ok(Conversion { dry_run, target: file.path.clone(), items, warnings: Vec::new() })
+    let warnings = agent_only
+        .iter()
+        .map(|(id, agent)| format!("left out memory {id}, for {agent} only: a Copilot record reaches every agent"))
+        .collect();
+    Ok(Conversion { dry_run, target: file.path.clone(), items, warnings })
 }
 
 /// Imports every Copilot record into the markdown store.

@@ -630,6 +630,26 @@ fn export_maps_memories_and_is_idempotent() {
 }
 
 #[test]
+fn export_leaves_out_a_memory_one_agent_keeps() {
+    let env = env();
+    env.memory(1, "Always run the linter", "2026-11-20T10:00:00+00:00", &[]);
+    env.write(
+        ".co-cli/knowledge/memories/002-review.md",
+        "---\nagent: reviewer\ncreated: '2026-11-20T10:00:00+00:00'\nid: 2\n---\n\nReviews check every new query has an index\n",
+    );
+    let run = env.kb(&["--json", "export", "--to", "copilot"]).ok();
+    let out = run.json();
+    assert_eq!(out["added"], 1, "{out}");
+    assert!(run.stderr.contains("left out memory 2, for reviewer only"), "{run:?}");
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1);
+    assert!(!recs[0]["fact"].as_str().unwrap().contains("index"), "{recs:?}");
+    // The compiled block of another agent never gets it through the records.
+    let block = env.kb(&["context", "--agent", "builder"]).ok().stdout;
+    assert!(!block.contains("every new query has an index"), "{block}");
+}
+
+#[test]
 fn export_dedups_and_merges_into_existing_records() {
     let env = env();
     env.write(

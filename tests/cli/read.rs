@@ -379,7 +379,7 @@ fn show_human_and_not_found() {
     assert!(run.stderr.contains("error: memory 999 not found"), "{run:?}");
     assert!(run.stdout.is_empty());
     let run = t.kb(&["--json", "show", "999"]).err();
-    assert!(run.stdout.is_empty(), "{run:?}");
+    assert_eq!(run.json()["error"]["message"], "memory 999 not found", "{run:?}");
 }
 
 #[test]
@@ -434,7 +434,7 @@ fn json_goes_to_stdout_and_warnings_to_stderr() {
         if args[1] == "show" {
             // Not found, because its file is invalid: the error and the warning name it.
             assert_eq!(run.code, 1, "{run:?}");
-            assert!(run.stdout.is_empty(), "{run:?}");
+            assert_eq!(run.json()["error"]["kind"], "not_found", "{run:?}");
         } else {
             assert_eq!(run.code, 0, "{run:?}");
             run.json();
