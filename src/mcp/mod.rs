@@ -612,6 +612,20 @@ mod tests {
     }
 
     #[test]
+    fn requests_count_until_answered_and_a_cancellation_gives_its_place_back() {
+        use serde_json::json;
+        assert_eq!(in_flight_change(&json!({"jsonrpc":"2.0","id":1,"method":"tools/list"})), InFlight::Request);
+        assert_eq!(in_flight_change(&json!({"jsonrpc":"2.0","method":"notifications/initialized"})), InFlight::Neither);
+        let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}});
+        assert_eq!(in_flight_change(&cancel), InFlight::Cancelled);
+        assert_eq!(in_flight_change(&json!({"jsonrpc":"2.0","id":"s1","result":{}})), InFlight::Neither);
+        assert!(is_response(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#));
+        assert!(is_response(br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32601}}"#));
+        assert!(!is_response(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#));
+        assert!(!is_response(br#"{"jsonrpc":"2.0","id":4,"method":"ping","params":{"result":1}}"#));
+    }
+
+    #[test]
     fn the_id_of_an_oversized_request_is_found_at_its_start() {
         use serde_json::json;
         let id = |head: &str| leading_id(head.as_bytes());

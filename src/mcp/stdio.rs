@@ -15,6 +15,14 @@ use serde::Deserializer;
 /// below it, so that never happens.) docs/mcp.md documents the limit.
 pub const MAX_LINE_BYTES: usize = 4 << 20;
 
+/// How many requests may wait for their answer at once. A client that sends on while it reads
+/// nothing would otherwise make the server queue answers without bound (1.26 GB after ~200,000
+/// requests): once this many are unanswered, the guard stops reading stdin until answers drain.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// How many of the guard's own error lines may wait for stdout.
+const MAX_QUEUED_ERRORS: usize = 64;
+
 /// How much of stdin is read at a time.
 const READ_CHUNK: usize = 64 << 10;
 
@@ -141,6 +149,40 @@ pub(super) fn invalid_request(message: &serde_json::Value) -> Option<String> {
     Some(error.to_string())
 }
 
+/// What a client's message does to the count of unanswered requests.
+#[derive(Debug, PartialEq)]
+pub(super) enum InFlight {
+    Request,
+    Cancelled,
+    Neither,
+}
+
+/// Returns whether `message` is a request (a method and an id: an answer will come), the
+/// cancellation of one, or neither (a notification, a response).
+pub(super) fn in_flight_change(message: &serde_json::Value) -> InFlight {
+    let method = message.get("method").and_then(serde_json::Value::as_str);
+    let id = message.get("id").is_some_and(|id| !id.is_null());
+    match method {
+        Some("notifications/cancelled") => InFlight::Cancelled,
+        Some(_) if id => InFlight::Request,
+        _ => InFlight::Neither,
+    }
+}
+
+/// Returns whether `line`, a message of the server, answers a request (a result or an error
+/// with an id), as the SDK writes one: `{"jsonrpc":"2.0","id":…,"result"|"error":…}`.
+pub(super) fn is_response(line: &[u8]) -> bool {
+    let Some(rest) = line.strip_prefix(br#"{"jsonrpc":"2.0","id":"#.as_slice()) else { return false };
+    // After the id (a number or a string without a quote inside, as kb's clients send): the key.
+    let key_at = memchr::memmem::find(rest, br#","result":"#).or_else(|| memchr::memmem::find(rest, br#","error":"#));
+    let method_at = memchr::memmem::find(rest, br#","method":"#);
+    match (key_at, method_at) {
+        (Some(k), Some(m)) => k < m,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
 /// Returns `line`, a reply of the SDK, with `"id": null` added when it is an error without an
 /// `id` member (JSON-RPC 2.0 requires one; the guard answers the cases it knows first).
 pub(super) fn with_error_id(line: Vec<u8>) -> Vec<u8> {
@@ -161,7 +203,10 @@ pub(super) fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStr
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let (server_in, mut feed) = tokio::io::duplex(1 << 16);
     let (server_out, replies) = tokio::io::duplex(1 << 16);
-    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    // Bounded both ways: a full queue stops the reading of requests, never grows memory.
+    let (errors_tx, mut errors_rx) = tokio::sync::mpsc::channel::<String>(MAX_QUEUED_ERRORS);
+    let in_flight = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
+    let answered = in_flight.clone();
     tokio::spawn(async move {
         let mut stdin = BufReader::with_capacity(READ_CHUNK, tokio::io::stdin());
         let mut line = Vec::new();
@@ -169,7 +214,7 @@ pub(super) fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStr
             match read_line(&mut stdin, &mut line).await {
                 Ok(Line::Whole) => {}
                 Ok(Line::TooLong { size }) => {
-                    let _ = errors_tx.send(too_large(size, &line));
+                    let _ = errors_tx.send(too_large(size, &line)).await;
                     continue;
                 }
                 Ok(Line::End) | Err(_) => break,
@@ -186,13 +231,23 @@ pub(super) fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStr
                         "id": null,
                         "error": {"code": -32700, "message": "Parse error: the line is not JSON"}
                     });
-                    let _ = errors_tx.send(error.to_string());
+                    let _ = errors_tx.send(error.to_string()).await;
                     continue;
                 }
             };
             if let Some(error) = invalid_request(&message) {
-                let _ = errors_tx.send(error);
+                let _ = errors_tx.send(error).await;
                 continue;
+            }
+            match in_flight_change(&message) {
+                // A request waits for a free place: its answer is sure to come (or be cancelled).
+                InFlight::Request => match in_flight.acquire().await {
+                    Ok(permit) => permit.forget(),
+                    Err(_) => break,
+                },
+                // A cancelled request may get no answer: its place is given back.
+                InFlight::Cancelled if in_flight.available_permits() < MAX_IN_FLIGHT => in_flight.add_permits(1),
+                _ => {}
             }
             if feed.write_all(&line).await.is_err() || feed.write_all(b"\n").await.is_err() {
                 break;
@@ -207,7 +262,12 @@ pub(super) fn guarded_stdio() -> ((tokio::io::DuplexStream, tokio::io::DuplexStr
         loop {
             let line = tokio::select! {
                 r = replies.next_segment() => match r {
-                    Ok(Some(l)) => with_error_id(l),
+                    Ok(Some(l)) => {
+                        if is_response(&l) && answered.available_permits() < MAX_IN_FLIGHT {
+                            answered.add_permits(1);
+                        }
+                        with_error_id(l)
+                    }
                     _ => break,
                 },
                 Some(e) = errors_rx.recv() => e.into_bytes(),

@@ -62,6 +62,15 @@ pub struct Server {
     pub client_name: std::sync::Arc<std::sync::OnceLock<String>>,
     /// What the server holds between requests, kept fresh from file events (`knowledge::warm`).
     pub warm: std::sync::Arc<std::sync::Mutex<Warm>>,
+    /// The root folder's device and inode at start: a write checks the folder at the root's path
+    /// is still that one (renamed or deleted while the server runs, it is not).
+    root_id: Option<(u64, u64)>,
+}
+
+/// Returns the device and inode of the folder at `path`.
+fn folder_id(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().filter(|m| m.is_dir()).map(|m| (m.dev(), m.ino()))
 }
 
 impl Server {
@@ -74,7 +83,9 @@ impl Server {
         env: crate::settings::Environment,
     ) -> Server {
         let warm = std::sync::Arc::new(std::sync::Mutex::new(Warm::new(layout.clone(), env.clone())));
+        let root_id = folder_id(&layout.root);
         Server {
+            root_id,
             layout,
             found,
             pinned_now,
@@ -94,6 +105,15 @@ impl Server {
     fn repo_to_write(&self) -> Result<crate::repo::Repo> {
         if !self.found {
             anyhow::bail!("{}; start kb mcp inside a repository or pass --root", crate::paths::NO_ROOT);
+        }
+        // A save into a renamed repository's old path would create it anew, outside any repository.
+        if self.root_id.is_some() && folder_id(&self.layout.root) != self.root_id {
+            let why = format!(
+                "the repository folder {} was renamed, moved or deleted while kb mcp ran; nothing was written: \
+                 restart kb mcp in the repository's new place",
+                self.layout.root.display()
+            );
+            return Err(crate::error::KbError::refused("write", why).into());
         }
         self.repo()
     }

@@ -559,6 +559,23 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
+    /// A repository renamed while the server runs: a write is refused, never recreating the old
+    /// path outside any repository.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_write_after_the_repository_was_renamed_is_refused() {
+        let env = env();
+        let client = connect(&env, legacy()).await;
+        ok(call(&client, "save_memory", json!({"content": "Deploys go out on Tuesdays"})).await);
+        let moved = env.base.join("moved");
+        std::fs::rename(env.root(), &moved).unwrap();
+        let message = failed(call(&client, "save_memory", json!({"content": "Releases are tagged vX.Y.Z"})).await);
+        assert!(message.contains("was renamed, moved or deleted while kb mcp ran"), "{message}");
+        assert!(!env.root().exists(), "the old path is not created again");
+        let files = std::fs::read_dir(moved.join(".co-cli/knowledge/memories")).unwrap().count();
+        assert_eq!(files, 1, "nothing written in the moved repository either");
+        client.cancel().await.unwrap();
+    }
+
     /// `update_memory` changes what an agent wrote, with secrets redacted; a person's memory is
     /// refused, naming who wrote it and what the person runs.
     #[tokio::test(flavor = "current_thread")]
@@ -1677,6 +1694,41 @@ mod with_mcp {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
         let kb = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?;
         Some(kb.trim().parse::<u64>().ok()? * 1024)
+    }
+
+    /// A client that sends and never reads: the server stops reading once 64 answers wait, so its
+    /// memory stays bounded (it grew to 1.26 GB), and it answers everything once read again.
+    #[tokio::test(flavor = "current_thread")]
+    async fn raw_a_client_that_never_reads_cannot_grow_the_server() {
+        let env = env();
+        let mut raw = Raw::start(&env);
+        let init = raw
+            .request(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}))
+            .await;
+        assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+        raw.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        let pid = raw.child.id().unwrap();
+        // tools/list answers ~20 KB each; send for two seconds without reading a byte.
+        let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/list"}"#;
+        let mut sent = 0u64;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(2);
+        while tokio::time::Instant::now() < deadline {
+            let write = async {
+                raw.stdin.write_all(line).await.unwrap();
+                raw.stdin.write_all(b"\n").await.unwrap();
+            };
+            if tokio::time::timeout(Duration::from_millis(200), write).await.is_err() {
+                break; // The server stopped reading: what a bounded queue does.
+            }
+            sent += 1;
+        }
+        let peak = peak_memory(pid).unwrap_or(0);
+        assert!(peak < 150 << 20, "peak {} MB after {sent} unread requests", peak >> 20);
+        assert!(sent < 200_000, "the server kept reading: {sent} requests taken while nothing was read");
+        // Reading again: every answer comes, in order, each a JSON-RPC message.
+        for _ in 0..3 {
+            assert_eq!(raw.recv().await["id"], 7);
+        }
     }
 
     /// A request line over the limit is refused with a JSON-RPC error naming its id, without
