@@ -509,3 +509,28 @@ pub fn sealed(front: &str, source: &str, rest: &str) -> String {
 pub fn standalone(block: &str) -> String {
     sealed("", ".co-cli/knowledge", &format!("{block}\n"))
 }
+
+/// Runs kb with a deadline, killing it when it hangs: a FIFO must never block it.
+pub fn kb_within(t: &TestEnv, args: &[&str], limit: std::time::Duration) -> Run {
+    let start = std::time::Instant::now();
+    let mut child = t
+        .command(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            panic!("kb {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

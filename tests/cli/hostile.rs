@@ -11,31 +11,6 @@ fn mkfifo(path: &std::path::Path) {
     assert!(status.success());
 }
 
-/// Runs kb with a deadline: a FIFO must never block it.
-fn kb_within(t: &TestEnv, args: &[&str], limit: Duration) -> Run {
-    let start = Instant::now();
-    let mut child = t
-        .command(args)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > limit {
-            child.kill().unwrap();
-            panic!("kb {args:?} hung on a FIFO");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 const LIMIT: Duration = Duration::from_secs(10);
 
 #[test]
