@@ -15,6 +15,7 @@
 
 mod cargo;
 pub mod refs;
+pub mod verdicts;
 
 use aho_corasick::{AhoCorasick, MatchKind};
 use refs::{CargoKind, Ref, Tool};
@@ -65,6 +66,19 @@ pub struct Checked {
     pub problems: Vec<Problem>,
 }
 
+impl Checked {
+    fn tally(&mut self, outcome: Outcome) {
+        match outcome {
+            Outcome::Holds => self.references += 1,
+            Outcome::Fails(p) => {
+                self.references += 1;
+                self.problems.push(p);
+            }
+            Outcome::Unknown => {}
+        }
+    }
+}
+
 /// How much a [`Checker`] checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -72,6 +86,11 @@ pub enum Mode {
     Full,
     /// Paths and commands only, no file list (a glob or a symbol is not checked): at use.
     AtUse,
+    /// As `AtUse`, and no git at all (a missing path gets no rename hint): what the compiled
+    /// context checks of every item it includes, at every compile and every `get_context`. A
+    /// `stat` per cited path (each checked once per checker), a read of a file whose lines are
+    /// cited, one parse of the manifests.
+    Stat,
 }
 
 /// Where a cited path leads (see [`Checker::place`]).
@@ -85,6 +104,7 @@ enum Place {
 }
 
 /// The result of checking one reference.
+#[derive(Clone)]
 enum Outcome {
     Holds,
     Fails(Problem),
@@ -112,6 +132,9 @@ pub struct Checker {
     pending: OnceCell<Pending>,
     submodules: OnceCell<Vec<String>>,
     cargo: OnceCell<Option<cargo::Workspace>>,
+    /// What each path or command reference checked at use came to: a reference cited by many
+    /// items costs its `stat`s once.
+    seen: std::cell::RefCell<HashMap<Ref, Outcome>>,
 }
 
 impl Checker {
@@ -130,6 +153,7 @@ impl Checker {
             submodules: OnceCell::new(),
             cargo: OnceCell::new(),
             symbol_cache: None,
+            seen: Default::default(),
         }
     }
 
@@ -141,6 +165,9 @@ impl Checker {
     /// Returns what checking each item's references found, in the items' order. Every symbol of
     /// every item is looked for in one pass over the tracked files.
     pub fn check(&self, items: &[Vec<Ref>]) -> Vec<Checked> {
+        if self.mode != Mode::Full {
+            return items.iter().map(|refs| self.check_at_use(refs)).collect();
+        }
         // A dotted name that is no file and has no file extension is a symbol (`user.email`).
         let items: Vec<Vec<Ref>> =
             items.iter().map(|refs| refs.iter().filter_map(|r| self.resolve(r)).collect()).collect();
@@ -162,18 +189,30 @@ impl Checker {
             .map(|refs| {
                 let mut checked = Checked::default();
                 for r in refs {
-                    match self.check_one(r, &found) {
-                        Outcome::Holds => checked.references += 1,
-                        Outcome::Fails(p) => {
-                            checked.references += 1;
-                            checked.problems.push(p);
-                        }
-                        Outcome::Unknown => {}
-                    }
+                    checked.tally(self.check_one(r, &found));
                 }
                 checked
             })
             .collect()
+    }
+
+    /// Returns what checking one item's references at use found (no symbol, no glob): each
+    /// reference is looked at once per checker, however many items cite it.
+    fn check_at_use(&self, refs: &[Ref]) -> Checked {
+        let mut checked = Checked::default();
+        for r in refs {
+            let known = self.seen.borrow().get(r).cloned();
+            let outcome = known.unwrap_or_else(|| {
+                let o = match self.resolve(r) {
+                    Some(resolved) => self.check_one(&resolved, &HashSet::new()),
+                    None => Outcome::Unknown,
+                };
+                self.seen.borrow_mut().insert(r.clone(), o.clone());
+                o
+            });
+            checked.tally(outcome);
+        }
+        checked
     }
 
     /// Returns the reference as it is checked: a path that names nothing and does not look like a
@@ -208,7 +247,7 @@ impl Checker {
             Ref::Command { raw, tool, target } => self.check_command(raw, *tool, target),
             Ref::Cargo { raw, kind, name } => self.check_cargo(raw, *kind, name),
             Ref::Symbol { raw, name } => match self.mode {
-                Mode::AtUse => Outcome::Unknown,
+                Mode::AtUse | Mode::Stat => Outcome::Unknown,
                 Mode::Full if symbols.contains(name.as_str()) => Outcome::Holds,
                 Mode::Full => Outcome::Fails(Problem {
                     kind: Kind::Symbol,
@@ -222,7 +261,7 @@ impl Checker {
 
     fn check_path(&self, raw: &str, path: &str, lines: Option<(u64, u64)>, glob: bool) -> Outcome {
         if glob {
-            if self.mode == Mode::AtUse {
+            if self.mode != Mode::Full {
                 return Outcome::Unknown;
             }
             // A folder glob (`docs/*/`) holds when a tracked file lies in a folder it matches.
@@ -427,6 +466,9 @@ impl Checker {
     /// renamed (or a folder holding it was) and the new path exists now: a rename in the index or
     /// the working tree wins over git's history; renames are followed to the newest.
     fn renamed(&self, path: &str) -> Option<(String, Option<String>)> {
+        if self.mode == Mode::Stat {
+            return None;
+        }
         let history = self.renames.get_or_init(|| renames(&self.root));
         let mut current = path.trim_end_matches('/').to_string();
         let mut seen = HashSet::new();

@@ -22,7 +22,7 @@
 //!   trailing `()` is allowed. Its last segment is what is looked for.
 
 /// One reference found in an item.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Ref {
     /// A file or folder, relative to the root, and the lines it names. A folder's `path` ends in
     /// `/`. `certain`: a shape only a path has (a citation, a folder, `.ci/run`, `Makefile:14`),
@@ -37,7 +37,7 @@ pub enum Ref {
 }
 
 /// What a Cargo reference names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CargoKind {
     /// `--bin B`
     Bin,
@@ -69,7 +69,7 @@ impl CargoKind {
 }
 
 /// The task runner a command names, and the manifest its targets are in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Tool {
     Make,
     Just,

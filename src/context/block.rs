@@ -3,6 +3,7 @@
 //! 20,480-byte limit (docs/behaviour.md, Budgets).
 
 use super::layers::{self, Dropped, Layer, LayerKind, Unit};
+use super::stale::Stale;
 use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind};
 use crate::decisions::{self, file::Status};
 use crate::error::{Diagnostic, Severity};
@@ -59,6 +60,9 @@ pub struct Block {
     /// The source items left out for their git conflict markers, one warning each (also in
     /// `warnings`): `kb compile` then exits 1.
     pub conflicts: Vec<Diagnostic>,
+    /// The stale items, left out (memories, records) or kept (the rest), one warning each (also
+    /// in `warnings`): `kb compile` then exits 1 (`super::stale`).
+    pub stale: Vec<Diagnostic>,
 }
 
 /// Everything the block is made of, before fitting.
@@ -70,6 +74,8 @@ pub struct Inputs {
     pub warnings: Vec<Diagnostic>,
     /// The items left out for their conflict markers (`super::conflict`).
     pub conflicts: Vec<Diagnostic>,
+    /// The stale items (`super::stale`).
+    pub stale: Vec<Diagnostic>,
 }
 
 /// Builds the block for `req` from `knowledge` (what it has not read yet is read now, once for
@@ -128,10 +134,13 @@ pub fn fit_to_cap(layers: &[Layer], mut block: Block, cap: &Cap, wrap: bool) -> 
 }
 
 /// Returns the active decisions of the types `context_decision_types` names, oldest first, as
-/// list items; the problems met; and the decisions left out for their conflict markers.
+/// list items; the problems met; and the decisions left out for their conflict markers. A stale
+/// decision is kept, with a warning in `stale`.
 fn active_decisions(
     repo: &Repo,
     scan: anyhow::Result<&decisions::Scan>,
+    check: &Stale,
+    stale: &mut Vec<Diagnostic>,
 ) -> (Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
     // The types of `context_decision_types` (architectural and scope by default).
     let types = &repo.settings.context_decision_types.value;
@@ -151,11 +160,16 @@ fn active_decisions(
                     }
                     None => true,
                 })
-                .map(|(_, d)| d)
-                .filter(|d| d.status == Status::Active && types.contains(&d.kind))
+                .filter(|(_, d)| d.status == Status::Active && types.contains(&d.kind))
                 .collect();
-            active.sort_by_key(|d| d.age_key());
-            (active.iter().map(|d| layers::list_item(&d.content)).collect(), problems, conflicts)
+            active.sort_by_key(|(_, d)| d.age_key());
+            for (path, d) in &active {
+                let problems = check.problems(&d.content, &[]);
+                if !problems.is_empty() {
+                    stale.push(super::stale::kept(path, None, &format!("decision {}", d.id), &problems));
+                }
+            }
+            (active.iter().map(|(_, d)| layers::list_item(&d.content)).collect(), problems, conflicts)
         }
         Err(e) => (Vec::new(), vec![Diagnostic::warning(None, format!("decisions left out: {e}"))], Vec::new()),
     }
@@ -165,7 +179,9 @@ fn active_decisions(
 /// nothing is written but the caches.
 pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
     let mut inputs = Inputs::default();
-    let (decisions, problems, conflicts) = active_decisions(knowledge.repo(), knowledge.decisions());
+    let check = Stale::new(knowledge.repo());
+    let (decisions, problems, conflicts) =
+        active_decisions(knowledge.repo(), knowledge.decisions(), &check, &mut inputs.stale);
     inputs.warnings.extend(problems);
     inputs.conflicts.extend(conflicts);
     inputs.layers.push(Layer::last_first(LayerKind::Decisions, decisions));
@@ -186,12 +202,34 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
             SectionKind::Project => LayerKind::Project,
             SectionKind::RepositoryMemories => continue,
         };
+        // The global context is a person's, about every repository: its paths are not this
+        // one's to check (`kb audit` does not either).
+        if s.kind == SectionKind::Project {
+            let problems = check.problems_keyed(&s.body, &[], s.key);
+            if !problems.is_empty() {
+                inputs.stale.push(super::stale::kept(&s.path, None, "the project context file", &problems));
+            }
+        }
         inputs.files.push((s.kind, s.path.clone()));
         inputs.layers.push(Layer::last_first(kind, vec![s.body.clone()]));
     }
     if let Some((path, records)) = records {
+        // A down-voted record is not shown, so not checked; a stale one is left out.
+        let shown: Vec<&super::RepoMemory> = records
+            .iter()
+            .filter(|r| !r.downvoted)
+            .filter(|r| {
+                let citations: Vec<&str> = r.citations.iter().map(String::as_str).collect();
+                let problems = check.problems_keyed(&r.fact, &citations, r.key);
+                if !problems.is_empty() {
+                    let what = format!("Copilot memory {}", r.id);
+                    inputs.stale.push(super::stale::left_out(path, Some(r.line), &what, &problems));
+                }
+                problems.is_empty()
+            })
+            .collect();
         inputs.files.push((SectionKind::RepositoryMemories, path.clone()));
-        inputs.layers.push(records_layer(records));
+        inputs.layers.push(records_layer(&shown));
     }
     let root = &knowledge.repo().layout.root;
     inputs.layers.push(instructions_layer(
@@ -200,14 +238,25 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         root,
         &mut inputs.warnings,
         &mut inputs.conflicts,
+        (&check, &mut inputs.stale),
     ));
-    inputs.layers.extend(memory_layers(knowledge, req, &mut inputs.warnings, &mut inputs.conflicts));
+    inputs.layers.extend(memory_layers(
+        knowledge,
+        req,
+        &mut inputs.warnings,
+        &mut inputs.conflicts,
+        (&check, &mut inputs.stale),
+    ));
     // The open session is one person's too: only a request that asks for it reads it.
     let (session, problems) = if req.session { knowledge.session() } else { &(None, Vec::new()) };
     // A session with conflict markers does not parse: its problem becomes the conflict's warning.
     let problems = settle(problems, root, "the session is", &mut inputs.conflicts);
     inputs.warnings.extend(problems);
     if let Some(s) = session {
+        let problems = check.problems(&format!("{}\n{}", s.session.focus, s.session.summary), &[]);
+        if !problems.is_empty() {
+            inputs.stale.push(super::stale::kept(&s.path, None, "the session", &problems));
+        }
         let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
         let summary = crate::format::text::clean_body(&s.session.summary);
         if !summary.is_empty() {
@@ -295,10 +344,9 @@ fn screened(mut inputs: Inputs) -> Inputs {
     inputs
 }
 
-/// The Copilot-style records as `subject: fact` lines in file order; over a budget the lowest
+/// The Copilot-style records shown (not down-voted, not stale) as `subject: fact` lines in file order; over a budget the lowest
 /// vote score goes first, then the oldest (file order when `created` is missing).
-fn records_layer(records: &[super::RepoMemory]) -> Layer {
-    let shown: Vec<&super::RepoMemory> = records.iter().filter(|r| !r.downvoted).collect();
+fn records_layer(shown: &[&super::RepoMemory]) -> Layer {
     let items: Vec<String> = shown.iter().map(|r| super::record_line(r)).collect();
     let mut removal: Vec<usize> = (0..shown.len()).collect();
     removal.sort_by_key(|&i| (shown[i].score, shown[i].created_at.unwrap_or(i64::MIN), i));
@@ -313,6 +361,7 @@ fn instructions_layer(
     root: &Path,
     warnings: &mut Vec<Diagnostic>,
     conflicts: &mut Vec<Diagnostic>,
+    (check, stale): (&Stale, &mut Vec<Diagnostic>),
 ) -> Layer {
     warnings.extend(settle(&found.problems, root, "this instruction file is", conflicts));
     let items = found
@@ -327,6 +376,12 @@ fn instructions_layer(
             None => true,
         })
         .filter(|i| i.matched(for_paths).is_some() && !i.body.is_empty())
+        .inspect(|i| {
+            let problems = check.problems(&i.body, &[]);
+            if !problems.is_empty() {
+                stale.push(super::stale::kept(&i.path, None, "this instruction file", &problems));
+            }
+        })
         .map(|i| format!("### {}\n\n{}", file_name(&i.path), i.body))
         .collect();
     Layer::last_first(LayerKind::Instructions, items)
@@ -346,6 +401,7 @@ fn memory_layers(
     req: &BlockRequest,
     warnings: &mut Vec<Diagnostic>,
     conflicts: &mut Vec<Diagnostic>,
+    (check, stale): (&Stale, &mut Vec<Diagnostic>),
 ) -> [Layer; 3] {
     let repo = knowledge.repo();
     let empty = || {
@@ -380,6 +436,24 @@ fn memory_layers(
     let agent = req.agent.as_deref();
     let visible =
         |p: Pos| index.visible_at(p, agent) && (marked.is_empty() || !marked.contains(&index.file_name_at(p)));
+    // A stale memory is left out (one warning each). Only the memories a layer would take are
+    // checked, each once: the core context, and the hot and high-importance ones until their
+    // limits are reached.
+    let checked: std::cell::RefCell<std::collections::BTreeMap<Pos, bool>> = Default::default();
+    let stale = std::cell::RefCell::new(stale);
+    let fresh = |p: Pos| -> bool {
+        if let Some(&ok) = checked.borrow().get(&p) {
+            return ok;
+        }
+        let problems = check.problems(index.content_at(p), &[]);
+        if !problems.is_empty() {
+            let path = index.dir.join(index.file_name_at(p));
+            let what = format!("memory {}", index.id_at(p));
+            stale.borrow_mut().push(super::stale::left_out(&path, None, &what, &problems));
+        }
+        checked.borrow_mut().insert(p, problems.is_empty());
+        problems.is_empty()
+    };
     // The ids the heat log names: only those can be Hot Memories.
     let heats = req.hot.then(|| knowledge.heats());
     let heated: rustc_hash::FxHashSet<u64> = heats
@@ -411,13 +485,14 @@ fn memory_layers(
     }
     core.sort_by_key(|&p| index.age_key_at(p));
     high.sort_by_key(|&p| index.age_key_at(p));
-    let core: Vec<String> = core.iter().map(|&p| layers::list_item(index.content_at(p))).collect();
+    let core: Vec<String> =
+        core.iter().filter(|&&p| fresh(p)).map(|&p| layers::list_item(index.content_at(p))).collect();
     let (mut hot_ids, mut hot): (Vec<u64>, Vec<String>) = (Vec::new(), Vec::new());
     if let Some(heats) = heats {
         // An unreadable log, or lines that are not accesses, as for the memory files above.
         warnings.extend(heats.problems.iter().cloned());
         let limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
-        hot_ids = crate::heat::hot_ids(heats, limit, |id| candidates.contains_key(&id));
+        hot_ids = crate::heat::hot_ids(heats, limit, |id| candidates.get(&id).is_some_and(|&p| fresh(p)));
         hot = hot_ids
             .iter()
             .filter_map(|id| candidates.get(id))
@@ -428,7 +503,7 @@ fn memory_layers(
     let learnings: Vec<String> = high
         .iter()
         .rev()
-        .filter(|&&p| !hot_ids.contains(&index.id_at(p)))
+        .filter(|&&p| !hot_ids.contains(&index.id_at(p)) && fresh(p))
         .take(limit)
         .map(|&p| layers::list_item(index.content_at(p)))
         .collect();
@@ -468,8 +543,9 @@ pub fn assemble_framed(
     wrap: bool,
     count_tokens: bool,
 ) -> Block {
-    let Inputs { layers, files, mut warnings, conflicts } = inputs;
+    let Inputs { layers, files, mut warnings, conflicts, stale } = inputs;
     warnings.extend(conflicts.iter().cloned());
+    warnings.extend(stale.iter().cloned());
     let count = crate::format::tokens::count;
     let counter: &dyn Fn(&str) -> usize = &count;
     let (limit, unit) = match budget {
@@ -656,6 +732,7 @@ pub fn assemble_framed(
         layers: layer_reports,
         warnings,
         conflicts,
+        stale,
     }
 }
 

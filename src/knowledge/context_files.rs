@@ -118,6 +118,8 @@ pub struct Section {
     pub path: PathBuf,
     /// LF line ends, no frontmatter, no surrounding whitespace, never empty.
     pub body: String,
+    /// The hash of the whole file as read (`audit::verdicts::key`): the audit's verdict of it.
+    pub key: u64,
 }
 
 /// Returns a warning about `path`.
@@ -228,7 +230,7 @@ fn load_context_file(path: &Path, within: &Path, kind: SectionKind, src: &mut So
         body = crate::format::text::clean_body(&stripped);
     }
     if !body.is_empty() {
-        src.sections.push(Section { kind, path: path.to_path_buf(), body });
+        src.sections.push(Section { kind, path: path.to_path_buf(), body, key: crate::audit::verdicts::key(&text) });
     }
 }
 
@@ -252,6 +254,15 @@ pub struct RepoMemory {
     pub created_at: Option<crate::format::time::Micros>,
     /// 1-based line in the file.
     pub line: usize,
+    /// The id, as `kb list` shows it (for the warnings that name the record).
+    pub id: String,
+    /// Its `citations` (paths a stale check looks at).
+    pub citations: Vec<String>,
+    /// The hash of the fact as written (`audit::verdicts::key`): the audit's verdict of it.
+    pub key: u64,
+    /// The fact or subject as written holds git conflict-marker lines (escaped newlines in the
+    /// JSON string): the record is left out like any conflicted item.
+    pub marked: bool,
 }
 
 /// Reads Copilot-style records from JSONL text, tolerantly: blank lines are skipped, and a line
@@ -279,9 +290,23 @@ pub fn read_repository_memories(file: &crate::copilot::JsonlFile) -> (Vec<RepoMe
                 .saturating_sub(i64::try_from(r.votes.down).unwrap_or(i64::MAX)),
             created_at: r.created.and_then(|c| time::parse(c).ok()).map(time::micros),
             line: r.line(),
+            id: r.id.to_string(),
+            citations: citations_of(&all, &r),
+            key: crate::audit::verdicts::key(r.fact),
+            marked: first_marker(r.fact).is_some() || first_marker(r.subject).is_some(),
         })
         .collect();
     (records, problems)
+}
+
+/// Returns a record's citations; a line that names none is not parsed again.
+fn citations_of(all: &crate::copilot::Records<'_>, r: &crate::copilot::Record<'_>) -> Vec<String> {
+    match all.file.text(r.index) {
+        Some(Ok(line)) if line.contains("\"citations\"") => {
+            all.fields(r).citations.iter().map(|c| c.to_string()).collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// Returns `s` on one line: runs of whitespace (newlines included) become one space.
@@ -329,8 +354,9 @@ fn load_repository_memories(path: &Path, within: &Path, src: &mut Sources) {
         if in_conflict(r.line) {
             return false;
         }
-        // A fact whose line would itself read as a marker line in the block.
-        if first_marker(&record_line(r)).is_some() {
+        // A fact holding marker lines (as escaped newlines: the block would show them
+        // flattened), or whose line would itself read as a marker line in the block.
+        if r.marked || first_marker(&record_line(r)).is_some() {
             src.conflicts.push(conflict(path, Some(r.line), "this record is"));
             return false;
         }

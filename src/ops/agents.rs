@@ -209,6 +209,10 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
     }
     let instructions = knowledge.instructions();
     let dir = repo.layout.instructions();
+    // A rule file carries its instruction file whole: a stale one is kept, with the warning.
+    let check = crate::context::stale::Stale::new(repo);
+    let mut stale_rules: Vec<Diagnostic> = Vec::new();
+    let mut checked: Vec<&Path> = Vec::new();
     for &agent in agents {
         let Some((folder, ext)) = formats::rule_dir(agent) else { continue };
         for i in &instructions.files {
@@ -246,6 +250,13 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
                 continue;
             }
             let Some(text) = formats::rule_file(agent, i, &source) else { continue };
+            if !checked.contains(&i.path.as_path()) {
+                checked.push(&i.path);
+                let problems = check.problems(&i.body, &[]);
+                if !problems.is_empty() {
+                    stale_rules.push(crate::context::stale::kept(&i.path, None, "this instruction file", &problems));
+                }
+            }
             if let Some(l) = formats::rule_limit(agent).filter(|l| l.measure(&text) > l.max) {
                 notes.push(Diagnostic::warning(
                     None,
@@ -266,6 +277,7 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
     // The report's block with every block's warnings and conflicts, each once.
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut conflicts: Vec<Diagnostic> = Vec::new();
+    let mut stale: Vec<Diagnostic> = std::mem::take(&mut stale_rules);
     for (_, b) in &built {
         for w in &b.warnings {
             if !diagnostics.contains(w) {
@@ -277,11 +289,22 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
                 conflicts.push(c.clone());
             }
         }
+        for c in &b.stale {
+            if !stale.contains(c) {
+                stale.push(c.clone());
+            }
+        }
     }
     diagnostics.extend(notes);
+    for w in &stale {
+        if !diagnostics.contains(w) {
+            diagnostics.push(w.clone());
+        }
+    }
     let mut block = built.swap_remove(0).1;
     block.warnings = diagnostics;
     block.conflicts = conflicts;
+    block.stale = stale;
     Plan { targets: planned_targets, generated, orphans, block }
 }
 

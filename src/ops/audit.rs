@@ -191,6 +191,17 @@ pub fn audit(k: &Knowledge<'_>, req: &Request) -> Result<AuditReport> {
     let mut cache = if limited { PairCache::default() } else { PairCache::load(cache_path.as_deref()) };
     let conflicts = conflicts(&items, limited.then(|| items.iter().map(|i| i.chosen()).collect()), &mut cache);
     if !limited {
+        // The symbols each text cites that occur nowhere: the compiled context leaves such a
+        // memory out without a symbol search of its own (`audit::verdicts`).
+        cache.symbols = items
+            .iter()
+            .zip(&checked)
+            .filter_map(|(item, c)| {
+                let missing: Vec<String> =
+                    c.problems.iter().filter(|p| p.kind == Kind::Symbol).map(|p| p.reference.clone()).collect();
+                (!missing.is_empty()).then(|| (crate::audit::verdicts::key(&item.text), missing))
+            })
+            .collect();
         cache.save(repo);
     }
     for (a, b, p, q) in &conflicts {
@@ -416,6 +427,12 @@ struct PairCache {
     #[serde(default)]
     check: u64,
     groups: std::collections::BTreeMap<String, CachedGroup>,
+    /// The symbol verdicts of the last full audit (`audit::verdicts`).
+    #[serde(default)]
+    symbols: crate::audit::verdicts::Verdicts,
+    /// [`crate::audit::verdicts::digest`] of `symbols`: a hand-edited verdict is not trusted.
+    #[serde(default)]
+    symbols_check: u64,
 }
 
 #[derive(Debug, Default, Serialize, serde::Deserialize)]
@@ -446,6 +463,7 @@ impl PairCache {
 
     fn save(&mut self, repo: &Repo) {
         self.check = self.digest();
+        self.symbols_check = crate::audit::verdicts::digest(&self.symbols);
         // Derived state: a cache that cannot be written only costs time next run.
         if repo.layout.cache_file("audit.json").is_some()
             && let Ok(dir) = repo.layout.ensure_cache()

@@ -599,13 +599,22 @@ impl Report for CompileReport {
                 if n == 1 { "item was" } else { "items were" }
             )),
         }
+        // Written without the stale memories and records, with the rest: CI notices.
+        match self.block.stale.len() {
+            0 => {}
+            n => out.push(format!(
+                "{} in the compiled context: a reference to a path, a line or a command no longer holds \
+                 (see the warnings; `kb audit` checks every item)",
+                super::plural(n, "stale item")
+            )),
+        }
         out
     }
 
     fn succeeded(&self) -> bool {
         if let Some(drift) = &self.check {
-            return drift.is_empty() && self.block.conflicts.is_empty();
+            return drift.is_empty() && self.block.conflicts.is_empty() && self.block.stale.is_empty();
         }
-        self.counts().2 == 0 && self.block.conflicts.is_empty()
+        self.counts().2 == 0 && self.block.conflicts.is_empty() && self.block.stale.is_empty()
     }
 }
