@@ -38,6 +38,7 @@ mod save;
 mod sealed;
 mod secrets;
 mod session;
+mod stale;
 mod suite;
 mod temp_files;
 mod undo;

@@ -873,6 +873,32 @@ mod with_mcp {
         client.cancel().await.unwrap();
     }
 
+    /// A stale memory never reaches get_context: the running server checks the paths of what it
+    /// would include at every call, so a rename of a cited file is seen though no knowledge file
+    /// changed; the warning is in the result.
+    #[tokio::test(flavor = "current_thread")]
+    async fn get_context_leaves_out_a_memory_whose_cited_file_was_renamed() {
+        let env = env();
+        env.write("src/old.rs", "a\nb\nc\n");
+        env.kb(&["save", "The parser entry point is `src/old.rs:3` (STALEMEM)", "--type", "core_context"]).ok();
+        env.kb(&["save", "Deploys go out on Fridays (GOODMEM)", "--type", "core_context"]).ok();
+        let client = connect(&env, legacy()).await;
+        let (text, _) = ok(call(&client, "get_context", json!({})).await);
+        assert!(text.contains("STALEMEM") && text.contains("GOODMEM"), "{text}");
+        std::fs::rename(env.root().join("src/old.rs"), env.root().join("src/new.rs")).unwrap();
+        let (text, json) = ok(call(&client, "get_context", json!({})).await);
+        assert!(!text.contains("STALEMEM") && text.contains("GOODMEM"), "{text}");
+        let warned = json["warnings"].as_array().unwrap().iter().filter_map(Value::as_str).any(|w| {
+            w.contains("stale: memory 1 left out of the context block") && w.contains("`src/old.rs` does not exist")
+        });
+        assert!(warned, "{json}");
+        assert_eq!(json, env.kb(&["--json", "context"]).ok().json(), "as kb context has it");
+        std::fs::rename(env.root().join("src/new.rs"), env.root().join("src/old.rs")).unwrap();
+        let (text, _) = ok(call(&client, "get_context", json!({})).await);
+        assert!(text.contains("STALEMEM"), "{text}");
+        client.cancel().await.unwrap();
+    }
+
     /// propose_decision writes a proposed decision (never an active one) that `kb decision list`
     /// shows and `kb context` leaves out until a person accepts it; a near-duplicate of an open
     /// decision adds nothing and names it, as `kb decision add` does.
