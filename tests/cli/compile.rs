@@ -301,6 +301,7 @@ fn conflict_markers_never_reach_a_target_and_compile_exits_1() {
     t.write(".github/instructions/ok.instructions.md", "---\napplyTo: '**'\n---\n\nGOODINSTR\n");
     t.kb(&["decision", "add", "OURSDEC: every service stores readings in PostgreSQL", "--type", "architectural"]).ok();
     t.kb(&["decision", "add", "GOODDEC: alerting belongs to another team", "--type", "scope"]).ok();
+    t.write("src/parse.rs", "pub fn parse() {}\n");
     t.kb(&["save", "OURSMEM: the parser lives in src/parse.rs", "--type", "core_context"]).ok();
     t.kb(&["save", "GOODMEM: deploys go through the staging branch on Fridays", "--type", "core_context"]).ok();
     t.kb(&["session", "start", "OURSFOCUS"]).ok();

@@ -291,6 +291,8 @@ fn a_fresh_init_compiles_no_placeholder_into_agents_md() {
     assert!(template.contains("## Conventions") && template.contains("Keep it short"), "{template}");
     // What they write below it is compiled, and the guidance still is not.
     std::fs::write(&context, format!("{template}\n## Commands\n\n- `make test` runs everything.\n")).unwrap();
+    // (a Makefile with that target: else the context file is stale, and compile exits 1)
+    t.write("Makefile", "test:\n\tcargo test\n");
     t.kb(&["compile"]).ok();
     assert_eq!(
         t.read(&agents),

@@ -10,6 +10,8 @@ fn env() -> TestEnv {
     std::fs::create_dir_all(t.root().join(".co-cli")).unwrap();
     t.memory(1, "Use nextest in CI", "2026-11-01T00:00:00+00:00", &["testing"]);
     t.memory(2, "The parser lives in src/parse.rs", "2026-11-02T00:00:00+00:00", &[]);
+    // What memory 2 cites exists: a stale memory would be left out of the context.
+    t.write("src/parse.rs", "pub fn parse() {}\n");
     t.memory(3, "Deploys go through staging", "2026-11-03T00:00:00+00:00", &[]);
     t
 }

@@ -21,8 +21,8 @@
 //! - A command whose line ends in the comment `# exits 1` must exit 1 (`kb audit` finding a stale
 //!   fact); every other command must exit 0.
 //!
-//! The other commands run in one new repository (a `.git` folder and nothing else, as the README's
-//! "first five minutes" start), with the clock pinned to [`README_NOW`]; its root is shown as
+//! The other commands run in one new repository (a `.git` folder and a `Makefile` with the targets
+//! its context file names, as the README's "first five minutes" start), with the clock pinned to [`README_NOW`]; its root is shown as
 //! `/tmp/myrepo`. With `KB_UPDATE_DOCS=1` the test writes the new outputs into the README instead of
 //! failing (an output that already matches is left as written, `...` included).
 
@@ -50,6 +50,9 @@ const README_NOW: &str = "2026-11-24T20:23:24+00:00";
 /// How the README shows the temporary root and HOME.
 const SHOWN_ROOT: &str = "/tmp/myrepo";
 const SHOWN_HOME: &str = "/home/me";
+
+/// The Makefile of the README's repository: the targets its context file names.
+const README_MAKEFILE: &str = "test:\n\tcargo test\nlint:\n\tcargo clippy\n";
 
 /// The project context file, which the README's ```markdown block is.
 const CONTEXT: &str = ".co-cli/knowledge/context.md";
@@ -210,6 +213,9 @@ fn every_command_of_the_readme_runs_and_prints_what_it_shows() {
     let steps = steps(&text);
 
     let repo = TestEnv::new().env("KB_NOW", README_NOW);
+    // The reader's repository has the Makefile its context file names (`make test`, `make lint`):
+    // else that file is stale, and every compile exits 1.
+    repo.write("Makefile", README_MAKEFILE);
     let clone = TestEnv::new().env("KB_NOW", GUIDE_NOW);
     copy_tree(&repo_file("example-knowledge"), &clone.root().join("example-knowledge"));
 
