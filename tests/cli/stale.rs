@@ -23,7 +23,10 @@ const AGENT_FILES: [&str; 8] = [
 /// A repository whose memory, record and decision cite `src/old.rs`, with every agent on.
 fn citing_old() -> TestEnv {
     let t = TestEnv::new();
-    t.write(".co-cli/settings.json", &serde_json::json!({"agents": EVERY_AGENT, "context_targets": ["AGENTS.md"]}).to_string());
+    t.write(
+        ".co-cli/settings.json",
+        &serde_json::json!({"agents": EVERY_AGENT, "context_targets": ["AGENTS.md"]}).to_string(),
+    );
     t.write("src/old.rs", "fn a() {}\nfn b() {}\nfn parse() {}\n");
     t.kb(&["save", "The parser entry point is `src/old.rs:3` (STALEMEM)", "--type", "core_context"]).ok();
     t.kb(&["save", "Deploys go out on Fridays (GOODMEM)", "--type", "core_context"]).ok();
@@ -59,7 +62,9 @@ fn a_memory_whose_file_was_renamed_reaches_no_agent_file_and_compile_exits_1() {
     let r = t.kb(&["compile"]);
     assert_eq!(r.code, 1, "{r:?}");
     let warned = |what: &str, how: &str| {
-        r.stderr.lines().any(|l| l.contains(&format!("stale: {what} {how}")) && l.contains("`src/old.rs` does not exist"))
+        r.stderr
+            .lines()
+            .any(|l| l.contains(&format!("stale: {what} {how}")) && l.contains("`src/old.rs` does not exist"))
     };
     assert!(warned("memory 1", "left out of the context block"), "{}", r.stderr);
     assert!(warned("Copilot memory mem-1", "left out of the context block"), "{}", r.stderr);
@@ -136,7 +141,11 @@ fn lines_and_commands_count_and_what_cannot_be_checked_is_kept() {
         "{}",
         r.stderr
     );
-    assert!(!r.stderr.contains("outside.rs") && !r.stderr.contains("link.rs"), "nothing outside is looked at: {}", r.stderr);
+    assert!(
+        !r.stderr.contains("outside.rs") && !r.stderr.contains("link.rs"),
+        "nothing outside is looked at: {}",
+        r.stderr
+    );
     // Two memories, the context file, the instructions (and the session, where a target carries it).
     assert!(r.stderr.contains(" stale items in the compiled context"), "{}", r.stderr);
     // The session reaches `kb context`: kept there, with its warning.
@@ -158,7 +167,10 @@ fn symbols_count_from_the_last_audit_for_the_same_text() {
     assert_eq!(t.kb(&["audit"]).code, 1);
     let r = t.kb(&["compile"]);
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.contains("stale: memory 1 left out") && r.stderr.contains("`MissingErrorKind` occurs in no tracked file"));
+    assert!(
+        r.stderr.contains("stale: memory 1 left out")
+            && r.stderr.contains("`MissingErrorKind` occurs in no tracked file")
+    );
     let text = t.read(&t.root().join("AGENTS.md"));
     assert!(!text.contains("SYMDEAD") && text.contains("SYMOK"), "{text}");
     // An edited text has no verdict until the next audit.
