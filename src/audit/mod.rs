@@ -135,6 +135,8 @@ pub struct Checker {
     /// What each path or command reference checked at use came to: a reference cited by many
     /// items costs its `stat`s once.
     seen: std::cell::RefCell<HashMap<Ref, Outcome>>,
+    /// The line count of each file whose lines were cited, counted once per checker.
+    lines: std::cell::RefCell<HashMap<PathBuf, Option<u64>>>,
 }
 
 impl Checker {
@@ -154,6 +156,7 @@ impl Checker {
             cargo: OnceCell::new(),
             symbol_cache: None,
             seen: Default::default(),
+            lines: Default::default(),
         }
     }
 
@@ -328,7 +331,13 @@ impl Checker {
         if !meta.is_file() || meta.len() > MAX_COUNTED_BYTES {
             return Outcome::Holds;
         }
-        let Some(count) = count_lines(&full) else { return Outcome::Holds };
+        let counted = self.lines.borrow().get(&full).copied();
+        let counted = counted.unwrap_or_else(|| {
+            let n = count_lines(&full);
+            self.lines.borrow_mut().insert(full.clone(), n);
+            n
+        });
+        let Some(count) = counted else { return Outcome::Holds };
         if last > count {
             let s = if count == 1 { "" } else { "s" };
             return Outcome::Fails(Problem {

@@ -3,12 +3,12 @@
 //! 20,480-byte limit (docs/behaviour.md, Budgets).
 
 use super::layers::{self, Dropped, Layer, LayerKind, Unit};
-use super::stale::Stale;
 use super::{SIZE_LIMIT, SIZE_TARGET, SectionKind};
 use crate::decisions::{self, file::Status};
 use crate::error::{Diagnostic, Severity};
 use crate::knowledge::Knowledge;
 use crate::knowledge::Sources;
+use crate::knowledge::stale::{Stale, kept, left_out};
 use crate::memories::file::{Importance, MemoryType};
 use crate::memories::index::Pos;
 use crate::repo::Repo;
@@ -61,7 +61,7 @@ pub struct Block {
     /// `warnings`): `kb compile` then exits 1.
     pub conflicts: Vec<Diagnostic>,
     /// The stale items, left out (memories, records) or kept (the rest), one warning each (also
-    /// in `warnings`): `kb compile` then exits 1 (`super::stale`).
+    /// in `warnings`): `kb compile` then exits 1 (`knowledge::stale`).
     pub stale: Vec<Diagnostic>,
 }
 
@@ -74,7 +74,7 @@ pub struct Inputs {
     pub warnings: Vec<Diagnostic>,
     /// The items left out for their conflict markers (`super::conflict`).
     pub conflicts: Vec<Diagnostic>,
-    /// The stale items (`super::stale`).
+    /// The stale items (`knowledge::stale`).
     pub stale: Vec<Diagnostic>,
 }
 
@@ -166,7 +166,7 @@ fn active_decisions(
             for (path, d) in &active {
                 let problems = check.problems(&d.content, &[]);
                 if !problems.is_empty() {
-                    stale.push(super::stale::kept(path, None, &format!("decision {}", d.id), &problems));
+                    stale.push(kept(path, None, &format!("decision {}", d.id), &problems));
                 }
             }
             (active.iter().map(|(_, d)| layers::list_item(&d.content)).collect(), problems, conflicts)
@@ -179,9 +179,9 @@ fn active_decisions(
 /// nothing is written but the caches.
 pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
     let mut inputs = Inputs::default();
-    let check = Stale::new(knowledge.repo());
+    let check = knowledge.stale();
     let (decisions, problems, conflicts) =
-        active_decisions(knowledge.repo(), knowledge.decisions(), &check, &mut inputs.stale);
+        active_decisions(knowledge.repo(), knowledge.decisions(), check, &mut inputs.stale);
     inputs.warnings.extend(problems);
     inputs.conflicts.extend(conflicts);
     inputs.layers.push(Layer::last_first(LayerKind::Decisions, decisions));
@@ -207,7 +207,7 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         if s.kind == SectionKind::Project {
             let problems = check.problems_keyed(&s.body, &[], s.key);
             if !problems.is_empty() {
-                inputs.stale.push(super::stale::kept(&s.path, None, "the project context file", &problems));
+                inputs.stale.push(kept(&s.path, None, "the project context file", &problems));
             }
         }
         inputs.files.push((s.kind, s.path.clone()));
@@ -223,7 +223,7 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
                 let problems = check.problems_keyed(&r.fact, &citations, r.key);
                 if !problems.is_empty() {
                     let what = format!("Copilot memory {}", r.id);
-                    inputs.stale.push(super::stale::left_out(path, Some(r.line), &what, &problems));
+                    inputs.stale.push(left_out(path, Some(r.line), &what, &problems));
                 }
                 problems.is_empty()
             })
@@ -238,14 +238,14 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         root,
         &mut inputs.warnings,
         &mut inputs.conflicts,
-        (&check, &mut inputs.stale),
+        (check, &mut inputs.stale),
     ));
     inputs.layers.extend(memory_layers(
         knowledge,
         req,
         &mut inputs.warnings,
         &mut inputs.conflicts,
-        (&check, &mut inputs.stale),
+        (check, &mut inputs.stale),
     ));
     // The open session is one person's too: only a request that asks for it reads it.
     let (session, problems) = if req.session { knowledge.session() } else { &(None, Vec::new()) };
@@ -255,7 +255,7 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
     if let Some(s) = session {
         let problems = check.problems(&format!("{}\n{}", s.session.focus, s.session.summary), &[]);
         if !problems.is_empty() {
-            inputs.stale.push(super::stale::kept(&s.path, None, "the session", &problems));
+            inputs.stale.push(kept(&s.path, None, "the session", &problems));
         }
         let mut items = vec![format!("Focus: {}", one_line(&s.session.focus))];
         let summary = crate::format::text::clean_body(&s.session.summary);
@@ -379,7 +379,7 @@ fn instructions_layer(
         .inspect(|i| {
             let problems = check.problems(&i.body, &[]);
             if !problems.is_empty() {
-                stale.push(super::stale::kept(&i.path, None, "this instruction file", &problems));
+                stale.push(kept(&i.path, None, "this instruction file", &problems));
             }
         })
         .map(|i| format!("### {}\n\n{}", file_name(&i.path), i.body))
@@ -449,7 +449,7 @@ fn memory_layers(
         if !problems.is_empty() {
             let path = index.dir.join(index.file_name_at(p));
             let what = format!("memory {}", index.id_at(p));
-            stale.borrow_mut().push(super::stale::left_out(&path, None, &what, &problems));
+            stale.borrow_mut().push(left_out(&path, None, &what, &problems));
         }
         checked.borrow_mut().insert(p, problems.is_empty());
         problems.is_empty()

@@ -7,7 +7,6 @@
 pub mod agents;
 pub mod block;
 pub mod layers;
-pub mod stale;
 pub mod targets;
 
 pub use crate::knowledge::context_files::{

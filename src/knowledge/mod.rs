@@ -15,6 +15,7 @@
 
 pub mod context_files;
 pub mod corpus;
+pub mod stale;
 pub mod warm;
 pub mod watch;
 
@@ -79,6 +80,7 @@ pub struct Knowledge<'r> {
     instructions: OnceCell<Instructions>,
     heats: OnceCell<Heats>,
     board: OnceCell<(Board, Option<Diagnostic>)>,
+    stale: OnceCell<stale::Stale>,
 }
 
 impl<'r> Knowledge<'r> {
@@ -96,6 +98,7 @@ impl<'r> Knowledge<'r> {
             instructions: OnceCell::new(),
             heats: OnceCell::new(),
             board: OnceCell::new(),
+            stale: OnceCell::new(),
         }
     }
 
@@ -196,6 +199,12 @@ impl<'r> Knowledge<'r> {
         let settings = &self.repo.settings;
         self.heats
             .get_or_init(|| crate::heat::read(&self.repo.layout, settings.heat_window_days.value, crate::heat::WARM))
+    }
+
+    /// Returns the check of what the block includes against the working tree, as of this view:
+    /// each cited path is looked at once per view (a server's view lasts one request).
+    pub fn stale(&self) -> &stale::Stale {
+        self.stale.get_or_init(|| stale::Stale::new(self.repo))
     }
 
     /// Returns the checked-out branch's context board, and why it could not be read.

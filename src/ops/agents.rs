@@ -210,7 +210,7 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
     let instructions = knowledge.instructions();
     let dir = repo.layout.instructions();
     // A rule file carries its instruction file whole: a stale one is kept, with the warning.
-    let check = crate::context::stale::Stale::new(repo);
+    let check = knowledge.stale();
     let mut stale_rules: Vec<Diagnostic> = Vec::new();
     let mut checked: Vec<&Path> = Vec::new();
     for &agent in agents {
@@ -254,7 +254,7 @@ pub fn plan(repo: &Repo, knowledge: &Knowledge<'_>, targets: &[TargetSpec]) -> P
                 checked.push(&i.path);
                 let problems = check.problems(&i.body, &[]);
                 if !problems.is_empty() {
-                    stale_rules.push(crate::context::stale::kept(&i.path, None, "this instruction file", &problems));
+                    stale_rules.push(crate::knowledge::stale::kept(&i.path, None, "this instruction file", &problems));
                 }
             }
             if let Some(l) = formats::rule_limit(agent).filter(|l| l.measure(&text) > l.max) {

@@ -15,8 +15,10 @@ use crate::repo::Repo;
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-/// The check of one block's items, against the repository at one root. Each reference is
-/// looked at once, however many items cite it; the audit's verdicts are read on first need.
+/// The check of the items a block includes, against the repository at one root, for one
+/// [`Knowledge`](super::Knowledge) view (every block of a compile; one MCP request). Each
+/// reference is looked at once, however many items and blocks cite it; the audit's verdicts are
+/// read on first need.
 pub struct Stale {
     checker: Checker,
     cache: Option<PathBuf>,
