@@ -104,8 +104,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("audit.json");
         assert!(load(Some(&p)).is_empty());
-        std::fs::write(&p, r#"{"version":1,"groups":{},"symbols":{"7":["X_y"]}}"#).unwrap();
+        let verdicts: Verdicts = [(7, vec!["X_y".to_string()])].into_iter().collect();
+        let check = digest(&verdicts);
+        std::fs::write(
+            &p,
+            format!(r#"{{"version":1,"groups":{{}},"symbols":{{"7":["X_y"]}},"symbols_check":{check}}}"#),
+        )
+        .unwrap();
         assert_eq!(load(Some(&p)).get(&7).map(Vec::len), Some(1));
+        std::fs::write(
+            &p,
+            format!(r#"{{"version":1,"groups":{{}},"symbols":{{"7":["Y_z"]}},"symbols_check":{check}}}"#),
+        )
+        .unwrap();
+        assert!(load(Some(&p)).is_empty(), "a verdict edited by hand does not match its check");
         std::fs::write(&p, r#"{"version":1,"groups":{}}"#).unwrap();
         assert!(load(Some(&p)).is_empty(), "an older cache has no verdicts");
         std::fs::write(&p, "not json").unwrap();

@@ -250,6 +250,8 @@ fn section_budget_boundaries() {
 fn repository_memories_section() {
     let env = TestEnv::new();
     env.write(PROJECT, &context_file("P"));
+    // The first record cites it: without the file the record is stale and left out.
+    env.write("Makefile", "test:\n\tcargo test\n");
     env.write(
         ".github/copilot-memories.jsonl",
         concat!(

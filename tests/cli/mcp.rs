@@ -790,7 +790,9 @@ mod with_mcp {
         assert_eq!(resources[0].size, Some(text.len() as u64), "size is in UTF-8 bytes");
         assert_eq!(format!("{text}\n"), env.kb(&["context"]).ok().stdout, "the resource is `kb context`");
 
-        // Copilot records join the block as `### Repository Memories`; the size follows.
+        // Copilot records join the block as `### Repository Memories`; the size follows. (The
+        // cited file exists: a record citing a missing one is stale and left out.)
+        env.write(".ci/run", "#!/bin/sh\ncargo test\n");
         let args = json!({"subject": "build", "fact": "Run .ci/run before pushing", "citations": [".ci/run:1"], "reason": "CI runs it"});
         ok(call(&client, "store_memory", args).await);
         let read = client.read_resource(ReadResourceRequestParams::new("kb://context")).await.unwrap();
