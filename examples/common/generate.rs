@@ -156,11 +156,16 @@ pub fn generate(root: &Path, config: &Path, n: usize) {
     let mut jsonl = String::new();
     for i in 0..24 {
         let fact = words(&mut rng, &format!("Fact {i}:"), 60, 60);
+        let cited = format!("src/{}.rs", rng.word());
+        // The cited file exists with its line: a record citing a missing one is stale, left out
+        // of what kb compiles (and the check at compile costs its stat and line count).
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join(&cited), "// generated\n".repeat(1000)).unwrap();
         let line = serde_json::json!({
             "id": format!("mem-{i:08x}"),
             "subject": format!("subject-{}", i % 6),
             "fact": fact,
-            "citations": [format!("src/{}.rs:{}", rng.word(), 1 + rng.below(900))],
+            "citations": [format!("{cited}:{}", 1 + rng.below(900))],
             "reason": "Keeps the build green.",
             "category": "general",
             "source": {"agent": "kb"},
