@@ -386,38 +386,44 @@ fn depth(s: &str) -> i64 {
     d
 }
 
-/// Calls `f` with each character of `s` outside a string.
-fn scan(s: &str, mut f: impl FnMut(char)) {
+/// Returns each character of `s` with its byte position and whether it lies outside a TOML string
+/// (a quote that opens or closes one is inside).
+fn chars_outside(s: &str) -> impl Iterator<Item = (usize, char, bool)> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
-    for c in s.chars() {
-        match quote {
-            Some('"') if escaped => escaped = false,
-            Some('"') if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None => f(c),
-        }
-    }
+    s.char_indices().map(move |(i, c)| {
+        let outside = match quote {
+            Some('"') if escaped => {
+                escaped = false;
+                false
+            }
+            Some('"') if c == '\\' => {
+                escaped = true;
+                false
+            }
+            Some(q) if c == q => {
+                quote = None;
+                false
+            }
+            Some(_) => false,
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                false
+            }
+            None => true,
+        };
+        (i, c, outside)
+    })
+}
+
+/// Calls `f` with each character of `s` outside a string.
+fn scan(s: &str, mut f: impl FnMut(char)) {
+    chars_outside(s).filter(|&(_, _, outside)| outside).for_each(|(_, c, _)| f(c));
 }
 
 /// Returns the byte position of the first `target` outside a string.
 fn find_outside_quotes(s: &str, target: char) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in s.char_indices() {
-        match quote {
-            Some('"') if escaped => escaped = false,
-            Some('"') if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == target => return Some(i),
-            None => {}
-        }
-    }
-    None
+    chars_outside(s).find(|&(_, c, outside)| outside && c == target).map(|(i, _, _)| i)
 }
 
 /// Returns a line without its `#` comment (a `#` in a string stays).
@@ -490,23 +496,18 @@ fn inline(value: &str, key: &str) -> Option<String> {
 fn split_top(s: &str, sep: char) -> Vec<String> {
     let mut parts = Vec::new();
     let mut current = String::new();
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
     let mut d = 0i64;
-    for c in s.chars() {
-        match quote {
-            Some('"') if escaped => escaped = false,
-            Some('"') if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '"' || c == '\'' => quote = Some(c),
-            None if c == '[' || c == '{' => d += 1,
-            None if c == ']' || c == '}' => d -= 1,
-            None if c == sep && d == 0 => {
-                parts.push(std::mem::take(&mut current));
-                continue;
+    for (_, c, outside) in chars_outside(s) {
+        if outside {
+            match c {
+                '[' | '{' => d += 1,
+                ']' | '}' => d -= 1,
+                _ if c == sep && d == 0 => {
+                    parts.push(std::mem::take(&mut current));
+                    continue;
+                }
+                _ => {}
             }
-            None => {}
         }
         current.push(c);
     }
