@@ -82,7 +82,7 @@ impl KbError {
     }
 
     /// Returns the error's kind: a stable snake_case word for a face that reports errors as data
-    /// (the `kind` of a `--json` error, SPEC §5) and a caller that is not Rust. Kinds group the
+    /// (the `kind` of a `--json` error, docs/behaviour.md) and a caller that is not Rust. Kinds group the
     /// variants by what a script would do about them: `not_found` (nothing has that id, no open
     /// session), `invalid` (a value or a file kb will not take), `secret`, `conflict` (the state
     /// forbids it: an id two files claim, a decision's status, a refusal, a lock held), `io`,

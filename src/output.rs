@@ -114,7 +114,7 @@ pub fn print_json<T: Serialize>(value: &T) -> io::Result<()> {
     })
 }
 
-/// Prints an error as the one JSON document of a `--json` run (SPEC §5):
+/// Prints an error as the one JSON document of a `--json` run (docs/behaviour.md, Output and exit status):
 /// `{"error":{"message":S,"kind":S}}`, so a script that parses stdout always gets JSON.
 pub fn print_json_error(message: &str, kind: &str) {
     let _ = print_json(&serde_json::json!({"error": {"message": message, "kind": kind}}));

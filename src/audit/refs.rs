@@ -539,7 +539,7 @@ mod tests {
     fn citations_are_paths_whatever_their_shape() {
         let refs = extract("a fact", &["Makefile:3", "src/lib.rs"]);
         assert_eq!(refs, [certain("Makefile:3", "Makefile", Some((3, 3))), certain("src/lib.rs", "src/lib.rs", None)]);
-        // Without an extension or a `/` (SPEC §14.1 names `Makefile:14`, `.ci/run:3`, `LICENSE`).
+        // Without an extension or a `/` (docs/behaviour.md, Audit: `Makefile:14`, `.ci/run:3`, `LICENSE`).
         let refs = extract("a fact", &["Makefile:14", ".ci/run:3", "LICENSE"]);
         assert_eq!(
             refs,

@@ -40,7 +40,7 @@ pub fn run(ctx: &Ctx, raw_id: &str) -> Result<ExitCode> {
     }
 }
 
-/// Runs the editor SPEC §5 names, `$EDITOR`, then `$VISUAL`, then `vi`, on `path` through the
+/// Runs the editor docs/commands.md names, `$EDITOR`, then `$VISUAL`, then `vi`, on `path` through the
 /// shell (as git does, so `EDITOR="code --wait"` works), and waits for it.
 fn open_editor(path: &std::path::Path) -> Result<()> {
     let editor = ["EDITOR", "VISUAL"]

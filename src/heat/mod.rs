@@ -25,7 +25,7 @@ pub const WARM: u64 = 3;
 pub const HOT: u64 = 10;
 /// Accesses on this many consecutive active days make a memory a promotion candidate.
 pub const PROMOTE_DAYS: usize = 5;
-/// A recall counts at most this many of its results as uses (SPEC §12.1).
+/// A recall counts at most this many of its results as uses (docs/behaviour.md, Heat).
 pub const USES_PER_RECALL: usize = 3;
 /// A ranked recall counts a result after the first as a use when it scores at least this share
 /// of the first's.

@@ -337,8 +337,8 @@ impl<'r> MemoryStore<'r> {
         Ok((path, true))
     }
 
-    /// Refuses an agent's change of memory `id` (at `path`) when no agent wrote it (SPEC §11.8,
-    /// §16.4): the message names who did and what a person runs instead.
+    /// Refuses an agent's change of memory `id` (at `path`) when no agent wrote it (docs/mcp.md):
+    /// the message names who did and what a person runs instead.
     pub fn agent_may_change(&self, id: u64, path: &Path) -> std::result::Result<(), KbError> {
         if !self.repo.env.actor.is_agent() {
             return Ok(());

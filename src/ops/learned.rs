@@ -101,7 +101,7 @@ fn claude_file(path: &Path, root: &Path, agent: Option<&str>, warnings: &mut Vec
     };
     let kind = get("type").or_else(|| meta("type"));
     // About the person rather than the repository: type `user` (either place), or a `scope` of
-    // `user` or `person` (SPEC §15.2).
+    // `user` or `person` (docs/behaviour.md, Bringing learned memories home).
     let is = |v: Option<String>, words: &[&str]| v.is_some_and(|v| words.contains(&v.trim()));
     let personal = if is(get("type"), &["user"]) || is(meta("type"), &["user"]) {
         Some("type user")

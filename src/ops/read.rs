@@ -317,7 +317,7 @@ impl Serialize for RecallReport<'_> {
 
 impl RecallReport<'_> {
     /// Returns the results that count as uses in the heat log: the first three (co-cli's rule
-    /// has no score: every result matched every word, newest first; SPEC §12.1).
+    /// has no score: every result matched every word, newest first; docs/behaviour.md, Heat).
     pub fn accesses(&self) -> Vec<crate::heat::Access> {
         use crate::heat::Access;
         use crate::kinds::Store;

@@ -265,8 +265,8 @@ impl Ord for OrdF64 {
 }
 
 impl RankedReport<'_> {
-    /// Returns the markdown memories and records that count as uses in the heat log (SPEC
-    /// §12.1): the first result and those scoring at least 80 % of it, at most the three highest;
+    /// Returns the markdown memories and records that count as uses in the heat log
+    /// (docs/behaviour.md, Heat): the first result and those scoring at least 80 % of it, at most the three highest;
     /// an item that merely matched a word of the question is not used.
     fn accesses(&self) -> Vec<crate::heat::Access> {
         use crate::heat::Access;

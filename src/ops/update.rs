@@ -1,6 +1,6 @@
 //! Changing a memory's text in place: `kb update ID TEXT|-` replaces its content, `kb edit ID`
 //! writes back a person's edit of its whole file (the face runs the editor), and MCP
-//! `update_memory` is `kb update` under the agent rule (SPEC §11.8). Each is one undo entry.
+//! `update_memory` is `kb update` under the agent rule (docs/mcp.md). Each is one undo entry.
 
 use super::read::Route;
 use super::{Report, View, abs, file_name};

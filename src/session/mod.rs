@@ -166,7 +166,7 @@ pub fn update(repo: &Repo, txn: &mut Txn, text: Checked, append: bool) -> Result
 }
 
 /// Ends the open session: `summary` (when given) replaces the running one, which is kept below it
-/// under `## Notes` (SPEC §11.3: the notes are what happened, the summary what it came to), `ended` is set, and
+/// under `## Notes` (docs/behaviour.md, Sessions: the notes are what happened, the summary what it came to), `ended` is set, and
 /// the file moves to `sessions/<started>-<slug of focus>.md` (`-2`, `-3`... when that name is
 /// taken). The new file is written before `session.md` is removed, through `txn`.
 pub fn end(repo: &Repo, txn: &mut Txn, summary: Option<Checked>) -> Result<Outcome> {
