@@ -3,6 +3,45 @@
 //! so a value is named in one place. Also the one reading of an item id as people and agents
 //! type it ([`ItemId`]).
 
+/// What a hook asks kb to do (`kb hook VERB --agent AGENT`): each agent's events map onto these
+/// (docs/hooks.md). `pre-compact`, `session-end` and `stop` only record; the other two answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HookVerb {
+    SessionStart,
+    Prompt,
+    PreCompact,
+    SessionEnd,
+    Stop,
+}
+
+impl HookVerb {
+    /// Every verb, in documentation order.
+    pub const ALL: [HookVerb; 5] =
+        [HookVerb::SessionStart, HookVerb::Prompt, HookVerb::PreCompact, HookVerb::SessionEnd, HookVerb::Stop];
+
+    /// Returns the verb as the command line spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookVerb::SessionStart => "session-start",
+            HookVerb::Prompt => "prompt",
+            HookVerb::PreCompact => "pre-compact",
+            HookVerb::SessionEnd => "session-end",
+            HookVerb::Stop => "stop",
+        }
+    }
+
+    /// Returns the verb spelled `name`, exactly.
+    pub fn parse(name: &str) -> Option<HookVerb> {
+        HookVerb::ALL.into_iter().find(|v| v.as_str() == name)
+    }
+
+    /// Whether the verb only appends to the spool (and must return within the agents' 1–3 s).
+    pub fn records_only(self) -> bool {
+        matches!(self, HookVerb::PreCompact | HookVerb::SessionEnd | HookVerb::Stop)
+    }
+}
+
 /// A kind of knowledge: the `--store` values of every command, the `store` of a result and of an
 /// audited item. Each command takes the subset it covers ([`Store::RECALL`], [`Store::AUDIT`],
 /// [`Store::EXPORT`], [`Store::MEMORY`]).

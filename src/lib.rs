@@ -18,6 +18,7 @@ pub(crate) mod format;
 pub(crate) mod fsio;
 pub(crate) mod git;
 pub(crate) mod heat;
+pub(crate) mod hooks;
 pub(crate) mod instructions;
 pub(crate) mod journal;
 pub(crate) mod kinds;
