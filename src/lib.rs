@@ -19,6 +19,7 @@ pub(crate) mod fsio;
 pub(crate) mod git;
 pub(crate) mod heat;
 pub(crate) mod hooks;
+pub(crate) mod inbox;
 pub(crate) mod instructions;
 pub(crate) mod journal;
 pub(crate) mod kinds;

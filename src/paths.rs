@@ -68,6 +68,10 @@ impl Layout {
     pub fn decisions(&self) -> PathBuf {
         self.knowledge().join("decisions")
     }
+    /// `<root>/.co-cli/knowledge/inbox`: the proposals agents made, for a person to accept.
+    pub fn inbox(&self) -> PathBuf {
+        self.knowledge().join("inbox")
+    }
     /// `<root>/.co-cli/knowledge/context.md`
     pub fn project_context(&self) -> PathBuf {
         self.knowledge().join("context.md")
@@ -116,7 +120,7 @@ impl Layout {
     /// The folders in the root where kb writes files, and so where a killed write can leave a
     /// temporary file, but the memories folder (each scan lists that one anyway, and the memory
     /// store sweeps it from that listing): the root (compile targets, `.gitignore`), `.co-cli/`
-    /// and `knowledge/` (settings, context), `decisions/`, `sessions/`, the cache, `state/`, and
+    /// and `knowledge/` (settings, context), `decisions/`, `sessions/`, `inbox/`, the cache, `state/`, and
     /// `.github/` (the JSONL file).
     pub fn temp_file_dirs(&self) -> Vec<PathBuf> {
         let (co_cli, knowledge) = (self.co_cli(), self.knowledge());
@@ -125,6 +129,7 @@ impl Layout {
             co_cli.join("state"),
             knowledge.join("decisions"),
             knowledge.join("sessions"),
+            knowledge.join("inbox"),
             knowledge,
             self.cache(),
             co_cli,

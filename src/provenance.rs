@@ -10,6 +10,9 @@ use std::path::Path;
 pub const CREATED_BY: &str = "created_by";
 /// The key naming who last rewrote an item's content.
 pub const UPDATED_BY: &str = "updated_by";
+/// The key naming the person who accepted an agent's proposal (`kb inbox accept`): the item's
+/// `created_by` is then the agent that proposed it.
+pub const ACCEPTED_BY: &str = "accepted_by";
 /// The prefix of an agent's name: only a `created_by` starting with it counts as an agent's.
 pub const AGENT_PREFIX: &str = "agent:";
 
@@ -40,6 +43,27 @@ pub fn authors(f: &crate::format::frontmatter::Fields) -> (Option<String>, Optio
 /// Returns whether an item with this `created_by` was written by an agent.
 pub fn by_agent(created_by: Option<&str>) -> bool {
     created_by.is_some_and(|c| c.starts_with(AGENT_PREFIX))
+}
+
+/// Refuses an agent's change (`action`: `update`, `forget`) of `what` (`memory 7`, `Copilot
+/// memory mem-1`), created by `created_by`, when no agent wrote it (docs/mcp.md, Who may write):
+/// the message names who did and the command a person runs instead (`commands`). A person's
+/// change is never refused here.
+pub fn agent_may_change(
+    actor: &Actor,
+    created_by: Option<&str>,
+    action: &'static str,
+    what: &str,
+    commands: &str,
+) -> Result<(), crate::error::KbError> {
+    if !actor.is_agent() || by_agent(created_by) {
+        return Ok(());
+    }
+    let who = created_by.map_or("a person (it has no created_by)".to_string(), |a| format!("{a}, a person"));
+    Err(crate::error::KbError::refused(
+        action,
+        format!("{what} was written by {who}; an agent may change only what an agent wrote: a person runs {commands}"),
+    ))
 }
 
 #[cfg(test)]

@@ -82,6 +82,39 @@ pub struct Settings {
     /// The agents whose own files `kb compile` writes besides the targets (docs/behaviour.md,
     /// Agents), in the order given, without repeats.
     pub agents: Setting<Vec<Agent>>,
+    /// What an agent's writes over MCP do (docs/mcp.md, Who may write): `allow`, `propose` or
+    /// `deny`.
+    pub agent_writes: Setting<AgentWrites>,
+    /// The shell command that turns a finished session into proposals (`kb inbox digest`); none
+    /// when null.
+    pub summarizer: Setting<Option<String>>,
+}
+
+/// What an agent's writes over MCP do (the setting `agent_writes`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AgentWrites {
+    /// Agents write as they always did (the default).
+    #[default]
+    Allow,
+    /// An agent's save becomes a proposal in the inbox, which a person accepts.
+    Propose,
+    /// An agent's saves and changes are refused (the board stays writable).
+    Deny,
+}
+
+impl AgentWrites {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentWrites::Allow => "allow",
+            AgentWrites::Propose => "propose",
+            AgentWrites::Deny => "deny",
+        }
+    }
+
+    /// Returns the value named `name` (surrounding spaces ignored).
+    pub fn parse(name: &str) -> Option<AgentWrites> {
+        [AgentWrites::Allow, AgentWrites::Propose, AgentWrites::Deny].into_iter().find(|w| w.as_str() == name.trim())
+    }
 }
 
 /// A coding agent whose native files kb projects the knowledge into (docs/formats.md, Agents' files).
@@ -392,7 +425,7 @@ impl SettingsError {
 }
 
 /// The keys kb reads, with their environment variables.
-pub const KEYS: [(&str, Option<&str>); 12] = [
+pub const KEYS: [(&str, Option<&str>); 14] = [
     ("memory_max_count", Some("CO_CLI_MEMORY_MAX_COUNT")),
     ("memory_dedup_window_days", Some("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS")),
     ("memory_dedup_threshold", Some("CO_CLI_MEMORY_DEDUP_THRESHOLD")),
@@ -405,6 +438,8 @@ pub const KEYS: [(&str, Option<&str>); 12] = [
     ("heat_window_days", Some("KB_HEAT_WINDOW_DAYS")),
     ("context_decision_types", Some("KB_CONTEXT_DECISION_TYPES")),
     ("agents", Some("KB_AGENTS")),
+    ("agent_writes", Some("KB_AGENT_WRITES")),
+    ("summarizer", Some("KB_SUMMARIZER")),
 ];
 
 /// The decision types compiled by default: Agentweaver's choice.
@@ -431,6 +466,8 @@ impl Default for Settings {
             heat_window_days: d(10),
             context_decision_types: d(DEFAULT_CONTEXT_DECISION_TYPES.to_vec()),
             agents: d(Vec::new()),
+            agent_writes: d(AgentWrites::Allow),
+            summarizer: d(None),
         }
     }
 }
@@ -567,6 +604,22 @@ impl Settings {
                 })?;
                 self.agents = Setting { value: agents, source };
             }
+            "agent_writes" => {
+                let w = v
+                    .as_str()
+                    .and_then(AgentWrites::parse)
+                    .ok_or_else(|| fail("\"allow\", \"propose\" or \"deny\""))?;
+                self.agent_writes = Setting { value: w, source };
+            }
+            "summarizer" => {
+                let cmd = match v {
+                    Value::Null => None,
+                    Value::String(s) if s.trim() == "null" => None,
+                    Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+                    _ => return Err(fail("a shell command (a non-blank string), or null")),
+                };
+                self.summarizer = Setting { value: cmd, source };
+            }
             _ => {}
         }
         Ok(())
@@ -619,6 +672,8 @@ impl Settings {
                 Value::from(self.agents.value.iter().map(|a| a.as_str()).collect::<Vec<_>>()),
                 &self.agents.source,
             ),
+            ("agent_writes", Value::from(self.agent_writes.value.as_str()), &self.agent_writes.source),
+            ("summarizer", self.summarizer.value.clone().map_or(Value::Null, Value::from), &self.summarizer.source),
         ]
     }
 }

@@ -8,7 +8,7 @@ use crate::format::frontmatter;
 use crate::format::salient::{NearMiss, SaveAction, Verdict, Why, judge};
 use crate::format::time::{self};
 use crate::journal::Txn;
-use crate::provenance::UPDATED_BY;
+use crate::provenance::{ACCEPTED_BY, UPDATED_BY};
 use crate::repo::Repo;
 use crate::secrets;
 use chrono::{DateTime, Utc};
@@ -99,6 +99,10 @@ pub struct Draft<'a> {
     /// Who creates it (provenance), written after `created`.
     #[serde(skip)]
     pub created_by: Option<&'a str>,
+    /// The person who accepted it, when an agent proposed it (`kb inbox accept`), written after
+    /// `created_by`.
+    #[serde(skip)]
+    pub accepted_by: Option<&'a str>,
 }
 
 impl Draft<'_> {
@@ -113,6 +117,8 @@ impl Draft<'_> {
             #[serde(skip_serializing_if = "Option::is_none")]
             created_by: Option<&'b str>,
             #[serde(skip_serializing_if = "Option::is_none")]
+            accepted_by: Option<&'b str>,
+            #[serde(skip_serializing_if = "Option::is_none")]
             tags: Option<&'b [String]>,
         }
         let line = Line {
@@ -120,6 +126,7 @@ impl Draft<'_> {
             source: Agent { agent: AGENT },
             created: time::py_isoformat(now),
             created_by: self.created_by,
+            accepted_by: self.accepted_by,
             tags: self.tags,
         };
         serde_json::to_string(&line).unwrap_or_default()
@@ -208,6 +215,18 @@ impl<'r> RecordStore<'r> {
     /// consolidate into the match or append (always append with `no_dedup`, under an id of its
     /// own). The caller holds the lock unless it is a dry run; [`RecordSavePlan::write`] writes it.
     pub fn plan_save(&self, req: RecordRequest, redacted: Vec<&'static str>) -> Result<RecordSavePlan> {
+        self.plan_save_accepted(req, redacted, None)
+    }
+
+    /// Decides what storing a record does, as [`RecordStore::plan_save`], for a proposal the
+    /// person `accepted_by` accepted (`kb inbox accept`): the record it creates or consolidates
+    /// into gets `accepted_by`.
+    pub fn plan_save_accepted(
+        &self,
+        req: RecordRequest,
+        redacted: Vec<&'static str>,
+        accepted_by: Option<&str>,
+    ) -> Result<RecordSavePlan> {
         let now = self.repo.now;
         let file = self.read()?;
         let all = Records::parse(&file);
@@ -249,6 +268,9 @@ impl<'r> RecordStore<'r> {
                     if let Some(author) = &author {
                         changes.push((UPDATED_BY, json_str(author)));
                     }
+                    if let Some(person) = accepted_by {
+                        changes.push((ACCEPTED_BY, json_str(person)));
+                    }
                     let line = edit_line(&file, &rec, changes)?;
                     let outcome = outcome(SaveAction::Consolidate);
                     let edit = Some(Edit::Replace(rec.index, line));
@@ -272,6 +294,7 @@ impl<'r> RecordStore<'r> {
             category: req.category.as_deref(),
             tags: None,
             created_by: author.as_deref(),
+            accepted_by,
         }
         .line(now);
         let outcome = RecordSaveOutcome {
@@ -339,11 +362,14 @@ impl<'r> RecordStore<'r> {
     }
 
     /// Deletes the record with this id through `txn` (its line goes; every other line stays as
-    /// it was).
+    /// it was); an agent may delete only a record an agent wrote.
     pub fn forget(&self, txn: &mut Txn, id: &str) -> Result<ForgetOutcome> {
         let file = self.read()?;
         let all = Records::parse(&file);
         let rec = all.one(id)?;
+        let created_by = all.fields(&rec).created_by;
+        let (what, command) = (format!("Copilot memory {}", rec.id), format!("`kb forget {}`", rec.id));
+        crate::provenance::agent_may_change(&self.repo.env.actor, created_by.as_deref(), "forget", &what, &command)?;
         self.write(txn, &file, &[Edit::Delete(rec.index)])?;
         Ok(ForgetOutcome {
             id: rec.id.to_string(),

@@ -6,7 +6,7 @@
 use crate::error::Diagnostic;
 use crate::format::frontmatter::{self, Fields};
 use crate::format::time::{self, Micros};
-use crate::provenance::CREATED_BY;
+use crate::provenance::{ACCEPTED_BY, CREATED_BY};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
@@ -169,7 +169,7 @@ pub fn timestamp_entry(key: &str, at: DateTime<Utc>) -> String {
 }
 
 /// Returns a new decision file: sorted keys, co-cli quoting, the stripped body; `created_by`
-/// when the author is known.
+/// when the author is known, `accepted_by` for a proposal a person accepted.
 pub fn new_file(
     id: u64,
     kind: DecisionKind,
@@ -177,6 +177,7 @@ pub fn new_file(
     tags: &[String],
     content: &str,
     author: Option<&str>,
+    accepted_by: Option<&str>,
     now: DateTime<Utc>,
 ) -> String {
     let mut entries = vec![
@@ -188,6 +189,9 @@ pub fn new_file(
     ];
     if let Some(author) = author {
         entries.push((CREATED_BY.to_string(), frontmatter::entry(CREATED_BY, &Value::from(author))));
+    }
+    if let Some(person) = accepted_by {
+        entries.push((ACCEPTED_BY.to_string(), frontmatter::entry(ACCEPTED_BY, &Value::from(person))));
     }
     frontmatter::compose(&frontmatter::assemble(entries), content)
 }
@@ -215,6 +219,7 @@ mod tests {
             &tags,
             "  Use PostgreSQL\n\nNot MySQL.  ",
             Some("dev@example.com"),
+            None,
             at("2026-11-24T10:00:00Z"),
         );
         assert_eq!(
@@ -229,7 +234,8 @@ mod tests {
         assert_eq!(d.tags, tags);
         assert_eq!((d.updated, d.superseded_by), (None, None));
         assert_eq!(d.content, "Use PostgreSQL\n\nNot MySQL.");
-        let empty = new_file(1, DecisionKind::Scope, Status::Proposed, &[], "x", None, at("2026-11-24T10:00:00.5Z"));
+        let empty =
+            new_file(1, DecisionKind::Scope, Status::Proposed, &[], "x", None, None, at("2026-11-24T10:00:00.5Z"));
         assert!(empty.contains("tags: []\n") && empty.contains("created: '2026-11-24T10:00:00.500000+00:00'"));
     }
 

@@ -224,8 +224,27 @@ impl<'r> DecisionStore<'r> {
         self.insert(txn, new, Status::Proposed)
     }
 
+    /// Adds an active decision for a proposal the person `accepted_by` accepted (`kb inbox
+    /// accept`; the repository's author is the agent that proposed it), with the same dedup as
+    /// `add`.
+    pub fn add_accepted(&self, txn: &mut Txn, new: Screened, accepted_by: Option<&str>) -> Result<Outcome> {
+        self.insert_as(txn, new, Status::Active, accepted_by)
+    }
+
+    /// Returns the id and score of the open decision that already says nearly `content`, if
+    /// one does: what an add would report as `exists`.
+    pub fn open_duplicate(&self, content: &str) -> Result<Option<(u64, f64)>> {
+        let scan = self.scan()?;
+        Ok(self.duplicate(&scan, content).map(|((_, d), score)| (d.id, score)))
+    }
+
     /// Adds a decision with `status` (active or proposed) unless an open one says nearly the same.
     fn insert(&self, txn: &mut Txn, new: Screened, status: Status) -> Result<Outcome> {
+        self.insert_as(txn, new, status, None)
+    }
+
+    /// Adds a decision as [`Self::insert`] does, with `accepted_by` when given.
+    fn insert_as(&self, txn: &mut Txn, new: Screened, status: Status, accepted_by: Option<&str>) -> Result<Outcome> {
         let Screened { content, tags, kind, redacted } = new;
         let kind = kind.ok_or_else(|| KbError::rejected("type", "a decision needs a type"))?;
         let scan = self.scan()?;
@@ -240,7 +259,7 @@ impl<'r> DecisionStore<'r> {
                 kind: d.kind,
             });
         }
-        let (id, path) = self.create_in(txn, &scan, kind, status, &tags, &content)?;
+        let (id, path) = self.create_in(txn, &scan, kind, status, &tags, &content, accepted_by)?;
         Ok(Outcome { id, path, similarity: None, exists: false, superseded: None, redacted, kind })
     }
 
@@ -264,7 +283,7 @@ impl<'r> DecisionStore<'r> {
         editable(&old_path)?;
         // The new decision first: a crash in between leaves two active decisions, never a
         // superseded one pointing nowhere. Both writes go through one transaction.
-        let (id, path) = self.create_in(txn, &scan, kind, Status::Active, &tags, &content)?;
+        let (id, path) = self.create_in(txn, &scan, kind, Status::Active, &tags, &content, None)?;
         let changes = [
             ("status", frontmatter::entry("status", &Value::from(Status::Superseded.as_str()))),
             ("superseded_by", frontmatter::entry("superseded_by", &Value::from(id))),
@@ -332,6 +351,7 @@ impl<'r> DecisionStore<'r> {
     }
 
     /// Writes a new decision with the next id through `txn`. The caller holds the lock.
+    #[allow(clippy::too_many_arguments)]
     fn create_in(
         &self,
         txn: &mut Txn,
@@ -340,6 +360,7 @@ impl<'r> DecisionStore<'r> {
         status: Status,
         tags: &[String],
         content: &str,
+        accepted_by: Option<&str>,
     ) -> Result<(u64, PathBuf)> {
         let id = match scan.max_id() {
             None => 1,
@@ -352,7 +373,7 @@ impl<'r> DecisionStore<'r> {
         let path = crate::paths::free_path(&scan.dir, &file::file_name(id, content));
         self.repo.guard(&path)?;
         let author = self.repo.author();
-        let text = file::new_file(id, kind, status, tags, content, author.as_deref(), self.repo.now);
+        let text = file::new_file(id, kind, status, tags, content, author.as_deref(), accepted_by, self.repo.now);
         txn.write(&path, text.as_bytes())?;
         Ok((id, path))
     }

@@ -130,14 +130,14 @@ impl<'r> MemoryStore<'r> {
                     .map(|index| score_candidates(&index, &screened.content, scope, &self.repo.settings, self.repo.now))
             })
             .transpose()?;
-        Ok(PreparedSave { req, screened, prescored, source: None })
+        Ok(PreparedSave { req, screened, prescored, source: None, extra: Vec::new() })
     }
 
     /// Decides what a save does: dedup against recent memories, then consolidate into the match
     /// or create a memory (and decay the oldest past the maximum). `held` is the repository lock
     /// (`None` for a dry run, which only reports); the plan is written by [`SavePlan::write`].
     pub fn plan(&self, prepared: PreparedSave, held: Option<&fsio::Lock>) -> Result<SavePlan> {
-        let PreparedSave { req, screened, prescored, source } = prepared;
+        let PreparedSave { req, screened, prescored, source, extra } = prepared;
         let Screened { content, tags, agent, redacted } = screened;
         let now = self.repo.now;
         let scope = DedupScope { memory_type: req.memory_type.unwrap_or_default(), agent: agent.as_deref() };
@@ -181,7 +181,7 @@ impl<'r> MemoryStore<'r> {
                     let outcome = outcome(SaveAction::Consolidate);
                     let what = format!("consolidated into memory {}", best.id);
                     let author = self.repo.author();
-                    let action = Action::Consolidate { path, content, tags, importance: req.importance, author };
+                    let action = Action::Consolidate { path, content, tags, importance: req.importance, author, extra };
                     return Ok(SavePlan { outcome, what, action, index, now });
                 }
                 Verdict::Exists => {
@@ -229,6 +229,7 @@ impl<'r> MemoryStore<'r> {
         let author = self.repo.author();
         let mut keys = layer_keys(&req, agent.as_deref());
         keys.extend(author.clone().map(|a| (CREATED_BY.to_string(), Value::from(a))));
+        keys.extend(extra);
         // A source the tags already give is left to them (they also give the category).
         let source = source.filter(|&s| s != detect_source(&tags));
         let text = new_memory_file_with(id, &tags, source, &content, &keys, now);
@@ -259,11 +260,13 @@ impl<'r> MemoryStore<'r> {
         })
     }
 
-    /// Deletes the memory with frontmatter id `id` through `txn`. Returns its path.
+    /// Deletes the memory with frontmatter id `id` through `txn`; an agent may delete only a
+    /// memory an agent wrote. Returns its path.
     pub fn forget(&self, txn: &mut Txn, id: u64) -> Result<PathBuf> {
         let index = self.scan_locked(txn.lock())?;
         let path = one_by_id(&index, id)?;
         self.repo.guard(&path)?;
+        self.agent_may(id, &path, "forget", &format!("`kb forget {id}`"))?;
         txn.remove(&path)?;
         Ok(path)
     }
@@ -340,21 +343,29 @@ impl<'r> MemoryStore<'r> {
     /// Refuses an agent's change of memory `id` (at `path`) when no agent wrote it (docs/mcp.md):
     /// the message names who did and what a person runs instead.
     pub fn agent_may_change(&self, id: u64, path: &Path) -> std::result::Result<(), KbError> {
+        self.agent_may(id, path, "update", &format!("`kb update {id}` or `kb edit {id}`"))
+    }
+
+    /// Refuses an agent's `action` on memory `id` (at `path`) when no agent wrote it, naming the
+    /// `commands` a person runs instead.
+    fn agent_may(
+        &self,
+        id: u64,
+        path: &Path,
+        action: &'static str,
+        commands: &str,
+    ) -> std::result::Result<(), KbError> {
         if !self.repo.env.actor.is_agent() {
             return Ok(());
         }
         let author = created_by(path);
-        if crate::provenance::by_agent(author.as_deref()) {
-            return Ok(());
-        }
-        let who = author.map_or("a person (it has no created_by)".to_string(), |a| format!("{a}, a person"));
-        Err(KbError::refused(
-            "update",
-            format!(
-                "memory {id} was written by {who}; an agent may change only what an agent wrote: a person runs \
-                 `kb update {id}` or `kb edit {id}`"
-            ),
-        ))
+        crate::provenance::agent_may_change(
+            &self.repo.env.actor,
+            author.as_deref(),
+            action,
+            &format!("memory {id}"),
+            commands,
+        )
     }
 
     /// Sets or removes `decay_protected: true` through `txn`. Returns the path and whether the
@@ -388,6 +399,9 @@ pub struct PreparedSave {
     prescored: Option<Scored>,
     /// The `source` a new memory gets instead of the one its tags give; `None`: from the tags.
     source: Option<&'static str>,
+    /// Keys the memory gets besides the save's own, when created or consolidated into
+    /// (`accepted_by`, for a proposal a person accepted).
+    extra: Vec<(String, Value)>,
 }
 
 impl PreparedSave {
@@ -405,6 +419,12 @@ impl PreparedSave {
     /// `kb import --from claude` saves it), instead of the one its tags give.
     pub fn with_source(self, source: &'static str) -> PreparedSave {
         PreparedSave { source: Some(source), ..self }
+    }
+
+    /// Returns the save with `keys` written too: into a new memory's frontmatter, or set in the
+    /// memory it consolidates into (`kb inbox accept` writes `accepted_by` so).
+    pub fn with_keys(self, keys: Vec<(String, Value)>) -> PreparedSave {
+        PreparedSave { extra: keys, ..self }
     }
 }
 
@@ -428,6 +448,8 @@ enum Action {
         importance: Option<Importance>,
         /// Who rewrites it (`updated_by`), when known.
         author: Option<String>,
+        /// Keys set besides (see [`PreparedSave::with_keys`]).
+        extra: Vec<(String, Value)>,
     },
     /// Create the memory `id` at `path` holding `text`, then decay `victims`.
     /// The summary of decayed memories is by `author` too.
@@ -471,9 +493,9 @@ impl SavePlan {
     pub fn write(self, repo: &Repo, txn: &mut Txn) -> Result<SaveOutcome> {
         let SavePlan { outcome, action, index, now, .. } = self;
         match action {
-            Action::Consolidate { path, content, tags, importance, author } => {
+            Action::Consolidate { path, content, tags, importance, author, extra } => {
                 repo.guard(&path)?;
-                let text = consolidated_text(&path, &content, &tags, importance, author.as_deref(), now)?;
+                let text = consolidated_text_with(&path, &content, &tags, importance, author.as_deref(), &extra, now)?;
                 txn.write(&path, text.as_bytes())?;
             }
             Action::Nothing => {}
@@ -634,6 +656,19 @@ pub fn consolidated_text(
     author: Option<&str>,
     now: DateTime<Utc>,
 ) -> Result<String> {
+    consolidated_text_with(path, content, new_tags, importance, author, &[], now)
+}
+
+/// Returns the text of [`consolidated_text`] with the keys `extra` set too.
+fn consolidated_text_with(
+    path: &Path,
+    content: &str,
+    new_tags: &[String],
+    importance: Option<Importance>,
+    author: Option<&str>,
+    extra: &[(String, Value)],
+    now: DateTime<Utc>,
+) -> Result<String> {
     let text = fsio::read_text(path)?;
     let m = file::parse(&text).map_err(|d| KbError::BadFile(d.in_file(path)))?;
     let raised = importance.filter(|&i| i > m.effective_importance());
@@ -656,6 +691,7 @@ pub fn consolidated_text(
     if let Some(author) = author {
         changes.push((UPDATED_BY.to_string(), Some(Value::from(author))));
     }
+    changes.extend(extra.iter().map(|(k, v)| (k.clone(), Some(v.clone()))));
     // With a body, the text is always rewritten.
     Ok(rewritten(path, &changes, Some(content))?.unwrap_or(text))
 }

@@ -400,6 +400,7 @@ fn export(repo: &Repo, dry_run: bool) -> Result<Conversion> {
                     category: e.category.as_deref(),
                     tags: (!e.tags.is_empty()).then_some(e.tags.as_slice()),
                     created_by: author.as_deref(),
+                    accepted_by: None,
                 };
                 edits.push(jsonl::Edit::Append(draft.line(now)));
             }
