@@ -144,6 +144,47 @@ pub enum Command {
     /// Undo the last command that changed or removed knowledge (--list shows what can be undone)
     #[command(after_help = "Examples:\n  kb undo\n  kb undo --list\n  kb --json undo --list\n  kb undo --drop")]
     Undo(UndoArgs),
+    /// Review what agents proposed (.co-cli/knowledge/inbox/): list, show, accept or reject proposals
+    #[command(
+        after_help = "Examples:\n  kb inbox\n  kb inbox show P3\n  kb inbox accept P3 P4\n  kb inbox accept --all\n  kb inbox reject P5\n  kb undo   # takes an accept or a reject back"
+    )]
+    Inbox(InboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InboxArgs {
+    #[command(subcommand)]
+    pub action: Option<InboxAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum InboxAction {
+    /// Show one proposal in full
+    #[command(after_help = "Examples:\n  kb inbox show P3")]
+    Show {
+        /// The proposal's id (P3)
+        id: String,
+    },
+    /// Save proposals through the normal save of their store (memory, Copilot record, active decision) and remove them
+    #[command(after_help = "Examples:\n  kb inbox accept P3\n  kb inbox accept P3 P4\n  kb inbox accept --all")]
+    Accept {
+        /// The proposals' ids (P3)
+        #[arg(required_unless_present = "all", value_name = "ID")]
+        ids: Vec<String>,
+        /// Every proposal in the inbox
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+    },
+    /// Remove proposals without saving them
+    #[command(after_help = "Examples:\n  kb inbox reject P5\n  kb inbox reject --all")]
+    Reject {
+        /// The proposals' ids (P3)
+        #[arg(required_unless_present = "all", value_name = "ID")]
+        ids: Vec<String>,
+        /// Every proposal in the inbox
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -61,6 +61,9 @@ fn writes(command: &Command) -> bool {
         Command::Session(a) => !matches!(a.action, crate::cli::SessionAction::Show),
         Command::Check(a) => a.fix,
         Command::Board(a) => a.action.is_some(),
+        Command::Inbox(a) => {
+            matches!(a.action, Some(crate::cli::InboxAction::Accept { .. } | crate::cli::InboxAction::Reject { .. }))
+        }
         // The global settings file is the user's, not the repository's.
         Command::Config(a) => matches!(
             a.action,
@@ -401,6 +404,15 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         Command::Undo(a) if a.list => ctx.emit(&ops::undo::list(&ctx.repo()?)?),
         Command::Undo(a) if a.drop => ctx.emit(&ops::undo::drop_last(&ctx.repo()?)?),
         Command::Undo(_) => ctx.emit(&ops::undo::undo(&ctx.repo()?)?),
+        Command::Inbox(a) => {
+            use crate::cli::InboxAction;
+            match a.action {
+                None => ctx.emit(&ops::inbox::list(&ctx.layout)?),
+                Some(InboxAction::Show { id }) => ctx.emit(&ops::inbox::show(&ctx.layout, &id)?),
+                Some(InboxAction::Accept { ids, all }) => ctx.emit(&ops::inbox::accept(&ctx.repo()?, &ids, all)?),
+                Some(InboxAction::Reject { ids, all }) => ctx.emit(&ops::inbox::reject(&ctx.repo()?, &ids, all)?),
+            }
+        }
         Command::Mcp => mcp::run(ctx),
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();

@@ -142,6 +142,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
     for i in &instructions.files {
         problems.extend(markers_in_file(layout, &i.path));
     }
+    files += check_inbox(layout, &mut problems, &mut unparsed);
     files += crate::session::check(layout, &mut problems);
     for path in [layout.session()].into_iter().chain(crate::session::ended_files(layout)) {
         problems.extend(markers_in_file(layout, &path));
@@ -171,6 +172,29 @@ fn check_decisions(k: &Knowledge<'_>, problems: &mut Vec<Diagnostic>, unparsed: 
     paths.dedup();
     for path in paths {
         problems.extend(markers_in_file(&repo.layout, path));
+    }
+    scan.files
+}
+
+/// Checks the inbox's proposals: files that do not read as one (added to `unparsed`), ids two
+/// files claim, conflict markers. Returns how many files were checked.
+fn check_inbox(layout: &Layout, problems: &mut Vec<Diagnostic>, unparsed: &mut HashSet<PathBuf>) -> usize {
+    let scan = match crate::inbox::scan(layout) {
+        Ok(scan) => scan,
+        Err(e) => {
+            problems.push(Diagnostic::error(None, format!("cannot read the inbox: {e}")).in_file(&layout.inbox()));
+            return 0;
+        }
+    };
+    unparsed
+        .extend(scan.problems.iter().filter(|d| !d.message.starts_with("duplicate")).filter_map(|d| d.path.clone()));
+    problems.extend(scan.problems.iter().cloned());
+    let mut paths: Vec<&Path> = scan.entries.iter().map(|e| e.path.as_path()).collect();
+    paths.extend(scan.problems.iter().filter_map(|d| d.path.as_deref()));
+    paths.sort_unstable();
+    paths.dedup();
+    for path in paths {
+        problems.extend(markers_in_file(layout, path));
     }
     scan.files
 }

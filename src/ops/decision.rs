@@ -58,7 +58,7 @@ fn parse_id(raw: &str) -> Result<u64, KbError> {
 
 /// Returns the one-line note for a decision `kind` made active that `context_decision_types` leaves
 /// out of the block (people should not believe agents see it).
-fn not_compiled(repo: &Repo, kind: DecisionKind) -> Option<String> {
+pub(super) fn not_compiled(repo: &Repo, kind: DecisionKind) -> Option<String> {
     let types = &repo.settings.context_decision_types.value;
     (!types.contains(&kind)).then(|| {
         let list: Vec<&str> = types.iter().map(|k| k.as_str()).collect();

@@ -39,7 +39,7 @@ struct SaveJson<Id> {
 
 /// The near miss of a save: the similar memory it did not consolidate into, and why.
 #[derive(Serialize)]
-struct SimilarTo<Id> {
+pub(super) struct SimilarTo<Id> {
     id: Id,
     similarity: f64,
     only_in_existing: Vec<String>,
@@ -48,7 +48,7 @@ struct SimilarTo<Id> {
 }
 
 impl<Id> SimilarTo<Id> {
-    fn new((id, miss): (Id, NearMiss)) -> SimilarTo<Id> {
+    pub(super) fn new((id, miss): (Id, NearMiss)) -> SimilarTo<Id> {
         let NearMiss { similarity, only_in_existing, only_in_new, why } = miss;
         SimilarTo { id, similarity, only_in_existing, only_in_new, why: why.as_str() }
     }
@@ -190,7 +190,7 @@ fn write_exists(
 
 /// Writes a save's near miss in one line: the similar memory it was saved beside, what differs,
 /// and how to drop that memory if it is now wrong (over MCP, the tool to call).
-fn write_near_miss(v: &View, w: &mut dyn Write, noun: &str, id: &str, miss: &NearMiss) -> io::Result<()> {
+pub(super) fn write_near_miss(v: &View, w: &mut dyn Write, noun: &str, id: &str, miss: &NearMiss) -> io::Result<()> {
     let list = |tokens: &[String]| tokens.iter().map(|t| v.clean(t).into_owned()).collect::<Vec<_>>().join(", ");
     let kept = match miss.why {
         Why::DifferentFacts => "",
