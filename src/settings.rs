@@ -838,6 +838,33 @@ mod tests {
     }
 
     #[test]
+    fn agent_writes_and_summarizer() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        let s = Settings::load(&l, &|_| None).unwrap();
+        assert_eq!((s.agent_writes.value, s.summarizer.value.as_deref()), (AgentWrites::Allow, None));
+        let env = |k: &str| match k {
+            "KB_AGENT_WRITES" => Some("propose".to_string()),
+            "KB_SUMMARIZER" => Some("llm -s 'digest'".to_string()),
+            _ => None,
+        };
+        let s = Settings::load(&l, &env).unwrap();
+        assert_eq!(s.agent_writes.value, AgentWrites::Propose);
+        assert_eq!(s.agent_writes.source, Source::Env("KB_AGENT_WRITES"));
+        assert_eq!(s.summarizer.value.as_deref(), Some("llm -s 'digest'"));
+        let e = Settings::load(&l, &|k: &str| (k == "KB_AGENT_WRITES").then(|| "ask".to_string())).unwrap_err();
+        assert_eq!(e.message, "invalid KB_AGENT_WRITES='ask': must be \"allow\", \"propose\" or \"deny\"");
+        std::fs::create_dir_all(l.co_cli()).unwrap();
+        std::fs::write(l.project_settings(), r#"{"summarizer": 3, "agent_writes": "deny"}"#).unwrap();
+        let e = Settings::load(&l, &|_| None).unwrap_err();
+        assert!(e.message.contains("settings.json") && e.message.contains("invalid summarizer 3"), "{e}");
+        std::fs::write(l.project_settings(), r#"{"summarizer": null, "agent_writes": "deny"}"#).unwrap();
+        let s = Settings::load(&l, &|_| None).unwrap();
+        assert_eq!((s.agent_writes.value, s.summarizer.value.as_deref()), (AgentWrites::Deny, None));
+        assert!(s.entries().iter().any(|(k, v, _)| *k == "agent_writes" && v == "deny"));
+    }
+
+    #[test]
     fn invalid_values_name_their_origin() {
         let dir = tempfile::tempdir().unwrap();
         let l = layout(dir.path());

@@ -170,6 +170,7 @@ pub fn timestamp_entry(key: &str, at: DateTime<Utc>) -> String {
 
 /// Returns a new decision file: sorted keys, co-cli quoting, the stripped body; `created_by`
 /// when the author is known, `accepted_by` for a proposal a person accepted.
+#[allow(clippy::too_many_arguments)]
 pub fn new_file(
     id: u64,
     kind: DecisionKind,

@@ -85,7 +85,6 @@ pub struct Entry {
 /// The proposals read from the folder, and the files skipped.
 #[derive(Debug, Default)]
 pub struct Scan {
-    pub dir: PathBuf,
     /// Valid proposals, by number (then file name).
     pub entries: Vec<Entry>,
     /// One diagnostic per skipped file, and one per file of a duplicate id.
@@ -144,6 +143,8 @@ pub fn parse_id(raw: &str) -> Result<u64> {
 /// Returns how many proposal files wait in the inbox, by their names alone (one `read_dir`, no
 /// file read): cheap enough for a hook at the start of every session. A missing or unreadable
 /// folder counts none.
+// Called by the session-start hook (`kb hook session-start`), through `ops::inbox::count`.
+#[allow(dead_code)]
 pub fn count(layout: &Layout) -> usize {
     let Ok(listing) = std::fs::read_dir(layout.inbox()) else { return 0 };
     listing.filter_map(|e| e.ok()).filter(|e| number_of_name(&e.file_name().to_string_lossy()).is_some()).count()
@@ -153,7 +154,7 @@ pub fn count(layout: &Layout) -> usize {
 /// a diagnostic naming it; nothing is written.
 pub fn scan(layout: &Layout) -> Result<Scan> {
     let dir = layout.inbox();
-    let mut scan = Scan { dir: dir.clone(), ..Scan::default() };
+    let mut scan = Scan::default();
     let listing = match std::fs::read_dir(&dir) {
         Ok(l) => l,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(scan),

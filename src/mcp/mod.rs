@@ -54,7 +54,9 @@ where it holds (file:line citations, Copilot's record format). propose_decision 
 should follow; a person accepts it. update_session records progress in a session a person opened; vote_memory \
 marks a Copilot record right or wrong; forget_memory deletes a memory or record that is wrong; context_board keeps \
 short notes for the agents working on the same git branch. A secret in anything saved is stored as \
-[REDACTED:<rule>], and the result says which rule fired.
+[REDACTED:<rule>], and the result says which rule fired. When the repository's setting agent_writes is propose, \
+save_memory, store_memory and propose_decision write a proposal that a person accepts (kb inbox accept), and the \
+result says so; when it is deny, they and the other writing tools (but context_board) are refused.
 
 The resource kb://context is the always-loaded block: what get_context returns with no arguments.";
 
@@ -120,7 +122,8 @@ a stale memory rather than trusting it. Reads only.";
 const FORGET_MEMORY: &str = "Delete one saved memory or Copilot record by its id, as list_memories and \
 recall_memory show it: an integer for a memory, an id such as mem-1a2b3c4d for a record. For when the user asks \
 to forget something, or a memory turned out wrong or outdated (save the corrected fact as well). The memory's \
-file, or the record's line, is removed; git history still has it.";
+file, or the record's line, is removed; git history still has it. Only what an agent wrote can be deleted this way; \
+for a person's memory or record the answer names who wrote it and the command the user can run instead.";
 
 const UPDATE_MEMORY: &str = "Replace the text of a saved memory (by its integer id, as list_memories and \
 recall_memory show it) when what it says changed or was wrong: the memory keeps its id, tags and type, and its \

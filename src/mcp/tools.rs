@@ -24,11 +24,13 @@
 use crate::error::{Diagnostic, KbError};
 use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Sources, Store};
 use crate::knowledge::warm::{self, Warm};
+use crate::ops::inbox::ProposalKind;
 use crate::ops::save::{RecordRequest, SaveRequest};
 use crate::ops::vote::VoteTarget;
 use crate::ops::{self, Knowledge, Report, View};
 use crate::output::Style;
 use crate::paths::Layout;
+use crate::settings::AgentWrites;
 use anyhow::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -204,6 +206,16 @@ impl Server {
     ) -> Result<Reply> {
         let memory_type = memory_type.map(MemoryType::parse).transpose().map_err(anyhow::Error::msg)?;
         let importance = importance.map(Importance::parse).transpose().map_err(anyhow::Error::msg)?;
+        let repo = self.repo_to_write()?;
+        if self.agent_writes(&repo, "save_memory")? == AgentWrites::Propose {
+            let dropped: Vec<&'static str> =
+                [("type", memory_type.is_some()), ("importance", importance.is_some()), ("agent", agent.is_some())]
+                    .into_iter()
+                    .filter_map(|(name, given)| given.then_some(name))
+                    .collect();
+            let p = self.proposal(&repo, ProposalKind::Memory, content, tags);
+            return self.reply(&ops::inbox::propose_report(&repo, p)?.dropping(dropped));
+        }
         let req = SaveRequest {
             content,
             tags,
@@ -214,7 +226,49 @@ impl Server {
             importance,
             agent,
         };
-        self.reply(&ops::save::save(&self.repo_to_write()?, req)?)
+        self.reply(&ops::save::save(&repo, req)?)
+    }
+
+    /// Returns how the setting `agent_writes` treats an agent's write through `tool`: with
+    /// `deny` an error saying so and how a person changes it; else `allow` or `propose`.
+    fn agent_writes(&self, repo: &crate::repo::Repo, tool: &str) -> Result<AgentWrites> {
+        let setting = &repo.settings.agent_writes;
+        if setting.value != AgentWrites::Deny {
+            return Ok(setting.value);
+        }
+        let from = match &setting.source {
+            crate::settings::Source::File(p) => format!("set in {}", ops::rel(&repo.layout.root, p)),
+            crate::settings::Source::Env(var) => format!("set by the environment variable {var}"),
+            crate::settings::Source::Default => "the default".to_string(),
+        };
+        let why = format!(
+            "agent writes are denied: the setting agent_writes is deny ({from}), so {tool} writes nothing. A person \
+             changes it with `kb config set agent_writes propose` (agents propose, a person accepts with kb inbox \
+             accept) or `kb config set agent_writes allow`"
+        );
+        Err(KbError::refused("write", why).into())
+    }
+
+    /// Returns a proposal of `kind` by this server's agent (its client's name), in no session.
+    fn proposal(
+        &self,
+        repo: &crate::repo::Repo,
+        kind: ProposalKind,
+        content: String,
+        tags: Vec<String>,
+    ) -> ops::inbox::Proposal {
+        ops::inbox::Proposal {
+            kind,
+            content,
+            proposed_by: repo.author().unwrap_or_else(|| "agent:unknown".into()),
+            session: None,
+            reason: None,
+            tags,
+            source: None,
+            subject: None,
+            citations: Vec::new(),
+            decision_type: None,
+        }
     }
 
     /// `recall_memory`.
@@ -281,26 +335,49 @@ impl Server {
 
     /// `update_memory`: `kb update ID TEXT` with secrets redacted, for a memory an agent wrote.
     pub fn update(&self, id: &str, content: &str) -> Result<Reply> {
-        self.reply(&ops::update::update(&self.repo_to_write()?, id, content, true)?)
+        let repo = self.repo_to_write()?;
+        self.agent_writes(&repo, "update_memory")?;
+        self.reply(&ops::update::update(&repo, id, content, true)?)
     }
 
     /// `forget_memory`: an integer id is a markdown memory, any other id a Copilot record.
     pub fn forget(&self, id: &str) -> Result<Reply> {
-        self.reply(&ops::forget::forget(&self.repo_to_write()?, id, Sources::memory(None))?)
+        let repo = self.repo_to_write()?;
+        self.agent_writes(&repo, "forget_memory")?;
+        self.reply(&ops::forget::forget(&repo, id, Sources::memory(None))?)
     }
 
     /// `store_memory`.
     pub fn store(&self, args: super::StoreMemoryArgs) -> Result<Reply> {
         let super::StoreMemoryArgs { subject, fact, citations, reason, category } = args;
+        let repo = self.repo_to_write()?;
+        if self.agent_writes(&repo, "store_memory")? == AgentWrites::Propose {
+            let dropped = if category.is_some() { vec!["category"] } else { Vec::new() };
+            let p = ops::inbox::Proposal {
+                subject: Some(subject),
+                citations,
+                reason: Some(reason),
+                ..self.proposal(&repo, ProposalKind::Record, fact, Vec::new())
+            };
+            return self.reply(&ops::inbox::propose_report(&repo, p)?.dropping(dropped));
+        }
         let req =
             RecordRequest { subject, fact, citations, reason, category, dry_run: false, redact: true, no_dedup: false };
-        self.reply(&ops::save::save_record(&self.repo_to_write()?, req)?)
+        self.reply(&ops::save::save_record(&repo, req)?)
     }
 
     /// `propose_decision`: a new decision with `status: proposed`, or the open decision that
     /// already says it; never an active one (agents propose, people decide).
     pub fn propose_decision(&self, text: String, kind: DecisionKind) -> Result<Reply> {
-        let report = ops::decision::propose(&self.repo_to_write()?, text, kind, Vec::new(), true)?;
+        let repo = self.repo_to_write()?;
+        if self.agent_writes(&repo, "propose_decision")? == AgentWrites::Propose {
+            let p = ops::inbox::Proposal {
+                decision_type: Some(kind),
+                ..self.proposal(&repo, ProposalKind::Decision, text, Vec::new())
+            };
+            return self.reply(&ops::inbox::propose_report(&repo, p)?);
+        }
+        let report = ops::decision::propose(&repo, text, kind, Vec::new(), true)?;
         self.written(&report, report.redacted())
     }
 
@@ -429,6 +506,7 @@ impl Server {
     /// `update_session`: replaces the open session's summary, or appends a paragraph to it.
     pub fn update_session(&self, summary: &str, append: bool) -> Result<Reply> {
         let repo = self.repo_to_write()?;
+        self.agent_writes(&repo, "update_session")?;
         let report = match ops::session::update(&repo, summary, append, true) {
             Err(e) if is_error(&e, |k| matches!(k, KbError::NoOpenSession)) => {
                 anyhow::bail!("{NO_SESSION}")
@@ -452,7 +530,9 @@ impl Server {
                 anyhow::bail!("name the record to vote on: give its id (e.g. mem-1a2b3c4d) or its exact fact")
             }
         };
-        let report = match ops::vote::vote_on(&self.repo_to_write()?, target, direction, reason, true) {
+        let repo = self.repo_to_write()?;
+        self.agent_writes(&repo, "vote_memory")?;
+        let report = match ops::vote::vote_on(&repo, target, direction, reason, true) {
             // The CLI's message points to `kb list`, which an agent cannot run.
             Err(e) if e.downcast_ref::<ops::vote::MarkdownVote>().is_some() => anyhow::bail!(
                 "memory {} is a markdown memory: votes apply to Copilot records only (ids such as mem-1a2b3c4d). To \

@@ -64,6 +64,8 @@ pub enum Proposed {
 
 /// Returns how many proposals wait in the inbox, from the folder's names alone (no file read):
 /// for the hook at the start of a session.
+// Called by the session-start hook (`kb hook session-start`).
+#[allow(dead_code)]
 pub fn count(layout: &Layout) -> usize {
     inbox::count(layout)
 }
@@ -74,6 +76,8 @@ pub fn count(layout: &Layout) -> usize {
 /// says nearly the same) or when the inbox holds a proposal with the same or a near-identical
 /// text (dedup's similarity and salient-token rule); else the proposal is written as `P<n>`
 /// under the repository lock.
+// Called by `kb inbox digest`.
+#[allow(dead_code)]
 pub fn propose(repo: &Repo, p: Proposal) -> Result<Proposed> {
     Ok(propose_screened(repo, p)?.0)
 }
@@ -229,6 +233,7 @@ fn record_request(p: &NewProposal, dry_run: bool) -> RecordRequest {
 /// What `propose` said, for MCP's writing tools with `agent_writes: propose`. JSON:
 /// `{"action":"proposed"|"exists", "proposal_id":"P3"|null, "path":ABS|null,
 /// "known":{"store":"md"|"copilot"|"decision"|"inbox", "id":S}|null, "redacted":[RULE...]}`.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 #[derive(Serialize)]
 pub struct ProposeReport {
     action: &'static str,
@@ -241,12 +246,14 @@ pub struct ProposeReport {
     dropped: Vec<&'static str>,
 }
 
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 #[derive(Serialize)]
 struct Known {
     store: &'static str,
     id: String,
 }
 
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 impl ProposeReport {
     /// Returns the report with a note that a proposal leaves out `what` (the tool's arguments it
     /// has no key for), when any.
@@ -257,6 +264,7 @@ impl ProposeReport {
 }
 
 /// Proposes `p` as [`propose`] does and returns what a tool answers.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub fn propose_report(repo: &Repo, p: Proposal) -> Result<ProposeReport> {
     let (proposed, redacted) = propose_screened(repo, p)?;
     let (action, proposal_id, path, known) = match proposed {
@@ -267,6 +275,7 @@ pub fn propose_report(repo: &Repo, p: Proposal) -> Result<ProposeReport> {
     Ok(ProposeReport { action, proposal_id, path, known, redacted, dropped: Vec::new() })
 }
 
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 impl Report for ProposeReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         match (&self.proposal_id, &self.known) {
@@ -702,8 +711,7 @@ impl Report for ChangeReport {
             match a.action {
                 "failed" => writeln!(
                     w,
-                    "{} {} not accepted: {}; it stays in the inbox",
-                    "✗",
+                    "✗ {} not accepted: {}; it stays in the inbox",
                     a.id,
                     v.clean(a.error.as_deref().unwrap_or_default())
                 )?,

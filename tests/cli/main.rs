@@ -23,6 +23,7 @@ mod git_native;
 mod guide;
 mod heat;
 mod hostile;
+mod inbox;
 mod init_config;
 mod instructions;
 mod layered_context;

@@ -431,7 +431,11 @@ mod with_mcp {
         assert_parity(result, &env, cli(&env, &["forget", "1"]));
         let result = call(&client, "forget_memory", json!({"id": "seven"})).await;
         assert_parity(result, &env, cli(&env, &["forget", "seven"]));
-        ok(call(&client, "forget_memory", json!({"id": "7"})).await);
+        // A person's memory is not an agent's to delete: the answer names who wrote it and the command.
+        let message = failed(call(&client, "forget_memory", json!({"id": "7"})).await);
+        assert!(message.contains("memory 7 was written by a person") && message.contains("`kb forget 7`"), "{message}");
+        env.kb(&["forget", "7"]).ok();
+        settle().await;
         let result = call(&client, "list_memories", json!({})).await;
         assert_list_parity(result, &env, &[]);
         assert_eq!(env.memory_files(), ["002-we-decided-to-release-from-main-only.md"]);
