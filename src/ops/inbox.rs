@@ -746,6 +746,14 @@ impl Report for ChangeReport {
         &self.diagnostics
     }
 
+    fn errors(&self) -> Vec<String> {
+        self.accepted
+            .iter()
+            .filter(|a| a.action == "failed")
+            .map(|a| format!("{} not accepted: {}", a.id, a.error.as_deref().unwrap_or_default()))
+            .collect()
+    }
+
     fn succeeded(&self) -> bool {
         self.accepted.iter().all(|a| a.action != "failed")
     }

@@ -233,6 +233,26 @@ fn accepting_a_different_fact_is_a_near_miss() {
     assert_eq!(env.memory_files().len(), 2);
 }
 
+/// A hand-written proposal its store's save refuses (a blank tag) stays in the inbox, reported
+/// `failed`, and the command exits 1; the others are accepted.
+#[test]
+fn a_proposal_the_store_refuses_stays_and_the_command_fails() {
+    let env = env();
+    let keys = "created: '2026-11-21T09:30:00+00:00'\nid: P1\nkind: memory\nproposed_by: agent:claude\ntags:\n- ' '\n";
+    proposal(&env, "P1-deploys.md", keys, "Deploys go out on Tuesdays");
+    proposal(&env, "P2-user-prefers-pytest.md", &MEMORY.replace("id: P1", "id: P2"), "User prefers pytest");
+    let run = env.kb(&["--json", "inbox", "accept", "--all"]).err();
+    assert!(run.stderr.contains("error: P1 not accepted: invalid tag ' '"), "{run:?}");
+    let j = run.json();
+    assert_eq!(
+        (j["accepted"][0]["action"].as_str(), j["accepted"][1]["action"].as_str()),
+        (Some("failed"), Some("saved"))
+    );
+    assert!(j["accepted"][0]["error"].as_str().unwrap().contains("a tag cannot be blank"), "{j}");
+    assert_eq!(inbox_files(&env), ["P1-deploys.md"]);
+    assert_eq!(env.memory_files(), ["001-user-prefers-pytest.md"]);
+}
+
 /// The settings of the inbox: `agent_writes` (allow, propose, deny) and `summarizer` (a shell
 /// command or null), with their defaults, and errors naming where a bad value came from.
 #[test]
