@@ -1929,7 +1929,13 @@ mod with_mcp {
             days_ago(1.0)
         );
         env.write(".co-cli/knowledge/memories/001-the-api-service.md", &first);
-        env.memory(2, "Deploys go out on Tuesdays", &days_ago(1.0), &[]);
+        // An agent wrote memory 2 too, so an agent may forget it.
+        let second = format!(
+            "---\ncreated: '{}'\ncreated_by: agent:claude-code\nid: 2\nsource: user-told\ntags: []\n---\n\n\
+             Deploys go out on Tuesdays\n",
+            days_ago(1.0)
+        );
+        env.write(".co-cli/knowledge/memories/002-deploys-go-out.md", &second);
         let before = files(&env);
         let client = connect(&env, legacy()).await;
         let (_, json) =
