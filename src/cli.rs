@@ -149,6 +149,12 @@ pub enum Command {
         after_help = "Examples:\n  kb inbox\n  kb inbox show P3\n  kb inbox accept P3 P4\n  kb inbox accept --all\n  kb inbox reject P5\n  kb undo   # takes an accept or a reject back"
     )]
     Inbox(InboxArgs),
+    /// Run inside an agent's loop: kb hook session-start|prompt|pre-compact|session-end|stop --agent AGENT
+    /// (reads the hook's JSON on stdin; always exits 0; problems go to .co-cli/state/hooks.log)
+    #[command(
+        after_help = "Examples:\n  echo '{\"session_id\":\"s1\",\"cwd\":\".\"}' | kb hook session-start --agent claude\n  echo '{\"session_id\":\"s1\",\"prompt\":\"how do we run the tests\"}' | kb hook prompt --agent codex"
+    )]
+    Hook(HookArgs),
 }
 
 #[derive(Debug, Args)]
@@ -728,4 +734,13 @@ mod tests {
     fn verify_cli() {
         Cli::command().debug_assert();
     }
+}
+
+/// `kb hook`: the words are read by kb itself, never by clap, so no argument makes it fail the
+/// agent (a hook that exits 2 blocks Claude Code's prompt).
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The verb, then --agent AGENT
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "VERB --agent AGENT")]
+    pub words: Vec<String>,
 }

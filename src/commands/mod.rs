@@ -6,6 +6,7 @@
 
 mod decision;
 mod edit;
+mod hook;
 mod mcp;
 mod save;
 mod session;
@@ -108,6 +109,8 @@ impl Ctx {
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        // A hook must never fail its agent, not even on words kb cannot parse.
+        Err(_) if hook_asked() => return ExitCode::SUCCESS,
         Err(e) => {
             let _ = e.print();
             if !e.use_stderr() {
@@ -141,6 +144,13 @@ pub fn main() -> ExitCode {
 }
 
 fn run(cli: Cli, style: Style) -> Result<ExitCode> {
+    if let Command::Hook(a) = &cli.command {
+        // Inside an agent's loop: its own root finding, and never an error.
+        let now = crate::settings::env("KB_NOW")
+            .and_then(|v| crate::format::time::parse(&v).ok())
+            .map_or_else(crate::format::time::now, |t| t.with_timezone(&Utc));
+        return Ok(hook::run(cli.root.as_deref(), &a.words, now));
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let (layout, found) = Layout::locate(cli.root.as_deref(), &crate::settings::env, &cwd);
     if (cli.root.is_some() || crate::settings::env("KB_ROOT").is_some()) && !layout.root.is_dir() {
@@ -165,6 +175,11 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
     }
     let ctx = Ctx { layout, json: cli.json, style, now, found, env: Environment::from_process() };
     dispatch(&ctx, cli.command)
+}
+
+/// Returns whether the command line is `kb [FLAGS] hook ...`.
+fn hook_asked() -> bool {
+    std::env::args().skip(1).find(|a| !a.starts_with('-')).is_some_and(|a| a == "hook")
 }
 
 /// Returns whether the command line asks for `--json` (before any `--`), for a line clap
@@ -277,6 +292,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 max_results: usize::try_from(a.max_results).unwrap_or(usize::MAX),
                 exact: a.exact,
                 sources: ops::recall::Sources::of(&a.store),
+                heat: true,
             };
             let knowledge = Knowledge::read(&repo);
             let report = ops::recall::recall(&knowledge, &req)?;
@@ -414,6 +430,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             }
         }
         Command::Mcp => mcp::run(ctx),
+        Command::Hook(a) => Ok(hook::run(Some(&ctx.layout.root), &a.words, ctx.now)),
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();
             output::stream(|w| {

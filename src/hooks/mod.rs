@@ -2,8 +2,22 @@
 //! its events run which `kb hook` verb (docs/hooks.md). `install` edits those files; `spool` and
 //! `state` are the local files the hook verbs keep under `.co-cli/state/`.
 
+pub mod spool;
+pub mod state;
+
 use crate::kinds::HookVerb;
 use crate::settings::Agent;
+
+/// Creates `<root>/.co-cli/state/hooks/` (the state folder gitignored, as every local state of
+/// kb's) and returns it; refused when it would lead out of the root through a symlink.
+pub fn state_dir(layout: &crate::paths::Layout) -> std::io::Result<std::path::PathBuf> {
+    let state = layout.co_cli().join("state");
+    crate::paths::check_inside(&layout.root, &state)?;
+    crate::paths::ensure_ignored_dir(&state)?;
+    let dir = spool::dir(layout);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
 
 /// How an agent's hook file is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

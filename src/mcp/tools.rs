@@ -278,6 +278,7 @@ impl Server {
             max_results: args.max_results as usize,
             exact: false,
             sources: args.store,
+            heat: true,
         };
         self.read(|k| {
             let report = ops::recall::recall(k, &req)?;

@@ -233,7 +233,45 @@ pub fn audit(k: &Knowledge<'_>, req: &Request) -> Result<AuditReport> {
             problems,
         });
     }
+    if !limited {
+        save_stale(repo, &out);
+    }
     Ok(AuditReport { items: out, counts, diagnostics })
+}
+
+/// The cache file of the stale items the last full audit found, for the `session-start` hook.
+const STALE_CACHE: &str = "audit-stale.json";
+
+/// Keeps the stale items of a full audit as lines `memory 12: REASONS` (derived state: a file
+/// that cannot be written only leaves the next `session-start` without them).
+fn save_stale(repo: &Repo, items: &[ItemJson]) {
+    let lines: Vec<String> = items
+        .iter()
+        .filter(|i| i.verdict == Verdict::Stale)
+        .map(|i| {
+            let why: Vec<&str> = i.problems.iter().map(|p| p.message.as_str()).collect();
+            let mut label = i.label.clone();
+            if let Some(first) = label.get(..1) {
+                label = first.to_lowercase() + &label[1..];
+            }
+            format!("{label}: {}", why.join("; "))
+        })
+        .collect();
+    if let Some(path) = repo.layout.cache_file(STALE_CACHE)
+        && repo.layout.ensure_cache().is_ok()
+        && let Ok(bytes) = serde_json::to_vec(&lines)
+    {
+        let _ = crate::fsio::write_atomic_with(&path, &bytes, false);
+    }
+}
+
+/// Returns the stale items of the last full audit (`memory 12: REASONS`), none without one.
+pub fn last_stale(repo: &Repo) -> Vec<String> {
+    repo.layout
+        .cache_file(STALE_CACHE)
+        .and_then(|p| std::fs::read(p).ok())
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
 }
 
 impl Item {

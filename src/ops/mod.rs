@@ -19,6 +19,7 @@ pub mod decision;
 pub mod fix;
 pub mod forget;
 pub mod heat;
+pub mod hook;
 pub mod inbox;
 pub mod init;
 pub mod instructions;

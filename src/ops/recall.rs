@@ -36,6 +36,9 @@ pub struct Request {
     /// co-cli's rule: every word a substring, newest first, memories and records only.
     pub exact: bool,
     pub sources: Sources,
+    /// Whether the results count as uses in the heat log (the `prompt` hook logs only what it
+    /// sends).
+    pub heat: bool,
 }
 
 /// A recall's answer: ranked, or co-cli's exact rule.
@@ -91,7 +94,9 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
     };
     report.diagnostics.splice(0..0, diagnostics);
     report.records = records;
-    read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
+    if req.heat {
+        read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
+    }
     Ok(RecallAnswer::Ranked(report))
 }
 
@@ -264,7 +269,53 @@ impl Ord for OrdF64 {
     }
 }
 
+/// A ranked result as the `prompt` hook sends it: what it is, its text, its citations.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub store: Store,
+    /// The id as kb's commands take it (`12`, `mem-3f2a`, `decision:3`, a session's file stem).
+    pub id: String,
+    /// How a line names it: `memory 12`, `record mem-3f2a`, `decision 3`, `session 2026-…`.
+    pub label: String,
+    pub text: String,
+    pub citations: Vec<String>,
+    pub score: f64,
+}
+
 impl RankedReport<'_> {
+    /// Returns the results, best first.
+    pub fn found(&self) -> Vec<Found> {
+        self.hits
+            .iter()
+            .filter_map(|h| {
+                let (store, id, label, text, citations) = match &h.item {
+                    Item::Md(m) => {
+                        (Store::Md, m.id.to_string(), format!("memory {}", m.id), m.content.to_string(), Vec::new())
+                    }
+                    Item::Copilot(pos) => {
+                        let all = self.records.as_ref()?;
+                        let r = all.get(*pos)?;
+                        let citations = all.fields(&r).citations.iter().map(|c| c.to_string()).collect();
+                        (Store::Copilot, r.id.to_string(), format!("record {}", r.id), r.fact.to_string(), citations)
+                    }
+                    Item::Decision((_, d)) => {
+                        let label = match d.status {
+                            crate::decisions::file::Status::Active => format!("decision {}", d.id),
+                            status => format!("{} decision {}", status.as_str(), d.id),
+                        };
+                        (Store::Decision, format!("decision:{}", d.id), label, d.content.clone(), Vec::new())
+                    }
+                    Item::Session(l) => {
+                        let stem = file_stem(&l.path);
+                        let text = format!("{}\n{}", l.session.focus, l.session.summary);
+                        (Store::Session, stem.clone(), format!("session {stem}"), text, Vec::new())
+                    }
+                };
+                Some(Found { store, id, label, text, citations, score: h.score })
+            })
+            .collect()
+    }
+
     /// Returns the markdown memories and records that count as uses in the heat log
     /// (docs/behaviour.md, Heat): the first result and those scoring at least 80 % of it, at most the three highest;
     /// an item that merely matched a word of the question is not used.

@@ -76,6 +76,25 @@ pub fn tokens(text: &str) -> Vec<String> {
     out
 }
 
+/// English words too common to say what a question is about (`how do we run the tests`: only
+/// `run` and `tests` are), lower-cased and sorted for a binary search.
+const STOP_WORDS: [&str; 129] = [
+    "a", "about", "above", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "down", "during", "each", "few", "for", "from", "further", "good", "great", "had", "has", "have",
+    "having", "he", "hello", "her", "here", "hers", "hey", "hi", "him", "his", "how", "i", "if", "in", "into", "is",
+    "it", "its", "just", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "ok", "okay", "on",
+    "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please", "same", "she", "should", "so",
+    "some", "such", "than", "thank", "thanks", "that", "the", "their", "them", "then", "there", "these", "they",
+    "this", "those", "through", "to", "too", "under", "until", "up", "us", "very", "was", "we", "were", "what", "when",
+    "where", "which", "while", "who", "whom", "why", "will", "with", "would", "yes", "you", "your", "yours",
+];
+
+/// Returns whether `token` (lower-cased) is an English stop word (see [`STOP_WORDS`]).
+pub fn is_stop_word(token: &str) -> bool {
+    STOP_WORDS.binary_search(&token).is_ok()
+}
+
 /// The English Snowball stemmer, remembering the stems it computed (a corpus repeats its words).
 pub struct Stems {
     stemmer: Stemmer,
@@ -102,6 +121,12 @@ impl Stems {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_and_found() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]), "sort STOP_WORDS");
+        assert!(is_stop_word("the") && is_stop_word("thanks") && !is_stop_word("tests") && !is_stop_word("run"));
+    }
 
     #[test]
     fn words_split_at_case_and_digit_changes_and_stay_whole() {
