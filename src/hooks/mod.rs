@@ -1,7 +1,8 @@
 //! The agents' hook files: which file each agent reads its hooks from, in which shape, and which of
-//! its events run which `kb hook` verb (docs/hooks.md). `install` edits those files; `spool` and
-//! `state` are the local files the hook verbs keep under `.co-cli/state/`.
+//! its events run which `kb hook` verb (docs/hooks.md). `install` reads and edits those files;
+//! `spool` and `state` are the local files the hook verbs keep under `.co-cli/state/`.
 
+pub mod install;
 pub mod spool;
 pub mod state;
 
@@ -135,6 +136,13 @@ pub fn parse_command(command: &str) -> Option<(HookVerb, Agent)> {
     Some((HookVerb::parse(verb)?, Agent::parse(agent).filter(|a| a.as_str() == agent)?))
 }
 
+/// Returns the program a kb hook command runs (`kb`, or the path to kb as written, unquoted);
+/// `None` when the command is not kb's ([`parse_command`]).
+pub fn program(command: &str) -> Option<String> {
+    parse_command(command)?;
+    split_words(command.trim())?.into_iter().next()
+}
+
 /// Quotes `word` for `sh` when it holds anything but safe characters.
 fn shell_word(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+:,@%=".contains(c);
@@ -210,6 +218,9 @@ mod tests {
             "'/home/a b/kb' hook prompt --agent claude"
         );
         assert_eq!(parse_command("kb hook prompt --agent claude  "), Some((HookVerb::Prompt, Agent::Claude)));
+        assert_eq!(program("'/home/a b/kb' hook prompt --agent claude").as_deref(), Some("/home/a b/kb"));
+        assert_eq!(program("kb hook prompt --agent claude").as_deref(), Some("kb"));
+        assert_eq!(program("kb hook nope --agent claude"), None);
         for other in [
             "kb hook prompt",
             "kbx hook prompt --agent claude",
