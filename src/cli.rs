@@ -155,6 +155,11 @@ pub enum Command {
         after_help = "Examples:\n  echo '{\"session_id\":\"s1\",\"cwd\":\".\"}' | kb hook session-start --agent claude\n  echo '{\"session_id\":\"s1\",\"prompt\":\"how do we run the tests\"}' | kb hook prompt --agent codex"
     )]
     Hook(HookArgs),
+    /// Install, check or remove kb's entries in each agent's own hook file (without a subcommand: where they stand)
+    #[command(
+        after_help = "Examples:\n  kb hooks\n  kb hooks install\n  kb hooks install claude codex --kb /usr/local/bin/kb\n  kb hooks install --check\n  kb hooks remove cursor"
+    )]
+    Hooks(HooksArgs),
 }
 
 #[derive(Debug, Args)]
@@ -191,6 +196,53 @@ pub enum InboxAction {
         #[arg(long, conflicts_with = "ids")]
         all: bool,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    pub action: Option<HooksAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// Write kb's hook entries into the agents' hook files (default: the agents of the setting agents that have hooks, else claude)
+    #[command(
+        after_help = "Examples:\n  kb hooks install\n  kb hooks install claude copilot cursor\n  kb hooks install codex --kb \"$(command -v kb)\"\n  kb hooks install --check"
+    )]
+    Install {
+        /// The agents: claude, codex, copilot, cursor, gemini, cline
+        #[arg(value_name = "AGENT", value_parser = hook_agent)]
+        agents: Vec<crate::settings::Agent>,
+        /// Write this path to kb into the hooks instead of `kb`, for agents started without kb on PATH (its file name must be kb)
+        #[arg(long, value_name = "PATH", value_parser = kb_path)]
+        kb: Option<PathBuf>,
+        /// Write nothing: exit 1 when any agent's hooks are stale or missing (for CI)
+        #[arg(long)]
+        check: bool,
+    },
+    /// Take kb's hook entries out of the agents' hook files, and nothing else (default: every agent)
+    #[command(after_help = "Examples:\n  kb hooks remove\n  kb hooks remove codex gemini")]
+    Remove {
+        /// The agents: claude, codex, copilot, cursor, gemini, cline
+        #[arg(value_name = "AGENT", value_parser = hook_agent)]
+        agents: Vec<crate::settings::Agent>,
+    },
+}
+
+/// Parses an agent of `kb hooks`: one that has hooks.
+fn hook_agent(raw: &str) -> Result<crate::settings::Agent, String> {
+    crate::ops::hooks::hooked_agent(raw)
+}
+
+/// Parses `--kb PATH`: made absolute, its file name `kb` (kb recognises its hook entries by the
+/// program's name).
+fn kb_path(raw: &str) -> Result<PathBuf, String> {
+    let path = std::path::absolute(raw).map_err(|e| format!("{raw}: {e}"))?;
+    if path.file_name() != Some(std::ffi::OsStr::new("kb")) {
+        return Err(format!("{raw}: the file must be named kb (kb recognises its hook entries by that name)"));
+    }
+    Ok(path)
 }
 
 #[derive(Debug, Args)]
@@ -725,6 +777,15 @@ pub struct IdArgs {
     pub id: String,
 }
 
+/// `kb hook`: the words are read by kb itself, never by clap, so no argument makes it fail the
+/// agent (a hook that exits 2 blocks Claude Code's prompt).
+#[derive(Debug, Args)]
+pub struct HookArgs {
+    /// The verb, then --agent AGENT
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "VERB --agent AGENT")]
+    pub words: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -734,13 +795,4 @@ mod tests {
     fn verify_cli() {
         Cli::command().debug_assert();
     }
-}
-
-/// `kb hook`: the words are read by kb itself, never by clap, so no argument makes it fail the
-/// agent (a hook that exits 2 blocks Claude Code's prompt).
-#[derive(Debug, Args)]
-pub struct HookArgs {
-    /// The verb, then --agent AGENT
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0.., value_name = "VERB --agent AGENT")]
-    pub words: Vec<String>,
 }

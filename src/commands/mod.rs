@@ -65,6 +65,10 @@ fn writes(command: &Command) -> bool {
         Command::Inbox(a) => {
             matches!(a.action, Some(crate::cli::InboxAction::Accept { .. } | crate::cli::InboxAction::Reject { .. }))
         }
+        Command::Hooks(a) => matches!(
+            a.action,
+            Some(crate::cli::HooksAction::Install { check: false, .. } | crate::cli::HooksAction::Remove { .. })
+        ),
         // The global settings file is the user's, not the repository's.
         Command::Config(a) => matches!(
             a.action,
@@ -431,6 +435,22 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         }
         Command::Mcp => mcp::run(ctx),
         Command::Hook(a) => Ok(hook::run(Some(&ctx.layout.root), &a.words, ctx.now)),
+        Command::Hooks(a) => {
+            use crate::cli::HooksAction;
+            let repo = ctx.repo()?;
+            match a.action {
+                None => ctx.emit(&ops::hooks::status(&repo)),
+                Some(HooksAction::Install { agents, kb, check }) => {
+                    let agents = if agents.is_empty() { ops::hooks::default_agents(&repo) } else { agents };
+                    if check {
+                        ctx.emit(&ops::hooks::check(&repo, &agents, kb.as_deref())?)
+                    } else {
+                        ctx.emit(&ops::hooks::install(&repo, &agents, kb.as_deref())?)
+                    }
+                }
+                Some(HooksAction::Remove { agents }) => ctx.emit(&ops::hooks::remove(&repo, &agents)?),
+            }
+        }
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();
             output::stream(|w| {

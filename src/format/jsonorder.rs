@@ -261,7 +261,12 @@ impl Document {
         // serde_json decides what is JSON and where it is not; the scan below only finds where
         // each part is, in text known to be valid.
         if let Err(e) = serde_json::from_str::<de::IgnoredAny>(body) {
-            return Err(syntax_error(&e));
+            let mut err = syntax_error(&e);
+            let at = body.lines().nth(err.line - 1).and_then(|l| l.chars().nth(err.column - 1));
+            if at == Some('/') {
+                err.message.push_str(" (a comment: JSON has none)");
+            }
+            return Err(err);
         }
         let mut scan = Scan { b: body.as_bytes(), text: body, i: 0 };
         let parsed = scan.value().map_err(|message| {
@@ -309,11 +314,9 @@ impl Document {
         match new {
             Value::Object(members) if !members.is_empty() => {
                 let olds: Vec<(&str, &Value, &Range<usize>, &Spans)> = match old {
-                    Some((Value::Object(om), Spans::Object(_, os))) => om
-                        .iter()
-                        .zip(os)
-                        .map(|((k, v), (kr, s))| (k.as_str(), v, kr, s))
-                        .collect(),
+                    Some((Value::Object(om), Spans::Object(_, os))) => {
+                        om.iter().zip(os).map(|((k, v), (kr, s))| (k.as_str(), v, kr, s)).collect()
+                    }
                     _ => Vec::new(),
                 };
                 let mut used = vec![false; olds.len()];
@@ -635,6 +638,7 @@ mod tests {
     fn jsonc_and_broken_json_are_errors_with_line_and_column() {
         let e = Document::parse("{\n  // a comment\n  \"a\": 1\n}").unwrap_err();
         assert_eq!((e.line, e.column), (2, 3), "{e}");
+        assert!(e.message.ends_with("(a comment: JSON has none)"), "{e}");
         let e = Document::parse("{\"a\": 1,}").unwrap_err();
         assert_eq!(e.line, 1, "{e}");
         assert!(e.to_string().starts_with("not valid JSON at line 1, column "), "{e}");

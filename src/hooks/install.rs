@@ -109,7 +109,11 @@ pub struct Outcome {
 #[derive(Debug)]
 enum Planned {
     /// Write the bytes; `exec`: make the file executable (a Cline script).
-    Write { path: PathBuf, bytes: Vec<u8>, exec: bool },
+    Write {
+        path: PathBuf,
+        bytes: Vec<u8>,
+        exec: bool,
+    },
     Remove(PathBuf),
 }
 
@@ -251,7 +255,7 @@ fn examine(layout: &Layout, spec: &'static Spec, goal: Goal<'_>) -> Examined {
                 problem: Some(problem.clone()),
             },
             changes: Vec::new(),
-            blocked: Some(problem),
+            blocked: Some(format!("{problem}; nothing written")),
         },
     }
 }
@@ -263,7 +267,7 @@ fn check_way(layout: &Layout, path: &Path) -> Result<(), String> {
     dirs.reverse();
     for dir in dirs.into_iter().skip(1) {
         match fs::metadata(dir) {
-            Ok(m) if !m.is_dir() => return Err(format!("{} is not a folder: nothing written", rel(layout, dir))),
+            Ok(m) if !m.is_dir() => return Err(format!("{} is not a folder", rel(layout, dir))),
             _ => {}
         }
     }
@@ -280,10 +284,10 @@ fn read(layout: &Layout, path: &Path) -> Result<Option<(Vec<u8>, fs::Metadata)>,
         Err(e) => return Err(format!("{shown}: {e}")),
     };
     if meta.is_dir() {
-        return Err(format!("{shown} is a folder, not a file: nothing written"));
+        return Err(format!("{shown} is a folder, not a file"));
     }
     if meta.file_type().is_symlink() {
-        return Err(format!("{shown} is a symlink: kb does not replace it (nothing written)"));
+        return Err(format!("{shown} is a symlink, which kb does not replace"));
     }
     match crate::fsio::read_input(path, &layout.root) {
         Ok(Some(bytes)) => Ok(Some((bytes, meta))),
@@ -297,7 +301,10 @@ fn check_writable(layout: &Layout, changes: &[Planned]) -> Result<(), String> {
     for c in changes {
         let (Planned::Write { path, .. } | Planned::Remove(path)) = c;
         if fs::symlink_metadata(path).is_ok_and(|m| m.permissions().readonly()) {
-            return Err(format!("{} is read-only: nothing written (make it writable, then run again)", rel(layout, path)));
+            return Err(format!(
+                "{} is read-only: nothing written (make it writable, then run again)",
+                rel(layout, path)
+            ));
         }
     }
     Ok(())
@@ -509,20 +516,20 @@ fn examine_json(layout: &Layout, spec: &'static Spec, goal: Goal<'_>) -> Result<
     check_way(layout, &path)?;
     let file = read(layout, &path)?;
     let bytes = file.as_ref().map(|f| f.0.as_slice()).unwrap_or_default();
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| format!("{shown} is not UTF-8 text (at byte {}): nothing written", e.valid_up_to()))?;
-    let doc = Document::parse(text).map_err(|e| format!("{shown}: {e}; nothing written"))?;
+    let text =
+        std::str::from_utf8(bytes).map_err(|e| format!("{shown} is not UTF-8 text (at byte {})", e.valid_up_to()))?;
+    let doc = Document::parse(text).map_err(|e| format!("{shown}: {e}"))?;
     let old = match doc.value() {
         None => Value::Object(Vec::new()),
         Some(v @ Value::Object(_)) => v.clone(),
-        Some(_) => return Err(format!("{shown} is not a JSON object: nothing written")),
+        Some(_) => return Err(format!("{shown} is not a JSON object")),
     };
-    let found = found_in(&old, spec.shape).map_err(|e| format!("{shown}: {e}: nothing written"))?;
+    let found = found_in(&old, spec.shape).map_err(|e| format!("{shown}: {e}"))?;
     let kb = match goal {
         Goal::Install(Some(kb)) => kb.to_string(),
         _ => found.first().map_or_else(|| "kb".to_string(), |f| f.program.clone()),
     };
-    let want = installed(&old, spec, &kb).map_err(|e| format!("{shown}: {e}: nothing written"))?;
+    let want = installed(&old, spec, &kb).map_err(|e| format!("{shown}: {e}"))?;
     let events: Vec<&'static str> =
         spec.events.iter().map(|e| e.0).filter(|e| found.iter().any(|f| f.event == *e)).collect();
     let state = if events.is_empty() {
@@ -601,7 +608,7 @@ fn examine_scripts(layout: &Layout, spec: &'static Spec, goal: Goal<'_>) -> Resu
             Ok(Some((bytes, meta))) => match script_program(&String::from_utf8_lossy(&bytes)) {
                 Some(program) => Script::Kb { exec: meta.permissions().mode() & 0o111 != 0, bytes, program },
                 None => Script::Foreign(format!(
-                    "{} is not kb's script: not replaced (move it away, or have it call `kb hook {} --agent cline`)",
+                    "{} is not kb's script, and kb does not replace it (move it away, or have it run `kb hook {} --agent cline`)",
                     rel(layout, &path),
                     verb.as_str()
                 )),
@@ -635,8 +642,7 @@ fn examine_scripts(layout: &Layout, spec: &'static Spec, goal: Goal<'_>) -> Resu
             Script::Foreign(why) => foreign.push(why.clone()),
         }
     }
-    let events: Vec<&'static str> =
-        scripts.iter().filter(|s| matches!(s.3, Script::Kb { .. })).map(|s| s.0).collect();
+    let events: Vec<&'static str> = scripts.iter().filter(|s| matches!(s.3, Script::Kb { .. })).map(|s| s.0).collect();
     let problem = (!foreign.is_empty()).then(|| foreign.join("; "));
     let state = if problem.is_some() {
         State::Foreign
@@ -649,7 +655,10 @@ fn examine_scripts(layout: &Layout, spec: &'static Spec, goal: Goal<'_>) -> Resu
     };
     let (changes, blocked) = match goal {
         Goal::Install(_) => {
-            let blocked = problem.clone().or_else(|| check_writable(layout, &install).err());
+            let blocked = match &problem {
+                Some(p) => Some(format!("{p}; nothing written")),
+                None => check_writable(layout, &install).err(),
+            };
             (install, blocked)
         }
         Goal::Remove => {
@@ -710,11 +719,9 @@ mod tests {
         assert_ne!(v, old);
         assert_eq!(removed(&v, claude.shape), old);
         // A group of the person's that held only kb's handler stays (emptied), since kb did not make it.
-        let mixed = parse(r#"{"hooks":{"SessionEnd":[{"matcher":"x","hooks":[{"command":"kb hook stop --agent claude"}]}]}}"#);
-        assert_eq!(
-            removed(&mixed, claude.shape),
-            parse(r#"{"hooks":{"SessionEnd":[{"matcher":"x","hooks":[]}]}}"#)
-        );
+        let mixed =
+            parse(r#"{"hooks":{"SessionEnd":[{"matcher":"x","hooks":[{"command":"kb hook stop --agent claude"}]}]}}"#);
+        assert_eq!(removed(&mixed, claude.shape), parse(r#"{"hooks":{"SessionEnd":[{"matcher":"x","hooks":[]}]}}"#));
         let only_kb = installed(&Value::Object(Vec::new()), claude, "kb").unwrap();
         assert!(empty_like(&removed(&only_kb, claude.shape)));
     }

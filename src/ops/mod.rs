@@ -21,6 +21,7 @@ pub mod forget;
 pub mod heat;
 pub mod hook;
 pub mod inbox;
+pub mod hooks;
 pub mod init;
 pub mod instructions;
 pub mod learned;
