@@ -432,8 +432,6 @@ fn summarize(
     timeout: Duration,
     root: &std::path::Path,
 ) -> Result<String, String> {
-    use std::os::unix::process::CommandExt;
-    use std::process::{Command, Stdio};
     #[derive(Serialize)]
     struct Input<'a> {
         memories: Vec<Item<'a>>,
@@ -447,6 +445,34 @@ fn summarize(
     let input =
         Input { memories: members.iter().map(|m| Item { id: m.id, content: m.content, tags: &m.tags }).collect() };
     let input = serde_json::to_vec(&input).map_err(|e| format!("input could not be built: {e}"))?;
+    let bytes = run_summarizer(cmd, input, timeout, root, crate::format::text::MAX_TEXT_BYTES)?;
+    let text = String::from_utf8(bytes).map_err(|_| "answered text that is not UTF-8".to_string())?;
+    let text = crate::format::frontmatter::py_strip(&text);
+    if text.is_empty() {
+        return Err("gave an empty answer".to_string());
+    }
+    if text.contains('\0') {
+        return Err("answered a NUL byte".to_string());
+    }
+    if let Some(found) = crate::secrets::scan(text).first() {
+        return Err(format!("answered text that matches the {} secret rule", found.rule));
+    }
+    Ok(text.to_string())
+}
+
+/// Runs `sh -c cmd` in `root` with `input` on stdin, in a process group of its own, and returns
+/// its stdout. Fails (with why, for a warning) when it exits unsuccessfully, runs past `timeout`
+/// (the whole group is killed) or answers more than `limit` bytes (the rest is drained, so it never
+/// blocks on a full pipe).
+pub(super) fn run_summarizer(
+    cmd: &str,
+    input: Vec<u8>,
+    timeout: Duration,
+    root: &std::path::Path,
+    limit: usize,
+) -> Result<Vec<u8>, String> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(cmd)
@@ -468,7 +494,7 @@ fn summarize(
     let (tx, rx) = std::sync::mpsc::channel();
     if let Some(mut out) = child.stdout.take() {
         std::thread::spawn(move || {
-            let limit = crate::format::text::MAX_TEXT_BYTES as u64 + 1;
+            let limit = limit as u64 + 1;
             let mut buf = Vec::new();
             let read = (&mut out).take(limit).read_to_end(&mut buf);
             // Drain the rest so the summarizer never blocks on a full pipe.
@@ -503,21 +529,10 @@ fn summarize(
         });
     }
     let bytes = output.map_err(|e| format!("output could not be read: {e}"))?;
-    if bytes.len() > crate::format::text::MAX_TEXT_BYTES {
-        return Err(format!("answered more than {} bytes", crate::format::text::MAX_TEXT_BYTES));
+    if bytes.len() > limit {
+        return Err(format!("answered more than {limit} bytes"));
     }
-    let text = String::from_utf8(bytes).map_err(|_| "answered text that is not UTF-8".to_string())?;
-    let text = crate::format::frontmatter::py_strip(&text);
-    if text.is_empty() {
-        return Err("gave an empty answer".to_string());
-    }
-    if text.contains('\0') {
-        return Err("answered a NUL byte".to_string());
-    }
-    if let Some(found) = crate::secrets::scan(text).first() {
-        return Err(format!("answered text that matches the {} secret rule", found.rule));
-    }
-    Ok(text.to_string())
+    Ok(bytes)
 }
 
 /// Kills the summarizer's process group (the summarizer is not reaped yet, so the group id is

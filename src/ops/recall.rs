@@ -279,7 +279,6 @@ pub struct Found {
     pub label: String,
     pub text: String,
     pub citations: Vec<String>,
-    pub score: f64,
 }
 
 impl RankedReport<'_> {
@@ -311,7 +310,7 @@ impl RankedReport<'_> {
                         (Store::Session, stem.clone(), format!("session {stem}"), text, Vec::new())
                     }
                 };
-                Some(Found { store, id, label, text, citations, score: h.score })
+                Some(Found { store, id, label, text, citations })
             })
             .collect()
     }

@@ -22,6 +22,7 @@ mod fresh_clone;
 mod git_native;
 mod guide;
 mod heat;
+mod hook_run;
 mod hooks;
 mod hostile;
 mod inbox;
