@@ -196,6 +196,24 @@ pub enum InboxAction {
         #[arg(long, conflicts_with = "ids")]
         all: bool,
     },
+    /// Read the agents' finished sessions the hooks spooled: a checkpoint each, a paragraph in the open session, proposals in the inbox
+    #[command(
+        after_help = "Examples:\n  kb inbox digest\n  kb inbox digest --session 1a2b3c4d --agent claude\n  kb inbox digest --summarizer 'llm -m haiku -s \"answer memory: lines\"'"
+    )]
+    Digest {
+        /// Only this session (its id, or the start of it), digested again if it was
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// Only this agent's sessions
+        #[arg(long, value_name = "AGENT", value_parser = digest_agent)]
+        agent: Option<crate::settings::Agent>,
+        /// A command that reads the session as JSON on stdin and answers memory:/decision:/board NAME:/session: lines (default: the setting summarizer)
+        #[arg(long, value_name = "CMD")]
+        summarizer: Option<String>,
+        /// Print nothing (how session-start runs it in the background)
+        #[arg(long, hide = true)]
+        quiet: bool,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -228,6 +246,11 @@ pub enum HooksAction {
         #[arg(value_name = "AGENT", value_parser = hook_agent)]
         agents: Vec<crate::settings::Agent>,
     },
+}
+
+/// Parses the agent of `kb inbox digest --agent`: one whose transcripts kb reads.
+fn digest_agent(raw: &str) -> Result<crate::settings::Agent, String> {
+    crate::ops::hooks::hooked_agent(raw)
 }
 
 /// Parses an agent of `kb hooks`: one that has hooks.
@@ -529,6 +552,13 @@ pub enum SessionAction {
     /// Show the open session (JSON: {"session":null} when none is open)
     #[command(after_help = "Examples:\n  kb session show\n  kb --json session show")]
     Show,
+    /// List the agent sessions kb captured (checkpoints from kb inbox digest), newest first
+    #[command(after_help = "Examples:\n  kb session log\n  kb session log --touching src/api/routes.rs")]
+    Log {
+        /// Only the sessions that changed this file (or a file under this folder)
+        #[arg(long, value_name = "PATH")]
+        touching: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod board;
+pub(crate) mod capture;
 pub(crate) mod cli;
 pub(crate) mod commands;
 pub(crate) mod context;

@@ -59,11 +59,20 @@ fn writes(command: &Command) -> bool {
         | Command::Watch(_) => true,
         Command::Consolidate(a) => !a.dry_run,
         Command::Undo(a) => !a.list,
-        Command::Session(a) => !matches!(a.action, crate::cli::SessionAction::Show),
+        Command::Session(a) => {
+            !matches!(a.action, crate::cli::SessionAction::Show | crate::cli::SessionAction::Log { .. })
+        }
         Command::Check(a) => a.fix,
         Command::Board(a) => a.action.is_some(),
         Command::Inbox(a) => {
-            matches!(a.action, Some(crate::cli::InboxAction::Accept { .. } | crate::cli::InboxAction::Reject { .. }))
+            matches!(
+                a.action,
+                Some(
+                    crate::cli::InboxAction::Accept { .. }
+                        | crate::cli::InboxAction::Reject { .. }
+                        | crate::cli::InboxAction::Digest { .. }
+                )
+            )
         }
         Command::Hooks(a) => matches!(
             a.action,
@@ -431,6 +440,17 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 Some(InboxAction::Show { id }) => ctx.emit(&ops::inbox::show(&ctx.layout, &id)?),
                 Some(InboxAction::Accept { ids, all }) => ctx.emit(&ops::inbox::accept(&ctx.repo()?, &ids, all)?),
                 Some(InboxAction::Reject { ids, all }) => ctx.emit(&ops::inbox::reject(&ctx.repo()?, &ids, all)?),
+                Some(InboxAction::Digest { session, agent, summarizer, quiet }) => {
+                    let req = ops::digest::Request { session, agent, summarizer };
+                    let report = ops::digest::digest(&ctx.repo()?, &req)?;
+                    if quiet {
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                    for p in report.problems() {
+                        ctx.style.warn(p);
+                    }
+                    ctx.emit(&report)
+                }
             }
         }
         Command::Mcp => mcp::run(ctx),

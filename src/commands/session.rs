@@ -21,6 +21,16 @@ pub fn run(ctx: &Ctx, args: SessionArgs) -> Result<ExitCode> {
             ctx.emit(&ops::session::end(&ctx.repo()?, summary.as_deref(), redact)?)
         }
         SessionAction::Show => ctx.emit(&ops::session::show(&ctx.layout)),
+        SessionAction::Log { touching } => {
+            let touching = match touching {
+                Some(p) => match ops::instructions::for_paths(&ctx.layout, std::slice::from_ref(&p)) {
+                    Ok(mut v) => v.pop(),
+                    Err(msg) => anyhow::bail!("--touching {msg}: give a path inside the repository"),
+                },
+                None => None,
+            };
+            ctx.emit(&ops::session::log(&ctx.layout, touching.as_deref()))
+        }
     }
 }
 

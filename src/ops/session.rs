@@ -201,3 +201,94 @@ impl Report for ShowReport {
         &self.diagnostics
     }
 }
+
+/// One captured session in `kb session log` (JSON: `{"agent","session_id","started","ended",
+/// "branch","user_turns","requests","files","commands":[{"command","outcome"}],"errors",
+/// "checkpoint"}`).
+#[derive(Serialize)]
+struct LoggedJson {
+    agent: String,
+    session_id: String,
+    started: Option<String>,
+    ended: Option<String>,
+    branch: Option<String>,
+    user_turns: usize,
+    requests: Vec<String>,
+    files: Vec<String>,
+    commands: Vec<serde_json::Value>,
+    errors: Vec<String>,
+    checkpoint: String,
+}
+
+/// `kb session log`: the checkpoints, newest first.
+pub struct LogReport {
+    sessions: Vec<LoggedJson>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Serialize for LogReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Json<'a> {
+            sessions: &'a [LoggedJson],
+        }
+        Json { sessions: &self.sessions }.serialize(s)
+    }
+}
+
+/// Lists the checkpoints newest first (by `ended`, else `started`); with `touching`, only those
+/// whose changed files include it (a folder: a file under it).
+pub fn log(layout: &Layout, touching: Option<&str>) -> LogReport {
+    use crate::capture::checkpoint;
+    let (mut list, diagnostics) = checkpoint::read_all(layout);
+    if let Some(t) = touching {
+        let t = t.trim_end_matches('/');
+        list.retain(|c| c.files.iter().any(|f| f == t || f.starts_with(&format!("{t}/"))));
+    }
+    let when = |c: &checkpoint::Checkpoint| {
+        c.ended.as_deref().or(c.started.as_deref()).and_then(|t| crate::format::time::parse(t).ok())
+    };
+    list.sort_by(|a, b| when(b).cmp(&when(a)).then_with(|| a.session_id.cmp(&b.session_id)));
+    let sessions = list
+        .into_iter()
+        .map(|c| LoggedJson {
+            commands: c
+                .commands
+                .iter()
+                .map(|r| serde_json::json!({"command": r.command, "outcome": r.outcome.to_string()}))
+                .collect(),
+            checkpoint: super::abs(&c.path),
+            agent: c.agent,
+            session_id: c.session_id,
+            started: c.started,
+            ended: c.ended,
+            branch: c.branch,
+            user_turns: c.user_turns,
+            requests: c.requests,
+            files: c.files,
+            errors: c.errors,
+        })
+        .collect();
+    LogReport { sessions, diagnostics }
+}
+
+impl Report for LogReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        if self.sessions.is_empty() {
+            return writeln!(w, "No captured sessions (the hooks spool them; kb inbox digest reads them).");
+        }
+        for s in &self.sessions {
+            let short: String = s.session_id.chars().take(8).collect();
+            let when = s.ended.as_deref().or(s.started.as_deref()).map_or("-".to_string(), |t| t.replace('T', " "));
+            let first = s.requests.first().map_or("", String::as_str);
+            let first = crate::output::chars_prefix(first, 60);
+            let turns = format!("{} turn{}", s.user_turns, if s.user_turns == 1 { "" } else { "s" });
+            writeln!(w, "{:<8} {short:<8}  {when}  {turns:>9}  {}", s.agent, v.clean(first))?;
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+}
