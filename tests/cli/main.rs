@@ -29,6 +29,7 @@ mod inbox;
 mod init_config;
 mod instructions;
 mod layered_context;
+mod r#loop;
 mod mcp;
 mod mcp_warm;
 mod memory_layers;
