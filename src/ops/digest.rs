@@ -383,13 +383,13 @@ fn command_kind(cmd: &str) -> Option<&'static str> {
     if (tool == "python" || tool == "python3") && !rest.starts_with("-m pytest") {
         return None;
     }
-    if has(&["test", "nextest", "pytest", "tox", "check"]) && !has(&["clippy"]) {
-        Some("testing")
-    } else if has(&["clippy", "lint", "eslint", "ruff", "vet", "flake8", "mypy"]) {
+    if has(&["clippy", "lint", "eslint", "ruff", "vet", "flake8", "mypy"]) {
         Some("lint")
     } else if has(&["fmt", "format", "prettier", "black"]) {
         Some("format")
-    } else if has(&["build", "compile", "install", "package"]) || tool == "make" || tool == "just" {
+    } else if has(&["test", "nextest", "pytest", "tox"]) {
+        Some("testing")
+    } else if has(&["build", "compile", "install", "package", "check"]) || tool == "make" || tool == "just" {
         Some("build")
     } else {
         None

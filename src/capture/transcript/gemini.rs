@@ -63,7 +63,6 @@ struct ToolCall<'a> {
 
 /// What kb keeps of one message (the record itself may be large, and is written many times).
 struct Msg {
-    id: String,
     kind: String,
     timestamp: Option<String>,
     /// A user or error message's text.
@@ -156,7 +155,7 @@ impl State {
             _ => None,
         };
         let tools = r.tool_calls.iter().flatten().map(tool).collect();
-        let msg = Msg { id: id.to_string(), kind, timestamp: r.timestamp.as_deref().map(str::to_string), text, tools };
+        let msg = Msg { kind, timestamp: r.timestamp.as_deref().map(str::to_string), text, tools };
         match self.at.get(id) {
             Some(&i) => self.msgs[i] = msg,
             None => {
