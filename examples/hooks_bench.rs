@@ -58,10 +58,19 @@ fn main() {
     let mut serial = 0;
     let mut payload = |extra: &str| {
         serial += 1;
-        format!("{{\"session_id\":\"bench-{serial}\",\"cwd\":{:?},\"transcript_path\":\"/nonexistent\"{extra}}}", root.display())
+        format!(
+            "{{\"session_id\":\"bench-{serial}\",\"cwd\":{:?},\"transcript_path\":\"/nonexistent\"{extra}}}",
+            root.display()
+        )
     };
-    for (verb, target) in [("session-end", 20), ("pre-compact", 20), ("stop", 20), ("prompt", 30), ("session-start", 50)] {
-        let extra = if verb == "prompt" { ",\"prompt\":\"how do we configure the postgres connection pool for tests\"" } else { "" };
+    for (verb, target) in
+        [("session-end", 20), ("pre-compact", 20), ("stop", 20), ("prompt", 30), ("session-start", 50)]
+    {
+        let extra = if verb == "prompt" {
+            ",\"prompt\":\"how do we configure the postgres connection pool for tests\""
+        } else {
+            ""
+        };
         let mut times: Vec<Duration> = (0..=runs)
             .map(|_| kb_run(&["hook", verb, "--agent", "claude"], payload(extra).as_bytes()))
             .skip(1)
