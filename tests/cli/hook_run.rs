@@ -218,11 +218,14 @@ fn bad_payloads_and_words_exit_0_with_a_line_in_the_log() {
 
 #[test]
 fn without_a_root_a_hook_prints_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let env = TestEnv::new();
+    // A folder with no `.co-cli/` or `.git` anywhere above it, kb finding the root itself.
+    let Some(env) = TestEnv::markerless() else { return };
+    let nowhere = env.dir.path().join("plain");
+    std::fs::create_dir_all(&nowhere).unwrap();
     let mut cmd = env.command(&["hook", "session-start", "--agent", "claude"]);
-    cmd.env_remove("KB_ROOT").current_dir(dir.path());
-    let p = json!({"session_id": "s", "cwd": dir.path()}).to_string();
+    cmd.current_dir(&nowhere);
+    let p = json!({"session_id": "s", "cwd": nowhere}).to_string();
     let run = crate::common::run_command(cmd, Some(p.as_bytes()));
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert!(!nowhere.join(".co-cli").exists());
 }

@@ -1,5 +1,6 @@
 //! Black-box tests: run the `kb` binary in a temporary repository.
 
+mod agent_loop;
 mod agents;
 mod audit;
 mod bad_input;
@@ -29,7 +30,6 @@ mod inbox;
 mod init_config;
 mod instructions;
 mod layered_context;
-mod r#loop;
 mod mcp;
 mod mcp_warm;
 mod memory_layers;
