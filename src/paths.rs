@@ -170,6 +170,14 @@ impl Layout {
     }
 }
 
+/// Returns `id` as a file name part: letters, digits, `-`, `_` and `.` kept, anything else `_`,
+/// at most 100 characters; a name of dots only becomes `_`.
+pub fn file_safe(id: &str) -> String {
+    let s: String =
+        id.chars().take(100).map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    if s.is_empty() || s.chars().all(|c| c == '.') { "_".into() } else { s }
+}
+
 /// Fails unless `path`, once every symlink in its existing part is resolved, lies inside `root`:
 /// kb never follows a link out of the repository when it writes (docs/safety.md, Writes).
 pub fn check_inside(root: &Path, path: &Path) -> std::io::Result<()> {

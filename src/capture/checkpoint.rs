@@ -92,13 +92,7 @@ fn one_line(text: &str) -> String {
 
 /// Returns the checkpoint's file name: `<agent>-<session id>.md`, the id made safe.
 fn file_name(agent: &str, session_id: &str) -> String {
-    let id: String = session_id
-        .chars()
-        .take(100)
-        .map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' })
-        .collect();
-    let id = if id.is_empty() || id.chars().all(|c| c == '.') { "_".to_string() } else { id };
-    format!("{agent}-{id}.md")
+    format!("{agent}-{}.md", crate::paths::file_safe(session_id))
 }
 
 /// Returns the checkpoint's text.

@@ -46,6 +46,14 @@ pub struct Spec {
 
 use HookVerb::{PreCompact, Prompt, SessionEnd, SessionStart};
 
+/// Claude Code's events, which Codex shares.
+const CLAUDE_EVENTS: &[(&str, HookVerb, u32)] = &[
+    ("SessionStart", SessionStart, 10),
+    ("UserPromptSubmit", Prompt, 5),
+    ("PreCompact", PreCompact, 5),
+    ("SessionEnd", SessionEnd, 3),
+];
+
 /// The agents kb hooks, in documentation order. The limits are generous for what kb does in
 /// tens of milliseconds, but `session-end` stays within Codex's 3 s maximum (it warns on more).
 pub const SPECS: [Spec; 6] = [
@@ -53,23 +61,13 @@ pub const SPECS: [Spec; 6] = [
         agent: Agent::Claude,
         path: ".claude/settings.json",
         shape: Shape::Nested { timeout_ms: false },
-        events: &[
-            ("SessionStart", SessionStart, 10),
-            ("UserPromptSubmit", Prompt, 5),
-            ("PreCompact", PreCompact, 5),
-            ("SessionEnd", SessionEnd, 3),
-        ],
+        events: CLAUDE_EVENTS,
     },
     Spec {
         agent: Agent::Codex,
         path: ".codex/hooks.json",
         shape: Shape::Nested { timeout_ms: false },
-        events: &[
-            ("SessionStart", SessionStart, 10),
-            ("UserPromptSubmit", Prompt, 5),
-            ("PreCompact", PreCompact, 5),
-            ("SessionEnd", SessionEnd, 3),
-        ],
+        events: CLAUDE_EVENTS,
     },
     Spec {
         agent: Agent::Copilot,

@@ -77,15 +77,7 @@ pub fn sweep_recent(layout: &Layout) {
 
 /// `<root>/.co-cli/state/hooks/sessions/<agent>-<id>.json`: what `prompt` sent in one session.
 fn sent_path(layout: &Layout, agent: &str, session_id: &str) -> PathBuf {
-    super::spool::dir(layout).join("sessions").join(format!("{agent}-{}.json", file_safe(session_id)))
-}
-
-/// Returns `id` as a file name part: letters, digits, `-`, `_` and `.` kept, anything else `_`,
-/// at most 100 characters; a name of dots only becomes `_`.
-pub fn file_safe(id: &str) -> String {
-    let s: String =
-        id.chars().take(100).map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    if s.is_empty() || s.chars().all(|c| c == '.') { "_".into() } else { s }
+    super::spool::dir(layout).join("sessions").join(format!("{agent}-{}.json", crate::paths::file_safe(session_id)))
 }
 
 /// Returns the items (`store:id`) `prompt` already sent in this session.
@@ -137,8 +129,8 @@ mod tests {
         add_sent(&layout, "claude", "../../etc", &["copilot:mem-1".into()]).unwrap();
         assert_eq!(sent(&layout, "claude", "../../etc").len(), 2);
         assert!(sent(&layout, "codex", "../../etc").is_empty());
-        assert_eq!(file_safe("../../etc"), ".._.._etc");
-        assert_eq!(file_safe(".."), "_");
+        assert_eq!(crate::paths::file_safe("../../etc"), ".._.._etc");
+        assert_eq!(crate::paths::file_safe(".."), "_");
         log(&layout, "2026-12-01T00:00:00Z", "claude", "prompt", "bad\npayload");
         let text = std::fs::read_to_string(log_path(&layout)).unwrap();
         assert_eq!(text, "2026-12-01T00:00:00Z claude prompt: bad payload\n");
