@@ -76,6 +76,9 @@ pub struct Inputs {
     pub conflicts: Vec<Diagnostic>,
     /// The stale items (`knowledge::stale`).
     pub stale: Vec<Diagnostic>,
+    /// The files of the memories the layers show (for a reader that checks them:
+    /// `Knowledge::memories_unchanged`).
+    pub memory_files: Vec<String>,
 }
 
 /// Builds the block for `req` from `knowledge` (what it has not read yet is read now, once for
@@ -240,13 +243,10 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         &mut inputs.conflicts,
         (check, &mut inputs.stale),
     ));
-    inputs.layers.extend(memory_layers(
-        knowledge,
-        req,
-        &mut inputs.warnings,
-        &mut inputs.conflicts,
-        (check, &mut inputs.stale),
-    ));
+    let (layers, files) =
+        memory_layers(knowledge, req, &mut inputs.warnings, &mut inputs.conflicts, (check, &mut inputs.stale));
+    inputs.layers.extend(layers);
+    inputs.memory_files = files;
     // The open session is one person's too: only a request that asks for it reads it.
     let (session, problems) = if req.session { knowledge.session() } else { &(None, Vec::new()) };
     // A session with conflict markers does not parse: its problem becomes the conflict's warning.
@@ -402,14 +402,15 @@ fn memory_layers(
     warnings: &mut Vec<Diagnostic>,
     conflicts: &mut Vec<Diagnostic>,
     (check, stale): (&Stale, &mut Vec<Diagnostic>),
-) -> [Layer; 3] {
+) -> ([Layer; 3], Vec<String>) {
     let repo = knowledge.repo();
     let empty = || {
-        [
+        let layers = [
             Layer::last_first(LayerKind::CoreContext, Vec::new()),
             Layer::last_first(LayerKind::Hot, Vec::new()),
             Layer::last_first(LayerKind::Learnings, Vec::new()),
-        ]
+        ];
+        (layers, Vec::new())
     };
     let index = match knowledge.memories() {
         Ok(index) => index,
@@ -485,19 +486,19 @@ fn memory_layers(
     }
     core.sort_by_key(|&p| index.age_key_at(p));
     high.sort_by_key(|&p| index.age_key_at(p));
-    let core: Vec<String> =
-        core.iter().filter(|&&p| fresh(p)).map(|&p| layers::list_item(index.content_at(p))).collect();
+    let mut shown: Vec<String> = Vec::new();
+    let mut item = |p: Pos| {
+        shown.push(index.file_name_at(p).to_string());
+        layers::list_item(index.content_at(p))
+    };
+    let core: Vec<String> = core.iter().filter(|&&p| fresh(p)).map(|&p| item(p)).collect();
     let (mut hot_ids, mut hot): (Vec<u64>, Vec<String>) = (Vec::new(), Vec::new());
     if let Some(heats) = heats {
         // An unreadable log, or lines that are not accesses, as for the memory files above.
         warnings.extend(heats.problems.iter().cloned());
         let limit = usize::try_from(repo.settings.hot_limit.value).unwrap_or(usize::MAX);
         hot_ids = crate::heat::hot_ids(heats, limit, |id| candidates.get(&id).is_some_and(|&p| fresh(p)));
-        hot = hot_ids
-            .iter()
-            .filter_map(|id| candidates.get(id))
-            .map(|&p| layers::list_item(index.content_at(p)))
-            .collect();
+        hot = hot_ids.iter().filter_map(|id| candidates.get(id)).map(|&p| item(p)).collect();
     }
     let limit = usize::try_from(repo.settings.learnings_limit.value).unwrap_or(usize::MAX);
     let learnings: Vec<String> = high
@@ -505,15 +506,16 @@ fn memory_layers(
         .rev()
         .filter(|&&p| !hot_ids.contains(&index.id_at(p)) && fresh(p))
         .take(limit)
-        .map(|&p| layers::list_item(index.content_at(p)))
+        .map(|&p| item(p))
         .collect();
-    [
+    let layers = [
         Layer::last_first(LayerKind::CoreContext, core),
         // Shown hottest first, removed coldest (last) first.
         Layer::last_first(LayerKind::Hot, hot),
         // Shown newest first, removed oldest (last) first.
         Layer::last_first(LayerKind::Learnings, learnings),
-    ]
+    ];
+    (layers, shown)
 }
 
 /// Returns `s` on one line: runs of whitespace become one space.
@@ -543,7 +545,7 @@ pub fn assemble_framed(
     wrap: bool,
     count_tokens: bool,
 ) -> Block {
-    let Inputs { layers, files, mut warnings, conflicts, stale } = inputs;
+    let Inputs { layers, files, mut warnings, conflicts, stale, .. } = inputs;
     warnings.extend(conflicts.iter().cloned());
     warnings.extend(stale.iter().cloned());
     let count = crate::format::tokens::count;

@@ -1,7 +1,7 @@
 //! What the hook verbs remember between calls, all local under `.co-cli/state/`: the problem log
 //! (`hooks.log`), the marks that detect a duplicate call (an agent that runs two hook files for
 //! one event: Copilot CLI runs `.claude/settings.json` and its own), and per session what
-//! `prompt` has already sent.
+//! `session-start` gave the agent and what `prompt` has already sent.
 
 use crate::paths::Layout;
 use std::collections::BTreeSet;
@@ -75,10 +75,50 @@ pub fn sweep_recent(layout: &Layout) {
     }
 }
 
+/// `<root>/.co-cli/state/hooks/sessions`: what each session was given.
+fn sessions_dir(layout: &Layout) -> PathBuf {
+    super::spool::dir(layout).join("sessions")
+}
+
 /// `<root>/.co-cli/state/hooks/sessions/<agent>-<id>.json`: what `prompt` sent in one session.
 fn sent_path(layout: &Layout, agent: &str, session_id: &str) -> PathBuf {
-    super::spool::dir(layout).join("sessions").join(format!("{agent}-{}.json", crate::paths::file_safe(session_id)))
+    sessions_dir(layout).join(format!("{agent}-{}.json", crate::paths::file_safe(session_id)))
 }
+
+/// `<root>/.co-cli/state/hooks/sessions/<agent>-<id>.start.txt`: what `session-start` printed.
+fn started_path(layout: &Layout, agent: &str, session_id: &str) -> PathBuf {
+    sessions_dir(layout).join(format!("{agent}-{}.start.txt", crate::paths::file_safe(session_id)))
+}
+
+/// Keeps what `session-start` gave the agent in this session (`prompt` sends nothing it holds).
+pub fn save_started(layout: &Layout, agent: &str, session_id: &str, text: &str) -> io::Result<()> {
+    let path = started_path(layout, agent, session_id);
+    super::state_dir(layout)?;
+    std::fs::create_dir_all(path.parent().unwrap_or(&layout.root))?;
+    crate::fsio::write_atomic_with(&path, text.as_bytes(), false)
+}
+
+/// Returns what `session-start` gave the agent in this session, if it ran (at most 1 MiB read).
+pub fn started(layout: &Layout, agent: &str, session_id: &str) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(started_path(layout, agent, session_id)).ok()?.take(1 << 20).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Removes what sessions untouched for [`SESSION_KEPT`] were given (`session-start` calls it).
+pub fn sweep_sessions(layout: &Layout) {
+    let Ok(list) = std::fs::read_dir(sessions_dir(layout)) else { return };
+    for entry in list.flatten() {
+        let old = entry.metadata().ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok());
+        if old.is_some_and(|age| age > SESSION_KEPT) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// How long what a session was given is kept after its last change.
+const SESSION_KEPT: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Returns the items (`store:id`) `prompt` already sent in this session.
 pub fn sent(layout: &Layout, agent: &str, session_id: &str) -> BTreeSet<String> {

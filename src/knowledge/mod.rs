@@ -70,6 +70,8 @@ impl Default for Held {
 /// server that holds it), then kept for the rest of the view's life.
 pub struct Knowledge<'r> {
     repo: &'r Repo,
+    /// Whether the memory index may come from its cache alone ([`Knowledge::trusting`]).
+    trusting: bool,
     lent: Option<(&'r Held, Option<&'r corpus::LiveCorpus>)>,
     index: OnceCell<Index>,
     records: OnceCell<std::result::Result<JsonlFile, String>>,
@@ -88,6 +90,7 @@ impl<'r> Knowledge<'r> {
     pub fn read(repo: &'r Repo) -> Knowledge<'r> {
         Knowledge {
             repo,
+            trusting: false,
             lent: None,
             index: OnceCell::new(),
             records: OnceCell::new(),
@@ -100,6 +103,20 @@ impl<'r> Knowledge<'r> {
             board: OnceCell::new(),
             stale: OnceCell::new(),
         }
+    }
+
+    /// Returns a view that takes the memory index from its cache without a stat of each file
+    /// while the memories folder is unchanged ([`Index::scan_trusting`]): for a reader that must
+    /// answer in milliseconds and checks the memories it shows with
+    /// [`Knowledge::memories_unchanged`], reading again with [`Knowledge::read`] when one changed.
+    pub fn trusting(repo: &'r Repo) -> Knowledge<'r> {
+        Knowledge { trusting: true, ..Knowledge::read(repo) }
+    }
+
+    /// Returns whether the memory files named are as this view read them (see
+    /// [`Index::unchanged`]); true when the view has not read the memories, or read them whole.
+    pub fn memories_unchanged<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> bool {
+        self.index.get().is_none_or(|index| index.unchanged(names))
     }
 
     /// Returns a view of what a server holds (and its recall corpus), borrowed; only heat and the
@@ -132,7 +149,8 @@ impl<'r> Knowledge<'r> {
         if let Some(index) = self.index.get() {
             return Ok(index);
         }
-        let index = crate::memories::store::MemoryStore::new(self.repo).scan()?;
+        let store = crate::memories::store::MemoryStore::new(self.repo);
+        let index = if self.trusting { store.scan_trusting()? } else { store.scan()? };
         Ok(self.index.get_or_init(|| index))
     }
 

@@ -325,10 +325,14 @@ const MAGIC: &[u8; 8] = b"KBIDX\0\0\x01";
 /// ignored. (3: the checksum is XXH3-64; it guards against torn or edited cache files, not
 /// against an adversary. 4: the layer keys `type`, `importance` and `agent`. 5: an invalid file's
 /// record holds the id its `id: N` lines name, so a new id never reuses it. 6: provenance,
-/// `created_by` and `updated_by`. 9: a record's strings and tags in one block, its stamp hashed.)
-const FORMAT: u32 = 9;
+/// `created_by` and `updated_by`. 9: a record's strings and tags in one block, its stamp hashed.
+/// 10: the folder's own stamp.)
+const FORMAT: u32 = 10;
 
-const HEADER: usize = 8 + 4 + 8 + 4 + 8;
+const HEADER: usize = 8 + 4 + 8 + 16 + 4 + 8;
+
+/// Records read (and checksummed) per `read` of the cache's table.
+const RECORDS_PER_READ: usize = 1024;
 
 const RECORD: usize = 8 + 8 + 8 + 8 + 8 + 4 + 4 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 4;
 
@@ -375,6 +379,9 @@ pub(super) fn decode(b: &[u8]) -> Option<Record> {
 /// A cache file, loaded and verified.
 pub(super) struct Cached {
     pub(super) cached_at_ns: i64,
+    /// The memories folder's stamp when the scan began, when it was old enough then to trust
+    /// (see `Index::scan_trusting`); a zero stamp in the file.
+    pub(super) dir_stamp: Option<Stamp>,
     pub(super) records: Vec<Record>,
     pub(super) arena: String,
 }
@@ -396,24 +403,32 @@ impl Cached {
         if r.take(8) != Some(MAGIC.as_slice()) || r.u32() != Some(FORMAT) {
             return Err(bad("foreign format"));
         }
-        let (Some(cached_at_ns), Some(n_rec), Some(arena_len)) = (r.i64(), r.u32(), r.u64()) else {
+        let (Some(cached_at_ns), Some(newest_ns), Some(sig), Some(n_rec), Some(arena_len)) =
+            (r.i64(), r.i64(), r.u64(), r.u32(), r.u64())
+        else {
             return Err(bad("short header"));
         };
+        let dir_stamp = Some(Stamp { newest_ns, sig }).filter(|s| *s != Stamp::default());
         let file_len = f.metadata()?.len();
         if file_len != (HEADER + n_rec as usize * RECORD) as u64 + arena_len + 8 {
             return Err(bad("wrong length"));
         }
-        // Decoded as read (the table is not held twice); nothing is used unless the checksum
-        // over everything matches.
-        let mut f = io::BufReader::with_capacity(1 << 16, f);
+        // Decoded as read, a run of records at a time (the table is not held twice, and the
+        // checksum is fed large slices); nothing is used unless the checksum over everything
+        // matches.
         let mut h = Xxh3::new();
         h.update(&head);
         let mut records = Vec::with_capacity(n_rec as usize);
-        let mut buf = [0u8; RECORD];
-        for _ in 0..n_rec {
-            f.read_exact(&mut buf)?;
-            h.update(&buf);
-            records.push(decode(&buf).ok_or_else(|| bad("bad record"))?);
+        let mut run = vec![0u8; RECORDS_PER_READ * RECORD];
+        let mut left = n_rec as usize;
+        while left > 0 {
+            let part = &mut run[..left.min(RECORDS_PER_READ) * RECORD];
+            f.read_exact(part)?;
+            h.update(part);
+            for b in part.chunks_exact(RECORD) {
+                records.push(decode(b).ok_or_else(|| bad("bad record"))?);
+            }
+            left -= part.len() / RECORD;
         }
         let mut arena = vec![0u8; arena_len as usize];
         f.read_exact(&mut arena)?;
@@ -424,7 +439,7 @@ impl Cached {
             return Err(bad("checksum mismatch"));
         }
         let arena = String::from_utf8(arena).map_err(|_| bad("not UTF-8"))?;
-        let cached = Cached { cached_at_ns, records, arena };
+        let cached = Cached { cached_at_ns, dir_stamp, records, arena };
         cached.check_bounds().then_some(cached).ok_or_else(|| bad("span out of bounds"))
     }
 
@@ -447,9 +462,15 @@ impl Cached {
     }
 }
 
-/// Writes the cache of a scan that started at `started_ns`: atomically, not durably (a lost cache
-/// only costs time), in a folder ignored by git.
-pub(super) fn write(path: &Path, started_ns: i64, records: &[Record], arena: &str) -> io::Result<()> {
+/// Writes the cache of a scan that started at `started_ns` (with the folder's trusted stamp then,
+/// if any): atomically, not durably (a lost cache only costs time), in a folder ignored by git.
+pub(super) fn write(
+    path: &Path,
+    started_ns: i64,
+    dir_stamp: Option<Stamp>,
+    records: &[Record],
+    arena: &str,
+) -> io::Result<()> {
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     // Derived state: atomic, but not fsynced (a lost cache only costs time).
     crate::fsio::write_atomic_streamed(path, false, |out| {
@@ -457,6 +478,9 @@ pub(super) fn write(path: &Path, started_ns: i64, records: &[Record], arena: &st
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
         w.write_all(&started_ns.to_le_bytes())?;
+        let dir = dir_stamp.unwrap_or_default();
+        w.write_all(&dir.newest_ns.to_le_bytes())?;
+        w.write_all(&dir.sig.to_le_bytes())?;
         w.write_all(&(records.len() as u32).to_le_bytes())?;
         w.write_all(&(arena.len() as u64).to_le_bytes())?;
         for r in records {

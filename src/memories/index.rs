@@ -95,6 +95,8 @@ pub struct ScanStats {
     pub racy: usize,
     /// Whether the scan wrote the cache.
     pub cache_written: bool,
+    /// Whether the index came from the cache alone, no file stat'ed ([`Index::scan_trusting`]).
+    pub trusted: bool,
 }
 
 /// All memory files of one folder, scanned.
@@ -115,6 +117,9 @@ pub struct Index {
     by_name: Option<hashbrown::HashTable<u32>>,
     /// The arena's size after the last compaction: refreshes append, and compact past twice this.
     compacted_at: usize,
+    /// When the index came from the cache alone: the time the cache's scan began, which its
+    /// files' stamps must be older than to be trusted ([`Index::unchanged`]).
+    trusted_at: Option<i64>,
 }
 
 impl Index {
@@ -130,7 +135,76 @@ impl Index {
             temp_files: Vec::new(),
             by_name: None,
             compacted_at: 0,
+            trusted_at: None,
         }
+    }
+
+    /// Loads the index from the cache alone, without a stat of each file, when the folder is as
+    /// the cache's scan found it (its stamp unchanged, and old enough then to trust): no file was
+    /// added, removed or renamed since. What this cannot see is a file edited in place (its name
+    /// kept, so the folder unchanged), or a symlinked file's target changed: a reader that shows
+    /// memories from such an index checks their files with [`Index::unchanged`], and scans when
+    /// one changed. Any doubt (no cache, a changed or symlinked folder) is a full [`Index::scan`].
+    /// For readers that must answer within milliseconds and show a few memories (the hooks).
+    pub fn scan_trusting(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
+        if let Some(index) = cache.and_then(|c| Index::from_cache_alone(dir, root, c)) {
+            return Ok(index);
+        }
+        Index::scan(dir, root, cache)
+    }
+
+    /// The cache's index when the folder's stamp is the one the cache trusted (see
+    /// [`Index::scan_trusting`]).
+    fn from_cache_alone(dir: &Path, root: &Path, cache: &Path) -> Option<Index> {
+        let meta = fs::symlink_metadata(dir).ok().filter(fs::Metadata::is_dir)?;
+        let cached = super::cache::Cached::load(cache).ok()?;
+        if cached.dir_stamp != Some(stamp_of(&meta)) {
+            return None;
+        }
+        // A parent folder may lead out of the repository (the check a scan makes).
+        let real_root = fs::canonicalize(root).ok()?;
+        if !fs::canonicalize(dir).ok()?.starts_with(&real_root) {
+            return None;
+        }
+        let mut index = Index::empty(dir);
+        index.dir_exists = true;
+        index.stats.files = cached.records.len();
+        index.stats.cached = cached.records.len();
+        index.stats.trusted = true;
+        index.trusted_at = Some(cached.cached_at_ns);
+        index.compacted_at = cached.arena.len();
+        index.arena = cached.arena;
+        index.records = cached.records;
+        Some(index)
+    }
+
+    /// Returns whether each file named (in the index's folder) is as the index holds it. Always
+    /// true for an index a scan made (it stat'ed every file); for one from the cache alone
+    /// ([`Index::scan_trusting`]), each file is stat'ed: a name the index lacks, a changed stamp,
+    /// or one too young to have been trusted is a change.
+    pub fn unchanged<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> bool {
+        let Some(cached_at) = self.trusted_at else { return true };
+        let mut wanted: HashMap<&str, Option<&Record>> = names.into_iter().map(|n| (n, None)).collect();
+        if wanted.is_empty() {
+            return true;
+        }
+        for r in &self.records {
+            if let Some(slot) = wanted.get_mut(r.content_and_name(&self.arena).1) {
+                *slot = Some(r);
+            }
+        }
+        wanted.into_iter().all(|(name, record)| {
+            let Some(record) = record else { return false };
+            let path = self.dir.join(name);
+            let meta = match fs::symlink_metadata(&path) {
+                Ok(m) if m.file_type().is_symlink() => fs::metadata(&path),
+                other => other,
+            };
+            meta.is_ok_and(|m| {
+                let stamp = stamp_of(&m);
+                stamp == record.stamp && stamp.newest_ns < cached_at - RACY_MARGIN_NS
+            })
+        })
     }
 
     /// Scans `dir`, using and refreshing the cache file `cache` when given.
@@ -148,6 +222,8 @@ impl Index {
     /// 100,000 files holds the finished index and one batch, not every parsed file at once.
     pub fn scan(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
         let mut index = Index::empty(dir);
+        // Stat'ed before it is listed: a change made while the scan runs gives it another stamp.
+        let dir_meta = fs::symlink_metadata(dir).ok().filter(fs::Metadata::is_dir);
         let mut listing = match fs::read_dir(dir) {
             Ok(e) => e,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(index),
@@ -164,13 +240,16 @@ impl Index {
         }
         let started = now_ns();
         // Start from the cached arena and records: an unchanged file costs one stat and a lookup.
-        let (mut old_records, cached_at_ns) = match cache.and_then(|c| super::cache::Cached::load(c).ok()) {
+        let (mut old_records, cached_at_ns, cached_dir) = match cache.and_then(|c| super::cache::Cached::load(c).ok()) {
             Some(c) => {
                 index.arena = c.arena;
-                (c.records, Some(c.cached_at_ns))
+                (c.records, Some(c.cached_at_ns), c.dir_stamp)
             }
-            None => (Vec::new(), None),
+            None => (Vec::new(), None, None),
         };
+        // The folder's stamp a cache written now may trust: one older than the margin, so that
+        // any later change gives it another (`scan_trusting`).
+        let dir_stamp = dir_meta.map(|m| stamp_of(&m)).filter(|s| s.newest_ns < started - RACY_MARGIN_NS);
         // The margin covers coarse filesystem clocks: an entry younger than the cache by less
         // than this could have changed in the same tick, so it is read again.
         let trusted_before = cached_at_ns.map_or(i64::MIN, |t| t - RACY_MARGIN_NS);
@@ -178,7 +257,7 @@ impl Index {
         let trusted_after_write = started - RACY_MARGIN_NS;
         let mut alive = vec![false; old_records.len()];
         let mut racy = vec![false; old_records.len()];
-        let mut changed = cached_at_ns.is_none();
+        let mut changed = cached_at_ns.is_none() || cached_dir != dir_stamp;
         // Files read now: parsed into an arena of their own (the cached arena stays borrowed by
         // the name lookup), appended to the index at the end.
         let mut fresh = Index::empty(dir);
@@ -251,7 +330,7 @@ impl Index {
         if let (Some(cache), true) = (cache, changed) {
             index.compact_if_sparse();
             // A failed cache write only costs time next run.
-            index.stats.cache_written = index.save_cache(cache, started).is_ok();
+            index.stats.cache_written = index.save_cache(cache, started, dir_stamp).is_ok();
         }
         Ok(index)
     }
@@ -699,8 +778,8 @@ impl Index {
             .collect()
     }
 
-    fn save_cache(&self, path: &Path, started_ns: i64) -> io::Result<()> {
-        super::cache::write(path, started_ns, &self.records, &self.arena)
+    fn save_cache(&self, path: &Path, started_ns: i64, dir_stamp: Option<Stamp>) -> io::Result<()> {
+        super::cache::write(path, started_ns, dir_stamp, &self.records, &self.arena)
     }
 }
 

@@ -92,14 +92,30 @@ impl<'r> MemoryStore<'r> {
     /// prints what the scan did on stderr: `kb-stats: files=N read=R cached=C racy=Y
     /// cache_written=yes|no`.
     pub fn scan(&self) -> Result<Index> {
+        self.scan_with(Index::scan)
+    }
+
+    /// Scans trusting the cache while the folder is unchanged ([`Index::scan_trusting`]): for
+    /// readers that check the memories they show ([`Index::unchanged`]). With `KB_DEBUG_STATS`,
+    /// the line ends in `trusted=yes|no`.
+    pub fn scan_trusting(&self) -> Result<Index> {
+        self.scan_with(Index::scan_trusting)
+    }
+
+    fn scan_with(&self, scan: fn(&Path, &Path, Option<&Path>) -> std::io::Result<Index>) -> Result<Index> {
         let dir = self.repo.layout.memories();
-        let index = Index::scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?;
+        let index = scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?;
         self.repo.debug_line(|| {
             let s = index.stats;
-            let written = if s.cache_written { "yes" } else { "no" };
+            let yes = |b: bool| if b { "yes" } else { "no" };
             format!(
-                "kb-stats: files={} read={} cached={} racy={} cache_written={written}",
-                s.files, s.read, s.cached, s.racy
+                "kb-stats: files={} read={} cached={} racy={} cache_written={} trusted={}",
+                s.files,
+                s.read,
+                s.cached,
+                s.racy,
+                yes(s.cache_written),
+                yes(s.trusted)
             )
         });
         Ok(index)

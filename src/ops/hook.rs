@@ -129,8 +129,15 @@ pub fn run(repo: &Repo, call: &Call<'_>) -> Answer {
         }
         HookVerb::SessionStart => {
             state::sweep_recent(layout);
+            state::sweep_sessions(layout);
             answer.start_digest = spool::has_pending(layout);
-            session_start(repo, call.agent, &mut answer.problems)
+            let text = session_start(repo, call.agent, &mut answer.problems);
+            if let Some(id) = &session
+                && let Err(e) = state::save_started(layout, call.agent.as_str(), id, text.as_deref().unwrap_or(""))
+            {
+                answer.problems.push(format!("cannot keep what session-start gave: {e}"));
+            }
+            text
         }
         _ => match (prompt, &session) {
             (Some(p), Some(id)) => prompt_context(repo, call.agent, id, &p, &mut answer.problems),
@@ -205,10 +212,24 @@ fn dynamic(kind: LayerKind) -> bool {
 }
 
 /// `session-start`'s context text (see the module doc), `None` when there is nothing to say.
+/// The memory index comes from its cache while the folder is unchanged; when a memory it shows
+/// was edited since, everything is read again.
 fn session_start(repo: &Repo, agent: Agent, problems: &mut Vec<String>) -> Option<String> {
-    let k = Knowledge::read(repo);
+    let k = Knowledge::trusting(repo);
+    let mut found = Vec::new();
+    let (text, shown) = session_start_from(&k, agent, &mut found);
+    if k.memories_unchanged(shown.iter().map(String::as_str)) {
+        problems.extend(found);
+        return text;
+    }
+    session_start_from(&Knowledge::read(repo), agent, problems).0
+}
+
+/// [`session_start`]'s text from `k`, and the files of the memories it shows.
+fn session_start_from(k: &Knowledge<'_>, agent: Agent, problems: &mut Vec<String>) -> (Option<String>, Vec<String>) {
+    let repo = k.repo();
     let native = native_request(repo, agent).is_some();
-    let mut inputs = block::gather(&k, &whole_request());
+    let mut inputs = block::gather(k, &whole_request());
     let mut stale: Vec<String> = super::audit::last_stale(repo);
     for d in &inputs.stale {
         let line = stale_line(&d.message);
@@ -221,6 +242,9 @@ fn session_start(repo: &Repo, agent: Agent, problems: &mut Vec<String>) -> Optio
         inputs.layers.retain(|l| dynamic(l.kind));
         inputs.files.retain(|(kind, _)| *kind == crate::context::SectionKind::Global);
     }
+    // Only the hot memories of the kept layers are shown (core context and learnings are in the
+    // native file), but checking every memory the layers took costs no more than a few stats.
+    let shown = std::mem::take(&mut inputs.memory_files);
     let pending = super::inbox::count(&repo.layout);
     let mut tail = String::new();
     if !stale.is_empty() {
@@ -243,7 +267,8 @@ fn session_start(repo: &Repo, agent: Agent, problems: &mut Vec<String>) -> Optio
     let body = built.text.unwrap_or_default();
     let text = format!("{}{}", body.trim_end(), tail);
     let text = text.trim();
-    (!text.is_empty()).then(|| crate::output::chars_prefix(text, SESSION_START_LIMIT).to_string())
+    let text = (!text.is_empty()).then(|| crate::output::chars_prefix(text, SESSION_START_LIMIT).to_string());
+    (text, shown)
 }
 
 /// Turns a stale warning of the block (`stale: memory 3 left out of the context block: REASONS
@@ -274,7 +299,9 @@ fn terms(text: &str, stems: &mut tokens::Stems) -> BTreeSet<String> {
 
 /// `prompt`'s context text: at most [`PROMPT_ITEMS`] items recall ranks for the prompt that share
 /// two content words or one salient token with it, are not in the block the agent already has,
-/// and were not sent earlier in the session; a stale one with its warning.
+/// and were not sent earlier in the session; a stale one with its warning. The memory index comes
+/// from its cache while the folder is unchanged; when a memory picked was edited since,
+/// everything is read again.
 fn prompt_context(
     repo: &Repo,
     agent: Agent,
@@ -284,20 +311,74 @@ fn prompt_context(
 ) -> Option<String> {
     let prompt = crate::output::chars_prefix(prompt, 4_000);
     let mut stems = tokens::Stems::default();
-    let asked = terms(prompt, &mut stems);
-    let salient = crate::format::salient::tokens(prompt);
-    if asked.is_empty() && salient.is_empty() {
+    let asked = Asked { terms: terms(prompt, &mut stems), salient: crate::format::salient::tokens(prompt), prompt };
+    if asked.terms.is_empty() && asked.salient.is_empty() {
         return None;
     }
-    let k = Knowledge::read(repo);
+    let sent = state::sent(&repo.layout, agent.as_str(), session);
+    let k = Knowledge::trusting(repo);
+    let given = Given { agent, session };
+    let picked = pick(&k, given, &asked, &sent, &mut stems, problems)?;
+    let picked = if k.memories_unchanged(picked.memory_files.iter().map(String::as_str)) {
+        picked
+    } else {
+        pick(&Knowledge::read(repo), given, &asked, &sent, &mut stems, problems)?
+    };
+    if picked.lines.is_empty() {
+        return None;
+    }
+    if let Err(e) = state::add_sent(&repo.layout, agent.as_str(), session, &picked.keys) {
+        problems.push(format!("cannot record what was sent: {e}"));
+    }
+    if let Some(d) = crate::heat::record(&repo.layout, repo.now, &picked.accesses) {
+        problems.push(d.message);
+    }
+    Some(format!("{PROMPT_HEADER}\n{}", picked.lines.join("\n")))
+}
+
+const PROMPT_HEADER: &str = "Relevant knowledge (kb):";
+
+/// Whose prompt it is: the agent and its session.
+#[derive(Clone, Copy)]
+struct Given<'s> {
+    agent: Agent,
+    session: &'s str,
+}
+
+/// What a prompt asks: its text, its stemmed content words and its salient tokens.
+struct Asked<'p> {
+    prompt: &'p str,
+    terms: BTreeSet<String>,
+    salient: Vec<String>,
+}
+
+/// The items [`prompt_context`] picked from one view.
+struct Picked {
+    lines: Vec<String>,
+    /// `store:id` of each, for the session's record of what was sent.
+    keys: Vec<String>,
+    accesses: Vec<crate::heat::Access>,
+    /// The files of the memories picked.
+    memory_files: Vec<String>,
+}
+
+/// Ranks the prompt against every store of `k` and picks the items to send (`None`: recall failed).
+fn pick(
+    k: &Knowledge<'_>,
+    given: Given<'_>,
+    asked: &Asked<'_>,
+    sent: &BTreeSet<String>,
+    stems: &mut tokens::Stems,
+    problems: &mut Vec<String>,
+) -> Option<Picked> {
     let req = super::recall::Request {
-        query: prompt.to_string(),
+        query: asked.prompt.to_string(),
         max_results: 10,
         exact: false,
         sources: crate::kinds::Sources::of(Store::RECALL),
         heat: false,
     };
-    let report = match super::recall::recall(&k, &req) {
+    let report = match super::recall::recall(k, &req) {
         Ok(super::recall::RecallAnswer::Ranked(r)) => r,
         Ok(super::recall::RecallAnswer::Exact(_)) => return None,
         Err(e) => {
@@ -305,30 +386,26 @@ fn prompt_context(
             return None;
         }
     };
-    let sent = state::sent(&repo.layout, agent.as_str(), session);
     let mut loaded: Option<String> = None;
-    let mut lines: Vec<String> = Vec::new();
-    let mut keys: Vec<String> = Vec::new();
-    let mut accesses = Vec::new();
-    let header = "Relevant knowledge (kb):";
-    let mut size = header.chars().count();
+    let mut picked = Picked { lines: Vec::new(), keys: Vec::new(), accesses: Vec::new(), memory_files: Vec::new() };
+    let mut size = PROMPT_HEADER.chars().count();
     for f in report.found() {
-        if lines.len() == PROMPT_ITEMS {
+        if picked.lines.len() == PROMPT_ITEMS {
             break;
         }
         let key = format!("{}:{}", f.store.as_str(), f.id);
         if sent.contains(&key) {
             continue;
         }
-        let shared = terms(&f.text, &mut stems).intersection(&asked).count();
-        let salient_shared = !salient.is_empty() && {
-            let (_, only_in_prompt) = crate::format::salient::differences(&f.text, prompt);
-            only_in_prompt.len() < salient.len()
+        let shared = terms(&f.text, stems).intersection(&asked.terms).count();
+        let salient_shared = !asked.salient.is_empty() && {
+            let (_, only_in_prompt) = crate::format::salient::differences(&f.text, asked.prompt);
+            only_in_prompt.len() < asked.salient.len()
         };
         if shared < 2 && !salient_shared {
             continue;
         }
-        let loaded = loaded.get_or_insert_with(|| loaded_block(&k, repo, agent));
+        let loaded = loaded.get_or_insert_with(|| loaded_text(k, given));
         let text = one_line(&f.text);
         if loaded.contains(crate::output::chars_prefix(&text, 120)) {
             continue;
@@ -345,29 +422,40 @@ fn prompt_context(
             continue;
         }
         size += n;
-        if matches!(f.store, Store::Md | Store::Copilot) {
-            accesses.push(crate::heat::Access { id: f.id.clone(), store: f.store });
+        if f.store == Store::Md
+            && let (Ok(index), Ok(id)) = (k.memories(), f.id.parse::<u64>())
+        {
+            picked.memory_files.extend(index.by_id(id).iter().map(|m| m.file_name.to_string()));
         }
-        lines.push(line);
-        keys.push(key);
+        if matches!(f.store, Store::Md | Store::Copilot) {
+            picked.accesses.push(crate::heat::Access { id: f.id.clone(), store: f.store });
+        }
+        picked.lines.push(line);
+        picked.keys.push(key);
     }
-    if lines.is_empty() {
-        return None;
-    }
-    if let Err(e) = state::add_sent(&repo.layout, agent.as_str(), session, &keys) {
-        problems.push(format!("cannot record what was sent: {e}"));
-    }
-    if let Some(d) = crate::heat::record(&repo.layout, repo.now, &accesses) {
-        problems.push(d.message);
-    }
-    Some(format!("{header}\n{}", lines.join("\n")))
+    Some(picked)
 }
 
-/// The text of the block the agent has loaded: its native file's, else the one `session-start`
-/// gave it.
-fn loaded_block(k: &Knowledge<'_>, repo: &Repo, agent: Agent) -> String {
-    let req = native_request(repo, agent).unwrap_or_else(whole_request);
-    one_line(&crate::context::build(k, &req).text.unwrap_or_default())
+/// What the agent has loaded, on one line: its native file as it is on disk (when one carries
+/// kb's block) and what `session-start` gave it in this session; when neither is known (no
+/// native file, no `session-start` in this session), the whole block `session-start` would give.
+fn loaded_text(k: &Knowledge<'_>, given: Given<'_>) -> String {
+    use std::io::Read;
+    let repo = k.repo();
+    let mut text = String::new();
+    if native_request(repo, given.agent).is_some() {
+        let path = repo.layout.root.join(formats::block_file(given.agent).0);
+        let mut bytes = Vec::new();
+        if std::fs::File::open(path).and_then(|f| f.take(1 << 20).read_to_end(&mut bytes)).is_ok() {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    match state::started(&repo.layout, given.agent.as_str(), given.session) {
+        Some(started) => text.push_str(&started),
+        None if text.is_empty() => text = crate::context::build(k, &whole_request()).text.unwrap_or_default(),
+        None => {}
+    }
+    one_line(&text)
 }
 
 /// `text` with its whitespace runs made single spaces.

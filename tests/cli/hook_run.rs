@@ -131,6 +131,33 @@ fn prompt_leaves_out_what_the_loaded_block_holds_and_warns_on_stale() {
 }
 
 #[test]
+fn prompt_leaves_out_what_session_start_gave_in_this_session_only() {
+    let env = env();
+    let first = "Every public handler returns ApiError on failure";
+    env.kb(&["save", first, "--type", "core_context"]).ok();
+    // No native file: session-start gives the whole block, core context included.
+    let start = hook(&env, "session-start", "claude", &json!({"session_id": "s"}));
+    assert!(start.stdout.contains(first), "{start:?}");
+    // Saved after the session started: that session was not given it.
+    let later = "Every ApiError handler logs the request id before returning";
+    env.kb(&["save", later, "--type", "core_context"]).ok();
+    let ask = |session: &str| {
+        hook(
+            &env,
+            "prompt",
+            "claude",
+            &json!({"session_id": session, "prompt": "what does an ApiError handler return"}),
+        )
+    };
+    let run = ask("s");
+    assert!(!run.stdout.contains(first), "session-start gave it: {run:?}");
+    assert!(run.stdout.contains(later), "the session has not seen it: {run:?}");
+    // A session that never started through the hook: the whole block is taken as loaded.
+    let run = ask("t");
+    assert!(!run.stdout.contains(first) && !run.stdout.contains(later), "{run:?}");
+}
+
+#[test]
 fn session_start_gives_the_session_the_board_and_pending_proposals() {
     let env = env();
     env.kb(&["session", "start", "Fix the flaky parser tests"]).ok();

@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 /// The fields of the one `kb-stats:` line on stderr.
@@ -37,7 +38,8 @@ fn the_stats_line_is_printed_only_when_asked() {
     assert!(!t.kb(&["list"]).ok().stderr.contains("kb-stats"));
     let t = t.env("KB_DEBUG_STATS", "1");
     let s = stats(&t.kb(&["list"]).ok());
-    assert_eq!(s.keys().collect::<Vec<_>>(), ["cache_written", "cached", "files", "racy", "read"]);
+    assert_eq!(s.keys().collect::<Vec<_>>(), ["cache_written", "cached", "files", "racy", "read", "trusted"]);
+    assert_eq!(s["trusted"], "no", "a command stats every file");
     assert_eq!(s["files"], "1");
     // JSON output stays clean: the line is on stderr.
     t.kb(&["--json", "list"]).ok().json();
@@ -76,4 +78,41 @@ fn a_cache_built_too_soon_is_refreshed_once_its_files_age() {
         return;
     }
     panic!("three attempts could not build the cache within 1.5 s of making the files");
+}
+
+/// The `trusted=` field of each `kb-stats:` line of a run.
+fn trusted(run: &Run) -> Vec<String> {
+    run.stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("kb-stats: "))
+        .map(|l| l.split(' ').find_map(|kv| kv.strip_prefix("trusted=")).unwrap_or("?").to_string())
+        .collect()
+}
+
+#[test]
+fn the_prompt_hook_trusts_an_unchanged_folder_and_checks_the_memories_it_sends() {
+    let t = TestEnv::pinned().env("KB_DEBUG_STATS", "1");
+    let pool = t.memory(1, "The postgres connection pool size is set in config/db.toml", &days_ago(1.0), &[]);
+    t.memory(2, "Release notes are written by hand before each tag", &days_ago(1.0), &[]);
+    std::thread::sleep(Duration::from_millis(2500));
+    // A command stats every file and writes a cache that trusts the aged folder.
+    assert!(list(&t).4, "the cache is written once the folder is old enough");
+    let prompt = |session: &str| {
+        let payload = format!(r#"{{"session_id":"{session}","prompt":"how big is the postgres connection pool"}}"#);
+        t.kb_stdin(&["hook", "prompt", "--agent", "claude"], Some(&payload))
+    };
+    let run = prompt("s1");
+    assert_eq!(trusted(&run), ["yes"], "{run:?}");
+    assert!(run.stdout.contains("[memory 1] The postgres connection pool size is set"), "{run:?}");
+    // Edited in place (same file, same folder): the folder says nothing, the memory's own stat does.
+    let edited = std::fs::read_to_string(&pool).unwrap().replace("size is set", "size is 20, set");
+    std::fs::OpenOptions::new().write(true).truncate(true).open(&pool).unwrap().write_all(edited.as_bytes()).unwrap();
+    let run = prompt("s2");
+    assert_eq!(trusted(&run), ["yes", "no"], "read again once a memory it sends changed: {run:?}");
+    assert!(run.stdout.contains("size is 20, set in config/db.toml"), "{run:?}");
+    // A file added changes the folder: a full scan, no trust.
+    t.memory(3, "The postgres connection pool is shared by the workers", &days_ago(1.0), &[]);
+    let run = prompt("s3");
+    assert_eq!(trusted(&run), ["no"], "{run:?}");
+    assert!(run.stdout.contains("shared by the workers"), "{run:?}");
 }
