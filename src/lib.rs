@@ -37,6 +37,7 @@ pub(crate) mod search;
 pub(crate) mod secrets;
 pub(crate) mod session;
 pub(crate) mod settings;
+pub(crate) mod shared;
 
 /// Runs kb with the process's arguments and environment; returns its exit status.
 pub use commands::main;

@@ -88,6 +88,126 @@ pub struct Settings {
     /// The shell command that turns a finished session into proposals (`kb inbox digest`); none
     /// when null.
     pub summarizer: Setting<Option<String>>,
+    /// Other kb repositories whose knowledge this one reads (docs/shared.md): project settings
+    /// only, names unique.
+    pub shared: Setting<Vec<SharedSpec>>,
+    /// A shared source's local copy older than this many hours gets a warning. 1–8760.
+    pub shared_ttl_hours: Setting<u64>,
+}
+
+/// One shared source of the setting `shared`: `{"name", "url", "ref"}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedSpec {
+    /// `[a-z0-9-]{1,32}`, not a store word: the prefix of its items' ids (`org:12`).
+    pub name: String,
+    /// Where git finds it ([`SharedUrl`]).
+    pub url: String,
+    /// The branch or tag to follow; `None`: the remote's default branch.
+    pub reference: Option<String>,
+}
+
+/// What a shared source's `url` is: a remote git reaches (copied under the user's cache), or a
+/// plain path, used in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedUrl {
+    Remote,
+    Local,
+}
+
+/// The words a shared source may not be named: the store words of `--store`.
+pub const SHARED_RESERVED: [&str; 6] = ["md", "copilot", "decision", "session", "shared", "all"];
+
+impl SharedSpec {
+    /// Checks a name: `[a-z0-9-]{1,32}`, not a store word.
+    pub fn check_name(name: &str) -> Result<(), String> {
+        let ok = (1..=32).contains(&name.len())
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        if !ok {
+            return Err(format!("name {name:?} must be 1 to 32 of a-z, 0-9 and -"));
+        }
+        if SHARED_RESERVED.contains(&name) {
+            return Err(format!("name {name:?} is a store word ({})", SHARED_RESERVED.join(", ")));
+        }
+        Ok(())
+    }
+
+    /// Says what a URL is, or why kb refuses it: only `https://`, `ssh://`, `git://`, `file://`,
+    /// an scp-like `[user@]host:path` and a plain path; never another transport (`ext::`, `fd::`,
+    /// `http://`, a remote helper), an option (`-…`) or a control character.
+    pub fn check_url(url: &str) -> Result<SharedUrl, String> {
+        if url.trim().is_empty() {
+            return Err("url is empty".into());
+        }
+        if url.starts_with('-') || url.chars().any(char::is_control) {
+            return Err(format!("url {url:?} is not a URL or a path"));
+        }
+        let refused = || {
+            Err(format!(
+                "url {url:?} uses a transport kb does not allow: only https://, ssh://, git://, file://, host:path or a plain path"
+            ))
+        };
+        if url.contains("::") {
+            return refused();
+        }
+        if let Some((scheme, _)) = url.split_once("://") {
+            return if ["https", "ssh", "git", "file"].contains(&scheme) { Ok(SharedUrl::Remote) } else { refused() };
+        }
+        // As git reads it: a colon before the first slash makes an scp-like `host:path`.
+        match (url.find(':'), url.find('/')) {
+            (Some(colon), slash) if slash.is_none_or(|s| colon < s) => {
+                let host = &url[..colon];
+                if host.is_empty() || host.contains(['\\', ' ']) {
+                    return refused();
+                }
+                Ok(SharedUrl::Remote)
+            }
+            _ => Ok(SharedUrl::Local),
+        }
+    }
+
+    /// Reads one entry of the setting; `why` says what is wrong.
+    fn from_json(v: &Value) -> Result<SharedSpec, String> {
+        let obj = v.as_object().ok_or("not an object")?;
+        for key in obj.keys() {
+            if !["name", "url", "ref"].contains(&key.as_str()) {
+                return Err(format!("unknown key {key:?}"));
+            }
+        }
+        let text = |key: &str| obj.get(key).map(|v| v.as_str().ok_or(format!("{key} is not a string"))).transpose();
+        let name = text("name")?.ok_or("no name")?.to_string();
+        SharedSpec::check_name(&name)?;
+        let url = text("url")?.ok_or("no url")?.to_string();
+        SharedSpec::check_url(&url)?;
+        let reference = match obj.get("ref") {
+            None | Some(Value::Null) => None,
+            Some(_) => {
+                let r = text("ref")?.unwrap_or_default();
+                SharedSpec::check_ref(r)?;
+                Some(r.to_string())
+            }
+        };
+        Ok(SharedSpec { name, url, reference })
+    }
+
+    /// Checks a `ref`: a branch or tag name git could take (no option, space or control, no `..`).
+    pub fn check_ref(r: &str) -> Result<(), String> {
+        let bad = r.is_empty()
+            || r.starts_with('-')
+            || r.contains("..")
+            || r.chars().any(|c| c.is_control() || c.is_whitespace() || "~^:?*[\\".contains(c));
+        if bad { Err(format!("ref {r:?} is not a branch or tag name")) } else { Ok(()) }
+    }
+
+    /// The entry as it is written in `settings.json`.
+    pub fn to_json(&self) -> Value {
+        let mut obj = serde_json::Map::new();
+        obj.insert("name".into(), Value::from(self.name.as_str()));
+        obj.insert("url".into(), Value::from(self.url.as_str()));
+        if let Some(r) = &self.reference {
+            obj.insert("ref".into(), Value::from(r.as_str()));
+        }
+        Value::Object(obj)
+    }
 }
 
 /// What an agent's writes over MCP do (the setting `agent_writes`).
@@ -425,7 +545,7 @@ impl SettingsError {
 }
 
 /// The keys kb reads, with their environment variables.
-pub const KEYS: [(&str, Option<&str>); 14] = [
+pub const KEYS: [(&str, Option<&str>); 16] = [
     ("memory_max_count", Some("CO_CLI_MEMORY_MAX_COUNT")),
     ("memory_dedup_window_days", Some("CO_CLI_MEMORY_DEDUP_WINDOW_DAYS")),
     ("memory_dedup_threshold", Some("CO_CLI_MEMORY_DEDUP_THRESHOLD")),
@@ -440,6 +560,8 @@ pub const KEYS: [(&str, Option<&str>); 14] = [
     ("agents", Some("KB_AGENTS")),
     ("agent_writes", Some("KB_AGENT_WRITES")),
     ("summarizer", Some("KB_SUMMARIZER")),
+    ("shared", None),
+    ("shared_ttl_hours", Some("KB_SHARED_TTL_HOURS")),
 ];
 
 /// The decision types compiled by default: Agentweaver's choice.
@@ -468,6 +590,8 @@ impl Default for Settings {
             agents: d(Vec::new()),
             agent_writes: d(AgentWrites::Allow),
             summarizer: d(None),
+            shared: d(Vec::new()),
+            shared_ttl_hours: d(24),
         }
     }
 }
@@ -486,10 +610,27 @@ impl Settings {
         let mut s = Settings::default();
         let mut errors = Vec::new();
         let files = [layout.global_settings(), Some(layout.project_settings())];
+        let global = layout.global_settings();
         for path in files.into_iter().flatten() {
             match read_file(&path, layout.boundary(&path)) {
                 Ok(Some(obj)) => {
+                    if global.as_ref() == Some(&path) && obj.contains_key("shared") {
+                        let detail =
+                            "shared is a project setting (the project's settings.json, committed): not read here"
+                                .to_string();
+                        errors.push(SettingsError {
+                            key: Some("shared"),
+                            message: format!("{}: {detail}", path.display()),
+                            path: Some(path.clone()),
+                            var: None,
+                            line: None,
+                            detail,
+                        });
+                    }
                     for (key, _) in KEYS {
+                        if key == "shared" && global.as_ref() == Some(&path) {
+                            continue;
+                        }
                         if let Some(v) = obj.get(key) {
                             errors.extend(s.set(key, v, Source::File(path.clone())).err());
                         }
@@ -620,6 +761,26 @@ impl Settings {
                 };
                 self.summarizer = Setting { value: cmd, source };
             }
+            "shared" => {
+                let entries = v.as_array().ok_or_else(|| fail("a list of {\"name\", \"url\", \"ref\"} objects"))?;
+                let mut list: Vec<SharedSpec> = Vec::new();
+                for (i, e) in entries.iter().enumerate() {
+                    let spec = SharedSpec::from_json(e).map_err(|why| {
+                        fail(&format!("a list of {{\"name\", \"url\", \"ref\"}} objects (entry {}: {why})", i + 1))
+                    })?;
+                    if list.iter().any(|s| s.name == spec.name) {
+                        let why = format!("entry {}: the name {:?} is taken by an earlier entry", i + 1, spec.name);
+                        return Err(fail(&format!("a list of shared sources with unique names ({why})")));
+                    }
+                    list.push(spec);
+                }
+                self.shared = Setting { value: list, source };
+            }
+            "shared_ttl_hours" => {
+                let n =
+                    as_int(v).filter(|n| (1..=8760).contains(n)).ok_or_else(|| fail("an integer from 1 to 8760"))?;
+                self.shared_ttl_hours = Setting { value: n as u64, source };
+            }
             _ => {}
         }
         Ok(())
@@ -674,6 +835,8 @@ impl Settings {
             ),
             ("agent_writes", Value::from(self.agent_writes.value.as_str()), &self.agent_writes.source),
             ("summarizer", self.summarizer.value.clone().map_or(Value::Null, Value::from), &self.summarizer.source),
+            ("shared", Value::Array(self.shared.value.iter().map(SharedSpec::to_json).collect()), &self.shared.source),
+            ("shared_ttl_hours", Value::from(self.shared_ttl_hours.value), &self.shared_ttl_hours.source),
         ]
     }
 }
@@ -779,6 +942,9 @@ pub struct Environment {
     /// `KB_MCP_WATCH=off`: `kb mcp` ignores file events and relies on revalidation alone (how the
     /// tests stand in for lost events).
     pub mcp_no_events: bool,
+    /// Where the user's caches go: `XDG_CACHE_HOME`, else `~/.cache` (the shared sources' local
+    /// copies live under `kb/shared/` there); `None` without either variable.
+    pub cache_home: Option<PathBuf>,
 }
 
 impl Environment {
@@ -797,6 +963,10 @@ impl Environment {
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .map(std::time::Duration::from_millis),
             mcp_no_events: env("KB_MCP_WATCH").is_some_and(|v| v.trim() == "off"),
+            cache_home: env("XDG_CACHE_HOME")
+                .filter(|v| Path::new(v).is_absolute())
+                .map(PathBuf::from)
+                .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".cache"))),
         }
     }
 }
@@ -809,6 +979,40 @@ mod tests {
 
     fn layout(dir: &Path) -> Layout {
         Layout { root: dir.join("repo"), config: Some(dir.join("cfg")) }
+    }
+
+    #[test]
+    fn shared_sources_are_project_settings_with_unique_names_and_safe_urls() {
+        let dir = tempfile::tempdir().unwrap();
+        let l = layout(dir.path());
+        std::fs::create_dir_all(l.co_cli()).unwrap();
+        std::fs::create_dir_all(l.config.as_ref().unwrap()).unwrap();
+        let none = |_: &str| None;
+        std::fs::write(
+            l.project_settings(),
+            r#"{"shared": [{"name": "org", "url": "https://x/k.git", "ref": "main"}, {"name": "team", "url": "../team"}], "shared_ttl_hours": 48}"#,
+        )
+        .unwrap();
+        let s = Settings::load(&l, &none).unwrap();
+        assert_eq!(s.shared.value.len(), 2);
+        assert_eq!(s.shared.value[0].reference.as_deref(), Some("main"));
+        assert_eq!(s.shared_ttl_hours.value, 48);
+        for bad in [
+            r#"{"shared": [{"name": "org", "url": "ext::sh -c x"}]}"#,
+            r#"{"shared": [{"name": "org", "url": "a"}, {"name": "org", "url": "b"}]}"#,
+            r#"{"shared": [{"name": "md", "url": "a"}]}"#,
+            r#"{"shared": [{"name": "org", "url": "a", "branch": "x"}]}"#,
+            r#"{"shared_ttl_hours": 0}"#,
+        ] {
+            std::fs::write(l.project_settings(), bad).unwrap();
+            let e = Settings::load(&l, &none).unwrap_err();
+            assert!(e.message.contains("settings.json"), "{bad}: {}", e.message);
+        }
+        std::fs::write(l.project_settings(), "{}").unwrap();
+        std::fs::write(l.global_settings().unwrap(), r#"{"shared": [{"name": "org", "url": "a"}]}"#).unwrap();
+        let (s, errors) = Settings::load_all(&l, &none);
+        assert!(s.shared.value.is_empty());
+        assert!(errors[0].message.contains("shared is a project setting"), "{errors:?}");
     }
 
     #[test]
