@@ -145,9 +145,21 @@ fn active_decisions(
     check: &Stale,
     stale: &mut Vec<Diagnostic>,
 ) -> (Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
+    decisions_of(repo, &repo.layout.root, scan, Some((check, stale)), None)
+}
+
+/// [`active_decisions`] of the repository at `root` (this one, or a shared source's, whose
+/// items are marked `(NAME)` and never stale-checked: their paths are another repository's),
+/// of the types this repository's `context_decision_types` names.
+fn decisions_of(
+    repo: &Repo,
+    root: &Path,
+    scan: anyhow::Result<&decisions::Scan>,
+    mut check: Option<(&Stale, &mut Vec<Diagnostic>)>,
+    mark: Option<&str>,
+) -> (Vec<String>, Vec<Diagnostic>, Vec<Diagnostic>) {
     // The types of `context_decision_types` (architectural and scope by default).
     let types = &repo.settings.context_decision_types.value;
-    let root = &repo.layout.root;
     match scan {
         Ok(scan) => {
             let mut conflicts = Vec::new();
@@ -166,13 +178,19 @@ fn active_decisions(
                 .filter(|(_, d)| d.status == Status::Active && types.contains(&d.kind))
                 .collect();
             active.sort_by_key(|(_, d)| d.age_key());
-            for (path, d) in &active {
-                let problems = check.problems(&d.content, &[]);
-                if !problems.is_empty() {
-                    stale.push(kept(path, None, &format!("decision {}", d.id), &problems));
+            if let Some((check, stale)) = check.as_mut() {
+                for (path, d) in &active {
+                    let problems = check.problems(&d.content, &[]);
+                    if !problems.is_empty() {
+                        stale.push(kept(path, None, &format!("decision {}", d.id), &problems));
+                    }
                 }
             }
-            (active.iter().map(|(_, d)| layers::list_item(&d.content)).collect(), problems, conflicts)
+            let item = |d: &decisions::file::Decision| match mark {
+                Some(name) => layers::list_item(&format!("({name}) {}", d.content)),
+                None => layers::list_item(&d.content),
+            };
+            (active.iter().map(|(_, d)| item(d)).collect(), problems, conflicts)
         }
         Err(e) => (Vec::new(), vec![Diagnostic::warning(None, format!("decisions left out: {e}"))], Vec::new()),
     }
@@ -183,10 +201,19 @@ fn active_decisions(
 pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
     let mut inputs = Inputs::default();
     let check = knowledge.stale();
-    let (decisions, problems, conflicts) =
+    let (mut decisions, problems, conflicts) =
         active_decisions(knowledge.repo(), knowledge.decisions(), check, &mut inputs.stale);
     inputs.warnings.extend(problems);
     inputs.conflicts.extend(conflicts);
+    // The shared sources' active decisions, after the project's, marked with the source's name.
+    for view in knowledge.shared() {
+        let root = &view.source.root;
+        let (items, problems, conflicts) =
+            decisions_of(knowledge.repo(), root, view.knowledge.decisions(), None, Some(&view.name));
+        decisions.extend(items);
+        inputs.warnings.extend(problems);
+        inputs.conflicts.extend(conflicts);
+    }
     inputs.layers.push(Layer::last_first(LayerKind::Decisions, decisions));
     if req.decisions_only {
         return screened(inputs);
@@ -215,6 +242,10 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         }
         inputs.files.push((s.kind, s.path.clone()));
         inputs.layers.push(Layer::last_first(kind, vec![s.body.clone()]));
+    }
+    if let Some(layer) = shared_context(knowledge, &mut inputs.warnings) {
+        let at = inputs.layers.iter().position(|l| l.kind == LayerKind::Project).unwrap_or(inputs.layers.len());
+        inputs.layers.insert(at, layer);
     }
     if let Some((path, records)) = records {
         // A down-voted record is not shown, so not checked; a stale one is left out.
@@ -271,6 +302,33 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         inputs.layers.push(Layer::last_first(LayerKind::Board, crate::board::render(board).into_iter().collect()));
     }
     screened(inputs)
+}
+
+/// The budget of each shared source's context file in the block.
+const SHARED_CONTEXT_BUDGET: usize = 3072;
+
+/// The shared sources' project context files, one item each under `### Shared Context (NAME)`;
+/// one over its 3 KiB budget is a warning (as the project's own file is).
+fn shared_context(knowledge: &Knowledge<'_>, warnings: &mut Vec<Diagnostic>) -> Option<Layer> {
+    let mut items = Vec::new();
+    for view in knowledge.shared() {
+        let files = view.knowledge.sources();
+        warnings.extend(files.warnings.iter().cloned());
+        let Some(s) = files.sections.iter().find(|s| s.kind == SectionKind::Project) else { continue };
+        if s.body.trim().is_empty() || super::first_marker(&s.body).is_some() {
+            continue;
+        }
+        if s.body.len() > SHARED_CONTEXT_BUDGET {
+            let message = format!(
+                "the shared context of {} is {} bytes, over its {SHARED_CONTEXT_BUDGET}-byte budget (3 KiB)",
+                view.name,
+                s.body.len()
+            );
+            warnings.push(Diagnostic::warning(None, message).in_file(&s.path));
+        }
+        items.push(format!("### Shared Context ({})\n\n{}", view.name, s.body.trim_end()));
+    }
+    (!items.is_empty()).then(|| Layer::last_first(LayerKind::SharedContext, items))
 }
 
 /// Returns `problems` without those about files holding conflict markers, for each of which a
@@ -674,8 +732,11 @@ pub fn assemble_framed(
             }
         }
     }
+    // The shared sources' layer is reported only when there is one: without shared sources the
+    // report keeps its ten layers.
     let layer_reports = LayerKind::ALL
         .iter()
+        .filter(|&&kind| kind != LayerKind::SharedContext || layers.iter().any(|l| l.kind == kind))
         .map(|&kind| {
             let Some(li) = layers.iter().position(|l| l.kind == kind) else {
                 return LayerReport { name: kind.name(), items: 0, tokens: 0, dropped_items: 0, dropped_tokens: 0 };

@@ -11,6 +11,8 @@ use crate::format::markdown;
 pub enum LayerKind {
     Decisions,
     Global,
+    /// The context files of the shared sources (docs/shared.md), one item each with its heading.
+    SharedContext,
     Project,
     RepositoryMemories,
     Instructions,
@@ -23,9 +25,10 @@ pub enum LayerKind {
 
 impl LayerKind {
     /// Every layer, in priority order.
-    pub const ALL: [LayerKind; 10] = [
+    pub const ALL: [LayerKind; 11] = [
         LayerKind::Decisions,
         LayerKind::Global,
+        LayerKind::SharedContext,
         LayerKind::Project,
         LayerKind::RepositoryMemories,
         LayerKind::Instructions,
@@ -41,6 +44,7 @@ impl LayerKind {
         match self {
             LayerKind::Decisions => "decisions",
             LayerKind::Global => "global",
+            LayerKind::SharedContext => "shared_context",
             LayerKind::Project => "project",
             LayerKind::RepositoryMemories => "repository_memories",
             LayerKind::Instructions => "instructions",
@@ -57,6 +61,7 @@ impl LayerKind {
         match self {
             LayerKind::Decisions => "Boundaries and Decisions",
             LayerKind::Global => "Global Context",
+            LayerKind::SharedContext => "Shared Context",
             LayerKind::Project => "Project Context",
             LayerKind::RepositoryMemories => "Repository Memories",
             LayerKind::Instructions => "Scoped Instructions",
@@ -76,8 +81,9 @@ impl LayerKind {
 
 /// The order in which an over-budget block loses its content: the board, the
 /// session (its summary first), learnings, hot memories, Repository Memories, scoped
-/// instructions, core context, then the Project and Global Context are cut. Decisions never go.
-const REMOVAL: [LayerKind; 7] = [
+/// instructions, core context, the shared sources' context files, then the Project and Global
+/// Context are cut. Decisions never go.
+const REMOVAL: [LayerKind; 8] = [
     LayerKind::Board,
     LayerKind::Session,
     LayerKind::Learnings,
@@ -85,6 +91,7 @@ const REMOVAL: [LayerKind; 7] = [
     LayerKind::RepositoryMemories,
     LayerKind::Instructions,
     LayerKind::CoreContext,
+    LayerKind::SharedContext,
 ];
 const CUT: [LayerKind; 2] = [LayerKind::Project, LayerKind::Global];
 
@@ -168,6 +175,12 @@ pub fn render(layers: &[Layer], kept: &Kept, marker: Option<&str>, wrap: bool) -
     let subsections = |kinds: &[LayerKind], header: &str, sep: &str| -> Option<String> {
         let mut s = String::new();
         for &k in kinds.iter().filter(|&&k| nonempty(k)) {
+            // A shared source's context item carries its own heading (the source's name).
+            if k == LayerKind::SharedContext {
+                s.push_str("\n\n");
+                s.push_str(&joined(k, "\n\n").unwrap_or_default());
+                continue;
+            }
             s.push_str("\n\n### ");
             s.push_str(k.title());
             s.push_str("\n\n");
@@ -175,7 +188,7 @@ pub fn render(layers: &[Layer], kept: &Kept, marker: Option<&str>, wrap: bool) -
         }
         (!s.is_empty()).then(|| format!("{header}{s}"))
     };
-    let knowledge = [LayerKind::Global, LayerKind::Project, LayerKind::RepositoryMemories];
+    let knowledge = [LayerKind::Global, LayerKind::SharedContext, LayerKind::Project, LayerKind::RepositoryMemories];
     sections.extend(subsections(&knowledge, super::HEADER, "\n"));
     if nonempty(LayerKind::Instructions) {
         sections

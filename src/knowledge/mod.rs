@@ -83,6 +83,16 @@ pub struct Knowledge<'r> {
     heats: OnceCell<Heats>,
     board: OnceCell<(Board, Option<Diagnostic>)>,
     stale: OnceCell<stale::Stale>,
+    shared: OnceCell<Vec<SharedView>>,
+}
+
+/// A shared source (docs/shared.md) as a view of its own: its files read as this repository's
+/// are, read only. Its repository's settings are not read (only this repository's settings
+/// decide what flows), and it has no shared sources of its own.
+pub struct SharedView {
+    pub name: String,
+    pub source: crate::shared::Source,
+    pub knowledge: Knowledge<'static>,
 }
 
 impl<'r> Knowledge<'r> {
@@ -102,6 +112,7 @@ impl<'r> Knowledge<'r> {
             heats: OnceCell::new(),
             board: OnceCell::new(),
             stale: OnceCell::new(),
+            shared: OnceCell::new(),
         }
     }
 
@@ -225,11 +236,57 @@ impl<'r> Knowledge<'r> {
         self.stale.get_or_init(|| stale::Stale::new(self.repo))
     }
 
+    /// Returns the shared sources of the setting `shared` whose files are on this machine, each a
+    /// view read as it is used (a missing copy is left out: `kb shared` and the commands' warning
+    /// say so). Nothing here runs git.
+    pub fn shared(&self) -> &[SharedView] {
+        self.shared.get_or_init(|| {
+            let specs = &self.repo.settings.shared.value;
+            if specs.is_empty() {
+                return Vec::new();
+            }
+            crate::shared::sources(&self.repo.layout, specs, self.repo.env.cache_home.as_deref())
+                .into_iter()
+                .filter(crate::shared::Source::present)
+                .map(|source| SharedView {
+                    name: source.spec.name.clone(),
+                    knowledge: Knowledge::read(shared_repo(self.repo, &source)),
+                    source,
+                })
+                .collect()
+        })
+    }
+
+    /// Returns the shared source named `name`, when it is on this machine.
+    pub fn shared_named(&self, name: &str) -> Option<&SharedView> {
+        self.shared().iter().find(|v| v.name == name)
+    }
+
     /// Returns the checked-out branch's context board, and why it could not be read.
     pub fn board(&self) -> &(Board, Option<Diagnostic>) {
         let layout = &self.repo.layout;
         self.board.get_or_init(|| crate::board::read(layout, &crate::board::current_branch(&layout.root)))
     }
+}
+
+/// The repository of a shared source, made once per process and kept for its life (a server
+/// reads the same few sources on every request): its own layout, default settings, this
+/// repository's clock and environment as they were when first made.
+fn shared_repo(parent: &Repo, source: &crate::shared::Source) -> &'static Repo {
+    use std::sync::{Mutex, OnceLock};
+    static MADE: OnceLock<Mutex<Vec<&'static Repo>>> = OnceLock::new();
+    let mut made = MADE.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(repo) = made.iter().find(|r| r.layout.root == source.root) {
+        return repo;
+    }
+    let repo: &'static Repo = Box::leak(Box::new(Repo {
+        layout: source.layout(),
+        settings: crate::settings::Settings::default(),
+        now: parent.now,
+        env: parent.env.clone(),
+    }));
+    made.push(repo);
+    repo
 }
 
 /// Reads the open session and the ended ones (open first); the files that cannot be read are
