@@ -325,6 +325,9 @@ impl Server {
     pub fn get(&self, id: &str) -> Result<Reply> {
         self.read(|k| {
             let root = &k.repo().layout.root;
+            if ops::read::shared_id(k.repo(), id).is_some() {
+                return self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Sources::memory(None))?)?);
+            }
             match crate::kinds::ItemId::parse(id)? {
                 crate::kinds::ItemId::Decision(n) => {
                     self.reply(&ops::audit::verified(root, &ops::decision::show(k.repo(), &n.to_string())?)?)

@@ -127,6 +127,7 @@ pub fn supersede(
     tags: Vec<String>,
     redact: bool,
 ) -> Result<ActionReport> {
+    super::read::refuse_shared(repo, raw_id)?;
     let id = parse_id(raw_id)?;
     let new = decisions::screen(NewDecision { content, kind, tags, redact })?;
     let mut txn = Txn::begin(repo, repo.lock()?, "decision supersede", format!("superseded decision {id}"));
@@ -138,6 +139,7 @@ pub fn supersede(
 
 /// Accepts, rejects or archives decision `raw_id`.
 pub fn change(repo: &Repo, raw_id: &str, change: Change) -> Result<ActionReport> {
+    super::read::refuse_shared(repo, raw_id)?;
     let id = parse_id(raw_id)?;
     let (verb, action) = match change {
         Change::Accept => ("accept", "accepted"),

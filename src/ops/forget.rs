@@ -38,6 +38,7 @@ pub enum ForgetReport {
 
 /// Deletes what `raw_id` leads to within `scope` (see [`Route`]).
 pub fn forget(repo: &Repo, raw_id: &str, scope: Sources) -> Result<ForgetReport> {
+    super::read::refuse_shared(repo, raw_id)?;
     match Route::of(raw_id, scope)? {
         Route::Md(id) => {
             let mut txn = Txn::begin(repo, repo.lock()?, "forget", format!("forgot memory {id}"));

@@ -224,6 +224,7 @@ pub struct PromoteReport {
 /// `promoted_to` on the memory, under the lock. An existing instruction file is never
 /// overwritten; a glob that does not parse is refused.
 pub fn promote(repo: &Repo, raw_id: &str, apply_to: &str, name: Option<&str>, redact: bool) -> Result<PromoteReport> {
+    super::read::refuse_shared(repo, raw_id)?;
     let id = crate::repo::parse_id(raw_id)?;
     let globs = crate::instructions::split_globs(apply_to);
     if globs.is_empty() {

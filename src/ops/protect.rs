@@ -22,6 +22,7 @@ pub struct ProtectReport {
 
 /// Protects (`protect`) or unprotects the memory `raw_id`.
 pub fn protect(repo: &Repo, raw_id: &str, protect: bool) -> Result<ProtectReport> {
+    super::read::refuse_shared(repo, raw_id)?;
     let id = parse_id(raw_id)?;
     let mut txn = Txn::unrecorded(repo.lock()?);
     let (file, changed) = MemoryStore::new(repo).set_protected(&mut txn, id, protect)?;

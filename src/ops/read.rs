@@ -825,18 +825,36 @@ pub(super) fn provenance_lines(v: &View, created_by: Option<&str>, updated_by: O
 
 /// `kb show`: one memory or record in full. JSON: `MEMORY` (a record's adds its own keys).
 pub enum ShowReport {
-    Md { json: MemoryJson, file: PathBuf, diagnostics: Vec<Diagnostic> },
-    Copilot { json: RecordJson, file: PathBuf, diagnostics: Vec<Diagnostic> },
+    Md {
+        json: MemoryJson,
+        file: PathBuf,
+        diagnostics: Vec<Diagnostic>,
+    },
+    Copilot {
+        json: RecordJson,
+        file: PathBuf,
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// `decision:N`.
+    Decision(super::decision::ShowReport),
+    /// An item of the shared source `name` (`org:12`, `org:mem-3f2a`, `org:decision:4`).
+    Shared {
+        name: String,
+        id: String,
+        inner: Box<ShowReport>,
+    },
 }
 
 impl ShowReport {
     /// Returns the memory or record shown, as an access for the heat log.
-    pub fn access(&self) -> crate::heat::Access {
+    pub fn access(&self) -> Option<crate::heat::Access> {
         use crate::heat::Access;
         use crate::kinds::Store;
         match self {
-            ShowReport::Md { json, .. } => Access { id: json.id.to_string(), store: Store::Md },
-            ShowReport::Copilot { json, .. } => Access { id: json.id.clone(), store: Store::Copilot },
+            ShowReport::Md { json, .. } => Some(Access { id: json.id.to_string(), store: Store::Md }),
+            ShowReport::Copilot { json, .. } => Some(Access { id: json.id.clone(), store: Store::Copilot }),
+            // Heat counts memories and records of this repository only.
+            ShowReport::Decision(_) | ShowReport::Shared { .. } => None,
         }
     }
 }
@@ -844,20 +862,54 @@ impl ShowReport {
 /// Shows the memory or record `raw_id` leads to within `scope` in `k`, and logs it as an access
 /// in the heat log (a failure to log is a warning).
 pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowReport> {
-    let report = match Route::of(raw_id, scope)? {
+    if let Some((name, rest)) = shared_id(k.repo(), raw_id) {
+        let view = k.shared_named(name).ok_or_else(|| {
+            KbError::not_found("shared source copy", &format!("{name} (no local copy: kb shared sync {name})"))
+        })?;
+        let inner = show_own(&view.knowledge, rest, scope)?;
+        return Ok(ShowReport::Shared { name: name.to_string(), id: rest.trim().to_string(), inner: Box::new(inner) });
+    }
+    logged(k.repo(), show_own(k, raw_id, scope)?)
+}
+
+/// [`show`] within one repository's knowledge (`decision:N` a decision), nothing logged.
+fn show_own(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowReport> {
+    if let Some(n) = raw_id.trim().strip_prefix("decision:") {
+        return Ok(ShowReport::Decision(super::decision::show(k.repo(), n)?));
+    }
+    match Route::of(raw_id, scope)? {
         Route::Copilot => show_record(records_of(k)?, raw_id),
         Route::Md(id) => show_memory(k.memories()?, raw_id, id),
-    };
-    logged(k.repo(), report?)
+    }
+}
+
+/// Splits a shared source's id (`org:12`) into the source's name and its own id, when `raw`
+/// starts with the name of a source of the setting `shared`.
+pub fn shared_id<'r>(repo: &Repo, raw: &'r str) -> Option<(&'r str, &'r str)> {
+    let (name, rest) = raw.trim().split_once(':')?;
+    repo.settings.shared.value.iter().any(|s| s.name == name).then_some((name, rest))
+}
+
+/// Refuses a write that names a shared source's item (`org:12`): those change in their own
+/// repository.
+pub fn refuse_shared(repo: &Repo, raw: &str) -> Result<(), KbError> {
+    match shared_id(repo, raw) {
+        Some((name, _)) => Err(KbError::refused(
+            "write",
+            format!(
+                "{} lives in the shared source {name}: change it there, or propose it with kb shared propose",
+                raw.trim()
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Logs a shown memory or record as an access.
 fn logged(repo: &Repo, mut report: ShowReport) -> Result<ShowReport> {
-    let access = report.access();
-    match &mut report {
-        ShowReport::Md { diagnostics, .. } | ShowReport::Copilot { diagnostics, .. } => {
-            log_accesses(repo, &[access], diagnostics)
-        }
+    let Some(access) = report.access() else { return Ok(report) };
+    if let ShowReport::Md { diagnostics, .. } | ShowReport::Copilot { diagnostics, .. } = &mut report {
+        log_accesses(repo, &[access], diagnostics)
     }
     Ok(report)
 }
@@ -913,6 +965,21 @@ impl Serialize for ShowReport {
         match self {
             ShowReport::Md { json, .. } => json.serialize(s),
             ShowReport::Copilot { json, .. } => json.serialize(s),
+            ShowReport::Decision(d) => {
+                let mut value = serde_json::to_value(d).map_err(serde::ser::Error::custom)?;
+                if let Some(obj) = value.as_object_mut() {
+                    obj.insert("store".into(), serde_json::Value::from("decision"));
+                }
+                value.serialize(s)
+            }
+            ShowReport::Shared { name, id, inner } => {
+                let mut value = serde_json::to_value(inner.as_ref()).map_err(serde::ser::Error::custom)?;
+                if let Some(obj) = value.as_object_mut() {
+                    obj.insert("id".into(), serde_json::Value::from(format!("{name}:{id}")));
+                    obj.insert("shared".into(), serde_json::Value::from(name.as_str()));
+                }
+                value.serialize(s)
+            }
         }
     }
 }
@@ -921,6 +988,16 @@ impl Report for ShowReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let mut text = String::new();
         match self {
+            ShowReport::Decision(d) => return d.render(v, w),
+            ShowReport::Shared { name, id, inner } => {
+                // The inner item's own lines, its head naming it by the namespaced id.
+                let mut own = Vec::new();
+                inner.render(v, &mut own)?;
+                let own = String::from_utf8_lossy(&own);
+                let bare = id.strip_prefix("decision:").unwrap_or(id);
+                let head = own.replacen(&format!(" {bare} ("), &format!(" {name}:{id} ("), 1);
+                return w.write_all(head.as_bytes());
+            }
             ShowReport::Md { json: m, file, .. } => {
                 let header = format!("Memory {} ({})", m.id, v.rel(file));
                 text.push_str(&format!("{}\n", v.style.bold(&v.clean(&header))));
@@ -983,6 +1060,8 @@ impl Report for ShowReport {
     fn diagnostics(&self) -> &[Diagnostic] {
         match self {
             ShowReport::Md { diagnostics, .. } | ShowReport::Copilot { diagnostics, .. } => diagnostics,
+            ShowReport::Decision(d) => d.diagnostics(),
+            ShowReport::Shared { inner, .. } => inner.diagnostics(),
         }
     }
 }

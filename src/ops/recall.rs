@@ -94,16 +94,65 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
     };
     report.diagnostics.splice(0..0, diagnostics);
     report.records = records;
+    merge_shared(k, req, &mut report);
     if req.heat {
         read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
     }
     Ok(RecallAnswer::Ranked(report))
 }
 
-/// One ranked result: what it is, and its score.
+/// One ranked result: what it is, its score, and the shared source it comes from (an index
+/// into the report's `shared`; `None`: this repository).
 struct Hit<'a> {
     item: Item<'a>,
     score: f64,
+    from: Option<usize>,
+}
+
+/// Adds the shared sources' memories, records and decisions (never their sessions) to a ranked
+/// report: each source ranked with the same request over its own documents, the results merged
+/// by score, this repository's first on a tie, and a shared item whose text this repository
+/// already holds among the results left out (docs/shared.md).
+fn merge_shared<'a>(k: &'a Knowledge<'_>, req: &Request, report: &mut RankedReport<'a>) {
+    let views = k.shared();
+    if views.is_empty() {
+        return;
+    }
+    let shared_sources = [Store::Md, Store::Copilot, Store::Decision];
+    let wanted: Vec<Store> = shared_sources.into_iter().filter(|&s| req.sources.has(s)).collect();
+    if wanted.is_empty() {
+        return;
+    }
+    let sub = Request { sources: Sources::of(&wanted), heat: false, exact: false, ..req.clone() };
+    let texts: rustc_hash::FxHashSet<String> =
+        report.found().iter().map(|f| f.text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()).collect();
+    for view in views {
+        let Ok(RecallAnswer::Ranked(mut theirs)) = recall(&view.knowledge, &sub) else { continue };
+        let found = theirs.found();
+        let from = report.shared.len();
+        let mut kept = Vec::new();
+        for (h, f) in std::mem::take(&mut theirs.hits).into_iter().zip(found) {
+            let text = f.text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+            if texts.contains(&text) {
+                theirs.total = theirs.total.saturating_sub(1);
+                continue;
+            }
+            kept.push(Hit { from: Some(from), ..h });
+        }
+        report.total += theirs.total;
+        report.diagnostics.extend(theirs.diagnostics.drain(..).map(|d| shared_problem(&view.name, d)));
+        report.hits.extend(kept);
+        report.shared.push((view.name.clone(), theirs));
+    }
+    // Stable: on an equal score this repository's results (first in the list) stay first.
+    report.hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    report.hits.truncate(req.max_results);
+}
+
+/// A shared source's problem, its message naming the source.
+fn shared_problem(name: &str, mut d: Diagnostic) -> Diagnostic {
+    d.message = format!("shared source {name}: {}", d.message);
+    d
 }
 
 /// `kb recall QUERY...`, ranked. JSON: `{"query":Q, "count":N, "total":N, "results":[ITEM +
@@ -117,6 +166,8 @@ pub struct RankedReport<'a> {
     hits: Vec<Hit<'a>>,
     total: usize,
     diagnostics: Vec<Diagnostic>,
+    /// The shared sources' reports, by name: their records and folders, for the hits they gave.
+    shared: Vec<(String, RankedReport<'a>)>,
 }
 
 /// Ranks every document of `p` (its records parsed: `records`) against `req`'s query.
@@ -188,7 +239,7 @@ fn finish<'a>(
     let mut hits: Vec<Hit<'a>> = scored
         .iter()
         .filter(|s| s.score >= cut)
-        .filter_map(|s| Some(Hit { item: item_of(s.doc)?, score: s.score }))
+        .filter_map(|s| Some(Hit { item: item_of(s.doc)?, score: s.score, from: None }))
         .collect();
     order(repo, &mut hits, records, req.max_results);
     RankedReport {
@@ -199,6 +250,7 @@ fn finish<'a>(
         hits,
         total,
         diagnostics,
+        shared: Vec::new(),
     }
 }
 
@@ -281,12 +333,38 @@ pub struct Found {
     pub citations: Vec<String>,
 }
 
-impl RankedReport<'_> {
-    /// Returns the results, best first.
+impl<'a> RankedReport<'a> {
+    /// Returns the report that holds a hit's records and folder, and its shared source's name
+    /// (`None`: this repository).
+    fn origin(&self, h: &Hit<'_>) -> (&RankedReport<'a>, Option<&str>) {
+        match h.from.and_then(|i| self.shared.get(i)) {
+            Some((name, report)) => (report, Some(name.as_str())),
+            None => (self, None),
+        }
+    }
+
+    /// Returns the results, best first. A shared source's item has its id and label prefixed
+    /// with the source's name (`org:12`, `memory org:12`).
     pub fn found(&self) -> Vec<Found> {
         self.hits
             .iter()
             .filter_map(|h| {
+                let (holder, shared) = self.origin(h);
+                let mut found = holder.found_one(h)?;
+                if let Some(name) = shared {
+                    found.id = format!("{name}:{}", found.id);
+                    let (what, id) = found.label.rsplit_once(' ').unwrap_or(("item", ""));
+                    found.label = format!("{what} {name}:{id}");
+                }
+                Some(found)
+            })
+            .collect()
+    }
+
+    /// The [`Found`] of one hit of this report (its own records).
+    fn found_one(&self, h: &Hit<'_>) -> Option<Found> {
+        {
+            {
                 let (store, id, label, text, citations) = match &h.item {
                     Item::Md(m) => {
                         (Store::Md, m.id.to_string(), format!("memory {}", m.id), m.content.to_string(), Vec::new())
@@ -311,8 +389,8 @@ impl RankedReport<'_> {
                     }
                 };
                 Some(Found { store, id, label, text, citations })
-            })
-            .collect()
+            }
+        }
     }
 
     /// Returns the markdown memories and records that count as uses in the heat log
@@ -325,6 +403,8 @@ impl RankedReport<'_> {
             .iter()
             .take(crate::heat::USES_PER_RECALL)
             .filter(|h| h.score >= crate::heat::USED_SCORE_SHARE * best)
+            // Heat is this repository's: a shared source's item is not counted.
+            .filter(|h| h.from.is_none())
             .filter_map(|h| match &h.item {
                 Item::Md(m) => Some(Access { id: m.id.to_string(), store: Store::Md }),
                 Item::Copilot(pos) => {
@@ -371,16 +451,17 @@ impl Serialize for RankedReport<'_> {
             query: &'q str,
             count: usize,
             total: usize,
-            results: Vec<ResultJson<AnyJson>>,
+            results: Vec<ResultJson<ItemJson>>,
         }
-        let results = self
+        let results: Vec<ResultJson<ItemJson>> = self
             .hits
             .iter()
             .filter_map(|h| {
+                let (holder, shared) = self.origin(h);
                 let item = match &h.item {
-                    Item::Md(m) => AnyJson::Md(MemoryJson::new(m, self.dir?)),
+                    Item::Md(m) => AnyJson::Md(MemoryJson::new(m, holder.dir?)),
                     Item::Copilot(pos) => {
-                        let all = self.records.as_ref()?;
+                        let all = holder.records.as_ref()?;
                         AnyJson::Copilot(RecordJson::new(all, &all.get(*pos)?))
                     }
                     Item::Decision((path, d)) => AnyJson::Decision(Tagged {
@@ -394,11 +475,42 @@ impl Serialize for RankedReport<'_> {
                         item: SessionJson::of(l),
                     }),
                 };
+                let item = match shared {
+                    None => ItemJson::Own(item),
+                    Some(name) => {
+                        let mut value = serde_json::to_value(item).ok()?;
+                        if let Some(obj) = value.as_object_mut() {
+                            mark_shared(obj, name, &h.item);
+                        }
+                        ItemJson::Shared(value)
+                    }
+                };
                 Some(ResultJson { item, score: h.score })
             })
             .collect();
         Json { query: &self.query, count: self.hits.len(), total: self.total, results }.serialize(s)
     }
+}
+
+/// A result's item in JSON: this repository's as its type writes it, a shared source's marked.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ItemJson {
+    Own(AnyJson),
+    Shared(serde_json::Value),
+}
+
+/// A shared source's item in JSON: its id prefixed with the source's name (`org:12`,
+/// `org:mem-3f2a`, `org:decision:4`) and `"shared":NAME`.
+fn mark_shared(obj: &mut serde_json::Map<String, serde_json::Value>, name: &str, item: &Item<'_>) {
+    let id = match (item, obj.get("id")) {
+        (Item::Decision((_, d)), _) => format!("decision:{}", d.id),
+        (_, Some(serde_json::Value::String(s))) => s.clone(),
+        (_, Some(other)) => other.to_string(),
+        (_, None) => String::new(),
+    };
+    obj.insert("id".into(), serde_json::Value::from(format!("{name}:{id}")));
+    obj.insert("shared".into(), serde_json::Value::from(name));
 }
 
 impl Report for RankedReport<'_> {
@@ -424,10 +536,11 @@ impl RankedReport<'_> {
         };
         for (i, h) in self.hits.iter().enumerate() {
             let start = lines.len();
+            let (holder, shared) = self.origin(h);
             match &h.item {
                 Item::Md(m) => lines.extend(read::memory_recall_lines(v, m)),
                 Item::Copilot(pos) => {
-                    if let Some((all, r)) = self.records.as_ref().and_then(|all| Some((all, all.get(*pos)?))) {
+                    if let Some((all, r)) = holder.records.as_ref().and_then(|all| Some((all, all.get(*pos)?))) {
                         lines.extend(record_recall_lines(v, all, &r));
                     }
                 }
@@ -465,6 +578,22 @@ impl RankedReport<'_> {
                     }
                     lines.push(String::new());
                 }
+            }
+            // A shared source's item is named by its namespaced id in its head line.
+            if let (Some(name), Some(head)) = (shared, lines.get_mut(start)) {
+                let id = match &h.item {
+                    Item::Md(m) => m.id.to_string(),
+                    Item::Copilot(pos) => {
+                        holder.records.as_ref().and_then(|a| a.get(*pos)).map_or(String::new(), |r| r.id.to_string())
+                    }
+                    Item::Decision((_, d)) => d.id.to_string(),
+                    Item::Session(_) => String::new(),
+                };
+                let named = match &h.item {
+                    Item::Decision(_) => format!("{name}:decision:{id}"),
+                    _ => format!("{name}:{id}"),
+                };
+                *head = head.replacen(&format!(" {id}**"), &format!(" {named}**"), 1);
             }
             read::place_verdict(v, &mut lines, start, verdicts.get(i));
         }

@@ -51,6 +51,7 @@ fn memory_id(raw_id: &str) -> Result<u64, KbError> {
 /// frontmatter kept, `updated` and `updated_by` set, journaled. A secret is refused unless
 /// `redact`; an agent may change only what an agent wrote.
 pub fn update(repo: &Repo, raw_id: &str, text: &str, redact: bool) -> Result<UpdateReport> {
+    super::read::refuse_shared(repo, raw_id)?;
     let id = memory_id(raw_id)?;
     let mut txn = Txn::begin(repo, repo.lock()?, "update", format!("updated memory {id}"));
     let change = MemoryStore::new(repo).set_content(&mut txn, id, text, redact)?;
@@ -76,6 +77,7 @@ pub struct Editing {
 
 /// Reads memory `raw_id`'s file for `kb edit`.
 pub fn begin_edit(repo: &Repo, raw_id: &str) -> Result<Editing> {
+    super::read::refuse_shared(repo, raw_id)?;
     let id = memory_id(raw_id)?;
     let (path, before) = MemoryStore::new(repo).text_of(id)?;
     Ok(Editing { id, path, before })

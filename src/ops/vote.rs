@@ -39,6 +39,7 @@ impl VoteReport {
 /// Counts a vote on the record `raw_id`; an id that names a markdown memory gets an error that
 /// says votes are for records.
 pub fn vote(repo: &Repo, raw_id: &str, direction: Direction, reason: &str) -> Result<VoteReport> {
+    super::read::refuse_shared(repo, raw_id)?;
     vote_on(repo, VoteTarget::Id(raw_id), direction, reason, false)
 }
 

@@ -1,0 +1,138 @@
+//! What flows from a shared source into a repository (docs/shared.md): its context and active
+//! decisions into the block, its memories, records and decisions into recall (namespaced ids),
+//! `kb show NAME:ID`, writes refused, shared items unverified. The source here is a plain path,
+//! read in place, so no git runs.
+
+use crate::common::TestEnv;
+use serde_json::Value;
+
+/// A project whose setting `shared` names the kb repository `org` beside it, with a context
+/// file, an active decision, a memory and a record.
+fn with_org() -> (TestEnv, String) {
+    let t = TestEnv::pinned();
+    let org = t.root().parent().unwrap().join("org");
+    let org = org.to_str().unwrap().to_string();
+    std::fs::create_dir_all(format!("{org}/.git")).unwrap();
+    let in_org = |args: &[&str]| {
+        let mut all = vec!["--root", org.as_str()];
+        all.extend_from_slice(args);
+        t.kb(&all).ok();
+    };
+    in_org(&["init"]);
+    std::fs::write(
+        format!("{org}/.co-cli/knowledge/context.md"),
+        "---\nversion: 1\nupdated: 2026-12-01T00:00:00Z\n---\n# Org\n\nEvery service logs JSON lines to stdout.\n",
+    )
+    .unwrap();
+    in_org(&["decision", "add", "Every service exposes a /healthz endpoint", "--type", "architectural"]);
+    in_org(&["save", "Use the org retry helper for outbound HTTP calls"]);
+    in_org(&[
+        "save",
+        "--store",
+        "copilot",
+        "--subject",
+        "tracing",
+        "--citation",
+        "lib/trace.rs:1",
+        "--reason",
+        "one format",
+        "Spans carry the request id",
+    ]);
+    t.kb(&["init"]).ok();
+    t.kb(&["config", "set", "shared", r#"[{"name":"org","url":"../org"}]"#]).ok();
+    (t, org)
+}
+
+#[test]
+fn the_shared_context_and_decisions_reach_the_block_after_the_projects_own() {
+    let (t, _org) = with_org();
+    t.kb(&["decision", "add", "The public API stays under /v2", "--type", "architectural"]).ok();
+    t.write(
+        ".co-cli/knowledge/context.md",
+        "---\nversion: 1\nupdated: 2026-12-01T00:00:00Z\n---\n# Project\n\nThe API is in src/api.\n",
+    );
+    let out = t.kb(&["context"]).ok().stdout;
+    let project = out.find("- The public API stays under /v2").expect(&out);
+    let shared = out.find("- (org) Every service exposes a /healthz endpoint").expect(&out);
+    assert!(project < shared, "the project's decisions first: {out}");
+    let org_context = out.find("### Shared Context (org)\n\n# Org\n\nEvery service logs JSON").expect(&out);
+    let own_context = out.find("### Project Context").expect(&out);
+    assert!(org_context < own_context, "between the global and the project context: {out}");
+    let j = t.kb(&["--json", "context"]).ok().json();
+    let names: Vec<&str> = j["layers"].as_array().unwrap().iter().filter_map(|l| l["name"].as_str()).collect();
+    assert_eq!(&names[..4], ["decisions", "global", "shared_context", "project"]);
+    // Without the setting, nothing of the source is read, and the layers are the usual ten.
+    t.kb(&["config", "set", "shared", "[]"]).ok();
+    let out = t.kb(&["context"]).ok().stdout;
+    assert!(!out.contains("org") && !out.contains("healthz"), "{out}");
+    assert_eq!(t.kb(&["--json", "context"]).ok().json()["layers"].as_array().unwrap().len(), 10);
+}
+
+#[test]
+fn shared_items_answer_recall_with_namespaced_ids_and_the_project_wins() {
+    let (t, _org) = with_org();
+    t.kb(&["save", "Outbound HTTP calls retry with backoff in src/net.rs"]).ok();
+    let j = t.kb(&["--json", "recall", "outbound", "http", "calls"]).ok().json();
+    let ids: Vec<Value> = j["results"].as_array().unwrap().iter().map(|r| r["id"].clone()).collect();
+    assert!(ids.contains(&Value::from(1)) && ids.contains(&Value::from("org:1")), "{j}");
+    let shared = j["results"].as_array().unwrap().iter().find(|r| r["id"] == "org:1").unwrap();
+    assert_eq!((shared["shared"].as_str(), shared["store"].as_str()), (Some("org"), Some("md")));
+    let out = t.kb(&["recall", "healthz"]).ok().stdout;
+    assert!(out.contains("**Decision org:decision:1**"), "{out}");
+    let j = t.kb(&["--json", "recall", "request", "id", "spans"]).ok().json();
+    let id = j["results"][0]["id"].as_str().unwrap();
+    assert!(id.starts_with("org:mem-") && id.len() > 8, "{j}");
+    assert_eq!(j["results"][0]["store"], "copilot");
+    // An item the project restates is shown once, as the project's.
+    t.kb(&["save", "Use the org retry helper for outbound HTTP calls", "--type", "pattern"]).ok();
+    let j = t.kb(&["--json", "recall", "org", "retry", "helper"]).ok().json();
+    let texts: Vec<&str> = j["results"].as_array().unwrap().iter().filter_map(|r| r["content"].as_str()).collect();
+    assert_eq!(texts.iter().filter(|c| c.contains("org retry helper")).count(), 1, "{j}");
+    assert!(j["results"].as_array().unwrap().iter().all(|r| r["id"] != "org:1"), "the project's copy wins: {j}");
+    // `--exact` is co-cli's rule over this repository's stores: unchanged.
+    let exact = t.kb(&["--json", "recall", "--exact", "healthz"]).ok().json();
+    assert_eq!(exact["count"], 0, "{exact}");
+}
+
+#[test]
+fn show_reads_a_shared_item_and_writes_to_it_are_refused() {
+    let (t, _org) = with_org();
+    let out = t.kb(&["show", "org:1"]).ok().stdout;
+    assert!(out.starts_with("Memory org:1 (") && out.contains("Use the org retry helper"), "{out}");
+    let j = t.kb(&["--json", "show", "org:decision:1"]).ok().json();
+    assert_eq!((j["id"].as_str(), j["shared"].as_str()), (Some("org:decision:1"), Some("org")));
+    assert_eq!(j["status"], "active");
+    t.kb(&["decision", "add", "Releases are cut from main", "--type", "process"]).ok();
+    assert!(t.kb(&["show", "decision:1"]).ok().stdout.starts_with("Decision 1 ("));
+    for args in [
+        vec!["forget", "org:1"],
+        vec!["protect", "org:1"],
+        vec!["update", "org:1", "new text"],
+        vec!["decision", "supersede", "org:1", "Services expose /health"],
+    ] {
+        let run = t.kb(&args);
+        assert_ne!(run.code, 0, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains(
+                "org:1 lives in the shared source org: change it there, or propose it with kb shared propose"
+            ),
+            "{args:?}: {run:?}"
+        );
+    }
+    // Nothing in the source changed.
+    assert!(t.kb(&["show", "org:1"]).ok().stdout.contains("Use the org retry helper"));
+    // Checked at use, a shared item is unverified, never stale.
+    let j = t.kb(&["--json", "recall", "--verify", "healthz"]).ok().json();
+    assert_eq!(j["results"][0]["verified"], "unverified", "{j}");
+}
+
+#[test]
+fn a_missing_source_is_left_out_and_its_ids_say_so() {
+    let (t, org) = with_org();
+    std::fs::remove_dir_all(&org).unwrap();
+    let out = t.kb(&["context"]).ok().stdout;
+    assert!(!out.contains("Shared Context"), "{out}");
+    t.kb(&["recall", "healthz"]).ok();
+    let run = t.kb(&["show", "org:1"]).err();
+    assert!(run.stderr.contains("org") && run.stderr.contains("kb shared sync"), "{run:?}");
+}
