@@ -33,6 +33,8 @@ const MARKER: &str = "merge conflict marker";
 pub struct CheckReport {
     files: usize,
     problems: Vec<Diagnostic>,
+    /// The shared source each problem is in, by position (`None`: this repository's).
+    shared: Vec<Option<String>>,
     /// With `--fix`: what it repaired and what it left alone.
     fix: Option<super::fix::Fixed>,
     layout: Layout,
@@ -47,8 +49,30 @@ pub fn check_and_fix(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &
     Ok(report)
 }
 
-/// Checks every knowledge file of the repository at `layout`.
+/// Checks every knowledge file of the repository at `layout`, and the files of each shared
+/// source on this machine, its problems named by the source (docs/shared.md).
 pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environment) -> Result<CheckReport> {
+    let mut report = check_one(layout, now, env)?;
+    report.shared = vec![None; report.problems.len()];
+    let (settings, _) = Settings::load_all(layout, &crate::settings::env);
+    for source in crate::shared::sources(layout, &settings.shared.value, env.cache_home.as_deref()) {
+        if !source.present() {
+            continue;
+        }
+        // The source's own shared sources are its business: one level only, so that two
+        // repositories sharing each other never loop.
+        let theirs = check_one(&source.layout(), now, env)?;
+        report.files += theirs.files;
+        for d in theirs.problems {
+            report.problems.push(d);
+            report.shared.push(Some(source.spec.name.clone()));
+        }
+    }
+    Ok(report)
+}
+
+/// Checks every knowledge file of the repository at `layout` alone.
+fn check_one(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environment) -> Result<CheckReport> {
     let mut files = 0;
     let mut problems: Vec<Diagnostic> = Vec::new();
 
@@ -148,7 +172,7 @@ pub fn check(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
         problems.extend(markers_in_file(layout, &path));
     }
     settle_conflicts(&mut problems, &unparsed);
-    Ok(CheckReport { files, problems, fix: None, layout: layout.clone() })
+    Ok(CheckReport { files, problems, shared: Vec::new(), fix: None, layout: layout.clone() })
 }
 
 /// Checks the decisions: files that do not parse (added to `unparsed`), duplicate ids, broken
@@ -309,6 +333,8 @@ impl Serialize for CheckReport {
             path: String,
             line: Option<usize>,
             message: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            shared: Option<&'a str>,
         }
         #[derive(Serialize)]
         struct CheckJson<'a> {
@@ -321,13 +347,21 @@ impl Serialize for CheckReport {
             fixed: Vec<Problem<'a>>,
         }
         fn shape(d: &Diagnostic) -> Problem<'_> {
-            Problem { path: json_path(d.path.as_deref()), line: d.line, message: &d.message }
+            Problem { path: json_path(d.path.as_deref()), line: d.line, message: &d.message, shared: None }
         }
-        let problems = self.problems.iter().map(shape).collect();
+        let problems =
+            self.problems.iter().enumerate().map(|(i, d)| Problem { shared: self.shared_of(i), ..shape(d) }).collect();
         let fixed = self.fix.iter().flat_map(|f| &f.fixed).map(shape).collect();
         let l = &self.layout;
         let settings_files = l.global_settings().into_iter().chain([l.project_settings()]).map(|p| abs(&p)).collect();
         CheckJson { files: self.files, problems, root: abs(&l.root), settings_files, fixed }.serialize(s)
+    }
+}
+
+impl CheckReport {
+    /// The shared source problem `i` is in, if it is one's.
+    fn shared_of(&self, i: usize) -> Option<&str> {
+        self.shared.get(i).and_then(Option::as_deref)
     }
 }
 
@@ -347,8 +381,12 @@ impl Report for CheckReport {
         if self.problems.is_empty() {
             return writeln!(w, "{} Checked {}: no problems.", v.style.ok("✓"), plural(self.files, "file"));
         }
-        for d in &self.problems {
-            writeln!(w, "{}", v.clean(&d.render(|p| v.rel(p).into_owned())))?;
+        for (i, d) in self.problems.iter().enumerate() {
+            let line = v.clean(&d.render(|p| v.rel(p).into_owned())).into_owned();
+            match self.shared_of(i) {
+                Some(name) => writeln!(w, "shared source {name}: {line}")?,
+                None => writeln!(w, "{line}")?,
+            }
         }
         writeln!(w, "\n{} in {} checked.", plural(self.problems.len(), "problem"), plural(self.files, "file"))
     }

@@ -136,3 +136,17 @@ fn a_missing_source_is_left_out_and_its_ids_say_so() {
     let run = t.kb(&["show", "org:1"]).err();
     assert!(run.stderr.contains("org") && run.stderr.contains("kb shared sync"), "{run:?}");
 }
+
+#[test]
+fn check_checks_the_shared_copies_and_names_the_source() {
+    let (t, org) = with_org();
+    assert!(t.kb(&["check"]).ok().stdout.contains("no problems"));
+    std::fs::write(format!("{org}/.co-cli/knowledge/memories/009-broken.md"), "---\nid: [oops\n---\nbody\n").unwrap();
+    let run = t.kb(&["check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("shared source org: ") && run.stdout.contains("009-broken.md"), "{run:?}");
+    let j = t.kb(&["--json", "check"]).json();
+    let problem = j["problems"].as_array().unwrap().iter().find(|p| p["shared"] == "org").expect("a shared problem");
+    assert!(problem["path"].as_str().unwrap().ends_with("009-broken.md"), "{j}");
+    assert!(j["problems"].as_array().unwrap().iter().all(|p| p["shared"] == "org"), "the project has none: {j}");
+}
