@@ -160,6 +160,11 @@ pub enum Command {
         after_help = "Examples:\n  kb hooks\n  kb hooks install\n  kb hooks install claude codex --kb /usr/local/bin/kb\n  kb hooks install --check\n  kb hooks remove cursor"
     )]
     Hooks(HooksArgs),
+    /// Read other kb repositories' knowledge (shared sources): add, remove, sync, propose (without a subcommand: list them)
+    #[command(
+        after_help = "Examples:\n  kb shared add org https://github.com/acme/knowledge.git --ref main\n  kb shared sync\n  kb shared\n  kb shared propose 12 org\n  kb shared remove org"
+    )]
+    Shared(SharedArgs),
 }
 
 #[derive(Debug, Args)]
@@ -245,6 +250,53 @@ pub enum HooksAction {
         /// The agents: claude, codex, copilot, cursor, gemini, cline
         #[arg(value_name = "AGENT", value_parser = hook_agent)]
         agents: Vec<crate::settings::Agent>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct SharedArgs {
+    #[command(subcommand)]
+    pub action: Option<SharedAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SharedAction {
+    /// Add a shared source to the project's settings (nothing is fetched until kb shared sync)
+    #[command(
+        after_help = "Examples:\n  kb shared add org https://github.com/acme/knowledge.git\n  kb shared add team git@github.com:acme/team-kb.git --ref stable\n  kb shared add local ../org-knowledge"
+    )]
+    Add {
+        /// Its name, the prefix of its items' ids (org:12): 1 to 32 of a-z, 0-9 and -
+        name: String,
+        /// Where git finds it: https://, ssh://, git://, file://, host:path, or a plain path (read in place)
+        url: String,
+        /// The branch or tag to follow (default: the remote's default branch)
+        #[arg(long = "ref", value_name = "REF")]
+        reference: Option<String>,
+    },
+    /// Remove a shared source from the project's settings (its local copy stays)
+    #[command(after_help = "Examples:\n  kb shared remove org")]
+    Remove {
+        /// The source's name
+        name: String,
+    },
+    /// Clone or fetch the local copy of each shared source (the only kb command that uses the network)
+    #[command(after_help = "Examples:\n  kb shared sync\n  kb shared sync org team")]
+    Sync {
+        /// The sources to sync (default: every one)
+        #[arg(value_name = "NAME")]
+        names: Vec<String>,
+        /// Print nothing (for the background sync the session-start hook starts)
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Copy a project memory or Copilot record into a shared source, committed on a new branch of its copy for a pull request (kb never pushes)
+    #[command(after_help = "Examples:\n  kb shared propose 12 org\n  kb shared propose mem-1a2b3c4d org")]
+    Propose {
+        /// The project memory's id (12) or Copilot record's id (mem-1a2b3c4d)
+        id: String,
+        /// The shared source's name
+        name: String,
     },
 }
 

@@ -945,6 +945,9 @@ pub struct Environment {
     /// Where the user's caches go: `XDG_CACHE_HOME`, else `~/.cache` (the shared sources' local
     /// copies live under `kb/shared/` there); `None` without either variable.
     pub cache_home: Option<PathBuf>,
+    /// `KB_SHARED_TIMEOUT_MS`: how long one git process of `kb shared` may run (default 120 s;
+    /// for the tests).
+    pub shared_timeout: Option<std::time::Duration>,
 }
 
 impl Environment {
@@ -967,6 +970,9 @@ impl Environment {
                 .filter(|v| Path::new(v).is_absolute())
                 .map(PathBuf::from)
                 .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".cache"))),
+            shared_timeout: env("KB_SHARED_TIMEOUT_MS")
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(std::time::Duration::from_millis),
         }
     }
 }

@@ -97,6 +97,9 @@ pub fn run(root: Option<&Path>, words: &[String], now: chrono::DateTime<chrono::
     if answer.start_digest {
         spawn_digest(&layout.root);
     }
+    if !answer.sync_shared.is_empty() {
+        spawn_sync(&layout.root, &answer.sync_shared);
+    }
     quiet(answer.output.as_deref())
 }
 
@@ -187,6 +190,25 @@ fn spawn_digest(root: &Path) {
     let _ = Command::new(exe)
         .args(["inbox", "digest", "--quiet", "--root"])
         .arg(root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+}
+
+/// Starts `kb shared sync --quiet NAME...` for the root as a detached process, like
+/// [`spawn_digest`], and does not wait for it: the copies that are missing or too old come up to
+/// date while the agent works.
+fn spawn_sync(root: &Path, names: &[String]) {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let Ok(exe) = std::env::current_exe() else { return };
+    let _ = Command::new(exe)
+        .arg("--root")
+        .arg(root)
+        .args(["shared", "sync", "--quiet", "--"])
+        .args(names)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

@@ -10,6 +10,7 @@ mod hook;
 mod mcp;
 mod save;
 mod session;
+mod shared;
 mod watch;
 
 use crate::cli::{Cli, Command, ConfigAction, ListArgs, Store};
@@ -82,6 +83,10 @@ fn writes(command: &Command) -> bool {
         Command::Config(a) => matches!(
             a.action,
             Some(ConfigAction::Set { global: false, .. } | ConfigAction::Unset { global: false, .. })
+        ),
+        Command::Shared(a) => matches!(
+            a.action,
+            Some(crate::cli::SharedAction::Add { .. } | crate::cli::SharedAction::Remove { .. })
         ),
         _ => false,
     }
@@ -287,8 +292,30 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
     ctx.emit(&ops::read::list(&Knowledge::read(&repo), scope, &filter, None)?)
 }
 
+/// Prints, once, the warnings about the shared sources' copies (too old, missing) for the
+/// commands that read them: `stat` calls only, no git (docs/shared.md). Settings that do not load
+/// are left to the command to report.
+fn warn_shared(ctx: &Ctx, command: &Command) {
+    let reads = matches!(
+        command,
+        Command::Recall(_)
+            | Command::List(_)
+            | Command::Show(_)
+            | Command::Context(_)
+            | Command::Compile(_)
+            | Command::Check(_)
+            | Command::Agents
+    );
+    if let (true, Ok(repo)) = (reads, ctx.repo()) {
+        for w in ops::shared::warnings(&repo) {
+            ctx.style.warn(&w);
+        }
+    }
+}
+
 /// Runs one command.
 fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
+    warn_shared(ctx, &command);
     match command {
         Command::Init(a) => ctx.emit(&ops::init::init(
             &ctx.layout,
@@ -471,6 +498,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
                 Some(HooksAction::Remove { agents }) => ctx.emit(&ops::hooks::remove(&repo, &agents)?),
             }
         }
+        Command::Shared(a) => shared::run(ctx, a),
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();
             output::stream(|w| {

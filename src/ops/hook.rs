@@ -46,6 +46,9 @@ pub struct Answer {
     pub output: Option<String>,
     pub problems: Vec<String>,
     pub start_digest: bool,
+    /// The shared sources whose copy is missing or older than `shared_ttl_hours`: a background
+    /// `kb shared sync` should bring them up to date (session-start only).
+    pub sync_shared: Vec<String>,
 }
 
 /// Whether kb has hooks for `agent` (Windsurf and Kiro have none).
@@ -131,6 +134,7 @@ pub fn run(repo: &Repo, call: &Call<'_>) -> Answer {
             state::sweep_recent(layout);
             state::sweep_sessions(layout);
             answer.start_digest = spool::has_pending(layout);
+            answer.sync_shared = super::shared::due(repo);
             let text = session_start(repo, call.agent, &mut answer.problems);
             if let Some(id) = &session
                 && let Err(e) = state::save_started(layout, call.agent.as_str(), id, text.as_deref().unwrap_or(""))

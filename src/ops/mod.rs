@@ -31,6 +31,7 @@ pub mod read;
 pub mod recall;
 pub mod save;
 pub mod session;
+pub mod shared;
 pub mod undo;
 pub mod update;
 pub mod vote;

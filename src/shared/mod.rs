@@ -6,6 +6,8 @@
 //! `<cache home>/kb/shared/<name>-<first 12 hex of sha256(url)>/`, shared by every repository of
 //! the user that names the same URL.
 
+pub mod sync;
+
 use crate::paths::Layout;
 use crate::settings::{SharedSpec, SharedUrl};
 use std::path::{Path, PathBuf};
@@ -95,6 +97,72 @@ impl Source {
             return None;
         }
         self.synced_at().map(|t| now.duration_since(t).unwrap_or_default())
+    }
+}
+
+/// The warnings of the read commands about the sources' copies (by `stat` alone, no git): one
+/// per copy older than `ttl_hours` (`shared source org is 3 days old: kb shared sync`) or
+/// missing. A source read in place gets none.
+pub fn warnings(sources: &[Source], ttl_hours: u64, now: SystemTime) -> Vec<String> {
+    let ttl = Duration::from_secs(ttl_hours.saturating_mul(3600));
+    let mut out = Vec::new();
+    for s in sources.iter().filter(|s| !s.in_place) {
+        let name = &s.spec.name;
+        match s.age(now) {
+            _ if !s.present() => out.push(format!("shared source {name} has no local copy: kb shared sync")),
+            None => out.push(format!("shared source {name} was never synced: kb shared sync")),
+            Some(age) if age > ttl => out.push(format!("shared source {name} is {} old: kb shared sync", age_text(age))),
+            Some(_) => {}
+        }
+    }
+    out
+}
+
+/// The names of the sources a background sync should bring up to date: every copy that is
+/// missing or older than `ttl_hours` (never one read in place).
+pub fn due(sources: &[Source], ttl_hours: u64, now: SystemTime) -> Vec<String> {
+    let ttl = Duration::from_secs(ttl_hours.saturating_mul(3600));
+    sources
+        .iter()
+        .filter(|s| !s.in_place && s.age(now).is_none_or(|age| age > ttl))
+        .map(|s| s.spec.name.clone())
+        .collect()
+}
+
+/// An age as people say it: `40 minutes`, `5 hours`, `3 days`.
+pub fn age_text(age: Duration) -> String {
+    let (minutes, hours, days) = (age.as_secs() / 60, age.as_secs() / 3600, age.as_secs() / 86_400);
+    let (n, unit) = if days >= 2 {
+        (days, "day")
+    } else if hours >= 1 {
+        (hours, "hour")
+    } else {
+        (minutes, "minute")
+    };
+    if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
+}
+
+/// How much knowledge a source holds, counted from its files without parsing them: memory files,
+/// non-blank lines of the records file, decision files.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    pub memories: usize,
+    pub records: usize,
+    pub decisions: usize,
+}
+
+impl Source {
+    /// Counts what the source's files hold (zero for what is not there).
+    pub fn counts(&self) -> Counts {
+        let layout = self.layout();
+        let md_files = |dir: &Path| {
+            std::fs::read_dir(dir).map_or(0, |entries| {
+                entries.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".md")).count()
+            })
+        };
+        let records = std::fs::read(layout.copilot_memories())
+            .map_or(0, |bytes| bytes.split(|&b| b == b'\n').filter(|l| !l.trim_ascii().is_empty()).count());
+        Counts { memories: md_files(&layout.memories()), records, decisions: md_files(&layout.decisions()) }
     }
 }
 

@@ -1,0 +1,592 @@
+//! `kb shared`: the shared sources of a repository (docs/shared.md). `add` and `remove` edit the
+//! project's setting `shared`; the list reads each source's files (no git); `sync` clones or
+//! fetches each copy with git (`shared::sync`); `propose` saves a project memory or record into a
+//! source, on a branch of its own, for a pull request. The read commands' age warnings are
+//! [`warnings`]. Only `sync` and `propose` run git.
+
+use super::{Report, View, abs};
+use crate::copilot::{RecordRequest, RecordStore, Records};
+use crate::error::{Diagnostic, KbError};
+use crate::kinds::ItemId;
+use crate::memories::store::{MemoryStore, SaveRequest};
+use crate::paths::Layout;
+use crate::repo::Repo;
+use crate::settings::{self, Settings, SharedSpec};
+use crate::shared::sync::{self as git, Checkout, Synced};
+use crate::shared::{self, Counts, Source};
+use anyhow::Result;
+use serde::Serialize;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// The sources of the repository's setting `shared`, located on this machine.
+pub fn sources(repo: &Repo) -> Vec<Source> {
+    shared::sources(&repo.layout, &repo.settings.shared.value, repo.env.cache_home.as_deref())
+}
+
+/// The warnings a read command prints once about the shared sources: a copy older than
+/// `shared_ttl_hours`, or missing. `stat` calls only: no git, no network. Ages are measured on
+/// the real clock (the stamps' mtimes are real times, whatever `KB_NOW` pins).
+pub fn warnings(repo: &Repo) -> Vec<String> {
+    if repo.settings.shared.value.is_empty() {
+        return Vec::new();
+    }
+    shared::warnings(&sources(repo), repo.settings.shared_ttl_hours.value, SystemTime::now())
+}
+
+/// The names of the sources whose copy is missing or older than `shared_ttl_hours` (what
+/// `kb hook session-start` syncs in the background).
+pub fn due(repo: &Repo) -> Vec<String> {
+    if repo.settings.shared.value.is_empty() {
+        return Vec::new();
+    }
+    shared::due(&sources(repo), repo.settings.shared_ttl_hours.value, SystemTime::now())
+}
+
+/// How long one git process may run.
+fn timeout(repo: &Repo) -> Duration {
+    repo.env.shared_timeout.unwrap_or(git::TIMEOUT)
+}
+
+/// Returns the source named `name`, or an error listing the names there are.
+fn named<'s>(all: &'s [Source], name: &str) -> Result<&'s Source, KbError> {
+    all.iter().find(|s| s.spec.name == name).ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|s| s.spec.name.as_str()).collect();
+        let there = if names.is_empty() { "none is set".to_string() } else { format!("the sources are {}", names.join(", ")) };
+        KbError::rejected("name", format!("no shared source named {name:?} ({there}): kb shared add NAME URL"))
+    })
+}
+
+/// What `kb shared add` or `kb shared remove` did. JSON `{"action":"added"|"removed",
+/// "name", "url", "ref":S|null, "path":ABS (the settings file), "copy":ABS|null (where the local
+/// copy lives; null when read in place)}`.
+#[derive(Serialize)]
+pub struct EditReport {
+    action: &'static str,
+    name: String,
+    url: String,
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+    path: String,
+    copy: Option<String>,
+    #[serde(skip)]
+    file: PathBuf,
+    #[serde(skip)]
+    copy_present: bool,
+}
+
+/// Writes the project's `shared` list (removing the key when it is empty), under the lock.
+fn write_list(file: &Path, list: &[SharedSpec]) -> Result<()> {
+    if list.is_empty() {
+        settings::remove_key(file, "shared")?;
+        return Ok(());
+    }
+    let entries: Vec<String> = list.iter().map(|s| s.to_json().to_string()).collect();
+    let text = format!("[{}]", entries.join(", "));
+    settings::parse_value("shared", &text, file).map_err(|e| KbError::rejected("shared", e.detail))?;
+    settings::write_key(file, "shared", &text)?;
+    Ok(())
+}
+
+/// Adds a source to the project's setting `shared`: its name, URL and ref checked as the
+/// setting checks them (a transport kb refuses is refused here, before anything runs), a name
+/// already taken refused. Nothing is fetched: `kb shared sync` does that.
+pub fn add(layout: &Layout, env: &settings::Environment, name: &str, url: &str, reference: Option<&str>) -> Result<EditReport> {
+    SharedSpec::check_name(name).map_err(|why| KbError::rejected("name", why))?;
+    SharedSpec::check_url(url).map_err(|why| KbError::rejected("url", why))?;
+    if let Some(r) = reference {
+        SharedSpec::check_ref(r).map_err(|why| KbError::rejected("--ref", why))?;
+    }
+    let file = layout.project_settings();
+    crate::repo::guard(layout, &file)?;
+    let _lock = crate::repo::lock(layout)?;
+    // Read under the lock: two adds at once lose neither.
+    let current = Settings::load(layout, &settings::env)?;
+    let mut list = current.shared.value;
+    if let Some(taken) = list.iter().find(|s| s.name == name) {
+        let why = format!("the name {name:?} is taken by the shared source at {}: kb shared remove {name} first", taken.url);
+        return Err(KbError::rejected("name", why).into());
+    }
+    let spec = SharedSpec { name: name.to_string(), url: url.to_string(), reference: reference.map(str::to_string) };
+    list.push(spec.clone());
+    write_list(&file, &list)?;
+    let source = shared::sources(layout, std::slice::from_ref(&spec), env.cache_home.as_deref()).pop();
+    Ok(edit_report("added", spec, file, source.as_ref()))
+}
+
+/// Removes a source from the project's setting `shared`. Its local copy stays (another
+/// repository of the user may read it); the report says where it is.
+pub fn remove(layout: &Layout, env: &settings::Environment, name: &str) -> Result<EditReport> {
+    let file = layout.project_settings();
+    crate::repo::guard(layout, &file)?;
+    let _lock = crate::repo::lock(layout)?;
+    let current = Settings::load(layout, &settings::env)?;
+    let mut list = current.shared.value;
+    let all = shared::sources(layout, &list, env.cache_home.as_deref());
+    let source = named(&all, name)?.clone();
+    list.retain(|s| s.name != name);
+    write_list(&file, &list)?;
+    Ok(edit_report("removed", source.spec.clone(), file, Some(&source)))
+}
+
+fn edit_report(action: &'static str, spec: SharedSpec, file: PathBuf, source: Option<&Source>) -> EditReport {
+    let copy = source.filter(|s| !s.in_place);
+    EditReport {
+        action,
+        name: spec.name,
+        url: spec.url,
+        reference: spec.reference,
+        path: abs(&file),
+        copy: copy.map(|s| abs(&s.root)),
+        copy_present: copy.is_some_and(Source::present),
+        file,
+    }
+}
+
+impl Report for EditReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let (mark, name, url, file) = (v.style.ok("✓"), &self.name, v.clean(&self.url), v.rel(&self.file));
+        if self.action == "added" {
+            let at = self.reference.as_deref().map(|r| format!(" at {}", v.clean(r))).unwrap_or_default();
+            writeln!(w, "{mark} Added shared source {name}: {url}{at} (in {file})")?;
+            match &self.copy {
+                Some(_) => writeln!(w, "Fetch it with: kb shared sync {name}"),
+                None => writeln!(w, "It is read in place: nothing to sync."),
+            }
+        } else {
+            writeln!(w, "{mark} Removed shared source {name} (from {file})")?;
+            match (&self.copy, self.copy_present) {
+                (Some(copy), true) => writeln!(w, "Its local copy stays in {copy}; delete that folder if no repository uses it."),
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// One source as `kb shared` lists it.
+#[derive(Serialize)]
+struct Listed {
+    name: String,
+    url: String,
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+    /// The folder kb reads: the local copy, or the plain path.
+    path: String,
+    in_place: bool,
+    present: bool,
+    commit: Option<String>,
+    /// Seconds since the last successful sync; null when never synced or read in place.
+    age_seconds: Option<u64>,
+    /// Whether the copy is older than `shared_ttl_hours` (or missing).
+    stale: bool,
+    counts: Counts,
+}
+
+/// `kb shared`: every source, read from its files (no git). JSON `{"ttl_hours":N,
+/// "sources":[{"name","url","ref","path","in_place","present","commit","age_seconds","stale",
+/// "counts":{"memories","records","decisions"}}]}`.
+#[derive(Serialize)]
+pub struct ListReport {
+    ttl_hours: u64,
+    sources: Vec<Listed>,
+}
+
+/// Lists the repository's shared sources.
+pub fn list(repo: &Repo) -> ListReport {
+    let now = SystemTime::now();
+    let ttl = repo.settings.shared_ttl_hours.value;
+    let sources = sources(repo)
+        .into_iter()
+        .map(|s| {
+            let age = s.age(now);
+            Listed {
+                stale: !s.in_place && age.is_none_or(|a| a.as_secs() > ttl * 3600),
+                name: s.spec.name.clone(),
+                url: s.spec.url.clone(),
+                reference: s.spec.reference.clone(),
+                path: abs(&s.root),
+                in_place: s.in_place,
+                present: s.present(),
+                commit: s.commit(),
+                age_seconds: age.map(|a| a.as_secs()),
+                counts: s.counts(),
+            }
+        })
+        .collect();
+    ListReport { ttl_hours: ttl, sources }
+}
+
+impl Report for ListReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        if self.sources.is_empty() {
+            return writeln!(w, "No shared sources: add one with kb shared add NAME URL");
+        }
+        for s in &self.sources {
+            let at = s.reference.as_deref().map(|r| format!(" ({})", v.clean(r))).unwrap_or_default();
+            writeln!(w, "{}  {}{at}", s.name, v.clean(&s.url))?;
+            let state = match (s.in_place, s.present, s.age_seconds) {
+                (true, true, _) => "in place".to_string(),
+                (_, false, _) => "missing: kb shared sync".to_string(),
+                (false, true, None) => "never synced: kb shared sync".to_string(),
+                (false, true, Some(secs)) => {
+                    let old = format!("synced {} ago", shared::age_text(Duration::from_secs(secs)));
+                    if s.stale { format!("{old}, older than {} hours: kb shared sync", self.ttl_hours) } else { old }
+                }
+            };
+            let commit = s.commit.as_deref().map(|c| format!("commit {}, ", &c[..c.len().min(12)])).unwrap_or_default();
+            let c = &s.counts;
+            writeln!(
+                w,
+                "  {commit}{state}; {}, {}, {}",
+                super::plural(c.memories, "memory").replace("memorys", "memories"),
+                super::plural(c.records, "record"),
+                super::plural(c.decisions, "decision")
+            )?;
+            writeln!(w, "  {}", s.path)?;
+        }
+        Ok(())
+    }
+}
+
+/// One source's sync.
+#[derive(Serialize)]
+struct SyncedJson {
+    name: String,
+    /// `cloned`, `fetched`, `unchanged`, `in_place` or `failed`.
+    action: &'static str,
+    commit: Option<String>,
+    /// The commit before a fetch.
+    from: Option<String>,
+    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// What `kb shared sync` did. JSON `{"sources":[{"name","action","commit","from","path",
+/// "error"?}]}`; exit 1 when a source failed (its warning names it, its old copy stays).
+#[derive(Serialize)]
+pub struct SyncReport {
+    sources: Vec<SyncedJson>,
+    #[serde(skip)]
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Syncs the named sources (none: every source), one after the other; a failure is a warning
+/// naming the source and the others still sync.
+pub fn sync(repo: &Repo, names: &[String]) -> Result<SyncReport> {
+    let all = sources(repo);
+    let chosen: Vec<&Source> = if names.is_empty() {
+        all.iter().collect()
+    } else {
+        names.iter().map(|n| named(&all, n)).collect::<Result<_, _>>()?
+    };
+    let mut report = SyncReport { sources: Vec::new(), diagnostics: Vec::new() };
+    for s in chosen {
+        let name = s.spec.name.clone();
+        let path = abs(&s.root);
+        let entry = match git::sync(s, timeout(repo)) {
+            Ok(Synced::InPlace) => SyncedJson { name, action: "in_place", commit: s.commit(), from: None, path, error: None },
+            Ok(Synced::Cloned { commit }) => {
+                SyncedJson { name, action: "cloned", commit: Some(commit), from: None, path, error: None }
+            }
+            Ok(Synced::Fetched { from, to }) => {
+                let action = if from.as_deref() == Some(to.as_str()) { "unchanged" } else { "fetched" };
+                SyncedJson { name, action, commit: Some(to), from, path, error: None }
+            }
+            Err(why) => {
+                let kept = if s.present() { "the old copy stays" } else { "there is no local copy" };
+                let msg = format!("shared source {name} did not sync: {why} ({kept})");
+                report.diagnostics.push(Diagnostic::warning(None, msg));
+                SyncedJson { name, action: "failed", commit: s.commit(), from: None, path, error: Some(why) }
+            }
+        };
+        if entry.action != "failed" && !git::is_kb_repository(&s.root) {
+            let msg = format!("shared source {} is not a kb repository (no .co-cli/knowledge/ and no .github/copilot-memories.jsonl): it adds nothing", entry.name);
+            report.diagnostics.push(Diagnostic::warning(None, msg));
+        }
+        report.sources.push(entry);
+    }
+    Ok(report)
+}
+
+impl Report for SyncReport {
+    fn render(&self, _: &View, w: &mut dyn Write) -> io::Result<()> {
+        if self.sources.is_empty() {
+            return writeln!(w, "No shared sources: add one with kb shared add NAME URL");
+        }
+        let short = |c: &Option<String>| c.as_deref().map_or("?".to_string(), |c| c[..c.len().min(12)].to_string());
+        for s in &self.sources {
+            let name = &s.name;
+            match s.action {
+                "cloned" => writeln!(w, "✓ {name}: cloned at {} into {}", short(&s.commit), s.path)?,
+                "fetched" => writeln!(w, "✓ {name}: {} → {}", short(&s.from), short(&s.commit))?,
+                "unchanged" => writeln!(w, "✓ {name}: up to date at {}", short(&s.commit))?,
+                "in_place" => writeln!(w, "{name}: used in place ({}), nothing to sync", s.path)?,
+                _ => writeln!(w, "✗ {name}: not synced")?,
+            }
+        }
+        Ok(())
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    fn succeeded(&self) -> bool {
+        self.sources.iter().all(|s| s.action != "failed")
+    }
+}
+
+/// What `kb shared propose` did. JSON `{"id", "source", "action":"proposed"|"exists",
+/// "branch":S|null, "commit":S|null, "saved_as":ID (the id in the source), "path":ABS (the
+/// source's folder), "push":S|null (the command to run)}`.
+#[derive(Serialize)]
+pub struct ProposeReport {
+    id: String,
+    source: String,
+    action: &'static str,
+    branch: Option<String>,
+    commit: Option<String>,
+    saved_as: serde_json::Value,
+    path: String,
+    push: Option<String>,
+}
+
+/// The project item a proposal copies.
+enum Item {
+    Memory(SaveRequest),
+    Record(RecordRequest),
+}
+
+impl Item {
+    fn text(&self) -> &str {
+        match self {
+            Item::Memory(r) => &r.content,
+            Item::Record(r) => &r.fact,
+        }
+    }
+}
+
+/// Reads the project memory or record `raw_id` as a save request for another store.
+fn item(repo: &Repo, raw_id: &str) -> Result<(String, Item)> {
+    match ItemId::parse(raw_id)? {
+        ItemId::Memory(id) => {
+            let index = MemoryStore::new(repo).scan()?;
+            let found = index.by_id(id);
+            let [m] = found.as_slice() else {
+                return Err(match found.len() {
+                    0 => KbError::not_found("memory", id),
+                    _ => KbError::duplicate_id("memory", id, found.iter().map(|m| m.file_name.to_string()).collect()),
+                }
+                .into());
+            };
+            let req = SaveRequest {
+                content: m.content.to_string(),
+                tags: m.tags.iter().map(|t| t.to_string()).collect(),
+                memory_type: m.memory_type,
+                importance: m.importance,
+                agent: m.agent.map(str::to_string),
+                ..Default::default()
+            };
+            Ok((id.to_string(), Item::Memory(req)))
+        }
+        ItemId::Record(id) => {
+            let file = RecordStore::new(repo).read()?;
+            let records = Records::parse(&file);
+            let r = records.one(id)?;
+            let f = records.fields(&r);
+            let req = RecordRequest {
+                subject: f.subject.to_string(),
+                fact: f.fact.to_string(),
+                citations: f.citations.iter().map(|c| c.to_string()).collect(),
+                reason: f.reason.as_deref().unwrap_or_default().to_string(),
+                category: f.category.as_deref().map(str::to_string),
+                dry_run: false,
+                redact: false,
+                no_dedup: false,
+            };
+            Ok((id.to_string(), Item::Record(req)))
+        }
+        ItemId::Decision(n) => Err(KbError::rejected(
+            "id",
+            format!("decision:{n} is a decision: kb shared propose takes a memory or a Copilot record"),
+        )
+        .into()),
+    }
+}
+
+/// The project's name (its folder) and its `origin` URL without any credentials in it.
+fn project(repo: &Repo, timeout: Duration) -> (String, Option<String>) {
+    let root = &repo.layout.root;
+    let name = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+    let name = name.file_name().map_or_else(|| "project".to_string(), |n| n.to_string_lossy().into_owned());
+    let origin = crate::git::git_dir(root)
+        .map(|dir| {
+            let common = std::fs::read_to_string(dir.join("commondir")).map_or(dir.clone(), |c| dir.join(c.trim()));
+            common.join("config")
+        })
+        .filter(|c| c.is_file())
+        .and_then(|config| {
+            let args = [std::ffi::OsStr::new("config"), "--file".as_ref(), config.as_os_str(), "--get".as_ref(), "remote.origin.url".as_ref()];
+            git::git(root, &[], &args, timeout).ok()
+        })
+        .map(|u| without_credentials(u.trim()))
+        .filter(|u| !u.is_empty());
+    (name, origin)
+}
+
+/// A URL with any `user:password@` of an `scheme://` URL dropped (a token must not travel in a
+/// commit message).
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    if path.is_empty() && !rest.contains('/') { format!("{scheme}://{host}") } else { format!("{scheme}://{host}/{path}") }
+}
+
+/// The person's identity for the commit: git's `user.name` and `user.email` (the project's
+/// config, then the global one), else kb's author (`KB_AUTHOR`, git's e-mail, `USER`).
+fn committer(repo: &Repo, timeout: Duration) -> (String, String) {
+    let get = |key: &str| {
+        git::git(&repo.layout.root, &[], &["config", "--get", key], timeout)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let author = repo.author();
+    let name = get("user.name").or_else(|| repo.env.kb_author.clone()).or_else(|| author.clone()).unwrap_or_else(|| "kb".into());
+    let email = get("user.email")
+        .or_else(|| author.filter(|a| a.contains('@')))
+        .unwrap_or_else(|| format!("{}@localhost", crate::format::text::slugify(&name)));
+    (name, email)
+}
+
+/// Copies project memory (or record) `raw_id` into source `name` through that repository's own
+/// save (its dedup holds), on a new branch `kb/propose-<id>-<slug>` of the source's checkout,
+/// committed as the person with a message naming the project; then puts the checkout back where
+/// it was (for a copy: the synced commit), so no reader sees the unmerged proposal. kb never
+/// pushes: the report gives the command.
+pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
+    let all = sources(repo);
+    let source = named(&all, name)?;
+    let root = source.root.clone();
+    if !source.present() {
+        return Err(KbError::refused("shared propose", format!("shared source {name} has no local copy: kb shared sync {name}")).into());
+    }
+    if source.git_dir().is_none() {
+        return Err(KbError::refused("shared propose", format!("shared source {name} ({}) is not a git repository", root.display())).into());
+    }
+    let (id, item) = item(repo, raw_id)?;
+    let t = timeout(repo);
+    let refused = |why: String| KbError::refused("shared propose", format!("shared source {name}: {why}"));
+    git::check_clean(&root, t).map_err(refused)?;
+    let back = Checkout::of(&root, t).map_err(refused)?;
+    let slug: String = crate::format::text::slugify(item.text()).chars().take(40).collect();
+    let branch = format!("kb/propose-{}-{}", crate::format::text::slugify(&id), slug.trim_end_matches('-'));
+    git::git(&root, &[], &["checkout", "--quiet", "-b", &branch], t).map_err(refused)?;
+    // From here on the checkout is on the new branch: every way out puts it back.
+    let undo = |delete: bool| {
+        let restored = back.restore(&root, t);
+        if delete {
+            let _ = git::git(&root, &[], &["branch", "--quiet", "-D", &branch], t);
+        }
+        restored
+    };
+    let saved = save_into(repo, source, item);
+    let (action, saved_as) = match saved {
+        Ok(v) => v,
+        Err(e) => {
+            let _ = undo(true);
+            return Err(e);
+        }
+    };
+    let path = abs(&root);
+    if action == "exists" {
+        undo(true).map_err(refused)?;
+        return Ok(ProposeReport { id, source: name.into(), action: "exists", branch: None, commit: None, saved_as, path, push: None });
+    }
+    let (project, origin) = project(repo, t);
+    let what = if raw_id.trim().parse::<u64>().is_ok() { format!("memory {id}") } else { format!("Copilot record {id}") };
+    let from = origin.map_or(project.clone(), |o| format!("{project} ({o})"));
+    let message = format!("Propose {what} from {project}\n\nProposed with kb shared propose from {from}.\n");
+    let (who, email) = committer(repo, t);
+    let committed = git::git(&root, &[], &["add", "-A", "--", "."], t)
+        .and_then(|_| git::git(&root, &git::identity(&who, &email), &["commit", "--quiet", "--no-verify", "-m", &message], t))
+        .and_then(|_| git::git(&root, &[], &["rev-parse", "HEAD"], t));
+    let commit = match committed {
+        Ok(c) => c.trim().to_string(),
+        Err(why) => {
+            let _ = git::git(&root, &[], &["reset", "--quiet", "--hard"], t);
+            let _ = undo(true);
+            return Err(refused(format!("the commit failed: {why}")).into());
+        }
+    };
+    undo(false).map_err(refused)?;
+    let push = format!("git -C {} push origin {branch}", shell_word(&path));
+    Ok(ProposeReport {
+        id,
+        source: name.into(),
+        action: "proposed",
+        branch: Some(branch),
+        commit: Some(commit),
+        saved_as,
+        path,
+        push: Some(push),
+    })
+}
+
+/// Saves `item` into the source's repository through its normal save; returns the save's action
+/// and the id it has there.
+fn save_into(repo: &Repo, source: &Source, item: Item) -> Result<(&'static str, serde_json::Value)> {
+    let target = Repo::open(source.layout(), repo.now, repo.env.clone())?;
+    let json = match item {
+        Item::Memory(req) => serde_json::to_value(super::save::save(&target, req)?)?,
+        Item::Record(req) => serde_json::to_value(super::save::save_record(&target, req)?)?,
+    };
+    let action = match json.get("action").and_then(|a| a.as_str()) {
+        Some("exists") => "exists",
+        _ => "saved",
+    };
+    Ok((action, json.get("memory_id").cloned().unwrap_or_default()))
+}
+
+/// A path as one shell word: quoted when it holds anything but safe characters.
+fn shell_word(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:@".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+impl Report for ProposeReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let (id, source) = (&self.id, &self.source);
+        let there = match &self.saved_as {
+            serde_json::Value::String(s) => v.clean(s).into_owned(),
+            other => other.to_string(),
+        };
+        match (&self.branch, &self.push) {
+            (Some(branch), Some(push)) => {
+                writeln!(w, "{} Proposed {id} to {source} as {there} on branch {branch}", v.style.ok("✓"))?;
+                writeln!(w, "Push it and open a pull request:\n  {}", v.clean(push))
+            }
+            _ => writeln!(w, "Nothing proposed: {source} already holds it (as {there})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_never_travel_in_a_commit_message() {
+        assert_eq!(without_credentials("https://u:tok@github.com/a/b.git"), "https://github.com/a/b.git");
+        assert_eq!(without_credentials("git@github.com:a/b.git"), "git@github.com:a/b.git");
+        assert_eq!(without_credentials("ssh://git@host/x"), "ssh://host/x");
+        assert_eq!(shell_word("/tmp/a b"), "'/tmp/a b'");
+        assert_eq!(shell_word("/c/kb/shared/org-1"), "/c/kb/shared/org-1");
+    }
+}

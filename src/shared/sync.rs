@@ -1,0 +1,264 @@
+//! Running git for the shared sources (docs/shared.md): the clone or fetch of `kb shared sync`
+//! and the branch and commit of `kb shared propose`. This is the only code of kb that runs git
+//! against a remote; no read command comes here.
+//!
+//! Every git process runs with no hooks, no pager, no prompt and no credential helper asking on
+//! a terminal, with stdin closed, only the transports kb allows, in a process group of its own
+//! that is killed at the time limit.
+
+use super::{SYNCED_STAMP, Source};
+use crate::settings::{SharedSpec, SharedUrl};
+use std::ffi::OsStr;
+use std::io::Read;
+use std::path::Path;
+#[cfg(test)]
+use std::path::PathBuf;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How long one git process may run (`KB_SHARED_TIMEOUT_MS` changes it, for the tests).
+pub const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The configuration every git process of kb runs with: no hooks, no file-system monitor, and
+/// only the transports kb allows (`ext::`, `fd::` and remote helpers are never run).
+const CONFIG: [&str; 7] = [
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "protocol.allow=never",
+    "protocol.https.allow=always",
+    "protocol.ssh.allow=always",
+    "protocol.git.allow=always",
+    "protocol.file.allow=always",
+];
+
+/// The variables a caller's environment may hold that would point git at another repository or
+/// ask a person for a password.
+const CLEARED: [&str; 8] =
+    ["GIT_ASKPASS", "SSH_ASKPASS", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CEILING_DIRECTORIES", "GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS"];
+
+/// Runs `git -C DIR ARGS` (`-c` options first: `extra` adds some, such as the committer) and
+/// returns its stdout, or why it failed: it could not start, ran past `timeout` (its whole
+/// process group is killed), or exited unsuccessfully (the last line git wrote on stderr).
+pub fn git<S: AsRef<OsStr>>(dir: &Path, extra: &[String], args: &[S], timeout: Duration) -> Result<String, String> {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new("git");
+    for c in CONFIG.iter().map(|s| s.to_string()).chain(extra.iter().cloned()) {
+        cmd.arg("-c").arg(c);
+    }
+    cmd.args(args).current_dir(dir);
+    for var in CLEARED {
+        cmd.env_remove(var);
+    }
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_PAGER", "cat")
+        .env("GCM_INTERACTIVE", "never")
+        .env("GIT_SSH_VARIANT", "auto")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(|e| format!("could not start git: {e}"))?;
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.by_ref().take(4 << 20).read_to_end(&mut buf);
+                let _ = std::io::copy(&mut p, &mut std::io::sink());
+            }
+            let _ = tx.send(buf);
+        });
+        rx
+    };
+    let out = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let deadline = Instant::now() + timeout;
+    // Waited for without reaping it, so that its process group id stays its own until the
+    // group is killed.
+    let pid = rustix::process::Pid::from_child(&child);
+    let exited = loop {
+        use rustix::process::{WaitId, WaitIdOptions, waitid};
+        let options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT | WaitIdOptions::NOHANG;
+        match waitid(WaitId::Pid(pid), options) {
+            Ok(Some(_)) => break true,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => break false,
+        }
+    };
+    // Whatever git left running in its group (ssh, a remote helper) goes too.
+    let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    let status = child.wait().ok();
+    if !exited {
+        return Err(format!("git took longer than {} s and was stopped", timeout.as_secs_f64().ceil() as u64));
+    }
+    let wait = Duration::from_secs(1);
+    let stdout = String::from_utf8_lossy(&out.recv_timeout(wait).unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&err.recv_timeout(wait).unwrap_or_default()).into_owned();
+    match status {
+        Some(s) if s.success() => Ok(stdout),
+        _ => {
+            let last = stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("git failed");
+            Err(crate::output::sanitize(last).into_owned())
+        }
+    }
+}
+
+/// What a sync did to one source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Synced {
+    /// The copy was made: a clone at this commit.
+    Cloned { commit: String },
+    /// The copy was fetched and moved (`from` → `to`; equal when nothing changed).
+    Fetched { from: Option<String>, to: String },
+    /// A plain-path source: read in place, nothing to sync.
+    InPlace,
+}
+
+/// Syncs one source with git: clones a missing copy (into a folder next to it, renamed into
+/// place once complete), or fetches the copy's ref and moves its checkout there; touches the
+/// stamp on success. The URL is checked again first (a transport kb refuses never reaches git).
+/// On failure the old copy is untouched and the error says why.
+pub fn sync(source: &Source, timeout: Duration) -> Result<Synced, String> {
+    if source.in_place {
+        return Ok(Synced::InPlace);
+    }
+    match SharedSpec::check_url(&source.spec.url)? {
+        SharedUrl::Local => return Ok(Synced::InPlace),
+        SharedUrl::Remote => {}
+    }
+    let copy = &source.root;
+    if copy.join(".git").is_dir() { fetch(source, timeout) } else { clone(source, timeout) }
+}
+
+/// Clones the source into a temporary folder beside its copy, then renames it into place.
+fn clone(source: &Source, timeout: Duration) -> Result<Synced, String> {
+    let copy = &source.root;
+    let parent = copy.parent().ok_or("the copy has no parent folder")?;
+    std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let name = copy.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = parent.join(format!(".{name}.clone-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&temp);
+    let os = OsStr::new;
+    let mut args: Vec<&OsStr> = vec![os("clone"), os("--depth"), os("1"), os("--quiet")];
+    if let Some(r) = &source.spec.reference {
+        args.extend([os("--branch"), os(r)]);
+    }
+    args.extend([os("--"), os(&source.spec.url), temp.as_os_str()]);
+    if let Err(why) = git(parent, &[], &args, timeout) {
+        let _ = std::fs::remove_dir_all(&temp);
+        return Err(why);
+    }
+    stamp(&temp.join(".git")).map_err(|e| format!("cannot write the sync stamp: {e}"))?;
+    // A folder in the way that is not a git repository (a copy left half-deleted) is moved aside.
+    let old = parent.join(format!(".{name}.old-{}", std::process::id()));
+    let moved = copy.exists() && std::fs::rename(copy, &old).is_ok();
+    if let Err(e) = std::fs::rename(&temp, copy) {
+        let _ = std::fs::remove_dir_all(&temp);
+        return Err(format!("cannot move the clone into {}: {e}", copy.display()));
+    }
+    if moved {
+        let _ = std::fs::remove_dir_all(&old);
+    }
+    let commit = super::head_commit(&copy.join(".git")).unwrap_or_default();
+    Ok(Synced::Cloned { commit })
+}
+
+/// Fetches the copy's ref (the remote's default branch when none is set) and moves its
+/// checkout to the fetched commit, detached.
+fn fetch(source: &Source, timeout: Duration) -> Result<Synced, String> {
+    let copy = &source.root;
+    let from = source.commit();
+    let reference = source.spec.reference.as_deref().unwrap_or("HEAD");
+    git(copy, &[], &["fetch", "--quiet", "--depth", "1", "--no-tags", "origin", "--", reference], timeout)?;
+    git(copy, &[], &["checkout", "--quiet", "--force", "--detach", "FETCH_HEAD"], timeout)?;
+    stamp(&copy.join(".git")).map_err(|e| format!("cannot write the sync stamp: {e}"))?;
+    let to = source.commit().unwrap_or_default();
+    Ok(Synced::Fetched { from, to })
+}
+
+/// Sets the sync stamp's mtime to now (creating it).
+fn stamp(git_dir: &Path) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new().create(true).append(true).open(git_dir.join(SYNCED_STAMP))?;
+    file.set_modified(SystemTime::now())
+}
+
+/// Whether the folder holds kb knowledge: `.co-cli/knowledge/` or `.github/copilot-memories.jsonl`.
+pub fn is_kb_repository(root: &Path) -> bool {
+    root.join(".co-cli/knowledge").is_dir() || root.join(".github/copilot-memories.jsonl").is_file()
+}
+
+/// Where a source's checkout stands before `propose` moves it: a branch, or a detached commit.
+#[derive(Debug, Clone)]
+pub enum Checkout {
+    Branch(String),
+    Detached(String),
+}
+
+impl Checkout {
+    /// Reads where the checkout of the repository at `root` stands.
+    pub fn of(root: &Path, timeout: Duration) -> Result<Checkout, String> {
+        if let Ok(branch) = git(root, &[], &["symbolic-ref", "--quiet", "--short", "HEAD"], timeout) {
+            return Ok(Checkout::Branch(branch.trim().to_string()));
+        }
+        let commit = git(root, &[], &["rev-parse", "--verify", "HEAD"], timeout)?;
+        Ok(Checkout::Detached(commit.trim().to_string()))
+    }
+
+    /// Puts the checkout back where it stood.
+    pub fn restore(&self, root: &Path, timeout: Duration) -> Result<(), String> {
+        let args: Vec<&str> = match self {
+            Checkout::Branch(b) => vec!["checkout", "--quiet", b],
+            Checkout::Detached(c) => vec!["checkout", "--quiet", "--detach", c],
+        };
+        git(root, &[], &args, timeout).map(|_| ())
+    }
+}
+
+/// Fails unless the working tree of the repository at `root` is clean (nothing changed, nothing
+/// untracked that git does not ignore): a proposal's commit holds the proposal and nothing else.
+pub fn check_clean(root: &Path, timeout: Duration) -> Result<(), String> {
+    let status = git(root, &[], &["status", "--porcelain", "--untracked-files=all"], timeout)?;
+    match status.lines().next() {
+        None => Ok(()),
+        Some(first) => Err(format!(
+            "{} has uncommitted changes ({}): commit or discard them first",
+            root.display(),
+            crate::output::sanitize(first.trim())
+        )),
+    }
+}
+
+/// The committer of a proposal: `-c user.name=…` and `-c user.email=…` for git.
+pub fn identity(name: &str, email: &str) -> Vec<String> {
+    vec![format!("user.name={name}"), format!("user.email={email}")]
+}
+
+/// Returns the folder a temporary clone for `copy` would use (for the tests).
+#[cfg(test)]
+fn temp_of(copy: &Path) -> PathBuf {
+    let name = copy.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    copy.with_file_name(format!(".{name}.clone-{}", std::process::id()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_runs_with_no_prompt_and_its_failure_is_its_last_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = git(dir.path(), &[], &["rev-parse", "--verify", "HEAD"], TIMEOUT).unwrap_err();
+        assert!(e.contains("not a git repository"), "{e}");
+        let out = git(dir.path(), &[], &["config", "--get", "protocol.allow"], TIMEOUT).unwrap();
+        assert_eq!(out.trim(), "never");
+        assert!(!temp_of(&dir.path().join("org-1")).exists());
+    }
+
+    #[test]
+    fn a_refused_transport_never_reaches_git() {
+        let spec = SharedSpec { name: "org".into(), url: "ext::sh -c touch% /tmp/kb-ext".into(), reference: None };
+        let source = Source { spec, root: PathBuf::from("/nonexistent/org"), in_place: false };
+        let e = sync(&source, TIMEOUT).unwrap_err();
+        assert!(e.contains("transport"), "{e}");
+    }
+}
