@@ -277,6 +277,27 @@ mod tests {
     }
 
     #[test]
+    fn an_old_or_missing_copy_warns_and_is_due_a_place_one_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout { root: dir.path().join("repo"), config: None };
+        std::fs::create_dir_all(dir.path().join("team")).unwrap();
+        let specs = [spec("org", "https://x/y.git"), spec("fresh", "https://x/f.git"), spec("team", "../team")];
+        let found = sources(&layout, &specs, Some(&dir.path().join("cache")));
+        let git = found[1].root.join(".git");
+        std::fs::create_dir_all(&git).unwrap();
+        std::fs::write(git.join(SYNCED_STAMP), "").unwrap();
+        let now = SystemTime::now();
+        assert_eq!(warnings(&found, 24, now), ["shared source org has no local copy: kb shared sync"]);
+        assert_eq!(due(&found, 24, now), ["org"]);
+        let later = now + Duration::from_secs(3 * 86_400 + 5);
+        assert_eq!(warnings(&found, 24, later)[1], "shared source fresh is 3 days old: kb shared sync");
+        assert_eq!(due(&found, 24, later), ["org", "fresh"]);
+        assert_eq!(warnings(&found, 100, later).len(), 1);
+        assert_eq!(age_text(Duration::from_secs(3600 * 30)), "30 hours");
+        assert_eq!(age_text(Duration::from_secs(60)), "1 minute");
+    }
+
+    #[test]
     fn the_commit_is_read_from_git_files() {
         let dir = tempfile::tempdir().unwrap();
         let git = dir.path().join(".git");

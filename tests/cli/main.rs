@@ -42,6 +42,7 @@ mod save;
 mod sealed;
 mod secrets;
 mod session;
+mod shared;
 mod shared_read;
 mod stale;
 mod suite;

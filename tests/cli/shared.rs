@@ -1,0 +1,251 @@
+//! `kb shared`: sources added and removed in the project's settings, copies cloned and fetched
+//! with real git from a bare repository made here (a `file://` URL, no network), the refused
+//! transports, the age warnings, the background sync of `kb hook session-start`, and proposals
+//! committed on a branch of the copy.
+
+use crate::common::TestEnv;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
+
+/// Runs git in `dir` as a test person, with no system or global config; panics on failure.
+fn git(t: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=Org Admin", "-c", "user.email=admin@example.com", "-c", "init.defaultBranch=main"])
+        .args(["-c", "protocol.file.allow=always"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", t.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A protected memory file's text, created a day before the pinned clock.
+fn memory_text(id: u64, text: &str) -> String {
+    let created = crate::common::days_ago(1.0);
+    format!("---\ncreated: '{created}'\ndecay_protected: true\nid: {id}\nsource: user-told\ntags: []\n---\n\n{text}\n")
+}
+
+/// The org's knowledge: a bare repository `org.git` beside the project, seeded from a working
+/// clone `org-work` (kept, to push from) with one memory and a context file. Returns the bare
+/// repository's `file://` URL and the working clone.
+fn org(t: &TestEnv) -> (String, PathBuf) {
+    let work = t.base.join("org-work");
+    std::fs::create_dir_all(work.join(".co-cli/knowledge/memories")).unwrap();
+    git(t, &work, &["init", "--quiet"]);
+    std::fs::write(work.join(".co-cli/knowledge/memories/001-org.md"), memory_text(1, "Every service logs JSON to stdout"))
+        .unwrap();
+    std::fs::write(work.join(".co-cli/knowledge/context.md"), "---\nversion: 1\nupdated: '2026-11-01T10:00:00+00:00'\n---\n\nThe org ships weekly.\n").unwrap();
+    git(t, &work, &["add", "-A"]);
+    git(t, &work, &["commit", "--quiet", "-m", "seed"]);
+    let bare = t.base.join("org.git");
+    git(t, &t.base, &["clone", "--quiet", "--bare", "org-work", "org.git"]);
+    let url = format!("file://{}", bare.display());
+    git(t, &work, &["remote", "add", "origin", &url]);
+    (url, work)
+}
+
+/// A test environment whose caches (the shared copies) live in its own folder.
+fn env() -> TestEnv {
+    let t = TestEnv::pinned().env("KB_AUTHOR", "dev@example.com");
+    let cache = t.base.join("cache");
+    t.env("XDG_CACHE_HOME", cache.to_str().unwrap())
+}
+
+/// The local copy of source `name`, from `kb shared --json`.
+fn copy_of(t: &TestEnv, name: &str) -> PathBuf {
+    let list = t.kb(&["--json", "shared"]).ok().json();
+    let s = list["sources"].as_array().unwrap().iter().find(|s| s["name"] == name).expect("listed").clone();
+    PathBuf::from(s["path"].as_str().unwrap())
+}
+
+#[test]
+fn add_and_sync_clone_into_the_cache_and_a_later_sync_brings_a_push() {
+    let t = env();
+    let (url, work) = org(&t);
+    let added = t.kb(&["shared", "add", "org", &url]).ok();
+    assert!(added.stdout.contains("Added shared source org") && added.stdout.contains("kb shared sync org"), "{added:?}");
+    let settings = t.read(&t.root().join(".co-cli/settings.json"));
+    assert!(settings.contains("\"shared\"") && settings.contains(&url), "{settings}");
+
+    let synced = t.kb(&["--json", "shared", "sync"]).ok().json();
+    assert_eq!(synced["sources"][0]["action"], "cloned", "{synced}");
+    let copy = copy_of(&t, "org");
+    assert!(copy.starts_with(t.base.join("cache/kb/shared")), "{}", copy.display());
+    assert!(copy.file_name().unwrap().to_str().unwrap().starts_with("org-"));
+    assert!(copy.join(".co-cli/knowledge/memories/001-org.md").is_file());
+    assert!(copy.join(".git/kb-synced").is_file(), "the stamp is written");
+    let first = git(&t, &work, &["rev-parse", "HEAD"]);
+    let list = t.kb(&["--json", "shared"]).ok().json();
+    let s = &list["sources"][0];
+    assert_eq!(s["commit"], first.as_str());
+    assert_eq!(s["counts"]["memories"], 1);
+    assert_eq!((s["in_place"].as_bool(), s["present"].as_bool(), s["stale"].as_bool()), (Some(false), Some(true), Some(false)));
+    let text = t.kb(&["shared"]).ok().stdout;
+    assert!(text.contains(&format!("commit {}", &first[..12])) && text.contains("1 memory"), "{text}");
+
+    // Another person pushes a memory; the next sync moves the copy to it.
+    std::fs::write(work.join(".co-cli/knowledge/memories/002-org.md"), memory_text(2, "Deploys need two approvals")).unwrap();
+    git(&t, &work, &["add", "-A"]);
+    git(&t, &work, &["commit", "--quiet", "-m", "second"]);
+    git(&t, &work, &["push", "--quiet", "origin", "main"]);
+    let second = git(&t, &work, &["rev-parse", "HEAD"]);
+    let synced = t.kb(&["--json", "shared", "sync", "org"]).ok().json();
+    assert_eq!(synced["sources"][0]["action"], "fetched", "{synced}");
+    assert_eq!(synced["sources"][0]["from"], first.as_str());
+    assert_eq!(synced["sources"][0]["commit"], second.as_str());
+    assert!(copy.join(".co-cli/knowledge/memories/002-org.md").is_file());
+    let again = t.kb(&["--json", "shared", "sync"]).ok().json();
+    assert_eq!(again["sources"][0]["action"], "unchanged");
+}
+
+#[test]
+fn a_failed_sync_warns_keeps_the_old_copy_and_the_others_still_sync() {
+    let t = env();
+    let (url, _work) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    t.kb(&["shared", "sync"]).ok();
+    let copy = copy_of(&t, "org");
+    let commit = git(&t, &copy, &["rev-parse", "HEAD"]);
+    // The remote goes away, and a second source never existed.
+    std::fs::rename(t.base.join("org.git"), t.base.join("moved.git")).unwrap();
+    let missing = format!("file://{}", t.base.join("nowhere.git").display());
+    t.kb(&["shared", "add", "gone", &missing]).ok();
+    // A third source, a plain path, is used in place.
+    std::fs::create_dir_all(t.base.join("team/.co-cli/knowledge/memories")).unwrap();
+    t.kb(&["shared", "add", "team", "../team"]).ok();
+    let run = t.kb(&["--json", "shared", "sync"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("warning: shared source org did not sync") && run.stderr.contains("the old copy stays"), "{run:?}");
+    assert!(run.stderr.contains("shared source gone did not sync"), "{run:?}");
+    let json = run.json();
+    let actions: Vec<&str> = json["sources"].as_array().unwrap().iter().map(|s| s["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["failed", "failed", "in_place"], "{json}");
+    assert_eq!(git(&t, &copy, &["rev-parse", "HEAD"]), commit, "the old copy is kept as it was");
+    assert!(copy.join(".co-cli/knowledge/memories/001-org.md").is_file());
+    let text = t.kb(&["shared", "sync", "team"]).ok().stdout;
+    assert!(text.contains("team: used in place"), "{text}");
+    assert!(t.kb(&["shared"]).ok().stdout.contains("in place"));
+}
+
+#[test]
+fn a_transport_kb_refuses_never_reaches_git() {
+    let t = env();
+    let marker = t.base.join("pwned");
+    let ext = format!("ext::sh -c touch% {}", marker.display());
+    let run = t.kb(&["shared", "add", "org", &ext]).err();
+    assert!(run.stderr.contains("transport kb does not allow"), "{run:?}");
+    assert!(!t.root().join(".co-cli/settings.json").exists(), "nothing written");
+    // Written by hand, it is refused when the settings load, before any git runs.
+    t.write(".co-cli/settings.json", &format!("{{\"shared\": [{{\"name\": \"org\", \"url\": {}}}]}}", serde_json::json!(ext)));
+    let run = t.kb(&["shared", "sync"]).err();
+    assert!(run.stderr.contains("transport kb does not allow"), "{run:?}");
+    for url in ["fd::3", "http://example.com/k.git", "-uhack"] {
+        t.kb(&["shared", "add", "x", "--", url]).err();
+    }
+    assert!(!marker.exists(), "git never ran the ext command");
+}
+
+#[test]
+fn names_are_checked_a_taken_one_is_refused_and_remove_keeps_the_copy() {
+    let t = env();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url, "--ref", "main"]).ok();
+    let run = t.kb(&["shared", "add", "org", "../elsewhere"]).err();
+    assert!(run.stderr.contains("the name \"org\" is taken"), "{run:?}");
+    assert!(t.kb(&["shared", "add", "md", "../x"]).err().stderr.contains("store word"));
+    assert!(t.kb(&["shared", "add", "Org", "../x"]).err().stderr.contains("a-z, 0-9"));
+    assert!(t.kb(&["shared", "add", "x", "../x", "--ref", "a..b"]).err().stderr.contains("not a branch or tag"));
+    let synced = t.kb(&["--json", "shared", "sync"]).ok().json();
+    assert_eq!(synced["sources"][0]["action"], "cloned");
+    let copy = copy_of(&t, "org");
+    let removed = t.kb(&["shared", "remove", "org"]).ok();
+    assert!(removed.stdout.contains("Removed shared source org") && removed.stdout.contains("local copy stays"), "{removed:?}");
+    assert!(copy.is_dir(), "the copy stays");
+    assert!(!t.read(&t.root().join(".co-cli/settings.json")).contains("shared"));
+    assert!(t.kb(&["shared", "remove", "org"]).err().stderr.contains("no shared source named \"org\""));
+    assert!(t.kb(&["shared"]).ok().stdout.contains("No shared sources"));
+}
+
+#[test]
+fn an_old_or_missing_copy_is_one_warning_per_read_command() {
+    let t = env();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    let run = t.kb(&["list"]).ok();
+    assert_eq!(run.stderr.matches("shared source org has no local copy: kb shared sync").count(), 1, "{run:?}");
+    t.kb(&["shared", "sync"]).ok();
+    assert!(!t.kb(&["list"]).ok().stderr.contains("shared source"), "a fresh copy gives no warning");
+    let stamp = copy_of(&t, "org").join(".git/kb-synced");
+    let old = SystemTime::now() - Duration::from_secs(3 * 86_400 + 60);
+    std::fs::File::options().write(true).open(&stamp).unwrap().set_modified(old).unwrap();
+    for args in [&["list"][..], &["recall", "logs"], &["context"], &["check"], &["agents"]] {
+        let run = t.kb(args);
+        assert_eq!(run.stderr.matches("shared source org is 3 days old: kb shared sync").count(), 1, "{args:?}: {run:?}");
+    }
+    assert!(!t.kb(&["config"]).stderr.contains("days old"), "a command that reads no knowledge does not warn");
+    assert!(t.kb(&["--json", "shared"]).ok().json()["sources"][0]["stale"].as_bool().unwrap());
+    // A larger TTL makes it fresh again.
+    let t = t.env("KB_SHARED_TTL_HOURS", "100");
+    assert!(!t.kb(&["list"]).ok().stderr.contains("days old"));
+}
+
+#[test]
+fn session_start_syncs_a_missing_copy_in_the_background() {
+    let t = env();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    let copy = copy_of(&t, "org");
+    assert!(!copy.exists());
+    let payload = format!("{{\"session_id\":\"s1\",\"cwd\":{}}}", serde_json::json!(t.root()));
+    let run = t.kb_stdin(&["hook", "session-start", "--agent", "claude"], Some(&payload));
+    assert_eq!(run.code, 0, "{run:?}");
+    let until = std::time::Instant::now() + Duration::from_secs(30);
+    while !copy.join(".git/kb-synced").is_file() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(copy.join(".co-cli/knowledge/memories/001-org.md").is_file(), "the detached sync cloned the copy");
+}
+
+#[test]
+fn propose_commits_on_a_branch_of_the_copy_and_the_copy_goes_back_to_the_synced_commit() {
+    let t = env();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    t.kb(&["shared", "sync"]).ok();
+    let copy = copy_of(&t, "org");
+    let synced = git(&t, &copy, &["rev-parse", "HEAD"]);
+    t.kb(&["save", "Release notes go in CHANGELOG.md under Unreleased"]).ok();
+    let run = t.kb(&["--json", "shared", "propose", "1", "org"]).ok();
+    let json = run.json();
+    assert_eq!(json["action"], "proposed", "{json}");
+    let branch = json["branch"].as_str().unwrap().to_string();
+    assert!(branch.starts_with("kb/propose-1-release-notes-go-in-changelog"), "{branch}");
+    assert_eq!(json["push"], format!("git -C {} push origin {branch}", copy.display()));
+    assert_eq!(json["saved_as"], 2, "saved through the org's own save, after its memory 1");
+    // The copy reads the synced commit again; the branch holds the proposal.
+    assert_eq!(git(&t, &copy, &["rev-parse", "HEAD"]), synced);
+    assert_eq!(git(&t, &copy, &["status", "--porcelain"]), "");
+    assert_eq!(std::fs::read_dir(copy.join(".co-cli/knowledge/memories")).unwrap().count(), 1);
+    let on_branch = git(&t, &copy, &["show", "--name-only", "--format=%an <%ae>%n%s%n%b", &branch]);
+    assert!(on_branch.contains("dev@example.com"), "the person's identity: {on_branch}");
+    assert!(on_branch.contains("Propose memory 1 from repo"), "{on_branch}");
+    assert!(on_branch.contains(".co-cli/knowledge/memories/002-release-notes"), "{on_branch}");
+    assert_eq!(git(&t, &copy, &["rev-parse", &format!("{branch}~1")]), synced);
+    let text = t.kb(&["shared", "propose", "1", "org"]);
+    assert_eq!(text.code, 1, "the branch exists already: {text:?}");
+    assert_eq!(git(&t, &copy, &["rev-parse", "HEAD"]), synced, "a failed proposal leaves the copy as it was");
+
+    // What the org already says is not proposed again (its dedup holds).
+    t.kb(&["save", "Every service logs JSON to stdout"]).ok();
+    let json = t.kb(&["--json", "shared", "propose", "2", "org"]).ok().json();
+    assert_eq!(json["action"], "exists", "{json}");
+    assert_eq!(json["saved_as"], 1);
+    assert!(json["branch"].is_null());
+    assert!(git(&t, &copy, &["branch", "--list", "kb/propose-2-*"]).is_empty(), "no branch is left behind");
+    assert!(t.kb(&["shared", "propose", "9", "org"]).err().stderr.contains("memory 9 not found"));
+    assert!(t.kb(&["shared", "propose", "1", "nope"]).err().stderr.contains("no shared source named"));
+}
