@@ -84,10 +84,9 @@ fn writes(command: &Command) -> bool {
             a.action,
             Some(ConfigAction::Set { global: false, .. } | ConfigAction::Unset { global: false, .. })
         ),
-        Command::Shared(a) => matches!(
-            a.action,
-            Some(crate::cli::SharedAction::Add { .. } | crate::cli::SharedAction::Remove { .. })
-        ),
+        Command::Shared(a) => {
+            matches!(a.action, Some(crate::cli::SharedAction::Add { .. } | crate::cli::SharedAction::Remove { .. }))
+        }
         _ => false,
     }
 }

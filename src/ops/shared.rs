@@ -53,7 +53,8 @@ fn timeout(repo: &Repo) -> Duration {
 fn named<'s>(all: &'s [Source], name: &str) -> Result<&'s Source, KbError> {
     all.iter().find(|s| s.spec.name == name).ok_or_else(|| {
         let names: Vec<&str> = all.iter().map(|s| s.spec.name.as_str()).collect();
-        let there = if names.is_empty() { "none is set".to_string() } else { format!("the sources are {}", names.join(", ")) };
+        let there =
+            if names.is_empty() { "none is set".to_string() } else { format!("the sources are {}", names.join(", ")) };
         KbError::rejected("name", format!("no shared source named {name:?} ({there}): kb shared add NAME URL"))
     })
 }
@@ -92,7 +93,13 @@ fn write_list(file: &Path, list: &[SharedSpec]) -> Result<()> {
 /// Adds a source to the project's setting `shared`: its name, URL and ref checked as the
 /// setting checks them (a transport kb refuses is refused here, before anything runs), a name
 /// already taken refused. Nothing is fetched: `kb shared sync` does that.
-pub fn add(layout: &Layout, env: &settings::Environment, name: &str, url: &str, reference: Option<&str>) -> Result<EditReport> {
+pub fn add(
+    layout: &Layout,
+    env: &settings::Environment,
+    name: &str,
+    url: &str,
+    reference: Option<&str>,
+) -> Result<EditReport> {
     SharedSpec::check_name(name).map_err(|why| KbError::rejected("name", why))?;
     SharedSpec::check_url(url).map_err(|why| KbError::rejected("url", why))?;
     if let Some(r) = reference {
@@ -105,7 +112,8 @@ pub fn add(layout: &Layout, env: &settings::Environment, name: &str, url: &str, 
     let current = Settings::load(layout, &settings::env)?;
     let mut list = current.shared.value;
     if let Some(taken) = list.iter().find(|s| s.name == name) {
-        let why = format!("the name {name:?} is taken by the shared source at {}: kb shared remove {name} first", taken.url);
+        let why =
+            format!("the name {name:?} is taken by the shared source at {}: kb shared remove {name} first", taken.url);
         return Err(KbError::rejected("name", why).into());
     }
     let spec = SharedSpec { name: name.to_string(), url: url.to_string(), reference: reference.map(str::to_string) };
@@ -157,7 +165,9 @@ impl Report for EditReport {
         } else {
             writeln!(w, "{mark} Removed shared source {name} (from {file})")?;
             match (&self.copy, self.copy_present) {
-                (Some(copy), true) => writeln!(w, "Its local copy stays in {copy}; delete that folder if no repository uses it."),
+                (Some(copy), true) => {
+                    writeln!(w, "Its local copy stays in {copy}; delete that folder if no repository uses it.")
+                }
                 _ => Ok(()),
             }
         }
@@ -286,7 +296,9 @@ pub fn sync(repo: &Repo, names: &[String]) -> Result<SyncReport> {
         let name = s.spec.name.clone();
         let path = abs(&s.root);
         let entry = match git::sync(s, timeout(repo)) {
-            Ok(Synced::InPlace) => SyncedJson { name, action: "in_place", commit: s.commit(), from: None, path, error: None },
+            Ok(Synced::InPlace) => {
+                SyncedJson { name, action: "in_place", commit: s.commit(), from: None, path, error: None }
+            }
             Ok(Synced::Cloned { commit }) => {
                 SyncedJson { name, action: "cloned", commit: Some(commit), from: None, path, error: None }
             }
@@ -302,7 +314,10 @@ pub fn sync(repo: &Repo, names: &[String]) -> Result<SyncReport> {
             }
         };
         if entry.action != "failed" && !git::is_kb_repository(&s.root) {
-            let msg = format!("shared source {} is not a kb repository (no .co-cli/knowledge/ and no .github/copilot-memories.jsonl): it adds nothing", entry.name);
+            let msg = format!(
+                "shared source {} is not a kb repository (no .co-cli/knowledge/ and no .github/copilot-memories.jsonl): it adds nothing",
+                entry.name
+            );
             report.diagnostics.push(Diagnostic::warning(None, msg));
         }
         report.sources.push(entry);
@@ -428,7 +443,13 @@ fn project(repo: &Repo, timeout: Duration) -> (String, Option<String>) {
         })
         .filter(|c| c.is_file())
         .and_then(|config| {
-            let args = [std::ffi::OsStr::new("config"), "--file".as_ref(), config.as_os_str(), "--get".as_ref(), "remote.origin.url".as_ref()];
+            let args = [
+                std::ffi::OsStr::new("config"),
+                "--file".as_ref(),
+                config.as_os_str(),
+                "--get".as_ref(),
+                "remote.origin.url".as_ref(),
+            ];
             git::git(root, &[], &args, timeout).ok()
         })
         .map(|u| without_credentials(u.trim()))
@@ -442,7 +463,11 @@ fn without_credentials(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
     let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    if path.is_empty() && !rest.contains('/') { format!("{scheme}://{host}") } else { format!("{scheme}://{host}/{path}") }
+    if path.is_empty() && !rest.contains('/') {
+        format!("{scheme}://{host}")
+    } else {
+        format!("{scheme}://{host}/{path}")
+    }
 }
 
 /// The person's identity for the commit: git's `user.name` and `user.email` (the project's
@@ -455,7 +480,10 @@ fn committer(repo: &Repo, timeout: Duration) -> (String, String) {
             .filter(|v| !v.is_empty())
     };
     let author = repo.author();
-    let name = get("user.name").or_else(|| repo.env.kb_author.clone()).or_else(|| author.clone()).unwrap_or_else(|| "kb".into());
+    let name = get("user.name")
+        .or_else(|| repo.env.kb_author.clone())
+        .or_else(|| author.clone())
+        .unwrap_or_else(|| "kb".into());
     let email = get("user.email")
         .or_else(|| author.filter(|a| a.contains('@')))
         .unwrap_or_else(|| format!("{}@localhost", crate::format::text::slugify(&name)));
@@ -472,10 +500,18 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
     let source = named(&all, name)?;
     let root = source.root.clone();
     if !source.present() {
-        return Err(KbError::refused("shared propose", format!("shared source {name} has no local copy: kb shared sync {name}")).into());
+        return Err(KbError::refused(
+            "shared propose",
+            format!("shared source {name} has no local copy: kb shared sync {name}"),
+        )
+        .into());
     }
     if source.git_dir().is_none() {
-        return Err(KbError::refused("shared propose", format!("shared source {name} ({}) is not a git repository", root.display())).into());
+        return Err(KbError::refused(
+            "shared propose",
+            format!("shared source {name} ({}) is not a git repository", root.display()),
+        )
+        .into());
     }
     let (id, item) = item(repo, raw_id)?;
     let t = timeout(repo);
@@ -504,15 +540,27 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
     let path = abs(&root);
     if action == "exists" {
         undo(true).map_err(refused)?;
-        return Ok(ProposeReport { id, source: name.into(), action: "exists", branch: None, commit: None, saved_as, path, push: None });
+        return Ok(ProposeReport {
+            id,
+            source: name.into(),
+            action: "exists",
+            branch: None,
+            commit: None,
+            saved_as,
+            path,
+            push: None,
+        });
     }
     let (project, origin) = project(repo, t);
-    let what = if raw_id.trim().parse::<u64>().is_ok() { format!("memory {id}") } else { format!("Copilot record {id}") };
+    let what =
+        if raw_id.trim().parse::<u64>().is_ok() { format!("memory {id}") } else { format!("Copilot record {id}") };
     let from = origin.map_or(project.clone(), |o| format!("{project} ({o})"));
     let message = format!("Propose {what} from {project}\n\nProposed with kb shared propose from {from}.\n");
     let (who, email) = committer(repo, t);
     let committed = git::git(&root, &[], &["add", "-A", "--", "."], t)
-        .and_then(|_| git::git(&root, &git::identity(&who, &email), &["commit", "--quiet", "--no-verify", "-m", &message], t))
+        .and_then(|_| {
+            git::git(&root, &git::identity(&who, &email), &["commit", "--quiet", "--no-verify", "-m", &message], t)
+        })
         .and_then(|_| git::git(&root, &[], &["rev-parse", "HEAD"], t));
     let commit = match committed {
         Ok(c) => c.trim().to_string(),

@@ -111,7 +111,9 @@ pub fn warnings(sources: &[Source], ttl_hours: u64, now: SystemTime) -> Vec<Stri
         match s.age(now) {
             _ if !s.present() => out.push(format!("shared source {name} has no local copy: kb shared sync")),
             None => out.push(format!("shared source {name} was never synced: kb shared sync")),
-            Some(age) if age > ttl => out.push(format!("shared source {name} is {} old: kb shared sync", age_text(age))),
+            Some(age) if age > ttl => {
+                out.push(format!("shared source {name} is {} old: kb shared sync", age_text(age)))
+            }
             Some(_) => {}
         }
     }

@@ -32,8 +32,16 @@ const CONFIG: [&str; 7] = [
 
 /// The variables a caller's environment may hold that would point git at another repository or
 /// ask a person for a password.
-const CLEARED: [&str; 8] =
-    ["GIT_ASKPASS", "SSH_ASKPASS", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CEILING_DIRECTORIES", "GIT_EXEC_PATH", "GIT_CONFIG_PARAMETERS"];
+const CLEARED: [&str; 8] = [
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_PARAMETERS",
+];
 
 /// Runs `git -C DIR ARGS` (`-c` options first: `extra` adds some, such as the committer) and
 /// returns its stdout, or why it failed: it could not start, ran past `timeout` (its whole

@@ -36,9 +36,16 @@ fn org(t: &TestEnv) -> (String, PathBuf) {
     let work = t.base.join("org-work");
     std::fs::create_dir_all(work.join(".co-cli/knowledge/memories")).unwrap();
     git(t, &work, &["init", "--quiet"]);
-    std::fs::write(work.join(".co-cli/knowledge/memories/001-org.md"), memory_text(1, "Every service logs JSON to stdout"))
-        .unwrap();
-    std::fs::write(work.join(".co-cli/knowledge/context.md"), "---\nversion: 1\nupdated: '2026-11-01T10:00:00+00:00'\n---\n\nThe org ships weekly.\n").unwrap();
+    std::fs::write(
+        work.join(".co-cli/knowledge/memories/001-org.md"),
+        memory_text(1, "Every service logs JSON to stdout"),
+    )
+    .unwrap();
+    std::fs::write(
+        work.join(".co-cli/knowledge/context.md"),
+        "---\nversion: 1\nupdated: '2026-11-01T10:00:00+00:00'\n---\n\nThe org ships weekly.\n",
+    )
+    .unwrap();
     git(t, &work, &["add", "-A"]);
     git(t, &work, &["commit", "--quiet", "-m", "seed"]);
     let bare = t.base.join("org.git");
@@ -67,7 +74,10 @@ fn add_and_sync_clone_into_the_cache_and_a_later_sync_brings_a_push() {
     let t = env();
     let (url, work) = org(&t);
     let added = t.kb(&["shared", "add", "org", &url]).ok();
-    assert!(added.stdout.contains("Added shared source org") && added.stdout.contains("kb shared sync org"), "{added:?}");
+    assert!(
+        added.stdout.contains("Added shared source org") && added.stdout.contains("kb shared sync org"),
+        "{added:?}"
+    );
     let settings = t.read(&t.root().join(".co-cli/settings.json"));
     assert!(settings.contains("\"shared\"") && settings.contains(&url), "{settings}");
 
@@ -83,12 +93,16 @@ fn add_and_sync_clone_into_the_cache_and_a_later_sync_brings_a_push() {
     let s = &list["sources"][0];
     assert_eq!(s["commit"], first.as_str());
     assert_eq!(s["counts"]["memories"], 1);
-    assert_eq!((s["in_place"].as_bool(), s["present"].as_bool(), s["stale"].as_bool()), (Some(false), Some(true), Some(false)));
+    assert_eq!(
+        (s["in_place"].as_bool(), s["present"].as_bool(), s["stale"].as_bool()),
+        (Some(false), Some(true), Some(false))
+    );
     let text = t.kb(&["shared"]).ok().stdout;
     assert!(text.contains(&format!("commit {}", &first[..12])) && text.contains("1 memory"), "{text}");
 
     // Another person pushes a memory; the next sync moves the copy to it.
-    std::fs::write(work.join(".co-cli/knowledge/memories/002-org.md"), memory_text(2, "Deploys need two approvals")).unwrap();
+    std::fs::write(work.join(".co-cli/knowledge/memories/002-org.md"), memory_text(2, "Deploys need two approvals"))
+        .unwrap();
     git(&t, &work, &["add", "-A"]);
     git(&t, &work, &["commit", "--quiet", "-m", "second"]);
     git(&t, &work, &["push", "--quiet", "origin", "main"]);
@@ -119,10 +133,14 @@ fn a_failed_sync_warns_keeps_the_old_copy_and_the_others_still_sync() {
     t.kb(&["shared", "add", "team", "../team"]).ok();
     let run = t.kb(&["--json", "shared", "sync"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("warning: shared source org did not sync") && run.stderr.contains("the old copy stays"), "{run:?}");
+    assert!(
+        run.stderr.contains("warning: shared source org did not sync") && run.stderr.contains("the old copy stays"),
+        "{run:?}"
+    );
     assert!(run.stderr.contains("shared source gone did not sync"), "{run:?}");
     let json = run.json();
-    let actions: Vec<&str> = json["sources"].as_array().unwrap().iter().map(|s| s["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> =
+        json["sources"].as_array().unwrap().iter().map(|s| s["action"].as_str().unwrap()).collect();
     assert_eq!(actions, ["failed", "failed", "in_place"], "{json}");
     assert_eq!(git(&t, &copy, &["rev-parse", "HEAD"]), commit, "the old copy is kept as it was");
     assert!(copy.join(".co-cli/knowledge/memories/001-org.md").is_file());
@@ -140,7 +158,10 @@ fn a_transport_kb_refuses_never_reaches_git() {
     assert!(run.stderr.contains("transport kb does not allow"), "{run:?}");
     assert!(!t.root().join(".co-cli/settings.json").exists(), "nothing written");
     // Written by hand, it is refused when the settings load, before any git runs.
-    t.write(".co-cli/settings.json", &format!("{{\"shared\": [{{\"name\": \"org\", \"url\": {}}}]}}", serde_json::json!(ext)));
+    t.write(
+        ".co-cli/settings.json",
+        &format!("{{\"shared\": [{{\"name\": \"org\", \"url\": {}}}]}}", serde_json::json!(ext)),
+    );
     let run = t.kb(&["shared", "sync"]).err();
     assert!(run.stderr.contains("transport kb does not allow"), "{run:?}");
     for url in ["fd::3", "http://example.com/k.git", "-uhack"] {
@@ -163,7 +184,10 @@ fn names_are_checked_a_taken_one_is_refused_and_remove_keeps_the_copy() {
     assert_eq!(synced["sources"][0]["action"], "cloned");
     let copy = copy_of(&t, "org");
     let removed = t.kb(&["shared", "remove", "org"]).ok();
-    assert!(removed.stdout.contains("Removed shared source org") && removed.stdout.contains("local copy stays"), "{removed:?}");
+    assert!(
+        removed.stdout.contains("Removed shared source org") && removed.stdout.contains("local copy stays"),
+        "{removed:?}"
+    );
     assert!(copy.is_dir(), "the copy stays");
     assert!(!t.read(&t.root().join(".co-cli/settings.json")).contains("shared"));
     assert!(t.kb(&["shared", "remove", "org"]).err().stderr.contains("no shared source named \"org\""));
@@ -184,7 +208,11 @@ fn an_old_or_missing_copy_is_one_warning_per_read_command() {
     std::fs::File::options().write(true).open(&stamp).unwrap().set_modified(old).unwrap();
     for args in [&["list"][..], &["recall", "logs"], &["context"], &["check"], &["agents"]] {
         let run = t.kb(args);
-        assert_eq!(run.stderr.matches("shared source org is 3 days old: kb shared sync").count(), 1, "{args:?}: {run:?}");
+        assert_eq!(
+            run.stderr.matches("shared source org is 3 days old: kb shared sync").count(),
+            1,
+            "{args:?}: {run:?}"
+        );
     }
     assert!(!t.kb(&["config"]).stderr.contains("days old"), "a command that reads no knowledge does not warn");
     assert!(t.kb(&["--json", "shared"]).ok().json()["sources"][0]["stale"].as_bool().unwrap());
