@@ -277,3 +277,63 @@ fn propose_commits_on_a_branch_of_the_copy_and_the_copy_goes_back_to_the_synced_
     assert!(t.kb(&["shared", "propose", "9", "org"]).err().stderr.contains("memory 9 not found"));
     assert!(t.kb(&["shared", "propose", "1", "nope"]).err().stderr.contains("no shared source named"));
 }
+
+#[test]
+fn a_git_that_hangs_is_stopped_at_the_time_limit() {
+    // A git daemon that accepts the connection and never answers.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let t = env().env("KB_SHARED_TIMEOUT_MS", "700");
+    t.kb(&["shared", "add", "slow", &format!("git://127.0.0.1:{port}/org.git")]).ok();
+    let started = std::time::Instant::now();
+    let run = t.kb(&["shared", "sync"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(started.elapsed() < Duration::from_secs(20), "stopped at the limit: {:?}", started.elapsed());
+    assert!(run.stderr.contains("shared source slow did not sync: git took longer than"), "{run:?}");
+    assert!(run.stderr.contains("there is no local copy"), "{run:?}");
+}
+
+#[test]
+fn a_record_is_proposed_to_a_plain_path_source_on_a_branch_of_that_repository() {
+    let t = env();
+    let (_, work) = org(&t);
+    t.kb(&["shared", "add", "team", "../org-work"]).ok();
+    let saved = t
+        .kb(&[
+            "--json",
+            "save",
+            "--store",
+            "copilot",
+            "--subject",
+            "build",
+            "--citation",
+            "Makefile:14",
+            "--reason",
+            "CI uses it",
+            "Run make test before a push",
+        ])
+        .ok()
+        .json();
+    let id = saved["memory_id"].as_str().unwrap().to_string();
+    let before = git(&t, &work, &["rev-parse", "HEAD"]);
+    let json = t.kb(&["--json", "shared", "propose", &id, "team"]).ok().json();
+    assert_eq!(json["action"], "proposed", "{json}");
+    let branch = json["branch"].as_str().unwrap();
+    assert!(branch.starts_with(&format!("kb/propose-{id}-run-make-test")), "{branch}");
+    assert_eq!(git(&t, &work, &["symbolic-ref", "--short", "HEAD"]), "main", "back on the branch it was on");
+    assert_eq!(git(&t, &work, &["rev-parse", "HEAD"]), before);
+    assert_eq!(git(&t, &work, &["status", "--porcelain"]), "");
+    let file = git(&t, &work, &["show", &format!("{branch}:.github/copilot-memories.jsonl")]);
+    assert!(file.contains("Run make test before a push") && file.contains("Makefile:14"), "{file}");
+    // A dirty checkout is refused, and nothing moves.
+    std::fs::write(work.join("notes.txt"), "wip").unwrap();
+    let run = t.kb(&["shared", "propose", &id, "team"]).err();
+    assert!(run.stderr.contains("uncommitted changes"), "{run:?}");
+    assert_eq!(git(&t, &work, &["symbolic-ref", "--short", "HEAD"]), "main");
+}
