@@ -239,6 +239,7 @@ impl Report for ListReport {
                 (true, true, _) => "in place".to_string(),
                 (_, false, _) => "missing: kb shared sync".to_string(),
                 (false, true, None) => "never synced: kb shared sync".to_string(),
+                (false, true, Some(secs)) if secs < 60 => "synced just now".to_string(),
                 (false, true, Some(secs)) => {
                     let old = format!("synced {} ago", shared::age_text(Duration::from_secs(secs)));
                     if s.stale { format!("{old}, older than {} hours: kb shared sync", self.ttl_hours) } else { old }
@@ -353,12 +354,13 @@ impl Report for SyncReport {
     }
 }
 
-/// What `kb shared propose` did. JSON `{"id", "source", "action":"proposed"|"exists",
+/// What `kb shared propose` did. JSON `{"id", "store":"md"|"copilot", "source", "action":"proposed"|"exists",
 /// "branch":S|null, "commit":S|null, "saved_as":ID (the id in the source), "path":ABS (the
 /// source's folder), "push":S|null (the command to run)}`.
 #[derive(Serialize)]
 pub struct ProposeReport {
     id: String,
+    store: &'static str,
     source: String,
     action: &'static str,
     branch: Option<String>,
@@ -538,10 +540,12 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
         }
     };
     let path = abs(&root);
+    let store = if raw_id.trim().parse::<u64>().is_ok() { "md" } else { "copilot" };
     if action == "exists" {
         undo(true).map_err(refused)?;
         return Ok(ProposeReport {
             id,
+            store,
             source: name.into(),
             action: "exists",
             branch: None,
@@ -552,8 +556,7 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
         });
     }
     let (project, origin) = project(repo, t);
-    let what =
-        if raw_id.trim().parse::<u64>().is_ok() { format!("memory {id}") } else { format!("Copilot record {id}") };
+    let what = if store == "md" { format!("memory {id}") } else { format!("Copilot record {id}") };
     let from = origin.map_or(project.clone(), |o| format!("{project} ({o})"));
     let message = format!("Propose {what} from {project}\n\nProposed with kb shared propose from {from}.\n");
     let (who, email) = committer(repo, t);
@@ -574,6 +577,7 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
     let push = format!("git -C {} push origin {branch}", shell_word(&path));
     Ok(ProposeReport {
         id,
+        store,
         source: name.into(),
         action: "proposed",
         branch: Some(branch),
@@ -611,16 +615,21 @@ fn shell_word(s: &str) -> String {
 impl Report for ProposeReport {
     fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
         let (id, source) = (&self.id, &self.source);
+        let noun = if self.store == "md" { "memory" } else { "Copilot record" };
         let there = match &self.saved_as {
             serde_json::Value::String(s) => v.clean(s).into_owned(),
             other => other.to_string(),
         };
         match (&self.branch, &self.push) {
             (Some(branch), Some(push)) => {
-                writeln!(w, "{} Proposed {id} to {source} as {there} on branch {branch}", v.style.ok("✓"))?;
+                writeln!(
+                    w,
+                    "{} Proposed {noun} {id} to {source} (its {noun} {there}) on branch {branch}",
+                    v.style.ok("✓")
+                )?;
                 writeln!(w, "Push it and open a pull request:\n  {}", v.clean(push))
             }
-            _ => writeln!(w, "Nothing proposed: {source} already holds it (as {there})"),
+            _ => writeln!(w, "Nothing proposed: {source} already holds {noun} {id} (as its {noun} {there})"),
         }
     }
 }

@@ -254,6 +254,7 @@ fn propose_commits_on_a_branch_of_the_copy_and_the_copy_goes_back_to_the_synced_
     assert!(branch.starts_with("kb/propose-1-release-notes-go-in-changelog"), "{branch}");
     assert_eq!(json["push"], format!("git -C {} push origin {branch}", copy.display()));
     assert_eq!(json["saved_as"], 2, "saved through the org's own save, after its memory 1");
+    assert_eq!(json["store"], "md");
     // The copy reads the synced commit again; the branch holds the proposal.
     assert_eq!(git(&t, &copy, &["rev-parse", "HEAD"]), synced);
     assert_eq!(git(&t, &copy, &["status", "--porcelain"]), "");
@@ -264,6 +265,7 @@ fn propose_commits_on_a_branch_of_the_copy_and_the_copy_goes_back_to_the_synced_
     assert!(on_branch.contains(".co-cli/knowledge/memories/002-release-notes"), "{on_branch}");
     assert_eq!(git(&t, &copy, &["rev-parse", &format!("{branch}~1")]), synced);
     let text = t.kb(&["shared", "propose", "1", "org"]);
+    assert!(text.stderr.contains("already exists"), "{text:?}");
     assert_eq!(text.code, 1, "the branch exists already: {text:?}");
     assert_eq!(git(&t, &copy, &["rev-parse", "HEAD"]), synced, "a failed proposal leaves the copy as it was");
 
