@@ -296,7 +296,11 @@ pub fn sync(repo: &Repo, names: &[String]) -> Result<SyncReport> {
     for s in chosen {
         let name = s.spec.name.clone();
         let path = abs(&s.root);
-        let entry = match git::sync(s, timeout(repo)) {
+        let synced = match &repo.env.cache_home {
+            None if !s.in_place => Err("no cache folder for the local copy: set XDG_CACHE_HOME or HOME".to_string()),
+            _ => git::sync(s, timeout(repo)),
+        };
+        let entry = match synced {
             Ok(Synced::InPlace) => {
                 SyncedJson { name, action: "in_place", commit: s.commit(), from: None, path, error: None }
             }

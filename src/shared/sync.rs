@@ -135,6 +135,12 @@ pub fn sync(source: &Source, timeout: Duration) -> Result<Synced, String> {
         SharedUrl::Remote => {}
     }
     let copy = &source.root;
+    // One sync of a copy at a time (two session starts, a person and the background): the lock
+    // file sits next to the copy, outside it.
+    let name = copy.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let lock_path = copy.with_file_name(format!(".{name}.lock"));
+    let _held = crate::fsio::lock(&lock_path, crate::fsio::LOCK_TIMEOUT)
+        .map_err(|e| format!("another sync of this copy is running ({}: {e})", lock_path.display()))?;
     if copy.join(".git").is_dir() { fetch(source, timeout) } else { clone(source, timeout) }
 }
 
