@@ -339,3 +339,38 @@ fn a_record_is_proposed_to_a_plain_path_source_on_a_branch_of_that_repository() 
     assert!(run.stderr.contains("uncommitted changes"), "{run:?}");
     assert_eq!(git(&t, &work, &["symbolic-ref", "--short", "HEAD"]), "main");
 }
+
+#[test]
+fn the_read_commands_start_no_git_process() {
+    let t = env();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    t.kb(&["shared", "sync"]).ok();
+    t.kb(&["save", "The API listens on port 8080"]).ok();
+    // A `git` first on PATH that only leaves a mark.
+    let bin = t.base.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = t.base.join("git-ran");
+    let script = bin.join("git");
+    std::fs::write(&script, format!("#!/bin/sh\necho \"$@\" >> '{}'\nexit 1\n", marker.display())).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let t = t.env("PATH", &path);
+    for args in [
+        &["list"][..],
+        &["recall", "port"],
+        &["show", "1"],
+        &["context"],
+        &["compile"],
+        &["check"],
+        &["agents"],
+        &["shared"],
+    ] {
+        let run = t.kb(args);
+        assert!(run.code == 0 || args[0] == "check", "{args:?}: {run:?}");
+    }
+    assert!(!marker.exists(), "a read command ran git: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    // The fake git does run for sync (so the test would see a read command that ran it).
+    assert_eq!(t.kb(&["shared", "sync"]).code, 1);
+    assert!(marker.exists());
+}
