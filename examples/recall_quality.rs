@@ -34,12 +34,17 @@
 //! error (no binary, an unreadable fixture, a kb run that fails or prints no JSON), never because
 //! of the scores.
 //!
+//! `--paraphrase` asks the questions of `bench/recall/paraphrase.jsonl` instead: questions that
+//! share no stem with their answer (a markdown memory or a Copilot record), which the harness
+//! checks with kb's own tokens and stemmer before it asks anything (stop words aside): a question
+//! that shares a stem with its answer is refused, and the run stops.
+//!
 //! Run: `cargo build --release --bin kb --example recall_quality &&
-//! target/release/examples/recall_quality [--misses] [MODE...]`. `KB` names the binary (default:
+//! target/release/examples/recall_quality [--misses] [--paraphrase] [MODE...]`. `KB` names the binary (default:
 //! `kb` next to the `examples/` folder of this program, else `target/release/kb`). `--misses`
 //! also lists, per mode, the questions with no relevant item in the top 5 and what came first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -104,12 +109,16 @@ fn main() {
 
 fn run() -> Fallible<()> {
     let mut misses = false;
+    let mut paraphrase = false;
     let mut chosen = Vec::new();
     for arg in std::env::args().skip(1) {
         match arg.as_str() {
             "--misses" => misses = true,
+            "--paraphrase" => paraphrase = true,
             "-h" | "--help" => {
-                println!("usage: recall_quality [--misses] [exact|bm25|ranked...]   (KB: the kb binary)");
+                println!(
+                    "usage: recall_quality [--misses] [--paraphrase] [exact|bm25|ranked...]   (KB: the kb binary)"
+                );
                 return Ok(());
             }
             name => match MODES.iter().find(|m| m.name == name) {
@@ -124,7 +133,11 @@ fn run() -> Fallible<()> {
 
     let package = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let fixture = package.join("bench/recall/repo");
-    let questions = read_questions(&package.join("bench/recall/questions.jsonl"))?;
+    let set = if paraphrase { "bench/recall/paraphrase.jsonl" } else { "bench/recall/questions.jsonl" };
+    let questions = read_questions(&package.join(set))?;
+    if paraphrase {
+        refuse_shared_stems(&fixture, &questions)?;
+    }
     let kb = binary(&package)?;
     let counts = fixture_counts(&fixture)?;
 
@@ -140,8 +153,87 @@ fn run() -> Fallible<()> {
         runs.push(run_mode(&kb, &repo, &home, mode, &questions)?);
     }
 
-    print!("{}", report(&kb, &counts, &questions, &runs, misses));
+    print!("{}", report(&kb, &counts, set, &questions, &runs, misses));
     Ok(())
+}
+
+/// The stems of the content words of `text` (kb's tokens, stop words left out).
+fn content_stems(text: &str, stems: &mut kb::recall_tokens::Stems) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    kb::recall_tokens::each_token(text, |t| {
+        if !kb::recall_tokens::is_stop_word(t) {
+            out.insert(stems.stem(t).to_string());
+        }
+    });
+    out
+}
+
+/// The text kb ranks of each markdown memory (body and tags) and Copilot record (every string
+/// of it), by (store, id).
+fn answer_texts(fixture: &Path) -> Fallible<BTreeMap<Key, String>> {
+    let mut out = BTreeMap::new();
+    let dir = fixture.join(".co-cli/knowledge/memories");
+    let entries = std::fs::read_dir(&dir).map_err(|e| format!("read {}: {e}", dir.display()))?;
+    for entry in entries.flatten().filter(|e| e.path().extension().is_some_and(|x| x == "md")) {
+        let path = entry.path();
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("read {}: {e}", path.display()))?;
+        let (front, body) = text
+            .strip_prefix("---\n")
+            .and_then(|t| t.split_once("\n---\n"))
+            .ok_or(format!("{}: no frontmatter", path.display()))?;
+        let id = front
+            .lines()
+            .find_map(|l| l.strip_prefix("id: "))
+            .ok_or(format!("{}: no id", path.display()))?
+            .trim()
+            .to_string();
+        let mut tags = String::new();
+        let mut in_tags = false;
+        for line in front.lines() {
+            if line.starts_with("tags:") {
+                in_tags = true;
+            } else if let Some(tag) = line.strip_prefix("- ").filter(|_| in_tags) {
+                tags.push_str(tag);
+                tags.push(' ');
+            } else {
+                in_tags = false;
+            }
+        }
+        out.insert(("md".to_string(), id), format!("{body}\n{tags}"));
+    }
+    let records = fixture.join(".github/copilot-memories.jsonl");
+    let records = std::fs::read_to_string(&records).map_err(|e| format!("read {}: {e}", records.display()))?;
+    for line in records.lines().filter(|l| !l.trim().is_empty()) {
+        let v: Value = serde_json::from_str(line).map_err(|e| format!("a Copilot record: {e}"))?;
+        let Some(id) = v.get("id").and_then(Value::as_str) else { continue };
+        out.insert(("copilot".to_string(), id.to_string()), v.to_string());
+    }
+    Ok(out)
+}
+
+/// Refuses the set when a question shares a stem with one of its answers, or names an answer
+/// the fixture does not hold (only markdown memories and Copilot records can be checked).
+fn refuse_shared_stems(fixture: &Path, questions: &[Question]) -> Fallible<()> {
+    let texts = answer_texts(fixture)?;
+    let mut stems = kb::recall_tokens::Stems::default();
+    let mut refused = Vec::new();
+    for q in questions {
+        let asked = content_stems(&q.q, &mut stems);
+        for key in &q.relevant {
+            let Some(text) = texts.get(key) else {
+                refused.push(format!("{:?}: no {} item {} to check against", q.q, key.0, key.1));
+                continue;
+            };
+            let shared: Vec<String> = content_stems(text, &mut stems).intersection(&asked).cloned().collect();
+            if !shared.is_empty() {
+                refused.push(format!("{:?} shares {} with {} {}", q.q, shared.join(", "), key.0, key.1));
+            }
+        }
+    }
+    match refused.is_empty() {
+        true => Ok(()),
+        false => Err(format!("paraphrase questions refused:\n  {}", refused.join("\n  "))),
+    }
 }
 
 /// Reads the labelled questions.
@@ -349,14 +441,20 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// The markdown report.
-fn report(kb: &Path, counts: &BTreeMap<&str, usize>, questions: &[Question], runs: &[Run], misses: bool) -> String {
+fn report(
+    kb: &Path,
+    counts: &BTreeMap<&str, usize>,
+    set: &str,
+    questions: &[Question],
+    runs: &[Run],
+    misses: bool,
+) -> String {
     let mut out = String::new();
     let sizes: Vec<String> = counts.iter().map(|(store, n)| format!("{n} {store}")).collect();
     let _ = writeln!(out, "# kb recall quality\n");
     let _ = writeln!(out, "- binary: `{}`", kb.display());
     let _ = writeln!(out, "- fixture: bench/recall/repo ({})", sizes.join(", "));
-    let _ =
-        writeln!(out, "- questions: {} (bench/recall/questions.jsonl), `-n {DEPTH}`, KB_NOW={NOW}\n", questions.len());
+    let _ = writeln!(out, "- questions: {} ({set}), `-n {DEPTH}`, KB_NOW={NOW}\n", questions.len());
 
     let _ = writeln!(out, "| mode | R@5 | items@5 | MRR@10 | empty | median ms | notes |");
     let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: | ---: | --- |");

@@ -62,5 +62,8 @@ pub use format::tokens::count as count_tokens;
 pub use memories::file::new_memory_file;
 /// Where a repository's files are.
 pub use paths::Layout;
+/// Ranked recall's tokens, stop words and stemmer (the recall benchmark checks its paraphrase
+/// questions with them).
+pub use search::tokens as recall_tokens;
 /// The default compile target.
 pub use settings::DEFAULT_CONTEXT_TARGET;
