@@ -1,7 +1,9 @@
 //! Ranked recall (docs/behaviour.md, Recall): BM25 with field weights over every kind of
 //! knowledge (memories, Copilot records, decisions, sessions), words matched by their English stem,
 //! and co-cli's substring rule (`test` finds `nextest`) as a half-weight fallback for a query word
-//! that matches nothing by stem.
+//! that matches nothing by stem. English stop words are left out of the query unless it holds
+//! nothing else ([`tokens::is_stop_word`]), and a query word also matches the words related to it
+//! in kb's thesaurus ([`thesaurus`]) at half weight, where it does not match directly.
 //!
 //! A document has three fields: its text (weight 1), its labels (tags, a record's subject: 2) and
 //! its notes (a record's reason and citations: 0.5). Its weighted term frequency and length are
@@ -13,6 +15,7 @@
 
 pub mod cache;
 pub mod packed;
+pub mod thesaurus;
 pub mod tokens;
 
 use packed::Slots;
@@ -402,15 +405,18 @@ pub fn rank(
     }
     let words = query_words(query, ranking);
     let mut stems = Stems::default();
-    // Each query word: the terms its stem matches, if it has any.
-    let by_stem: Vec<Option<Vec<bool>>> = words
+    let word_stems: Vec<String> = words
         .iter()
-        .map(|word| {
-            let stem = match ranking {
-                Ranking::Full => stems.stem(word).to_string(),
-                Ranking::Plain => word.clone(),
-            };
-            let s = corpus.stem_id(&stem)?;
+        .map(|word| match ranking {
+            Ranking::Full => stems.stem(word).to_string(),
+            Ranking::Plain => word.clone(),
+        })
+        .collect();
+    // Each query word: the terms its stem matches, if it has any.
+    let by_stem: Vec<Option<Vec<bool>>> = word_stems
+        .iter()
+        .map(|stem| {
+            let s = corpus.stem_id(stem)?;
             Some(corpus.stem_of.iter().map(|&st| st as usize == s).collect())
         })
         .collect();
@@ -424,18 +430,33 @@ pub fn rank(
         let hits: Vec<bool> = corpus.terms.iter().map(|&t| finder.find(corpus.text(t).as_bytes()).is_some()).collect();
         hits.contains(&true).then_some((hits, FALLBACK_WEIGHT))
     };
-    // First the stems, and the fallback of the words no document's stem matches at all.
+    // Every matcher, and the query word it is for: directly (its stem, or the substring
+    // fallback), or through the thesaurus.
     let mut matchers: Vec<(Vec<bool>, f64)> = Vec::new();
+    let mut owners: Vec<(usize, Via)> = Vec::new();
+    // First the stems, and the fallback of the words no document's stem matches at all.
     let mut stem_matcher: Vec<Option<usize>> = Vec::new();
-    for (word, hits) in words.iter().zip(&by_stem) {
+    for (w, (word, hits)) in words.iter().zip(&by_stem).enumerate() {
         match hits {
             Some(hits) => {
                 stem_matcher.push(Some(matchers.len()));
                 matchers.push((hits.clone(), 1.0));
+                owners.push((w, Via::Direct));
             }
             None => {
                 stem_matcher.push(None);
-                matchers.extend(substring(word));
+                if let Some(m) = substring(word) {
+                    matchers.push(m);
+                    owners.push((w, Via::Direct));
+                }
+            }
+        }
+    }
+    if ranking == Ranking::Full {
+        for (w, hits) in related_terms(corpus, &word_stems).into_iter().enumerate() {
+            if let Some(hits) = hits {
+                matchers.push((hits, thesaurus::RELATED_WEIGHT));
+                owners.push((w, Via::Related));
             }
         }
     }
@@ -447,9 +468,14 @@ pub fn rank(
         stem_matcher.iter().enumerate().filter_map(|(w, q)| q.filter(|&q| freqs.df(q) == 0).map(|_| w)).collect();
     if !unmatched.is_empty() {
         let dropped: Vec<usize> = unmatched.iter().filter_map(|&w| stem_matcher[w]).collect();
-        matchers = matchers.into_iter().enumerate().filter(|(q, _)| !dropped.contains(q)).map(|(_, m)| m).collect();
+        let kept = |q: &usize| !dropped.contains(q);
+        owners = owners.into_iter().enumerate().filter(|(q, _)| kept(q)).map(|(_, o)| o).collect();
+        matchers = matchers.into_iter().enumerate().filter(|(q, _)| kept(q)).map(|(_, m)| m).collect();
         for &w in &unmatched {
-            matchers.extend(substring(&words[w]));
+            if let Some(m) = substring(&words[w]) {
+                matchers.push(m);
+                owners.push((w, Via::Direct));
+            }
         }
         freqs = term_frequencies(corpus, &candidates, &matchers)?;
     }
@@ -469,10 +495,13 @@ pub fn rank(
         .map(|(i, tf)| {
             let dl = f64::from(corpus.docs[i].len);
             let norm = K1 * (1.0 - B + B * dl / avgdl.max(f64::MIN_POSITIVE));
+            // A word matched directly counts only so: its related words add nothing then.
+            let direct =
+                |w: usize| owners.iter().zip(tf).any(|(&(o, via), &f)| o == w && via == Via::Direct && f > 0.0);
             let score = tf
                 .iter()
                 .enumerate()
-                .filter(|(_, f)| **f > 0.0)
+                .filter(|(q, f)| **f > 0.0 && (owners[*q].1 == Via::Direct || !direct(owners[*q].0)))
                 .map(|(q, &f)| {
                     let f = f64::from(f);
                     matchers[q].1 * idf[q] * f * (K1 + 1.0) / (f + norm)
@@ -481,6 +510,45 @@ pub fn rank(
             Scored { doc: i, score }
         })
         .collect())
+}
+
+/// How a matcher matches its query word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// By the word's stem, or the substring fallback.
+    Direct,
+    /// By a word related to it in the thesaurus.
+    Related,
+}
+
+/// For each query word (by its stem), the terms whose stem is related to it in the thesaurus and
+/// is neither its own nor another query word's (those match directly), if any: one pass over the
+/// corpus's stems for the whole query.
+fn related_terms(corpus: &Corpus, word_stems: &[String]) -> Vec<Option<Vec<bool>>> {
+    let t = thesaurus::shipped();
+    let mut wanted: HashMap<&str, Vec<usize>> = HashMap::default();
+    for (w, stem) in word_stems.iter().enumerate() {
+        for r in t.related(stem).iter().filter(|r| !word_stems.contains(r)) {
+            wanted.entry(r.as_str()).or_default().push(w);
+        }
+    }
+    let mut out = vec![None; word_stems.len()];
+    if wanted.is_empty() {
+        return out;
+    }
+    // Which query words each stem of the corpus is related to.
+    let mut of_stem: Vec<Vec<usize>> = vec![Vec::new(); corpus.stems.len()];
+    for (s, &span) in corpus.stems.iter().enumerate() {
+        if let Some(ws) = wanted.get(corpus.text(span)) {
+            of_stem[s].clone_from(ws);
+        }
+    }
+    for (t, &s) in corpus.stem_of.iter().enumerate() {
+        for &w in of_stem.get(s as usize).map_or(&[][..], Vec::as_slice) {
+            out[w].get_or_insert_with(|| vec![false; corpus.terms.len()])[t] = true;
+        }
+    }
+    out
 }
 
 /// For each candidate that a matcher matches, the weighted frequency of each matcher's terms in
@@ -575,7 +643,8 @@ fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool
     Ok(freqs)
 }
 
-/// Returns the distinct words of a query, in order.
+/// Returns the distinct words of a query, in order; for the full ranking without its stop words,
+/// unless it holds nothing else.
 fn query_words(query: &str, ranking: Ranking) -> Vec<String> {
     let mut words: Vec<String> = match ranking {
         Ranking::Full => tokens::tokens(query),
@@ -583,6 +652,9 @@ fn query_words(query: &str, ranking: Ranking) -> Vec<String> {
             query.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
         }
     };
+    if ranking == Ranking::Full && !words.iter().all(|w| tokens::is_stop_word(w)) {
+        words.retain(|w| !tokens::is_stop_word(w));
+    }
     let mut seen = std::collections::HashSet::new();
     words.retain(|w| seen.insert(w.clone()));
     words
