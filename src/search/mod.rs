@@ -749,6 +749,62 @@ mod tests {
     }
 
     #[test]
+    fn stop_words_match_nothing_unless_the_query_holds_nothing_else() {
+        let docs = [
+            doc("tests", "Run the tests with cargo nextest", "", ""),
+            doc("how", "How the gateway buffers what it reads", "", ""),
+            doc("do", "Do not deploy on Fridays", "", ""),
+        ];
+        let keys = |r: Vec<(String, f64)>| r.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(keys(ranked(&docs, "how do I run the tests")), ["tests"]);
+        assert_eq!(keys(ranked(&docs, "What is ApiError?")), Vec::<String>::new(), "no document holds api or error");
+        let mut only = keys(ranked(&docs, "how do the"));
+        only.sort();
+        assert_eq!(only, ["do", "how", "tests"], "a query of stop words only matches them");
+        let (c, _) = corpus(&docs, None, Ranking::Plain);
+        assert_eq!(
+            rank(&c, "how do I run the tests", Ranking::Plain, |_| true).unwrap().len(),
+            3,
+            "plain BM25 keeps them"
+        );
+    }
+
+    #[test]
+    fn related_words_match_at_half_weight_and_only_where_the_word_does_not_match_directly() {
+        let docs = [
+            doc("direct", "the suite of checks", "", ""),
+            doc("related", "the verify step", "", ""),
+            doc("other", "unrelated words here", "", ""),
+        ];
+        let r = ranked(&docs, "verify");
+        assert_eq!(r.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["related", "direct"], "{r:?}");
+        // The same document matched through the thesaurus scores half what it scores directly.
+        let through = ranked(&[doc("a", "run the checks", "", ""), doc("b", "unrelated words", "", "")], "tests");
+        let direct = ranked(&[doc("a", "run the tests", "", ""), doc("b", "unrelated words", "", "")], "tests");
+        assert_eq!(through.len(), 1);
+        assert!((through[0].1 - direct[0].1 / 2.0).abs() < 1e-9, "{through:?} {direct:?}");
+        // A document holding the word and a related one scores as if it held the word only.
+        let both =
+            ranked(&[doc("a", "run the tests checks", "", ""), doc("b", "run the tests other", "", "")], "tests");
+        assert!((both[0].1 - both[1].1).abs() < 1e-9, "{both:?}");
+        // Plain BM25 knows no thesaurus.
+        let (c, _) = corpus(&docs, None, Ranking::Plain);
+        assert_eq!(rank(&c, "verify", Ranking::Plain, |_| true).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_related_word_that_is_also_asked_for_counts_only_directly() {
+        // `build` and `compile` share a group: asked together, each matches its own word only.
+        let docs = [doc("a", "compile it", "", ""), doc("b", "build it", "", ""), doc("c", "other text", "", "")];
+        let together = ranked(&docs, "build compile");
+        let alone = ranked(&docs, "compile");
+        let score = |r: &[(String, f64)], k: &str| r.iter().find(|(n, _)| n == k).map(|(_, s)| *s).unwrap();
+        assert!((score(&alone, "b") - score(&alone, "a") / 2.0).abs() < 1e-9, "build is related to compile: {alone:?}");
+        assert!((score(&together, "a") - score(&alone, "a")).abs() < 1e-9, "compile counts once: {together:?}");
+        assert!((score(&together, "a") - score(&together, "b")).abs() < 1e-9, "each by its own word: {together:?}");
+    }
+
+    #[test]
     fn plain_bm25_neither_stems_nor_splits() {
         let docs = [doc("a", "running ApiError", "", ""), doc("b", "other", "", "")];
         let (c, _) = corpus(&docs, None, Ranking::Plain);
