@@ -301,8 +301,23 @@ fn terms(text: &str, stems: &mut tokens::Stems) -> BTreeSet<String> {
     out
 }
 
+/// How many content words (stems) of an item the prompt shares: each word it holds counts 1, each
+/// other word related to one of its words in recall's thesaurus half (as recall weighs them).
+fn shared_words(item: &BTreeSet<String>, prompt: &BTreeSet<String>) -> f64 {
+    let thesaurus = crate::search::thesaurus::shipped();
+    item.iter()
+        .map(|t| match prompt.contains(t) {
+            true => 1.0,
+            false if thesaurus.related(t).iter().any(|r| prompt.contains(r)) => {
+                crate::search::thesaurus::RELATED_WEIGHT
+            }
+            false => 0.0,
+        })
+        .sum()
+}
+
 /// `prompt`'s context text: at most [`PROMPT_ITEMS`] items recall ranks for the prompt that share
-/// two content words or one salient token with it, are not in the block the agent already has,
+/// two content words (a related word counting half: [`shared_words`]) or one salient token with it, are not in the block the agent already has,
 /// and were not sent earlier in the session; a stale one with its warning. The memory index comes
 /// from its cache while the folder is unchanged; when a memory picked was edited since,
 /// everything is read again.
@@ -401,12 +416,12 @@ fn pick(
         if sent.contains(&key) {
             continue;
         }
-        let shared = terms(&f.text, stems).intersection(&asked.terms).count();
+        let shared = shared_words(&terms(&f.text, stems), &asked.terms);
         let salient_shared = !asked.salient.is_empty() && {
             let (_, only_in_prompt) = crate::format::salient::differences(&f.text, asked.prompt);
             only_in_prompt.len() < asked.salient.len()
         };
-        if shared < 2 && !salient_shared {
+        if shared < 2.0 && !salient_shared {
             continue;
         }
         let loaded = loaded.get_or_insert_with(|| loaded_text(k, given));
@@ -470,6 +485,17 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_related_word_counts_half_a_shared_one() {
+        let mut stems = tokens::Stems::default();
+        let prompt = terms("how do we deploy once the tests pass", &mut stems);
+        assert_eq!(prompt.len(), 3, "{prompt:?}");
+        let item = terms("Releases are published after the suite passes", &mut stems);
+        assert_eq!(shared_words(&item, &prompt), 2.5, "pass 1, release, publish and suite 0.5 each");
+        assert_eq!(shared_words(&terms("The suite passes", &mut stems), &prompt), 1.5);
+        assert_eq!(shared_words(&terms("Lunch is at noon", &mut stems), &prompt), 0.0);
+    }
 
     #[test]
     fn payload_fields_of_every_agent() {

@@ -413,7 +413,7 @@ mod with_mcp {
         settle().await;
 
         // recall and list: the CLI's text and JSON, byte for byte.
-        for (query, n) in [("PYTEST", 5), ("pytest", 1), ("nothing like this", 5)] {
+        for (query, n) in [("PYTEST", 5), ("pytest", 1), ("nothing like this", 5), ("how do we ship", 5)] {
             let result = call(&client, "recall_memory", json!({"query": query, "max_results": n})).await;
             assert_parity(result, &env, cli(&env, &["recall", query, "-n", &n.to_string(), "--verify"]));
         }

@@ -113,7 +113,10 @@ mod with_mcp {
         three_memories(&env);
         env.write(".co-cli/knowledge/context.md", "---\nversion: 1\nupdated: 2026-11-01T00:00:00Z\n---\n\nOld rule.\n");
         let client = connect(&env).await;
-        assert_fresh(&client, &env, &["1", "2", "3"], &["port", "tests"]).await;
+        assert_fresh(&client, &env, &["1", "2", "3"], &["port", "tests", "how do we deploy"]).await;
+        // The live corpus ranks as the command does: stop words aside, `deploy` finds `ship`.
+        let found = answer(call(&client, "recall_memory", json!({"query": "how do we deploy"})).await);
+        assert_eq!((found["total"].as_u64(), found["results"][0]["id"].as_u64()), (Some(1), Some(3)), "{found}");
 
         // Edit one memory, add one, delete one, and edit the context, by hand.
         rewrite_body(&env, 2, "Run the integration tests with cargo test --workspace");

@@ -182,3 +182,41 @@ fn text_output_names_each_kind() {
     assert!(out.contains("**Open session** (started 2026-11-21)\nFocus: Migrate"), "{out}");
     assert!(out.contains("**Copilot memory mem-1**"), "{out}");
 }
+
+#[test]
+fn stop_words_match_nothing_so_the_total_counts_only_real_matches() {
+    let t = seeded();
+    let v = recall(&t, &["how do I run the tests"]);
+    // `run` finds memory 1, `tests` the record (its citations); `the`, `how`, `do`, `I` nothing.
+    assert_eq!(v["total"], 2, "{v}");
+    assert_eq!(hits(&v)[0], md(1), "{v}");
+    assert!(!hits(&v).contains(&md(2)), "memory 2 holds only `The`: {v}");
+    let run = t.kb(&["recall", "how", "do", "I", "run", "the", "tests"]).ok();
+    assert!(run.stdout.starts_with("Found 2 "), "{run:?}");
+    // Stop words alone still match.
+    assert!(recall(&t, &["the"])["total"].as_u64().unwrap() >= 3);
+}
+
+#[test]
+fn a_question_in_related_words_finds_the_memory_through_the_thesaurus() {
+    let t = seeded();
+    // Memory 3 says "Deploys … release"; the question says "ship": a related word.
+    let v = recall(&t, &["when", "do", "we", "ship"]);
+    assert_eq!(hits(&v), [md(3)], "{v}");
+    // Through the thesaurus (`ship` ~ `deploy`, `release`) it scores less than asked directly.
+    let direct = recall(&t, &["when do we deploy"]);
+    assert_eq!(hits(&direct), [md(3)], "{direct}");
+    let (related, direct) =
+        (v["results"][0]["score"].as_f64().unwrap(), direct["results"][0]["score"].as_f64().unwrap());
+    assert!(related < direct, "{related} {direct}");
+}
+
+#[test]
+fn exact_uses_neither_stop_words_nor_the_thesaurus() {
+    let t = seeded();
+    let every = [md(3), md(2), ("copilot".to_string(), "mem-1".to_string()), md(1)];
+    assert_eq!(hits(&recall(&t, &["--exact", "the"])), every, "each holding `the`, newest first (`them` too)");
+    assert_eq!(hits(&recall(&t, &["--exact", "run", "the"])), [md(1)]);
+    assert_eq!(recall(&t, &["--exact", "ship"])["count"], 0, "no related words");
+    assert_eq!(recall(&t, &["--exact", "how do I run the tests"])["count"], 0, "every word, stop words too");
+}
