@@ -256,3 +256,18 @@ fn without_a_root_a_hook_prints_nothing() {
     assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
     assert!(!nowhere.join(".co-cli").exists());
 }
+
+#[test]
+fn prompt_sends_a_memory_worded_in_related_words() {
+    let env = env();
+    env.memory(1, "Releases are published only after the whole suite passes", &days_ago(2.0), &[]);
+    env.memory(2, "Lunch is at noon on Fridays", &days_ago(2.0), &[]);
+    // One word shared (`pass`); `deploy` ~ `release`, `publish` and `tests` ~ `suite` count half each.
+    let p = json!({"session_id": "r1", "prompt": "how do we deploy once the tests pass?"});
+    let run = hook(&env, "prompt", "claude", &p);
+    assert!(run.stdout.contains("[memory 1]"), "{run:?}");
+    assert!(!run.stdout.contains("memory 2"), "{run:?}");
+    // One shared word and nothing related is not enough.
+    let p = json!({"session_id": "r2", "prompt": "does lunch move?"});
+    assert_eq!(hook(&env, "prompt", "claude", &p).stdout, "");
+}
