@@ -536,16 +536,20 @@ fn related_terms(corpus: &Corpus, word_stems: &[String]) -> Vec<Option<Vec<bool>
     if wanted.is_empty() {
         return out;
     }
-    // Which query words each stem of the corpus is related to.
-    let mut of_stem: Vec<Vec<usize>> = vec![Vec::new(); corpus.stems.len()];
+    // Which query words each stem of the corpus is related to, one bit each (words past the 64th
+    // of a query get no related words).
+    let mut of_stem: Vec<u64> = vec![0; corpus.stems.len()];
     for (s, &span) in corpus.stems.iter().enumerate() {
         if let Some(ws) = wanted.get(corpus.text(span)) {
-            of_stem[s].clone_from(ws);
+            of_stem[s] = ws.iter().filter(|&&w| w < 64).fold(0, |m, &w| m | 1 << w);
         }
     }
     for (t, &s) in corpus.stem_of.iter().enumerate() {
-        for &w in of_stem.get(s as usize).map_or(&[][..], Vec::as_slice) {
+        let mut m = of_stem.get(s as usize).copied().unwrap_or(0);
+        while m != 0 {
+            let w = m.trailing_zeros() as usize;
             out[w].get_or_insert_with(|| vec![false; corpus.terms.len()])[t] = true;
+            m &= m - 1;
         }
     }
     out
