@@ -165,6 +165,28 @@ pub enum Command {
         after_help = "Examples:\n  kb shared add org https://github.com/acme/knowledge.git --ref main\n  kb shared sync\n  kb shared\n  kb shared propose 12 org\n  kb shared remove org"
     )]
     Shared(SharedArgs),
+    /// Compare the knowledge of two git revisions (default HEAD and the working tree): items added,
+    /// removed and changed per store, and how each agent's compiled block changes
+    #[command(
+        after_help = "Examples:\n  kb diff\n  kb diff main\n  kb diff main HEAD --markdown\n  kb --json diff HEAD~1 HEAD\n  kb diff origin/main --exit-code"
+    )]
+    Diff(DiffArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The revision to compare from (a branch, tag or commit); default HEAD
+    #[arg(value_name = "BASE")]
+    pub base: Option<String>,
+    /// The revision to compare to; default the working tree
+    #[arg(value_name = "HEAD")]
+    pub head: Option<String>,
+    /// Print it as a pull-request comment (markdown)
+    #[arg(long)]
+    pub markdown: bool,
+    /// Exit 1 when anything differs, as git diff --exit-code
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 #[derive(Debug, Args)]

@@ -33,6 +33,7 @@ pub(crate) mod output;
 pub(crate) mod paths;
 pub(crate) mod provenance;
 pub(crate) mod repo;
+pub(crate) mod revision;
 pub(crate) mod search;
 pub(crate) mod secrets;
 pub(crate) mod session;

@@ -498,6 +498,10 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             }
         }
         Command::Shared(a) => shared::run(ctx, a),
+        Command::Diff(a) => {
+            let req = ops::diff::Request { base: a.base, head: a.head, markdown: a.markdown, exit_code: a.exit_code };
+            ctx.emit(&ops::diff::diff(&ctx.repo()?, &req)?)
+        }
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();
             output::stream(|w| {

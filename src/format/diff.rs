@@ -73,6 +73,18 @@ pub fn unified(label: &str, old: &str, new: &str, max_lines: usize) -> Vec<Strin
     lines
 }
 
+/// Returns how many lines an edit from `old` to `new` adds and removes (`kb diff`'s count per
+/// agent), by the same edit script as [`unified`].
+pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
+    if old == new {
+        return (0, 0);
+    }
+    let a: Vec<&str> = old.lines().collect();
+    let b: Vec<&str> = new.lines().collect();
+    let ops = script(&a, &b);
+    (ops.iter().filter(|&&o| o == Op::Add).count(), ops.iter().filter(|&&o| o == Op::Del).count())
+}
+
 /// Returns the edit script from `a` to `b`.
 fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
     let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
@@ -117,6 +129,13 @@ fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_counts_count_added_and_removed_lines() {
+        assert_eq!(line_counts("a\nb\nc\n", "a\nb\nc\n"), (0, 0));
+        assert_eq!(line_counts("a\nb\nc\n", "a\nx\nc\nd\n"), (2, 1));
+        assert_eq!(line_counts("", "a\n"), (1, 0));
+    }
 
     #[test]
     fn shows_a_change_with_context() {

@@ -116,6 +116,16 @@ impl<'r> Knowledge<'r> {
         }
     }
 
+    /// Returns a view of the repository's files (as [`Knowledge::read`]) whose stale check
+    /// (`Knowledge::stale`) looks at the files at `root` instead, the audit's verdicts read from
+    /// `cache`: for files copied out of a git revision (`kb diff`), checked against the working
+    /// tree they came from.
+    pub fn read_checked_at(repo: &'r Repo, root: &std::path::Path, cache: Option<std::path::PathBuf>) -> Knowledge<'r> {
+        let k = Knowledge::read(repo);
+        let _ = k.stale.set(stale::Stale::at(root, cache));
+        k
+    }
+
     /// Returns a view that takes the memory index from its cache without a stat of each file
     /// while the memories folder is unchanged ([`Index::scan_trusting`]): for a reader that must
     /// answer in milliseconds and checks the memories it shows with

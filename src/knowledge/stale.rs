@@ -27,11 +27,14 @@ pub struct Stale {
 
 impl Stale {
     pub fn new(repo: &Repo) -> Stale {
-        Stale {
-            checker: Checker::new(&repo.layout.root, Mode::Stat, Vec::new()),
-            cache: repo.layout.cache_file("audit.json"),
-            verdicts: OnceCell::new(),
-        }
+        Stale::at(&repo.layout.root, repo.layout.cache_file("audit.json"))
+    }
+
+    /// Returns the check against the files at `root`, the audit's verdicts read from `cache`:
+    /// for a view of files copied out of a revision (`kb diff`), checked against the working
+    /// tree they came from.
+    pub fn at(root: &Path, cache: Option<PathBuf>) -> Stale {
+        Stale { checker: Checker::new(root, Mode::Stat, Vec::new()), cache, verdicts: OnceCell::new() }
     }
 
     /// Returns the failing references of an item whose text is `text` (with a record's

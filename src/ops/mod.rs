@@ -16,6 +16,7 @@ pub mod consolidate;
 pub mod context;
 pub mod convert;
 pub mod decision;
+pub mod diff;
 pub mod digest;
 pub mod fix;
 pub mod forget;

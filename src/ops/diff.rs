@@ -1,0 +1,970 @@
+//! `kb diff [BASE] [HEAD]` (docs/diff.md): what agents will believe after a change. Each side is
+//! the working tree, or kb's own files of a git revision copied into a private folder
+//! (`revision`), opened with the normal read model, so its items, problems and compiled blocks are
+//! exactly what kb would make of that revision. The two sides are compared item by item per store
+//! (memories by file name, then id; records, decisions by id; instructions by path; the project
+//! context file), consolidations found, and each agent's block compared in lines, tokens and size
+//! against the agent's limit.
+//!
+//! A side whose file does not parse yields a problem on that side, never an error; only a
+//! revision that names no commit (or no git at all) is one, found before anything is read.
+
+use super::agents::{self, Plan};
+use super::decision::DecisionJson;
+use super::read::{MemoryJson, RecordJson, skipped_lines};
+use super::{Report, View, abs};
+use crate::context::agents::block_limit;
+use crate::copilot::Records;
+use crate::error::Diagnostic;
+use crate::knowledge::Knowledge;
+use crate::knowledge::context_files::SectionKind;
+use crate::paths::Layout;
+use crate::repo::Repo;
+use crate::revision::Git;
+use crate::settings::Agent;
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// kb's own files, as paths of a tree: what a revision's side copies. Everything else in the
+/// tree is not kb's and is never read.
+pub const KB_PATHS: [&str; 12] = [
+    ".co-cli/settings.json",
+    ".co-cli/knowledge/context.md",
+    ".co-cli/knowledge/memories",
+    ".co-cli/knowledge/decisions",
+    ".co-cli/knowledge/session.md",
+    ".co-cli/knowledge/sessions",
+    ".github/copilot-memories.jsonl",
+    ".github/instructions",
+    // The agents' managed-block files: only for what they hold outside kb's block (Codex's
+    // 32 KiB counts the whole file).
+    "AGENTS.md",
+    "CLAUDE.md",
+    "GEMINI.md",
+    ".github/copilot-instructions.md",
+];
+
+/// The share of a removed memory's words that must be in another memory for the removal to count
+/// as a consolidation into it.
+pub const CONSOLIDATED_SHARE: f64 = 0.8;
+
+/// What `kb diff` compares: each side a revision, or the working tree (`None`; the default head).
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// Default `HEAD`.
+    pub base: Option<String>,
+    pub head: Option<String>,
+    /// Render as a pull-request comment.
+    pub markdown: bool,
+    /// Exit 1 when anything differs.
+    pub exit_code: bool,
+}
+
+/// One item of a store on one side: its match key, its JSON (`kb show --json`'s) and its text.
+#[derive(Debug, Clone)]
+struct Item {
+    key: String,
+    /// The id as JSON shows it (a number, a record id, a path).
+    id: Value,
+    /// A memory's id, to match a renamed file.
+    alt: Option<u64>,
+    json: Value,
+    content: String,
+}
+
+/// What one agent (or a target no agent is named for) loads from kb on one side.
+#[derive(Debug, Clone)]
+struct Load {
+    name: String,
+    file: String,
+    agent: Option<Agent>,
+    text: String,
+}
+
+/// One side read: its items per store (in [`STORES`] order), the agents' loads, its problems.
+struct Side {
+    stores: [Vec<Item>; 5],
+    loads: Vec<Load>,
+    problems: Vec<Problem>,
+}
+
+/// The stores compared, as JSON names them.
+const STORES: [&str; 5] = ["md", "copilot", "decision", "instructions", "context"];
+
+/// A file of one side that does not parse (or could not be read).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Problem {
+    pub side: &'static str,
+    /// Root-relative, `/`-separated.
+    pub path: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// An item present on both sides whose JSON differs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Changed {
+    pub id: Value,
+    pub before: Value,
+    pub after: Value,
+    /// What differs: `content`, `status`, `protected`, `type`, `tags`, `file`, or another key.
+    pub changes: Vec<String>,
+}
+
+/// Memories removed whose words went into one added or changed on the head side.
+#[derive(Debug, Clone, Serialize)]
+pub struct Consolidated {
+    pub into: Value,
+    pub removed: Vec<Value>,
+}
+
+/// One store's differences.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct StoreDiff {
+    pub added: Vec<Value>,
+    pub removed: Vec<Value>,
+    pub changed: Vec<Changed>,
+    pub consolidated: Vec<Consolidated>,
+}
+
+impl StoreDiff {
+    fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+}
+
+/// The stores' differences, in their JSON order.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stores {
+    pub md: StoreDiff,
+    pub copilot: StoreDiff,
+    pub decision: StoreDiff,
+    pub instructions: StoreDiff,
+    pub context: StoreDiff,
+}
+
+impl Stores {
+    fn each(&self) -> [(&'static str, &StoreDiff); 5] {
+        [
+            ("md", &self.md),
+            ("copilot", &self.copilot),
+            ("decision", &self.decision),
+            ("instructions", &self.instructions),
+            ("context", &self.context),
+        ]
+    }
+}
+
+/// How one agent's block changes.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentDiff {
+    /// The agent, or the target's path for a `context_targets` entry no agent is named for.
+    pub name: String,
+    /// The file it reads the block from.
+    pub file: String,
+    pub tokens_before: usize,
+    pub tokens_after: usize,
+    /// The agent's limit on the file, in `limit_unit`; null when it has none.
+    pub limit: Option<usize>,
+    pub limit_unit: Option<&'static str>,
+    /// The block's size in `limit_unit` (bytes when there is no limit).
+    pub size_before: usize,
+    pub size_after: usize,
+    pub added_lines: usize,
+    pub removed_lines: usize,
+}
+
+/// `kb diff`'s report. JSON: docs/diff.md.
+#[derive(Debug, Serialize)]
+pub struct DiffReport {
+    /// The base revision as given.
+    pub base: Option<String>,
+    /// The head revision as given; null: the working tree.
+    pub head: Option<String>,
+    pub base_commit: Option<String>,
+    pub head_commit: Option<String>,
+    pub stores: Stores,
+    pub agents: Vec<AgentDiff>,
+    pub problems: Vec<Problem>,
+    /// Whether anything differs.
+    pub differs: bool,
+    #[serde(skip)]
+    markdown: bool,
+    #[serde(skip)]
+    exit_code: bool,
+}
+
+/// Compares the knowledge of `req.base` (default `HEAD`) and `req.head` (default the working
+/// tree) of `repo`. A revision that names no commit is an error naming it; nothing is read or
+/// written before both are resolved.
+pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
+    let base = req.base.clone().unwrap_or_else(|| "HEAD".to_string());
+    let git = Git::at(&repo.layout.root)?;
+    let base_commit = git.resolve(&base)?;
+    let head_commit = req.head.as_deref().map(|h| git.resolve(h)).transpose()?;
+    let base_side = read_revision(repo, &git, &base_commit, "base")?;
+    let head_side = match &head_commit {
+        Some(c) => read_revision(repo, &git, c, "head")?,
+        None => {
+            let k = Knowledge::read(repo);
+            read_side(repo, repo, &k, "head")
+        }
+    };
+    let mut stores = Stores::default();
+    for (i, name) in STORES.iter().enumerate() {
+        let d = compare(&base_side.stores[i], &head_side.stores[i], *name == "md");
+        match *name {
+            "md" => stores.md = d,
+            "copilot" => stores.copilot = d,
+            "decision" => stores.decision = d,
+            "instructions" => stores.instructions = d,
+            _ => stores.context = d,
+        }
+    }
+    let agents = compare_loads(&base_side.loads, &head_side.loads);
+    let mut problems = base_side.problems;
+    problems.extend(head_side.problems);
+    let differs = stores.each().iter().any(|(_, d)| !d.is_empty())
+        || agents.iter().any(|a| a.added_lines + a.removed_lines > 0);
+    Ok(DiffReport {
+        base: Some(base),
+        head: req.head.clone(),
+        base_commit: Some(base_commit),
+        head_commit,
+        stores,
+        agents,
+        problems,
+        differs,
+        markdown: req.markdown,
+        exit_code: req.exit_code,
+    })
+}
+
+/// Reads the side of revision `commit`: kb's files copied into a private folder, opened as a
+/// repository with the same global settings and environment, its stale check against the
+/// working tree.
+fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Result<Side> {
+    let dir = tempfile::Builder::new().prefix("kb-diff-").tempdir()?;
+    let (_, skipped) = git.materialize(commit, &KB_PATHS, dir.path())?;
+    let layout = Layout { root: dir.path().to_path_buf(), config: real.layout.config.clone() };
+    let mut problems: Vec<Problem> = skipped
+        .into_iter()
+        .map(|s| Problem { side, path: s.path, line: None, message: format!("not read: {}", s.why) })
+        .collect();
+    let repo = match Repo::open(layout.clone(), real.now, real.env.clone()) {
+        Ok(r) => r,
+        Err(e) => {
+            // A settings file that does not parse: reported, and the side read with the defaults.
+            problems.push(Problem {
+                side,
+                path: ".co-cli/settings.json".into(),
+                line: None,
+                message: format!("{e} (this side is read with the default settings)"),
+            });
+            let _ = std::fs::remove_file(layout.project_settings());
+            Repo::open(layout, real.now, real.env.clone())?
+        }
+    };
+    let k = Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json"));
+    let mut read = read_side(real, &repo, &k, side);
+    problems.append(&mut read.problems);
+    read.problems = problems;
+    drop(k);
+    drop(repo);
+    dir.close()?;
+    Ok(read)
+}
+
+/// Maps the paths of a side (its own root, or its real path) to the same path in the real root.
+struct Paths {
+    side_roots: Vec<PathBuf>,
+    real: PathBuf,
+}
+
+impl Paths {
+    fn new(side: &Path, real: &Path) -> Paths {
+        let mut side_roots = vec![side.to_path_buf()];
+        if let Ok(c) = std::fs::canonicalize(side)
+            && c != side
+        {
+            side_roots.push(c);
+        }
+        Paths { side_roots, real: real.to_path_buf() }
+    }
+
+    /// Returns `path` relative to its side's root, `/`-separated; `None` outside it.
+    fn rel(&self, path: &Path) -> Option<String> {
+        self.side_roots
+            .iter()
+            .find_map(|r| path.strip_prefix(r).ok())
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+            .filter(|r| !r.is_empty())
+    }
+
+    /// Returns `path` as the same file in the real root (for JSON `path`).
+    fn shown(&self, path: &Path) -> PathBuf {
+        self.rel(path).map_or_else(|| path.to_path_buf(), |r| self.real.join(r))
+    }
+}
+
+/// Reads one side through its view `k` of `repo` (the working tree, or a revision's copy);
+/// paths are given as the same files of `real`'s root.
+fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str) -> Side {
+    let paths = Paths::new(&repo.layout.root, &real.layout.root);
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut note = |d: &Diagnostic, fallback: &Path| {
+        let path = d.path.as_deref().unwrap_or(fallback);
+        // Only the side's own files: the global context and settings are the same on both.
+        let Some(rel) = paths.rel(path) else { return };
+        let p = Problem { side, path: rel, line: d.line, message: d.message.clone() };
+        if !problems.contains(&p) {
+            problems.push(p);
+        }
+    };
+    // Memories.
+    let mut md = Vec::new();
+    match k.memories() {
+        Ok(index) => {
+            let dir = real.layout.memories();
+            for m in index.memories() {
+                let json = MemoryJson::new(&m, &dir);
+                md.push(Item {
+                    key: m.file_name.to_string(),
+                    id: json!(m.id),
+                    alt: Some(m.id),
+                    content: m.content.to_string(),
+                    json: to_value(&json),
+                });
+            }
+            for d in index.problems() {
+                note(&d, &repo.layout.memories());
+            }
+        }
+        Err(e) => note(&Diagnostic::error(None, e.to_string()), &repo.layout.memories()),
+    }
+    // Records.
+    let mut copilot = Vec::new();
+    let records_path = repo.layout.copilot_memories();
+    match k.records() {
+        Ok(file) => {
+            let all = Records::parse(file);
+            for r in all.iter() {
+                let mut json = RecordJson::new(&all, &r);
+                json.path = abs(&paths.shown(&records_path));
+                copilot.push(Item {
+                    key: r.id.to_string(),
+                    id: json!(r.id.to_string()),
+                    alt: None,
+                    content: format!("{}: {}", r.subject, r.fact),
+                    json: to_value(&json),
+                });
+            }
+            for d in skipped_lines(&all) {
+                note(&d, &records_path);
+            }
+        }
+        Err(e) => note(&Diagnostic::error(None, e), &records_path),
+    }
+    // Decisions.
+    let mut decisions = Vec::new();
+    match k.decisions() {
+        Ok(scan) => {
+            for (path, d) in &scan.decisions {
+                let json = DecisionJson::new(&paths.shown(path), d);
+                decisions.push(Item {
+                    key: d.id.to_string(),
+                    id: json!(d.id),
+                    alt: None,
+                    content: d.content.clone(),
+                    json: to_value(&json),
+                });
+            }
+            for d in &scan.problems {
+                note(d, &repo.layout.decisions());
+            }
+        }
+        Err(e) => note(&Diagnostic::error(None, e.to_string()), &repo.layout.decisions()),
+    }
+    // Scoped instructions.
+    let mut instructions = Vec::new();
+    let found = k.instructions();
+    for i in &found.files {
+        let Some(rel) = paths.rel(&i.path) else { continue };
+        let json = json!({
+            "store": "instructions",
+            "id": rel,
+            "path": abs(&paths.shown(&i.path)),
+            "apply_to": i.apply_to,
+            "description": i.description,
+            "content": i.body,
+        });
+        instructions.push(Item { key: rel.clone(), id: json!(rel), alt: None, content: i.body.clone(), json });
+    }
+    for d in &found.problems {
+        note(d, &repo.layout.instructions());
+    }
+    // The project context file.
+    let mut context = Vec::new();
+    let sources = k.sources();
+    for s in sources.sections.iter().filter(|s| s.kind == SectionKind::Project) {
+        let rel = paths.rel(&s.path).unwrap_or_else(|| ".co-cli/knowledge/context.md".into());
+        let json = json!({"store": "context", "id": rel, "path": abs(&paths.shown(&s.path)), "content": s.body});
+        context.push(Item { key: rel.clone(), id: json!(rel), alt: None, content: s.body.clone(), json });
+    }
+    for d in sources.warnings.iter().chain(&sources.conflicts) {
+        note(d, &repo.layout.project_context());
+    }
+    // What each agent loads.
+    let plan = agents::plan(repo, k, &repo.settings.context_targets.value);
+    for d in &plan.block.conflicts {
+        note(d, &repo.layout.knowledge());
+    }
+    let loads = loads_of(&plan);
+    Side { stores: [md, copilot, decisions, instructions, context], loads, problems }
+}
+
+/// Returns a report part as a JSON value (it cannot fail for these types: plain fields).
+fn to_value<T: Serialize>(t: &T) -> Value {
+    serde_json::to_value(t).unwrap_or(Value::Null)
+}
+
+/// Returns what each agent of the plan loads, and each target no agent is named for.
+fn loads_of(plan: &Plan) -> Vec<Load> {
+    let mut out = Vec::new();
+    for t in &plan.targets {
+        let text = t.block.clone().unwrap_or_default();
+        if t.agents.is_empty() {
+            out.push(Load { name: t.raw.clone(), file: t.raw.clone(), agent: None, text });
+        } else {
+            for &a in &t.agents {
+                out.push(Load { name: a.as_str().into(), file: t.raw.clone(), agent: Some(a), text: text.clone() });
+            }
+        }
+    }
+    for g in plan.generated.iter().filter(|g| !g.rule) {
+        for &a in &g.agents {
+            out.push(Load { name: a.as_str().into(), file: g.rel.clone(), agent: Some(a), text: g.text.clone() });
+        }
+    }
+    out
+}
+
+/// Returns each agent's change, in the head's order, then the ones only the base has.
+fn compare_loads(base: &[Load], head: &[Load]) -> Vec<AgentDiff> {
+    let mut names: Vec<&str> = head.iter().map(|l| l.name.as_str()).collect();
+    for l in base {
+        if !names.contains(&l.name.as_str()) {
+            names.push(&l.name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let b = base.iter().find(|l| l.name == name);
+            let h = head.iter().find(|l| l.name == name);
+            let either = h.or(b);
+            let agent = either.and_then(|l| l.agent);
+            let limit = agent.and_then(block_limit);
+            let measure = |l: Option<&Load>| {
+                l.map_or(0, |l| limit.map_or(l.text.len(), |lim| lim.measure(&l.text)))
+            };
+            let tokens = |l: Option<&Load>| l.map_or(0, |l| crate::format::tokens::count(&l.text));
+            let (added, removed) =
+                crate::format::diff::line_counts(b.map_or("", |l| l.text.as_str()), h.map_or("", |l| l.text.as_str()));
+            AgentDiff {
+                name: name.to_string(),
+                file: either.map(|l| l.file.clone()).unwrap_or_default(),
+                tokens_before: tokens(b),
+                tokens_after: tokens(h),
+                limit: limit.map(|l| l.max),
+                limit_unit: limit.map(|l| if l.chars { "chars" } else { "bytes" }),
+                size_before: measure(b),
+                size_after: measure(h),
+                added_lines: added,
+                removed_lines: removed,
+            }
+        })
+        .collect()
+}
+
+/// The JSON keys that say where an item sits rather than what it says: a record's line.
+const PLACE_KEYS: [&str; 1] = ["line"];
+
+/// Returns the differences of one store: items matched by key (a memory also by id, when its
+/// file was renamed), and, for the memory stores, the consolidations.
+fn compare(base: &[Item], head: &[Item], by_id: bool) -> StoreDiff {
+    let head_at: HashMap<&str, usize> = head.iter().enumerate().map(|(i, it)| (it.key.as_str(), i)).collect();
+    let mut matched_head = vec![false; head.len()];
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    let mut unmatched_base: Vec<usize> = Vec::new();
+    for (i, b) in base.iter().enumerate() {
+        match head_at.get(b.key.as_str()) {
+            Some(&j) if !matched_head[j] => {
+                matched_head[j] = true;
+                pairs.push((i, j));
+            }
+            _ => unmatched_base.push(i),
+        }
+    }
+    if by_id {
+        // A renamed file: the same id, once on each side among the unmatched.
+        let count = |ids: &mut dyn Iterator<Item = u64>| {
+            let mut n: HashMap<u64, usize> = HashMap::new();
+            ids.for_each(|id| *n.entry(id).or_default() += 1);
+            n
+        };
+        let base_ids = count(&mut unmatched_base.iter().filter_map(|&i| base[i].alt));
+        let head_ids = count(&mut (0..head.len()).filter(|&j| !matched_head[j]).filter_map(|j| head[j].alt));
+        unmatched_base.retain(|&i| {
+            let Some(id) = base[i].alt else { return true };
+            if base_ids.get(&id) != Some(&1) || head_ids.get(&id) != Some(&1) {
+                return true;
+            }
+            match (0..head.len()).find(|&j| !matched_head[j] && head[j].alt == Some(id)) {
+                Some(j) => {
+                    matched_head[j] = true;
+                    pairs.push((i, j));
+                    false
+                }
+                None => true,
+            }
+        });
+    }
+    let mut out = StoreDiff::default();
+    let mut content_changed: Vec<usize> = Vec::new();
+    pairs.sort_unstable();
+    for (i, j) in pairs {
+        let changes = changes_of(&base[i].json, &head[j].json);
+        if changes.is_empty() {
+            continue;
+        }
+        if base[i].content != head[j].content {
+            content_changed.push(j);
+        }
+        out.changed.push(Changed {
+            id: head[j].id.clone(),
+            before: base[i].json.clone(),
+            after: head[j].json.clone(),
+            changes,
+        });
+    }
+    let added: Vec<usize> = (0..head.len()).filter(|&j| !matched_head[j]).collect();
+    out.added = added.iter().map(|&j| head[j].json.clone()).collect();
+    out.removed = unmatched_base.iter().map(|&i| base[i].json.clone()).collect();
+    if by_id || base.first().is_some_and(|b| b.json.get("store") == Some(&json!("copilot"))) {
+        let into: Vec<usize> = added.iter().chain(&content_changed).copied().collect();
+        out.consolidated = consolidations(base, &unmatched_base, head, &into);
+    }
+    out
+}
+
+/// Returns the names of what differs between two items' JSON: each key whose value differs
+/// (`decay_protected` as `protected`, `path` as `file`), but a record's line.
+fn changes_of(before: &Value, after: &Value) -> Vec<String> {
+    let (Some(b), Some(a)) = (before.as_object(), after.as_object()) else {
+        return if before == after { Vec::new() } else { vec!["content".into()] };
+    };
+    let mut keys: Vec<&String> = b.keys().chain(a.keys().filter(|k| !b.contains_key(*k))).collect();
+    keys.retain(|k| !PLACE_KEYS.contains(&k.as_str()) && b.get(*k) != a.get(*k));
+    // A record's content is its fact: name it once.
+    let mut out: Vec<String> = Vec::new();
+    for k in keys {
+        let name = match k.as_str() {
+            "decay_protected" => "protected",
+            "path" => "file",
+            "fact" | "title" => "content",
+            other => other,
+        };
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// Returns the lower-cased words of `text` (letters and digits), each once.
+fn words(text: &str) -> HashSet<String> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(|w| w.to_lowercase()).collect()
+}
+
+/// Returns the consolidations: each removed item (`removed`, indices into `base`) whose words are
+/// at least [`CONSOLIDATED_SHARE`] in one of `into` (indices into `head`: added, or changed in
+/// content), grouped by the item they went into (the one holding most of them; ties to the
+/// first).
+fn consolidations(base: &[Item], removed: &[usize], head: &[Item], into: &[usize]) -> Vec<Consolidated> {
+    if removed.is_empty() || into.is_empty() {
+        return Vec::new();
+    }
+    // An inverted index of the candidates' words: each removed item costs its words' postings.
+    let mut postings: HashMap<String, Vec<usize>> = HashMap::new();
+    for (n, &j) in into.iter().enumerate() {
+        for w in words(&head[j].content) {
+            postings.entry(w).or_default().push(n);
+        }
+    }
+    let mut groups: Vec<(usize, Vec<Value>)> = Vec::new();
+    for &i in removed {
+        let ws = words(&base[i].content);
+        if ws.is_empty() {
+            continue;
+        }
+        let mut hits = vec![0usize; into.len()];
+        for w in &ws {
+            for &n in postings.get(w).map(Vec::as_slice).unwrap_or(&[]) {
+                hits[n] += 1;
+            }
+        }
+        let Some((best, &n)) = hits.iter().enumerate().max_by_key(|&(n, h)| (*h, std::cmp::Reverse(n))) else {
+            continue;
+        };
+        if (n as f64) < CONSOLIDATED_SHARE * ws.len() as f64 {
+            continue;
+        }
+        match groups.iter_mut().find(|(t, _)| *t == best) {
+            Some((_, ids)) => ids.push(base[i].id.clone()),
+            None => groups.push((best, vec![base[i].id.clone()])),
+        }
+    }
+    groups.into_iter().map(|(n, removed)| Consolidated { into: head[into[n]].id.clone(), removed }).collect()
+}
+
+impl DiffReport {
+    fn base_label(&self) -> String {
+        self.base.clone().unwrap_or_else(|| "HEAD".into())
+    }
+
+    fn head_label(&self) -> String {
+        self.head.clone().unwrap_or_else(|| "the working tree".into())
+    }
+}
+
+/// The name of a store in the text.
+fn store_title(store: &str) -> &'static str {
+    match store {
+        "md" => "Memories",
+        "copilot" => "Copilot records",
+        "decision" => "Decisions",
+        "instructions" => "Scoped instructions",
+        _ => "Project context",
+    }
+}
+
+/// Returns an item's text on one line, at most `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max { flat } else { format!("{}…", flat.chars().take(max - 1).collect::<String>()) }
+}
+
+/// Returns an item's text as the diff shows it: a record as `subject: fact`, a decision with its
+/// status, anything else its content.
+fn item_text(v: &Value) -> String {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("");
+    match s("store") {
+        "copilot" => format!("{}: {}", s("subject"), s("fact")),
+        _ if v.get("status").is_some() => format!("[{}, {}] {}", s("status"), s("type"), s("content")),
+        _ => s("content").to_string(),
+    }
+}
+
+/// Returns the id as the text shows it.
+fn id_text(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Returns a key's value, short, for `key: before → after`.
+fn short(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => "none".into(),
+        Some(Value::String(s)) => one_line(s, 60),
+        Some(other) => one_line(&other.to_string(), 60),
+    }
+}
+
+/// The JSON key a change name stands for.
+fn key_of(change: &str) -> &str {
+    match change {
+        "protected" => "decay_protected",
+        "file" => "path",
+        other => other,
+    }
+}
+
+/// Returns a number with thousands separators.
+fn thousands(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Returns a signed difference, `+12`, `-3`, `±0`.
+fn signed(before: usize, after: usize) -> String {
+    match after.cmp(&before) {
+        std::cmp::Ordering::Greater => format!("+{}", thousands(after - before)),
+        std::cmp::Ordering::Less => format!("-{}", thousands(before - after)),
+        std::cmp::Ordering::Equal => "±0".into(),
+    }
+}
+
+/// The words of a store's counts line: `2 added, 1 removed, 1 changed, 1 consolidation`.
+fn counts(d: &StoreDiff) -> String {
+    let mut parts = Vec::new();
+    for (n, word) in [(d.added.len(), "added"), (d.removed.len(), "removed"), (d.changed.len(), "changed")] {
+        if n > 0 {
+            parts.push(format!("{n} {word}"));
+        }
+    }
+    if !d.consolidated.is_empty() {
+        parts.push(super::plural(d.consolidated.len(), "consolidation"));
+    }
+    parts.join(", ")
+}
+
+/// The limit part of an agent's line: `2,345 of 32,768 bytes`, or the size in bytes.
+fn limit_text(a: &AgentDiff) -> String {
+    match (a.limit, a.limit_unit) {
+        (Some(limit), Some(unit)) => {
+            let unit = if unit == "chars" { "characters" } else { "bytes" };
+            let over = if a.size_after > limit { " (over the limit)" } else { "" };
+            format!("{} → {} of {} {unit}{over}", thousands(a.size_before), thousands(a.size_after), thousands(limit))
+        }
+        _ => format!("{} → {} bytes", thousands(a.size_before), thousands(a.size_after)),
+    }
+}
+
+/// Escapes text for a markdown line of a pull-request comment: no HTML, no table break, no
+/// heading or list started by the item's own text.
+fn md_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '|' => out.push_str("\\|"),
+            '`' | '*' | '_' | '[' | ']' | '#' | '\\' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl DiffReport {
+    fn render_text(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        let title = format!("kb diff {} → {}", self.base_label(), self.head_label());
+        writeln!(w, "{}", v.style.bold(&v.clean(&title)))?;
+        if !self.differs {
+            writeln!(w, "No knowledge changes: every agent loads the same.")?;
+        }
+        for (store, d) in self.stores.each() {
+            if d.is_empty() {
+                continue;
+            }
+            writeln!(w, "\n{}: {}", store_title(store), counts(d))?;
+            for item in &d.added {
+                writeln!(w, "  + {}  {}", v.clean(&id_text(&item["id"])), v.clean(&one_line(&item_text(item), 100)))?;
+            }
+            for item in &d.removed {
+                writeln!(w, "  - {}  {}", v.clean(&id_text(&item["id"])), v.clean(&one_line(&item_text(item), 100)))?;
+            }
+            for c in &d.changed {
+                writeln!(w, "  ~ {}  ({})", v.clean(&id_text(&c.id)), c.changes.join(", "))?;
+                for change in &c.changes {
+                    if change == "content" {
+                        writeln!(w, "      before: {}", v.clean(&one_line(&item_text(&c.before), 100)))?;
+                        writeln!(w, "      after:  {}", v.clean(&one_line(&item_text(&c.after), 100)))?;
+                    } else {
+                        let k = key_of(change);
+                        let line = format!("      {change}: {} → {}", short(c.before.get(k)), short(c.after.get(k)));
+                        writeln!(w, "{}", v.clean(&line))?;
+                    }
+                }
+            }
+            for c in &d.consolidated {
+                let from: Vec<String> = c.removed.iter().map(id_text).collect();
+                writeln!(w, "  consolidated: {} → {}", v.clean(&from.join(", ")), v.clean(&id_text(&c.into)))?;
+            }
+        }
+        if !self.agents.is_empty() {
+            writeln!(w, "\nWhat each agent loads:")?;
+            for a in &self.agents {
+                let line = format!(
+                    "  {} ({}): {} → {} tokens ({}), +{} -{} lines, {}",
+                    a.name,
+                    a.file,
+                    thousands(a.tokens_before),
+                    thousands(a.tokens_after),
+                    signed(a.tokens_before, a.tokens_after),
+                    a.added_lines,
+                    a.removed_lines,
+                    limit_text(a)
+                );
+                writeln!(w, "{}", v.clean(&line))?;
+            }
+        }
+        if !self.problems.is_empty() {
+            writeln!(w, "\nProblems:")?;
+            for p in &self.problems {
+                let at = p.line.map(|l| format!(":{l}")).unwrap_or_default();
+                writeln!(w, "  {}: {}{at}: {}", p.side, v.clean(&p.path), v.clean(&p.message))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn render_markdown(&self, w: &mut dyn Write) -> io::Result<()> {
+        let short_sha = |c: &Option<String>| c.as_deref().map(|c| format!(" ({})", &c[..c.len().min(12)]));
+        writeln!(
+            w,
+            "### Knowledge changes: `{}`{} → {}{}\n",
+            self.base_label().replace('`', "'"),
+            short_sha(&self.base_commit).unwrap_or_default(),
+            self.head.as_deref().map_or_else(|| "the working tree".to_string(), |h| format!("`{}`", h.replace('`', "'"))),
+            short_sha(&self.head_commit).unwrap_or_default()
+        )?;
+        if !self.differs {
+            writeln!(w, "No knowledge changes: every agent loads the same.\n")?;
+        }
+        if !self.agents.is_empty() {
+            writeln!(w, "| agent | file | tokens | lines | size (limit) |")?;
+            writeln!(w, "| --- | --- | ---: | ---: | ---: |")?;
+            for a in &self.agents {
+                writeln!(
+                    w,
+                    "| {} | {} | {} → {} ({}) | +{} −{} | {} |",
+                    md_escape(&a.name),
+                    md_escape(&a.file),
+                    thousands(a.tokens_before),
+                    thousands(a.tokens_after),
+                    signed(a.tokens_before, a.tokens_after),
+                    a.added_lines,
+                    a.removed_lines,
+                    limit_text(a)
+                )?;
+            }
+            writeln!(w)?;
+        }
+        for (store, d) in self.stores.each() {
+            if d.is_empty() {
+                continue;
+            }
+            writeln!(w, "**{}**: {}\n", store_title(store), counts(d))?;
+            for item in &d.added {
+                let id = md_escape(&id_text(&item["id"]));
+                writeln!(w, "- ➕ **{id}**: {}", md_escape(&one_line(&item_text(item), 300)))?;
+            }
+            for item in &d.removed {
+                let id = md_escape(&id_text(&item["id"]));
+                writeln!(w, "- ➖ **{id}**: {}", md_escape(&one_line(&item_text(item), 300)))?;
+            }
+            for c in &d.changed {
+                writeln!(w, "- ✏️ **{}** ({})", md_escape(&id_text(&c.id)), c.changes.join(", "))?;
+                for change in &c.changes {
+                    if change == "content" {
+                        writeln!(w, "  - before: {}", md_escape(&one_line(&item_text(&c.before), 300)))?;
+                        writeln!(w, "  - after: {}", md_escape(&one_line(&item_text(&c.after), 300)))?;
+                    } else {
+                        let k = key_of(change);
+                        writeln!(
+                            w,
+                            "  - {change}: {} → {}",
+                            md_escape(&short(c.before.get(k))),
+                            md_escape(&short(c.after.get(k)))
+                        )?;
+                    }
+                }
+            }
+            for c in &d.consolidated {
+                let from: Vec<String> = c.removed.iter().map(|i| md_escape(&id_text(i))).collect();
+                writeln!(w, "- 🔀 consolidated {} into **{}**", from.join(", "), md_escape(&id_text(&c.into)))?;
+            }
+            writeln!(w)?;
+        }
+        if !self.problems.is_empty() {
+            writeln!(w, "**Problems** (files that do not parse are left out of that side)\n")?;
+            for p in &self.problems {
+                let at = p.line.map(|l| format!(":{l}")).unwrap_or_default();
+                writeln!(w, "- {}: {}{at}: {}", p.side, md_escape(&p.path), md_escape(&one_line(&p.message, 300)))?;
+            }
+            writeln!(w)?;
+        }
+        Ok(())
+    }
+}
+
+impl Report for DiffReport {
+    fn render(&self, v: &View, w: &mut dyn Write) -> io::Result<()> {
+        if self.markdown { self.render_markdown(w) } else { self.render_text(v, w) }
+    }
+
+    fn succeeded(&self) -> bool {
+        !(self.exit_code && self.differs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(key: &str, id: u64, content: &str) -> Item {
+        Item {
+            key: key.into(),
+            id: json!(id),
+            alt: Some(id),
+            json: json!({"store": "md", "id": id, "content": content, "path": key}),
+            content: content.into(),
+        }
+    }
+
+    #[test]
+    fn a_renamed_memory_is_matched_by_id_and_a_consolidation_found() {
+        let base = vec![
+            item("001-a.md", 1, "use nextest for the tests"),
+            item("002-b.md", 2, "the api listens on port 8080"),
+            item("003-c.md", 3, "release from main only"),
+        ];
+        let head = vec![
+            item("001-renamed.md", 1, "use nextest for the tests"),
+            item("004-d.md", 4, "the api listens on port 8080 behind nginx"),
+        ];
+        let d = compare(&base, &head, true);
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].changes, vec!["file".to_string()]);
+        assert_eq!(d.added.len(), 1);
+        assert_eq!(d.removed.len(), 2);
+        assert_eq!(d.consolidated.len(), 1);
+        assert_eq!(d.consolidated[0].into, json!(4));
+        assert_eq!(d.consolidated[0].removed, vec![json!(2)]);
+    }
+
+    #[test]
+    fn changes_are_named() {
+        let b = json!({"content": "a", "decay_protected": false, "line": 1, "tags": []});
+        let a = json!({"content": "a", "decay_protected": true, "line": 2, "tags": ["x"]});
+        assert_eq!(changes_of(&b, &a), vec!["protected".to_string(), "tags".to_string()]);
+        assert!(changes_of(&b, &b).is_empty());
+    }
+
+    #[test]
+    fn markdown_text_cannot_break_the_comment() {
+        assert_eq!(md_escape("<!-- x --> a|b `c`"), "&lt;!-- x --&gt; a\\|b \\`c\\`");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(signed(5, 3), "-2");
+    }
+}

@@ -1,0 +1,343 @@
+//! kb's own files at a git revision, read through git without a checkout (docs/diff.md): a
+//! revision resolved to its commit, and the files under a few paths of that commit copied into
+//! a private folder, with one `git ls-tree` and one `git cat-file --batch` whatever their number.
+//!
+//! git runs with nothing the repository configures (no hooks, no pager, no credential helper, no
+//! prompt, no lazy fetch, no transport), never looks above the root for another repository, and
+//! is stopped at a time limit. This module does not know what the files mean: `ops::diff` opens
+//! the folder with the normal read model.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long all the git runs of one revision may take together.
+pub const TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// The largest file copied out of a revision; a larger one is skipped (and reported).
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a revision could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RevisionError {
+    #[error("{root} is not in a git repository: kb diff compares git revisions")]
+    NotGit { root: String },
+    #[error("unknown revision {rev:?}: no commit has that name ({why})")]
+    Unknown { rev: String, why: String },
+    #[error("revision {rev:?}: a revision cannot start with '-' or hold a control character")]
+    BadName { rev: String },
+    #[error("git: {0}")]
+    Git(String),
+}
+
+/// A file of a revision that was not copied (too large, not a regular file), with why.
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    /// Root-relative, `/`-separated.
+    pub path: String,
+    pub why: String,
+}
+
+/// The config of every git run: nothing the repository configures is run.
+const GIT_CONFIG: [&str; 8] =
+    ["-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat", "-c", "credential.helper=", "-c", "core.quotePath=false"];
+
+/// The environment of every git run: no prompt, no lock taken, no lazy fetch in a partial clone,
+/// no transport at all.
+const GIT_ENV: [(&str, &str); 4] =
+    [("GIT_TERMINAL_PROMPT", "0"), ("GIT_OPTIONAL_LOCKS", "0"), ("GIT_NO_LAZY_FETCH", "1"), ("GIT_ALLOW_PROTOCOL", "")];
+
+/// The repository at a root, for reading revisions.
+pub struct Git {
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl Git {
+    /// Returns the repository at `root` (its `.git`, a folder or a worktree's file); an error
+    /// outside git.
+    pub fn at(root: &Path) -> Result<Git, RevisionError> {
+        let dir = crate::git::git_dir(root).ok_or_else(|| RevisionError::NotGit { root: root.display().to_string() })?;
+        Ok(Git { root: root.to_path_buf(), dir })
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new("git");
+        c.arg("--no-pager")
+            .arg("-C")
+            .arg(&self.root)
+            .env("GIT_DIR", &self.dir)
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_OBJECT_DIRECTORY")
+            .env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES")
+            .args(GIT_CONFIG)
+            .envs(GIT_ENV);
+        c
+    }
+
+    /// Returns the commit `rev` names (`git rev-parse --verify REV^{commit}`), as 40 or 64 hex
+    /// digits; an error naming `rev` when it names none.
+    pub fn resolve(&self, rev: &str) -> Result<String, RevisionError> {
+        if rev.is_empty() || rev.starts_with('-') || rev.chars().any(char::is_control) {
+            return Err(RevisionError::BadName { rev: rev.to_string() });
+        }
+        let spec = format!("{rev}^{{commit}}");
+        let deadline = Instant::now() + TIME_LIMIT;
+        let mut cmd = self.command();
+        cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options", &spec]);
+        match run(cmd, None, deadline) {
+            Ok(out) => {
+                let sha = String::from_utf8_lossy(&out).trim().to_string();
+                if sha.len() >= 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    Ok(sha)
+                } else {
+                    Err(RevisionError::Unknown { rev: rev.to_string(), why: "git gave no commit".into() })
+                }
+            }
+            Err(RunError::Failed(why)) => Err(RevisionError::Unknown {
+                rev: rev.to_string(),
+                why: if why.is_empty() { "git rev-parse found none".into() } else { why },
+            }),
+            Err(e) => Err(RevisionError::Git(e.to_string())),
+        }
+    }
+
+    /// Copies the regular files of `commit` under `paths` (root-relative files or folders) into
+    /// `dest`, at the same relative paths; returns how many were copied and the ones skipped (a
+    /// symlink, a submodule, a file over [`MAX_FILE_BYTES`], a path that would leave `dest`).
+    pub fn materialize(&self, commit: &str, paths: &[&str], dest: &Path) -> Result<(usize, Vec<Skipped>), RevisionError> {
+        let deadline = Instant::now() + TIME_LIMIT;
+        let mut cmd = self.command();
+        cmd.args(["ls-tree", "-r", "-z", "--full-tree", commit, "--"]).args(paths);
+        let listing = run(cmd, None, deadline).map_err(|e| RevisionError::Git(format!("ls-tree {commit}: {e}")))?;
+        let mut wanted: Vec<(String, String)> = Vec::new();
+        let mut skipped = Vec::new();
+        for entry in listing.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+            let Some(tab) = entry.iter().position(|&b| b == b'\t') else { continue };
+            let (meta, path) = (&entry[..tab], &entry[tab + 1..]);
+            let Ok(path) = std::str::from_utf8(path) else {
+                skipped.push(Skipped { path: String::from_utf8_lossy(path).into_owned(), why: "not UTF-8".into() });
+                continue;
+            };
+            let meta = String::from_utf8_lossy(meta);
+            let mut fields = meta.split(' ');
+            let (mode, kind, oid) = (fields.next(), fields.next(), fields.next());
+            match (mode, kind, oid) {
+                (Some("100644" | "100755"), Some("blob"), Some(oid)) if safe_rel(path) => {
+                    wanted.push((oid.to_string(), path.to_string()))
+                }
+                (Some("100644" | "100755"), Some("blob"), Some(_)) => {
+                    skipped.push(Skipped { path: path.to_string(), why: "a path kb does not read".into() })
+                }
+                _ => skipped.push(Skipped { path: path.to_string(), why: "not a regular file".into() }),
+            }
+        }
+        if wanted.is_empty() {
+            return Ok((0, skipped));
+        }
+        let mut input = Vec::with_capacity(wanted.len() * 41);
+        for (oid, _) in &wanted {
+            input.extend_from_slice(oid.as_bytes());
+            input.push(b'\n');
+        }
+        let mut cmd = self.command();
+        cmd.args(["cat-file", "--batch"]);
+        let mut copied = 0;
+        let mut made: Vec<PathBuf> = Vec::new();
+        let mut failure: Option<String> = None;
+        let result = run_streaming(cmd, input, deadline, |out| {
+            for (oid, path) in &wanted {
+                let mut header = Vec::new();
+                out.read_until(b'\n', &mut header)?;
+                let header = String::from_utf8_lossy(&header);
+                let mut fields = header.trim_end().split(' ');
+                let (got, kind, size) = (fields.next(), fields.next(), fields.next());
+                let size: u64 = match (got, kind, size.and_then(|s| s.parse().ok())) {
+                    (Some(g), Some("blob"), Some(n)) if g == oid => n,
+                    _ => {
+                        failure = Some(format!("cat-file: unexpected answer {:?} for {path}", header.trim_end()));
+                        return Ok(());
+                    }
+                };
+                if size > MAX_FILE_BYTES {
+                    std::io::copy(&mut out.by_ref().take(size + 1), &mut std::io::sink())?;
+                    skipped.push(Skipped { path: path.clone(), why: format!("{size} bytes, over {MAX_FILE_BYTES}") });
+                    continue;
+                }
+                let mut bytes = vec![0u8; size as usize];
+                out.read_exact(&mut bytes)?;
+                let mut lf = [0u8; 1];
+                out.read_exact(&mut lf)?;
+                let target = dest.join(path);
+                if let Some(parent) = target.parent()
+                    && !made.iter().any(|m| m == parent)
+                {
+                    std::fs::create_dir_all(parent)?;
+                    made.push(parent.to_path_buf());
+                }
+                std::fs::write(&target, &bytes)?;
+                copied += 1;
+            }
+            Ok(())
+        });
+        match (result, failure) {
+            (Err(e), _) => Err(RevisionError::Git(format!("cat-file: {e}"))),
+            (Ok(()), Some(why)) => Err(RevisionError::Git(why)),
+            (Ok(()), None) => Ok((copied, skipped)),
+        }
+    }
+}
+
+/// Returns whether a path from a tree stays inside the folder it is copied to: relative, no
+/// `..`, `.` or empty component, no `.git` component.
+fn safe_rel(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && path.split('/').all(|c| !c.is_empty() && c != "." && c != ".." && !c.eq_ignore_ascii_case(".git"))
+}
+
+/// Why a git run failed.
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error("cannot run git: {0}")]
+    Spawn(std::io::Error),
+    #[error("git took longer than {} s and was stopped", TIME_LIMIT.as_secs())]
+    Timeout,
+    /// git exited unsuccessfully; its first line on stderr.
+    #[error("{0}")]
+    Failed(String),
+    #[error("{0}")]
+    Io(std::io::Error),
+}
+
+/// Runs `cmd` with `input` on stdin (none: an empty stdin) and returns its stdout; stopped at
+/// `deadline`.
+fn run(cmd: Command, input: Option<Vec<u8>>, deadline: Instant) -> Result<Vec<u8>, RunError> {
+    let mut out = Vec::new();
+    run_streaming(cmd, input.unwrap_or_default(), deadline, |r| r.read_to_end(&mut out).map(drop))?;
+    Ok(out)
+}
+
+/// Runs `cmd`, writes `input` to its stdin from a thread, lets `read` consume its stdout, and
+/// waits for it; a watchdog kills git at `deadline`, so nothing here can hang. Fails when git
+/// exits unsuccessfully (with its first stderr line).
+fn run_streaming(
+    mut cmd: Command,
+    input: Vec<u8>,
+    deadline: Instant,
+    read: impl FnOnce(&mut BufReader<std::process::ChildStdout>) -> std::io::Result<()>,
+) -> Result<(), RunError> {
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(RunError::Spawn)?;
+    let pid = child.id();
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(RunError::Io(std::io::Error::other("no pipes to git")));
+    };
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.by_ref().take(64 * 1024).read_to_end(&mut text);
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+        text
+    });
+    // The watchdog: kills git at the deadline unless told it is done.
+    let (done, stop) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(wait) {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+            return true;
+        }
+        false
+    });
+    let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+    let read_result = read(&mut reader);
+    // Drain what `read` left, so git never blocks on a full pipe.
+    let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    let status = child.wait();
+    let _ = done.send(());
+    let timed_out = watchdog.join().unwrap_or(false);
+    let _ = writer.join();
+    let stderr = errors.join().unwrap_or_default();
+    if timed_out {
+        return Err(RunError::Timeout);
+    }
+    let status = status.map_err(RunError::Io)?;
+    if !status.success() {
+        let text = String::from_utf8_lossy(&stderr);
+        let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string();
+        return Err(RunError::Failed(first.strip_prefix("fatal: ").unwrap_or(&first).to_string()));
+    }
+    read_result.map_err(RunError::Io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    #[test]
+    fn a_revision_is_resolved_and_its_files_copied() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/one.md"), "one\n").unwrap();
+        std::fs::write(root.join("a/two.md"), "two\n").unwrap();
+        std::fs::write(root.join("other.md"), "other\n").unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("a/link")).unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "one"]);
+        let g = Git::at(root).unwrap();
+        let sha = g.resolve("HEAD").unwrap();
+        assert_eq!(sha.len(), 40);
+        let out = tempfile::tempdir().unwrap();
+        let (n, skipped) = g.materialize(&sha, &["a", "missing"], out.path()).unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(std::fs::read_to_string(out.path().join("a/b/one.md")).unwrap(), "one\n");
+        assert!(!out.path().join("other.md").exists());
+        assert_eq!(skipped.len(), 1, "the symlink is not copied: {skipped:?}");
+        assert!(!out.path().join("a/link").exists());
+    }
+
+    #[test]
+    fn a_bad_revision_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"]);
+        let g = Git::at(dir.path()).unwrap();
+        let e = g.resolve("no-such-branch").unwrap_err().to_string();
+        assert!(e.contains("no-such-branch"), "{e}");
+        assert!(matches!(g.resolve("--output=x"), Err(RevisionError::BadName { .. })));
+        assert!(Git::at(tempfile::tempdir().unwrap().path()).is_err());
+    }
+
+    #[test]
+    fn paths_from_a_tree_stay_inside() {
+        assert!(safe_rel(".co-cli/knowledge/memories/001-a.md"));
+        for p in ["", "/etc/x", "a/../b", "./a", "a//b", ".git/config", "a/.GIT/x"] {
+            assert!(!safe_rel(p), "{p}");
+        }
+    }
+}
