@@ -31,6 +31,16 @@ pub enum RevisionError {
     Git(String),
 }
 
+/// What [`Git::materialize`] did: how many files it wrote, the files it kept in memory
+/// instead, and the ones it skipped.
+#[derive(Debug, Default)]
+pub struct Materialized {
+    pub written: usize,
+    /// The files under the `held` prefixes: root-relative path and bytes, in tree order.
+    pub held: Vec<(String, Vec<u8>)>,
+    pub skipped: Vec<Skipped>,
+}
+
 /// A file of a revision that was not copied (too large, not a regular file), with why.
 #[derive(Debug, Clone)]
 pub struct Skipped {
@@ -105,9 +115,17 @@ impl Git {
     }
 
     /// Copies the regular files of `commit` under `paths` (root-relative files or folders) into
-    /// `dest`, at the same relative paths; returns how many were copied and the ones skipped (a
-    /// symlink, a submodule, a file over [`MAX_FILE_BYTES`], a path that would leave `dest`).
-    pub fn materialize(&self, commit: &str, paths: &[&str], dest: &Path) -> Result<(usize, Vec<Skipped>), RevisionError> {
+    /// `dest`, at the same relative paths, but those under a prefix of `held`, which are returned
+    /// with their bytes instead (thousands of small files cost far more to write than to keep).
+    /// Skipped, and named: a symlink, a submodule, a file over [`MAX_FILE_BYTES`], a path that
+    /// would leave `dest`.
+    pub fn materialize(
+        &self,
+        commit: &str,
+        paths: &[&str],
+        dest: &Path,
+        held: &[&str],
+    ) -> Result<Materialized, RevisionError> {
         let deadline = Instant::now() + TIME_LIMIT;
         let mut cmd = self.command();
         cmd.args(["ls-tree", "-r", "-z", "--full-tree", commit, "--"]).args(paths);
@@ -135,7 +153,7 @@ impl Git {
             }
         }
         if wanted.is_empty() {
-            return Ok((0, skipped));
+            return Ok(Materialized { skipped, ..Materialized::default() });
         }
         let mut input = Vec::with_capacity(wanted.len() * 41);
         for (oid, _) in &wanted {
@@ -145,6 +163,7 @@ impl Git {
         let mut cmd = self.command();
         cmd.args(["cat-file", "--batch"]);
         let mut copied = 0;
+        let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
         let mut made: Vec<PathBuf> = Vec::new();
         let mut failure: Option<String> = None;
         let result = run_streaming(cmd, input, deadline, |out| {
@@ -170,6 +189,10 @@ impl Git {
                 out.read_exact(&mut bytes)?;
                 let mut lf = [0u8; 1];
                 out.read_exact(&mut lf)?;
+                if held.iter().any(|h| path.starts_with(h)) {
+                    kept.push((path.clone(), bytes));
+                    continue;
+                }
                 let target = dest.join(path);
                 if let Some(parent) = target.parent()
                     && !made.iter().any(|m| m == parent)
@@ -185,7 +208,7 @@ impl Git {
         match (result, failure) {
             (Err(e), _) => Err(RevisionError::Git(format!("cat-file: {e}"))),
             (Ok(()), Some(why)) => Err(RevisionError::Git(why)),
-            (Ok(()), None) => Ok((copied, skipped)),
+            (Ok(()), None) => Ok(Materialized { written: copied, held: kept, skipped }),
         }
     }
 }
@@ -314,9 +337,12 @@ mod tests {
         let sha = g.resolve("HEAD").unwrap();
         assert_eq!(sha.len(), 40);
         let out = tempfile::tempdir().unwrap();
-        let (n, skipped) = g.materialize(&sha, &["a", "missing"], out.path()).unwrap();
-        assert_eq!(n, 2);
-        assert_eq!(std::fs::read_to_string(out.path().join("a/b/one.md")).unwrap(), "one\n");
+        let m = g.materialize(&sha, &["a", "missing"], out.path(), &["a/b/"]).unwrap();
+        assert_eq!(m.written, 1);
+        assert_eq!(m.held, vec![("a/b/one.md".to_string(), b"one\n".to_vec())]);
+        let skipped = m.skipped;
+        assert_eq!(std::fs::read_to_string(out.path().join("a/two.md")).unwrap(), "two\n");
+        assert!(!out.path().join("a/b/one.md").exists());
         assert!(!out.path().join("other.md").exists());
         assert_eq!(skipped.len(), 1, "the symlink is not copied: {skipped:?}");
         assert!(!out.path().join("a/link").exists());

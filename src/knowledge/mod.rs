@@ -126,6 +126,13 @@ impl<'r> Knowledge<'r> {
         k
     }
 
+    /// Returns this view with its memory index already made (`Index::from_files`: a git
+    /// revision's memories, which were never written to a folder).
+    pub fn with_memories(self, index: Index) -> Knowledge<'r> {
+        let _ = self.index.set(index);
+        self
+    }
+
     /// Returns a view that takes the memory index from its cache without a stat of each file
     /// while the memories folder is unchanged ([`Index::scan_trusting`]): for a reader that must
     /// answer in milliseconds and checks the memories it shows with

@@ -207,6 +207,33 @@ impl Index {
         })
     }
 
+    /// Returns the index of memory files given as their names and bytes rather than read from
+    /// `dir` (the files of a git revision, `kb diff`): each parsed and validated as a scan
+    /// parses a file, its problems named as files of `dir`. No cache is read or written.
+    pub fn from_files(dir: &Path, files: impl IntoIterator<Item = (String, Vec<u8>)>) -> Index {
+        let mut index = Index::empty(dir);
+        let mut fresh = Index::empty(dir);
+        for (name, bytes) in files {
+            if !is_memory_name(&name) {
+                continue;
+            }
+            index.dir_exists = true;
+            index.stats.files += 1;
+            index.stats.read += 1;
+            let outcome = if bytes.len() as u64 > MAX_FILE_BYTES {
+                let message =
+                    format!("file is {} bytes; memory files are limited to {} bytes", bytes.len(), MAX_FILE_BYTES);
+                Err((Diagnostic::error(None, message), 0))
+            } else {
+                let written_id = || crate::format::merge::written_id(&String::from_utf8_lossy(&bytes)).unwrap_or(0);
+                text::decode(&bytes).and_then(file::parse).map_err(|d| (d, written_id()))
+            };
+            fresh.push_parsed(0, &name, Stamp::default(), outcome);
+        }
+        index.absorb(fresh);
+        index
+    }
+
     /// Scans `dir`, using and refreshing the cache file `cache` when given.
     ///
     /// `root` bounds symlinks: a memory file that links outside it is reported, not read.

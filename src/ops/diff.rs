@@ -18,6 +18,7 @@ use crate::copilot::Records;
 use crate::error::Diagnostic;
 use crate::knowledge::Knowledge;
 use crate::knowledge::context_files::SectionKind;
+use crate::memories::index::Index;
 use crate::paths::Layout;
 use crate::repo::Repo;
 use crate::revision::Git;
@@ -249,7 +250,9 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
 /// working tree.
 fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Result<Side> {
     let dir = tempfile::Builder::new().prefix("kb-diff-").tempdir()?;
-    let (_, skipped) = git.materialize(commit, &KB_PATHS, dir.path())?;
+    let memories_prefix = ".co-cli/knowledge/memories/";
+    let copied = git.materialize(commit, &KB_PATHS, dir.path(), &[memories_prefix])?;
+    let skipped = copied.skipped;
     let layout = Layout { root: dir.path().to_path_buf(), config: real.layout.config.clone() };
     let mut problems: Vec<Problem> = skipped
         .into_iter()
@@ -269,7 +272,14 @@ fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Re
             Repo::open(layout, real.now, real.env.clone())?
         }
     };
-    let k = Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json"));
+    // The memories straight from git into the index: the folder's files are never written.
+    let files = copied.held.into_iter().filter_map(|(path, bytes)| {
+        let name = path.strip_prefix(memories_prefix)?;
+        (!name.contains('/')).then(|| (name.to_string(), bytes))
+    });
+    let index = Index::from_files(&repo.layout.memories(), files);
+    let k = Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json"))
+        .with_memories(index);
     let mut read = read_side(real, &repo, &k, side);
     problems.append(&mut read.problems);
     read.problems = problems;
