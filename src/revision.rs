@@ -50,8 +50,16 @@ pub struct Skipped {
 }
 
 /// The config of every git run: nothing the repository configures is run.
-const GIT_CONFIG: [&str; 8] =
-    ["-c", "core.hooksPath=/dev/null", "-c", "core.pager=cat", "-c", "credential.helper=", "-c", "core.quotePath=false"];
+const GIT_CONFIG: [&str; 8] = [
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "credential.helper=",
+    "-c",
+    "core.quotePath=false",
+];
 
 /// The environment of every git run: no prompt, no lock taken, no lazy fetch in a partial clone,
 /// no transport at all.
@@ -68,7 +76,8 @@ impl Git {
     /// Returns the repository at `root` (its `.git`, a folder or a worktree's file); an error
     /// outside git.
     pub fn at(root: &Path) -> Result<Git, RevisionError> {
-        let dir = crate::git::git_dir(root).ok_or_else(|| RevisionError::NotGit { root: root.display().to_string() })?;
+        let dir =
+            crate::git::git_dir(root).ok_or_else(|| RevisionError::NotGit { root: root.display().to_string() })?;
         Ok(Git { root: root.to_path_buf(), dir })
     }
 
@@ -255,7 +264,8 @@ fn run_streaming(
     let mut child =
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(RunError::Spawn)?;
     let pid = child.id();
-    let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         let _ = child.kill();
         let _ = child.wait();

@@ -2,7 +2,7 @@
 //! the working tree, or kb's own files of a git revision copied into a private folder
 //! (`revision`), opened with the normal read model, so its items, problems and compiled blocks are
 //! exactly what kb would make of that revision. The two sides are compared item by item per store
-//! (memories by file name, then id; records, decisions by id; instructions by path; the project
+//! (memories by file name, then a renamed file by id and content; records, decisions by id; instructions by path; the project
 //! context file), consolidations found, and each agent's block compared in lines, tokens and size
 //! against the agent's limit.
 //!
@@ -229,8 +229,8 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
     let agents = compare_loads(&base_side.loads, &head_side.loads);
     let mut problems = base_side.problems;
     problems.extend(head_side.problems);
-    let differs = stores.each().iter().any(|(_, d)| !d.is_empty())
-        || agents.iter().any(|a| a.added_lines + a.removed_lines > 0);
+    let differs =
+        stores.each().iter().any(|(_, d)| !d.is_empty()) || agents.iter().any(|a| a.added_lines + a.removed_lines > 0);
     Ok(DiffReport {
         base: Some(base),
         head: req.head.clone(),
@@ -252,6 +252,7 @@ fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Re
     let dir = tempfile::Builder::new().prefix("kb-diff-").tempdir()?;
     let memories_prefix = ".co-cli/knowledge/memories/";
     let copied = git.materialize(commit, &KB_PATHS, dir.path(), &[memories_prefix])?;
+    real.debug_line(|| format!("kb-stats: diff {side} written={} held={}", copied.written, copied.held.len()));
     let skipped = copied.skipped;
     let layout = Layout { root: dir.path().to_path_buf(), config: real.layout.config.clone() };
     let mut problems: Vec<Problem> = skipped
@@ -278,8 +279,8 @@ fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Re
         (!name.contains('/')).then(|| (name.to_string(), bytes))
     });
     let index = Index::from_files(&repo.layout.memories(), files);
-    let k = Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json"))
-        .with_memories(index);
+    let k =
+        Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json")).with_memories(index);
     let mut read = read_side(real, &repo, &k, side);
     problems.append(&mut read.problems);
     read.problems = problems;
@@ -479,9 +480,7 @@ fn compare_loads(base: &[Load], head: &[Load]) -> Vec<AgentDiff> {
             let either = h.or(b);
             let agent = either.and_then(|l| l.agent);
             let limit = agent.and_then(block_limit);
-            let measure = |l: Option<&Load>| {
-                l.map_or(0, |l| limit.map_or(l.text.len(), |lim| lim.measure(&l.text)))
-            };
+            let measure = |l: Option<&Load>| l.map_or(0, |l| limit.map_or(l.text.len(), |lim| lim.measure(&l.text)));
             let tokens = |l: Option<&Load>| l.map_or(0, |l| crate::format::tokens::count(&l.text));
             let (added, removed) =
                 crate::format::diff::line_counts(b.map_or("", |l| l.text.as_str()), h.map_or("", |l| l.text.as_str()));
@@ -521,7 +520,8 @@ fn compare(base: &[Item], head: &[Item], by_id: bool) -> StoreDiff {
         }
     }
     if by_id {
-        // A renamed file: the same id, once on each side among the unmatched.
+        // A renamed file: the same id, once on each side among the unmatched, and the same
+        // content (kb reuses a forgotten memory's id, so an id alone is not the same memory).
         let count = |ids: &mut dyn Iterator<Item = u64>| {
             let mut n: HashMap<u64, usize> = HashMap::new();
             ids.for_each(|id| *n.entry(id).or_default() += 1);
@@ -534,7 +534,9 @@ fn compare(base: &[Item], head: &[Item], by_id: bool) -> StoreDiff {
             if base_ids.get(&id) != Some(&1) || head_ids.get(&id) != Some(&1) {
                 return true;
             }
-            match (0..head.len()).find(|&j| !matched_head[j] && head[j].alt == Some(id)) {
+            match (0..head.len())
+                .find(|&j| !matched_head[j] && head[j].alt == Some(id) && head[j].content == base[i].content)
+            {
                 Some(j) => {
                     matched_head[j] = true;
                     pairs.push((i, j));
@@ -845,7 +847,9 @@ impl DiffReport {
             "### Knowledge changes: `{}`{} → {}{}\n",
             self.base_label().replace('`', "'"),
             short_sha(&self.base_commit).unwrap_or_default(),
-            self.head.as_deref().map_or_else(|| "the working tree".to_string(), |h| format!("`{}`", h.replace('`', "'"))),
+            self.head
+                .as_deref()
+                .map_or_else(|| "the working tree".to_string(), |h| format!("`{}`", h.replace('`', "'"))),
             short_sha(&self.head_commit).unwrap_or_default()
         )?;
         if !self.differs {

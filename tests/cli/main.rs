@@ -17,6 +17,7 @@ mod copilot;
 mod decay;
 mod decisions;
 mod dedup;
+mod diff;
 mod first_hour;
 mod forget_protect;
 mod fresh_clone;

@@ -1,0 +1,307 @@
+//! `kb diff` (docs/diff.md) over real git repositories made in each test: commits, a branch
+//! merge, a conflicted working tree, a revision that does not exist.
+
+use crate::common::{TestEnv, assert_same_tree};
+use crate::git_native::{commit, git, git_ok, have_git};
+use serde_json::Value;
+
+/// A git repository on `main` after `kb init`, with `agents` set and three memories, committed;
+/// `None` (the test skips) without git.
+fn repo(agents: &str) -> Option<TestEnv> {
+    if !have_git() {
+        return None;
+    }
+    let t = TestEnv::pinned();
+    git_ok(&t, &["init", "-q", "-b", "main"]);
+    t.kb(&["init"]).ok();
+    if !agents.is_empty() {
+        t.kb(&["config", "set", "agents", agents]).ok();
+    }
+    for text in ["Use nextest for the tests", "The api service listens on port 8080", "Release from main only"] {
+        t.kb(&["save", text]).ok();
+    }
+    commit(&t, "base");
+    Some(t)
+}
+
+fn diff_json(t: &TestEnv, args: &[&str]) -> Value {
+    let mut all = vec!["--json", "diff"];
+    all.extend_from_slice(args);
+    t.kb(&all).ok().json()
+}
+
+/// The ids of a store's `added`/`removed` items.
+fn ids(d: &Value, store: &str, what: &str) -> Vec<Value> {
+    d["stores"][store][what].as_array().unwrap().iter().map(|i| i["id"].clone()).collect()
+}
+
+/// The changed entry of `id` in `store`.
+fn changed<'a>(d: &'a Value, store: &str, id: &Value) -> &'a Value {
+    d["stores"][store]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| &c["id"] == id)
+        .unwrap_or_else(|| panic!("{id} not changed in {store}: {d:#}"))
+}
+
+fn changes(c: &Value) -> Vec<&str> {
+    c["changes"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect()
+}
+
+fn agent<'a>(d: &'a Value, name: &str) -> &'a Value {
+    d["agents"].as_array().unwrap().iter().find(|a| a["name"] == name).unwrap_or_else(|| panic!("no {name}: {d:#}"))
+}
+
+#[test]
+fn the_working_tree_against_head_shows_a_text_change_an_addition_and_a_removal() {
+    let Some(t) = repo("") else { return };
+    t.kb(&["update", "1", "Use cargo nextest for all the tests"]).ok();
+    t.kb(&["save", "Run clippy before every push"]).ok();
+    t.kb(&["forget", "3"]).ok();
+    let d = diff_json(&t, &[]);
+    assert_eq!(d["base"], "HEAD");
+    assert_eq!(d["head"], Value::Null, "the working tree");
+    assert_eq!(ids(&d, "md", "added"), vec![serde_json::json!(4)]);
+    assert_eq!(ids(&d, "md", "removed"), vec![serde_json::json!(3)]);
+    let c = changed(&d, "md", &serde_json::json!(1));
+    assert!(changes(c).contains(&"content"), "{c:#}");
+    assert_eq!(c["before"]["content"], "Use nextest for the tests");
+    assert_eq!(c["after"]["content"], "Use cargo nextest for all the tests");
+    assert_eq!(d["stores"]["md"]["changed"].as_array().unwrap().len(), 1, "memory 2 did not change");
+    assert_eq!(d["differs"], true);
+    let text = t.kb(&["diff"]).ok().stdout;
+    assert!(text.contains("+ 4  Run clippy before every push"), "{text}");
+    assert!(text.contains("- 3  Release from main only"), "{text}");
+    assert!(text.contains("before: Use nextest for the tests"), "{text}");
+}
+
+#[test]
+fn exit_code_says_whether_anything_differs() {
+    let Some(t) = repo("") else { return };
+    let same = t.kb(&["diff", "--exit-code"]).ok();
+    assert!(same.stdout.contains("No knowledge changes"), "{same:?}");
+    t.kb(&["protect", "2"]).ok();
+    let r = t.kb(&["diff", "--exit-code"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(!r.stderr.contains("error:"), "a difference is not an error: {r:?}");
+    t.kb(&["diff"]).ok();
+    commit(&t, "protect");
+    t.kb(&["diff", "--exit-code"]).ok();
+    // Two revisions, no working tree: the protection is the one change between them.
+    let r = t.kb(&["diff", "--exit-code", "main~1", "main"]);
+    assert_eq!(r.code, 1, "{r:?}");
+}
+
+#[test]
+fn a_protection_and_a_type_change_are_named_and_change_what_agents_load() {
+    let Some(t) = repo(r#"["claude","codex","windsurf"]"#) else { return };
+    t.kb(&["compile"]).ok();
+    commit(&t, "compiled");
+    t.kb(&["protect", "2"]).ok();
+    // A type change by hand: memory 1 becomes core context, which every agent loads.
+    let file = t.file_of(1);
+    let text = t.read(&file).replacen("id: 1\n", "id: 1\ntype: core_context\n", 1);
+    std::fs::write(&file, text).unwrap();
+    let d = diff_json(&t, &[]);
+    assert_eq!(changes(changed(&d, "md", &serde_json::json!(2))), vec!["protected"]);
+    let c = changed(&d, "md", &serde_json::json!(1));
+    assert_eq!(changes(c), vec!["type"], "{c:#}");
+    assert_eq!(c["before"]["type"], "learning");
+    assert_eq!(c["after"]["type"], "core_context");
+    for name in ["claude", "codex", "windsurf"] {
+        let a = agent(&d, name);
+        assert!(a["tokens_after"].as_u64() > a["tokens_before"].as_u64(), "{a:#}");
+        assert!(a["added_lines"].as_u64().unwrap() >= 1, "{a:#}");
+    }
+    let codex = agent(&d, "codex");
+    assert_eq!((codex["limit"].as_u64(), codex["limit_unit"].as_str()), (Some(32768), Some("bytes")));
+    assert_eq!(codex["file"], "AGENTS.md");
+    let windsurf = agent(&d, "windsurf");
+    assert_eq!((windsurf["limit"].as_u64(), windsurf["limit_unit"].as_str()), (Some(12000), Some("chars")));
+    assert_eq!(agent(&d, "claude")["limit"], Value::Null);
+    // Every line the block adds: the Core Context heading and the memory.
+    let claude_md = t.kb(&["diff"]).ok().stdout;
+    assert!(claude_md.contains("claude (CLAUDE.md)"), "{claude_md}");
+}
+
+#[test]
+fn a_decision_superseded_between_two_commits_is_a_status_change() {
+    let Some(t) = repo(r#"["claude"]"#) else { return };
+    t.kb(&["decision", "add", "We store everything in Postgres", "--type", "architectural"]).ok();
+    commit(&t, "decision");
+    t.kb(&["decision", "supersede", "1", "We store everything in SQLite"]).ok();
+    commit(&t, "superseded");
+    let d = diff_json(&t, &["main~1", "main"]);
+    assert_eq!(d["head"], "main");
+    assert!(d["head_commit"].as_str().is_some_and(|c| c.len() == 40), "{d:#}");
+    let c = changed(&d, "decision", &serde_json::json!(1));
+    assert!(changes(c).contains(&"status") && changes(c).contains(&"superseded_by"), "{c:#}");
+    assert_eq!((c["before"]["status"].as_str(), c["after"]["status"].as_str()), (Some("active"), Some("superseded")));
+    assert_eq!(ids(&d, "decision", "added"), vec![serde_json::json!(2)]);
+    let claude = agent(&d, "claude");
+    assert_eq!((claude["added_lines"].as_u64(), claude["removed_lines"].as_u64()), (Some(1), Some(1)), "{claude:#}");
+    let md = t.kb(&["diff", "--markdown", "main~1", "main"]).ok().stdout;
+    assert!(md.contains("status: active → superseded"), "{md}");
+}
+
+#[test]
+fn memories_merged_into_one_are_a_consolidation() {
+    let Some(t) = repo("") else { return };
+    t.kb(&["save", "The api service uses TLS certificates from vault"]).ok();
+    commit(&t, "four");
+    t.kb(&["save", "--no-dedup", "The api service listens on port 8080 and uses TLS certificates from vault"]).ok();
+    t.kb(&["forget", "2"]).ok();
+    t.kb(&["forget", "4"]).ok();
+    let d = diff_json(&t, &[]);
+    let cons = d["stores"]["md"]["consolidated"].as_array().unwrap();
+    assert_eq!(cons.len(), 1, "{d:#}");
+    assert_eq!(cons[0]["into"], 5);
+    assert_eq!(cons[0]["removed"], serde_json::json!([2, 4]));
+    // A removal whose words went nowhere is not one.
+    t.kb(&["forget", "3"]).ok();
+    let d = diff_json(&t, &[]);
+    assert_eq!(d["stores"]["md"]["consolidated"][0]["removed"], serde_json::json!([2, 4]), "{d:#}");
+    let text = t.kb(&["diff"]).ok().stdout;
+    assert!(text.contains("consolidated: 2, 4 → 5"), "{text}");
+}
+
+#[test]
+fn the_json_items_are_those_kb_show_gives() {
+    let Some(t) = repo("") else { return };
+    t.kb(&["save", "--store", "copilot", "--subject", "build", "--reason", "CI", "Run make test"]).ok();
+    t.write(".github/instructions/api.instructions.md", "---\napplyTo: \"src/api/**\"\n---\nKeep handlers small.\n");
+    t.write(
+        ".co-cli/knowledge/context.md",
+        "---\nversion: 1\nupdated: '2026-11-20T10:00:00+00:00'\n---\n\n# Project\n\nA web service.\n",
+    );
+    t.kb(&["save", "Deploys go through the staging cluster first"]).ok();
+    let d = diff_json(&t, &[]);
+    for key in ["base", "head", "base_commit", "head_commit", "stores", "agents", "problems", "differs"] {
+        assert!(d.get(key).is_some(), "{key} missing: {d:#}");
+    }
+    let stores: Vec<&String> = d["stores"].as_object().unwrap().keys().collect();
+    assert_eq!(stores.len(), 5);
+    for s in ["md", "copilot", "decision", "instructions", "context"] {
+        for part in ["added", "removed", "changed", "consolidated"] {
+            assert!(d["stores"][s][part].is_array(), "{s}.{part}: {d:#}");
+        }
+    }
+    let added = &d["stores"]["md"]["added"][0];
+    assert_eq!(added, &t.show(4), "a memory as kb show --json gives it");
+    let record = &d["stores"]["copilot"]["added"][0];
+    let id = record["id"].as_str().unwrap();
+    let shown = t.kb(&["--json", "show", id]).ok().json();
+    assert_eq!(record, &shown, "a record as kb show --json gives it");
+    assert_eq!(d["stores"]["instructions"]["added"][0]["id"], ".github/instructions/api.instructions.md");
+    assert_eq!(d["stores"]["instructions"]["added"][0]["apply_to"], serde_json::json!(["src/api/**"]));
+    assert!(d["stores"]["context"]["added"][0]["content"].as_str().unwrap().contains("A web service."), "{d:#}");
+    let plain = &d["agents"][0];
+    assert_eq!(plain["name"], ".co-cli/knowledge/compiled.md", "the default target: {d:#}");
+    for key in ["tokens_before", "tokens_after", "limit", "limit_unit", "added_lines", "removed_lines"] {
+        assert!(plain.get(key).is_some(), "{key}: {plain:#}");
+    }
+}
+
+#[test]
+fn markdown_is_a_pull_request_comment_that_item_text_cannot_break() {
+    let Some(t) = repo(r#"["codex"]"#) else { return };
+    t.kb(&["save", "--type", "core_context", "Never write <!-- comments --> or | pipes into a table"]).ok();
+    let md = t.kb(&["diff", "--markdown"]).ok().stdout;
+    assert!(md.starts_with("### Knowledge changes: `HEAD`"), "{md}");
+    assert!(md.contains("| agent | file | tokens | lines | size (limit) |"), "{md}");
+    assert!(md.contains("| codex | AGENTS.md |"), "{md}");
+    assert!(md.contains("of 32,768 bytes"), "{md}");
+    assert!(md.contains("**Memories**: 1 added"), "{md}");
+    assert!(md.contains("&lt;!-- comments --&gt; or \\| pipes"), "{md}");
+    assert!(!md.contains("<!--"), "no HTML comment from an item reaches the comment: {md}");
+}
+
+#[test]
+fn a_revision_that_does_not_exist_is_a_clear_error_and_nothing_is_written() {
+    let Some(t) = repo("") else { return };
+    let before = t.snapshot();
+    let r = t.kb(&["diff", "no-such-branch"]).err();
+    assert!(r.stderr.contains("no-such-branch"), "{r:?}");
+    assert!(r.stdout.is_empty(), "{r:?}");
+    let r = t.kb(&["diff", "HEAD", "no-such-tag"]).err();
+    assert!(r.stderr.contains("no-such-tag"), "{r:?}");
+    t.kb(&["diff", "--output=/tmp/x"]).usage();
+    let j = t.kb(&["--json", "diff", "--", "--output=/tmp/x"]).err();
+    assert!(j.json()["error"]["message"].as_str().unwrap().contains("--output=/tmp/x"), "{j:?}");
+    assert_same_tree(&before, &t.snapshot());
+    // Outside git: an error that says kb diff compares git revisions.
+    let plain = TestEnv::pinned();
+    plain.kb(&["init"]).ok();
+    let r = plain.kb(&["diff"]).err();
+    assert!(r.stderr.contains("git"), "{r:?}");
+}
+
+#[test]
+fn a_conflicted_memory_in_the_working_tree_is_a_problem_of_the_head_side() {
+    let Some(t) = repo("") else { return };
+    git_ok(&t, &["checkout", "-q", "-b", "feature"]);
+    t.kb(&["update", "2", "The api service listens on port 9090"]).ok();
+    commit(&t, "feature");
+    git_ok(&t, &["checkout", "-q", "main"]);
+    t.kb(&["update", "2", "The api service listens on port 7070"]).ok();
+    commit(&t, "main");
+    let merge = git(&t, &["merge", "-q", "feature"]);
+    assert!(!merge.status.success(), "the merge conflicts");
+    assert!(t.read(&t.file_of(2)).contains("<<<<<<<"));
+    let d = diff_json(&t, &[]);
+    let problems = d["problems"].as_array().unwrap();
+    let p = problems
+        .iter()
+        .find(|p| p["side"] == "head" && p["path"].as_str().unwrap().starts_with(".co-cli/knowledge/memories/002-"))
+        .unwrap_or_else(|| panic!("the conflicted file is a problem: {d:#}"));
+    assert!(!p["message"].as_str().unwrap().is_empty());
+    assert!(problems.iter().all(|p| p["side"] == "head"), "the base parses: {d:#}");
+    // With the clock pinned both sides wrote the same frontmatter: the markers are in the body,
+    // which parses; the memory is changed, and left out of every block (the problem says so).
+    let removed = ids(&d, "md", "removed");
+    let changed_ids: Vec<Value> =
+        d["stores"]["md"]["changed"].as_array().unwrap().iter().map(|c| c["id"].clone()).collect();
+    assert!(removed.contains(&serde_json::json!(2)) || changed_ids.contains(&serde_json::json!(2)), "{d:#}");
+    let text = t.kb(&["diff"]).ok().stdout;
+    assert!(text.contains("Problems:") && text.contains("head: .co-cli/knowledge/memories/002-"), "{text}");
+}
+
+#[test]
+fn a_merge_commit_against_its_first_parent_shows_what_the_branch_brought() {
+    let Some(t) = repo(r#"["claude"]"#) else { return };
+    git_ok(&t, &["checkout", "-q", "-b", "feature"]);
+    t.kb(&["save", "--type", "core_context", "The feature flag service lives in flags/"]).ok();
+    t.kb(&["decision", "add", "Feature flags default to off", "--type", "scope"]).ok();
+    commit(&t, "feature");
+    git_ok(&t, &["checkout", "-q", "main"]);
+    t.kb(&["update", "1", "Use cargo nextest for the tests"]).ok();
+    commit(&t, "main");
+    git_ok(&t, &["merge", "-q", "--no-edit", "feature"]);
+    let d = diff_json(&t, &["main^1", "main"]);
+    assert_eq!(ids(&d, "md", "added"), vec![serde_json::json!(4)], "{d:#}");
+    assert_eq!(ids(&d, "decision", "added"), vec![serde_json::json!(1)]);
+    assert!(d["stores"]["md"]["changed"].as_array().unwrap().is_empty(), "main's own change is in both");
+    let claude = agent(&d, "claude");
+    assert!(claude["added_lines"].as_u64().unwrap() >= 4, "decisions and core context: {claude:#}");
+    assert_eq!(claude["removed_lines"], 0);
+    assert!(t.kb(&["diff", "main^2", "main"]).ok().stdout.contains("~ 1"), "against the branch: main's change");
+}
+
+#[test]
+fn a_committed_file_that_does_not_parse_is_a_problem_of_its_side() {
+    let Some(t) = repo("") else { return };
+    t.mem_file("009-broken.md", "---\nid: [unclosed\n---\n\nbroken\n");
+    t.write(".co-cli/settings.json", "{\"agents\": [\"claude\",}\n");
+    commit(&t, "broken");
+    std::fs::remove_file(t.memories().join("009-broken.md")).unwrap();
+    t.write(".co-cli/settings.json", "{}\n");
+    let d = diff_json(&t, &[]);
+    let problems = d["problems"].as_array().unwrap();
+    assert!(
+        problems.iter().any(|p| p["side"] == "base" && p["path"] == ".co-cli/knowledge/memories/009-broken.md"),
+        "{d:#}"
+    );
+    assert!(problems.iter().any(|p| p["side"] == "base" && p["path"] == ".co-cli/settings.json"), "{d:#}");
+    assert!(problems.iter().all(|p| p["side"] == "base"), "{d:#}");
+}
