@@ -76,8 +76,12 @@ impl Git {
     /// Returns the repository at `root` (its `.git`, a folder or a worktree's file); an error
     /// outside git.
     pub fn at(root: &Path) -> Result<Git, RevisionError> {
-        let dir =
-            crate::git::git_dir(root).ok_or_else(|| RevisionError::NotGit { root: root.display().to_string() })?;
+        let not_git = || RevisionError::NotGit { root: root.display().to_string() };
+        let dir = crate::git::git_dir(root).ok_or_else(not_git)?;
+        // Every git folder has a HEAD: an empty `.git` (or a stray file) is not a repository.
+        if !dir.join("HEAD").is_file() {
+            return Err(not_git());
+        }
         Ok(Git { root: root.to_path_buf(), dir })
     }
 

@@ -16,12 +16,13 @@ use super::{Report, View, abs};
 use crate::context::agents::block_limit;
 use crate::copilot::Records;
 use crate::error::Diagnostic;
+use crate::error::KbError;
 use crate::knowledge::Knowledge;
 use crate::knowledge::context_files::SectionKind;
 use crate::memories::index::Index;
 use crate::paths::Layout;
 use crate::repo::Repo;
-use crate::revision::Git;
+use crate::revision::{Git, RevisionError};
 use crate::settings::Agent;
 use anyhow::Result;
 use serde::Serialize;
@@ -204,9 +205,9 @@ pub struct DiffReport {
 /// written before both are resolved.
 pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
     let base = req.base.clone().unwrap_or_else(|| "HEAD".to_string());
-    let git = Git::at(&repo.layout.root)?;
-    let base_commit = git.resolve(&base)?;
-    let head_commit = req.head.as_deref().map(|h| git.resolve(h)).transpose()?;
+    let git = Git::at(&repo.layout.root).map_err(kb_error)?;
+    let base_commit = git.resolve(&base).map_err(kb_error)?;
+    let head_commit = req.head.as_deref().map(|h| git.resolve(h)).transpose().map_err(kb_error)?;
     let base_side = read_revision(repo, &git, &base_commit, "base")?;
     let head_side = match &head_commit {
         Some(c) => read_revision(repo, &git, c, "head")?,
@@ -243,6 +244,22 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
         markdown: req.markdown,
         exit_code: req.exit_code,
     })
+}
+
+/// Returns a revision that cannot be read as kb's error of that kind (`not_found` for an unknown
+/// revision, `invalid` for one that looks like an option, `conflict` outside git), with the
+/// message it gives.
+fn kb_error(e: RevisionError) -> anyhow::Error {
+    let why = e.to_string();
+    match e {
+        RevisionError::Unknown { rev, .. } => {
+            KbError::NotFound { thing: "revision", id: format!("{rev:?} (no branch, tag or commit)"), branch: None }
+                .into()
+        }
+        RevisionError::BadName { .. } => KbError::rejected("revision", why).into(),
+        RevisionError::NotGit { .. } => KbError::refused("diff", why).into(),
+        RevisionError::Git(_) => anyhow::anyhow!(why),
+    }
 }
 
 /// Reads the side of revision `commit`: kb's files copied into a private folder, opened as a
@@ -690,6 +707,10 @@ fn id_text(id: &Value) -> String {
     }
 }
 
+/// The changes the text names but does not spell out: when and by whom, which come with a
+/// content change (JSON has them all).
+const QUIET_CHANGES: [&str; 2] = ["updated", "updated_by"];
+
 /// Returns a key's value, short, for `key: before → after`.
 fn short(v: Option<&Value>) -> String {
     match v {
@@ -797,7 +818,7 @@ impl DiffReport {
             }
             for c in &d.changed {
                 writeln!(w, "  ~ {}  ({})", v.clean(&id_text(&c.id)), c.changes.join(", "))?;
-                for change in &c.changes {
+                for change in c.changes.iter().filter(|c| !QUIET_CHANGES.contains(&c.as_str())) {
                     if change == "content" {
                         writeln!(w, "      before: {}", v.clean(&one_line(&item_text(&c.before), 100)))?;
                         writeln!(w, "      after:  {}", v.clean(&one_line(&item_text(&c.after), 100)))?;
@@ -889,7 +910,7 @@ impl DiffReport {
             }
             for c in &d.changed {
                 writeln!(w, "- ✏️ **{}** ({})", md_escape(&id_text(&c.id)), c.changes.join(", "))?;
-                for change in &c.changes {
+                for change in c.changes.iter().filter(|c| !QUIET_CHANGES.contains(&c.as_str())) {
                     if change == "content" {
                         writeln!(w, "  - before: {}", md_escape(&one_line(&item_text(&c.before), 300)))?;
                         writeln!(w, "  - after: {}", md_escape(&one_line(&item_text(&c.after), 300)))?;

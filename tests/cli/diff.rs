@@ -224,8 +224,9 @@ fn a_revision_that_does_not_exist_is_a_clear_error_and_nothing_is_written() {
     let r = t.kb(&["diff", "no-such-branch"]).err();
     assert!(r.stderr.contains("no-such-branch"), "{r:?}");
     assert!(r.stdout.is_empty(), "{r:?}");
-    let r = t.kb(&["diff", "HEAD", "no-such-tag"]).err();
+    let r = t.kb(&["--json", "diff", "HEAD", "no-such-tag"]).err();
     assert!(r.stderr.contains("no-such-tag"), "{r:?}");
+    assert_eq!(r.json()["error"]["kind"], "not_found", "{r:?}");
     t.kb(&["diff", "--output=/tmp/x"]).usage();
     let j = t.kb(&["--json", "diff", "--", "--output=/tmp/x"]).err();
     assert!(j.json()["error"]["message"].as_str().unwrap().contains("--output=/tmp/x"), "{j:?}");
