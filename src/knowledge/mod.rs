@@ -133,6 +133,14 @@ impl<'r> Knowledge<'r> {
         self
     }
 
+    /// Returns this view without this clone's local state: no heat and an empty board, so that
+    /// blocks built from it hold only what is committed (`kb diff` compares two sides so).
+    pub fn without_local_state(self) -> Knowledge<'r> {
+        let _ = self.heats.set(Heats::default());
+        let _ = self.board.set((Board::default(), None));
+        self
+    }
+
     /// Returns a view that takes the memory index from its cache without a stat of each file
     /// while the memories folder is unchanged ([`Index::scan_trusting`]): for a reader that must
     /// answer in milliseconds and checks the memories it shows with

@@ -212,7 +212,7 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
     let head_side = match &head_commit {
         Some(c) => read_revision(repo, &git, c, "head")?,
         None => {
-            let k = Knowledge::read(repo);
+            let k = Knowledge::read(repo).without_local_state();
             read_side(repo, repo, &k, "head")
         }
     };
@@ -296,8 +296,9 @@ fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Re
         (!name.contains('/')).then(|| (name.to_string(), bytes))
     });
     let index = Index::from_files(&repo.layout.memories(), files);
-    let k =
-        Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json")).with_memories(index);
+    let k = Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json"))
+        .with_memories(index)
+        .without_local_state();
     let mut read = read_side(real, &repo, &k, side);
     problems.append(&mut read.problems);
     read.problems = problems;

@@ -306,3 +306,17 @@ fn a_committed_file_that_does_not_parse_is_a_problem_of_its_side() {
     assert!(problems.iter().any(|p| p["side"] == "base" && p["path"] == ".co-cli/settings.json"), "{d:#}");
     assert!(problems.iter().all(|p| p["side"] == "base"), "{d:#}");
 }
+
+#[test]
+fn this_clones_heat_is_not_a_difference() {
+    let Some(t) = repo("") else { return };
+    t.kb(&["config", "set", "context_targets", r#"[{"path": ".co-cli/knowledge/compiled.md", "hot": true}]"#]).ok();
+    commit(&t, "a hot target");
+    for _ in 0..3 {
+        t.kb(&["show", "1"]).ok();
+        t.kb(&["recall", "nextest"]).ok();
+    }
+    assert!(t.kb(&["context"]).ok().stdout.contains("Hot Memories"), "memory 1 is hot here");
+    let r = t.kb(&["diff", "--exit-code"]);
+    assert_eq!(r.code, 0, "heat is local, not a change: {r:?}");
+}
