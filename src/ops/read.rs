@@ -864,7 +864,7 @@ impl ShowReport {
 pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowReport> {
     if let Some((name, rest)) = shared_id(k.repo(), raw_id) {
         let view = k.shared_named(name).ok_or_else(|| {
-            KbError::not_found("shared source copy", &format!("{name} (no local copy: kb shared sync {name})"))
+            KbError::not_found("shared source copy", format!("{name} (no local copy: kb shared sync {name})"))
         })?;
         let inner = show_own(&view.knowledge, rest, scope)?;
         return Ok(ShowReport::Shared { name: name.to_string(), id: rest.trim().to_string(), inner: Box::new(inner) });

@@ -476,7 +476,7 @@ impl Serialize for RankedReport<'_> {
                     }),
                 };
                 let item = match shared {
-                    None => ItemJson::Own(item),
+                    None => ItemJson::Own(Box::new(item)),
                     Some(name) => {
                         let mut value = serde_json::to_value(item).ok()?;
                         if let Some(obj) = value.as_object_mut() {
@@ -496,7 +496,7 @@ impl Serialize for RankedReport<'_> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum ItemJson {
-    Own(AnyJson),
+    Own(Box<AnyJson>),
     Shared(serde_json::Value),
 }
 
