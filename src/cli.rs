@@ -533,7 +533,7 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-pub use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Src, Store};
+pub use crate::kinds::{DecisionKind, Direction, Importance, MemoryType, Narrow, Src, Store};
 
 /// Where `kb import` reads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -775,9 +775,10 @@ pub struct RecallArgs {
     /// Return at most N results (N ≥ 1)
     #[arg(short = 'n', long = "max-results", default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_results: u64,
-    /// Search only this kind of knowledge (repeatable; default: every kind)
-    #[arg(long, value_name = "STORE", value_parser = Store::among(Store::RECALL))]
-    pub store: Vec<Store>,
+    /// Search only this kind of knowledge (md, copilot, decision, session), only the shared
+    /// sources (shared), or only one shared source by its name (repeatable; default: everything)
+    #[arg(long, value_name = "STORE", value_parser = Narrow::parse)]
+    pub store: Vec<Narrow>,
     /// co-cli's rule: every word a case-insensitive substring of a memory's text or a tag, newest
     /// first; markdown memories and Copilot records only
     #[arg(long)]

@@ -165,6 +165,81 @@ impl Sources {
     }
 }
 
+/// A `--store` value of recall: a kind of knowledge, `shared` (every shared source), or one
+/// shared source by its name (docs/shared.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Narrow {
+    Kind(Store),
+    Shared,
+    Source(String),
+}
+
+impl Narrow {
+    /// Reads one `--store` value of recall: a store word of [`Store::RECALL`], `shared`, or a name
+    /// a shared source can have (whether one has it is known only once the settings are read).
+    pub fn parse(value: &str) -> Result<Narrow, String> {
+        if let Some(store) = Store::parse(value, Store::RECALL) {
+            return Ok(Narrow::Kind(store));
+        }
+        if value == "shared" {
+            return Ok(Narrow::Shared);
+        }
+        crate::settings::SharedSpec::check_name(value).map(|()| Narrow::Source(value.to_string())).map_err(|_| {
+            format!("{value:?} is not md, copilot, decision, session, shared or the name of a shared source")
+        })
+    }
+
+    /// Splits `--store` values into the kinds of knowledge and the repositories they name.
+    pub fn split(values: &[Narrow]) -> (Sources, Origins) {
+        let kinds: Vec<Store> = values
+            .iter()
+            .filter_map(|n| match n {
+                Narrow::Kind(s) => Some(*s),
+                _ => None,
+            })
+            .collect();
+        let names: Vec<String> = values
+            .iter()
+            .filter_map(|n| match n {
+                Narrow::Source(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect();
+        let only_shared = match values.contains(&Narrow::Shared) {
+            true => Some(Vec::new()),
+            false => (!names.is_empty()).then_some(names),
+        };
+        let origins = Origins { only_shared };
+        (Sources::of(&kinds), origins)
+    }
+}
+
+/// The repositories a recall reads: this one and every shared source (the default), or only
+/// shared sources (`--store shared`: all of them; `--store NAME`: the ones named).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Origins {
+    /// `None`: this repository and every source; `Some(names)`: only the sources named (every one
+    /// when empty).
+    pub only_shared: Option<Vec<String>>,
+}
+
+impl Origins {
+    /// Whether this repository's own knowledge is read.
+    pub fn project(&self) -> bool {
+        self.only_shared.is_none()
+    }
+
+    /// Whether the shared source `name` is read.
+    pub fn source(&self, name: &str) -> bool {
+        self.only_shared.as_ref().is_none_or(|names| names.is_empty() || names.iter().any(|n| n == name))
+    }
+
+    /// The source names asked for that `known` lacks.
+    pub fn unknown<'a>(&'a self, known: &[&str]) -> Vec<&'a str> {
+        self.only_shared.iter().flatten().map(String::as_str).filter(|n| !known.contains(n)).collect()
+    }
+}
+
 /// What a memory is, its layer in the compiled context: the frontmatter `type`.
 /// A memory without one is a [`MemoryType::Learning`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, clap::ValueEnum)]

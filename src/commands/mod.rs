@@ -13,9 +13,9 @@ mod session;
 mod shared;
 mod watch;
 
-use crate::cli::{Cli, Command, ConfigAction, ListArgs, Store};
+use crate::cli::{self, Cli, Command, ConfigAction, ListArgs, Store};
 use crate::error::{self, KbError};
-use crate::kinds::Sources;
+use crate::kinds::{Narrow, Sources};
 use crate::ops::{self, Knowledge, Report, View};
 use crate::output::{self, Style};
 use crate::paths::{Layout, NO_ROOT};
@@ -39,6 +39,9 @@ pub struct Ctx {
     pub found: bool,
     /// The process environment kb reads besides its settings, read once at start.
     pub env: Environment,
+    /// The repository a read command opened first (for the shared sources' warnings), reused by
+    /// the command so its settings are read once. Write commands open theirs afresh.
+    pub opened: std::cell::OnceCell<Repo>,
 }
 
 /// Returns whether a command writes knowledge files (and so needs a real root). `kb init` is the
@@ -95,6 +98,9 @@ impl Ctx {
     /// Opens the repository with its settings; an invalid value is an error naming where it came
     /// from.
     pub fn repo(&self) -> Result<Repo> {
+        if let Some(repo) = self.opened.get() {
+            return Ok(repo.clone());
+        }
         Ok(Repo::open(self.layout.clone(), self.now, self.env.clone())?)
     }
 
@@ -190,7 +196,8 @@ fn run(cli: Cli, style: Style) -> Result<ExitCode> {
             style.warn(&format!("{NO_ROOT}; reading {}", layout.root.display()));
         }
     }
-    let ctx = Ctx { layout, json: cli.json, style, now, found, env: Environment::from_process() };
+    let ctx =
+        Ctx { layout, json: cli.json, style, now, found, env: Environment::from_process(), opened: Default::default() };
     dispatch(&ctx, cli.command)
 }
 
@@ -274,6 +281,37 @@ fn for_paths(ctx: &Ctx, sub: &str, paths: &[std::path::PathBuf]) -> std::result:
     })
 }
 
+/// `kb recall`: a `--store` naming a shared source that the settings do not have, or shared
+/// sources with `--exact` (which reads this repository only), is a usage error.
+fn recall(ctx: &Ctx, a: cli::RecallArgs) -> Result<ExitCode> {
+    let repo = ctx.repo()?;
+    let (sources, origins) = Narrow::split(&a.store);
+    let known: Vec<&str> = repo.settings.shared.value.iter().map(|s| s.name.as_str()).collect();
+    if let Some(name) = origins.unknown(&known).first() {
+        let names = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+        let msg = format!("--store {name}: no shared source has that name (the shared sources: {names})");
+        return Ok(usage_error(ctx, "recall", clap::error::ErrorKind::InvalidValue, &msg));
+    }
+    if a.exact && !origins.project() {
+        let msg = "--exact reads this repository only: it cannot take --store shared or a shared source";
+        return Ok(usage_error(ctx, "recall", clap::error::ErrorKind::ArgumentConflict, msg));
+    }
+    let req = ops::recall::Request {
+        query: a.query.join(" "),
+        max_results: usize::try_from(a.max_results).unwrap_or(usize::MAX),
+        exact: a.exact,
+        sources,
+        origins,
+        heat: true,
+    };
+    let knowledge = Knowledge::read(&repo);
+    let report = ops::recall::recall(&knowledge, &req)?;
+    if a.verify {
+        return ctx.emit(&ops::audit::verified(&repo.layout.root, &report)?);
+    }
+    ctx.emit(&report)
+}
+
 /// `kb list`: a `--type`, `--importance` or `--agent` filter narrows the list to the markdown
 /// store (Copilot records have none of them); with `--store copilot` it is a usage error.
 fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
@@ -309,6 +347,7 @@ fn warn_shared(ctx: &Ctx, command: &Command) {
         for w in ops::shared::warnings(&repo) {
             ctx.style.warn(&w);
         }
+        let _ = ctx.opened.set(repo);
     }
 }
 
@@ -324,22 +363,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
             a.agents.as_ref().map(|l| l.0.as_slice()),
         )?),
         Command::Save(a) => save::run(ctx, a),
-        Command::Recall(a) => {
-            let repo = ctx.repo()?;
-            let req = ops::recall::Request {
-                query: a.query.join(" "),
-                max_results: usize::try_from(a.max_results).unwrap_or(usize::MAX),
-                exact: a.exact,
-                sources: ops::recall::Sources::of(&a.store),
-                heat: true,
-            };
-            let knowledge = Knowledge::read(&repo);
-            let report = ops::recall::recall(&knowledge, &req)?;
-            if a.verify {
-                return ctx.emit(&ops::audit::verified(&repo.layout.root, &report)?);
-            }
-            ctx.emit(&report)
-        }
+        Command::Recall(a) => recall(ctx, a),
         Command::Audit(a) => {
             let req = ops::audit::Request { ids: a.ids, stores: a.store };
             ctx.emit(&ops::audit::audit(&Knowledge::read(&ctx.repo()?), &req)?)

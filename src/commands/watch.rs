@@ -63,7 +63,7 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
     // last one makes the inputs quiet for the debounce period (up to one tick more).
     let quiet = debounce.saturating_sub(stitch);
     let longest = quiet + debounce;
-    let inputs = Inputs::new(&ctx.layout);
+    let mut inputs = watched_inputs(ctx);
     let mut watched = inputs.rewatch(&mut debouncer, &[], &warn(ctx));
     // The first compile runs after the watches are in place, so no change can fall between them.
     let mut own = compile_watched(ctx, None, &inputs, &mut debouncer, &mut watched);
@@ -109,14 +109,28 @@ pub fn run(ctx: &Ctx, args: WatchArgs) -> Result<ExitCode> {
             own.clear();
         }
         changes.discount(&mut own);
+        // The settings name the shared sources: a change there may watch other copies.
+        let settings = ctx.layout.project_settings();
+        if changes.paths.contains(&settings) {
+            inputs = watched_inputs(ctx);
+        }
         // New folders are watched at once; the compile waits for the inputs to be quiet.
-        if changes.replan() {
+        if changes.replan() || changes.paths.contains(&settings) {
             watched = inputs.rewatch(&mut debouncer, &watched, &warn(ctx));
         }
         pending.add(changes, Instant::now());
     }
     debouncer.stop_nonblocking();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The inputs of the compiled block: this repository's, and the context and decisions of each
+/// shared source the settings name (settings that do not load: this repository's alone).
+fn watched_inputs(ctx: &Ctx) -> Inputs {
+    let inputs = Inputs::new(&ctx.layout);
+    let Ok(repo) = ctx.repo() else { return inputs };
+    let sources = crate::shared::sources(&repo.layout, &repo.settings.shared.value, repo.env.cache_home.as_deref());
+    inputs.with_shared(sources.into_iter().map(|s| s.root))
 }
 
 /// Ends the loop on SIGINT, SIGTERM or SIGHUP; a second signal exits at once with status 130.

@@ -160,6 +160,19 @@ impl Inputs {
         Inputs { files, markdown: vec![layout.memories(), layout.decisions(), layout.instructions()], folders }
     }
 
+    /// Adds the files of the shared sources at `roots` that reach the compiled block (their
+    /// context and decisions), so that a sync moving a copy recompiles like any edit.
+    pub fn with_shared(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Inputs {
+        for root in roots {
+            let l = Layout { root, config: None };
+            self.files.push(l.project_context());
+            self.folders.push((l.knowledge(), RecursiveMode::NonRecursive));
+            self.folders.push((l.decisions(), RecursiveMode::NonRecursive));
+            self.markdown.push(l.decisions());
+        }
+        self
+    }
+
     /// Returns the folders to watch now: each wanted folder that exists, else its nearest
     /// existing ancestor (not recursively), without repeats.
     pub fn plan(&self) -> Vec<(PathBuf, RecursiveMode)> {

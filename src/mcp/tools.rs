@@ -278,6 +278,7 @@ impl Server {
             max_results: args.max_results as usize,
             exact: false,
             sources: args.store,
+            origins: Default::default(),
             heat: true,
         };
         self.read(|k| {

@@ -106,6 +106,9 @@ struct ItemJson {
     path: String,
     verdict: Verdict,
     problems: Vec<Problem>,
+    /// The shared source the item comes from (its id then `NAME:ID`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    shared: Option<String>,
     #[serde(skip)]
     label: String,
     #[serde(skip)]
@@ -170,8 +173,72 @@ impl Report for AuditReport {
     }
 }
 
-/// Audits what `req` asks for in `k`.
+/// Audits what `req` asks for in `k`, and lists the shared sources' memories, records and
+/// decisions as unverified (their references point into another repository): every one in a
+/// full audit, the ones named (`org:12`) otherwise.
 pub fn audit(k: &Knowledge<'_>, req: &Request) -> Result<AuditReport> {
+    let (theirs, own): (Vec<String>, Vec<String>) =
+        req.ids.iter().cloned().partition(|raw| super::read::shared_id(k.repo(), raw).is_some());
+    let mut report = match own.is_empty() && !theirs.is_empty() {
+        true => AuditReport { items: Vec::new(), counts: Counts::default(), diagnostics: Vec::new() },
+        false => audit_own(k, &Request { ids: own, stores: req.stores.clone() })?,
+    };
+    if req.ids.is_empty() || !theirs.is_empty() {
+        let (items, diagnostics) = shared_items(k, &theirs, &req.stores)?;
+        report.counts.unverified += items.len();
+        report.items.extend(items);
+        report.diagnostics.extend(diagnostics);
+    }
+    Ok(report)
+}
+
+/// The shared sources' items `ids` names (`org:12`; every one when empty) within `stores`, each
+/// unverified: never stale, never in conflict, their references not read.
+fn shared_items(k: &Knowledge<'_>, ids: &[String], stores: &[Store]) -> Result<(Vec<ItemJson>, Vec<Diagnostic>)> {
+    const SHARED: [Store; 3] = [Store::Md, Store::Copilot, Store::Decision];
+    let kinds: Vec<Store> = SHARED.into_iter().filter(|s| stores.is_empty() || stores.contains(s)).collect();
+    let named: Vec<(&str, &str)> = ids.iter().filter_map(|raw| super::read::shared_id(k.repo(), raw)).collect();
+    for (name, _) in &named {
+        if k.shared_named(name).is_none() {
+            let what = format!("{name} (no local copy: kb shared sync {name})");
+            return Err(KbError::not_found("shared source copy", what).into());
+        }
+    }
+    let (mut out, mut diagnostics) = (Vec::new(), Vec::new());
+    for view in k.shared() {
+        let own: Vec<String> =
+            named.iter().filter(|(n, _)| *n == view.name).map(|(_, id)| id.trim().to_string()).collect();
+        if kinds.is_empty() || (!named.is_empty() && own.is_empty()) {
+            continue;
+        }
+        let (items, problems) = gather(&view.knowledge, &Request { ids: own, stores: kinds.clone() })?;
+        let name = &view.name;
+        diagnostics.extend(problems.into_iter().map(|mut d| {
+            d.message = format!("shared source {name}: {}", d.message);
+            d
+        }));
+        for item in items.into_iter().filter(Item::chosen) {
+            let id = match &item.id {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            out.push(ItemJson {
+                store: item.store.as_str(),
+                label: format!("{} ({name})", item.label()),
+                id: Value::from(format!("{name}:{id}")),
+                path: abs(&item.path),
+                file: item.path,
+                verdict: Verdict::Unverified,
+                problems: Vec::new(),
+                shared: Some(name.clone()),
+            });
+        }
+    }
+    Ok((out, diagnostics))
+}
+
+/// Audits what `req` asks for in `k` itself.
+fn audit_own(k: &Knowledge<'_>, req: &Request) -> Result<AuditReport> {
     let repo = k.repo();
     let (mut items, diagnostics) = gather(k, req)?;
     let checker = Checker::new(&repo.layout.root, Mode::Full, knowledge_files(repo))
@@ -231,6 +298,7 @@ pub fn audit(k: &Knowledge<'_>, req: &Request) -> Result<AuditReport> {
             file: item.path,
             verdict,
             problems,
+            shared: None,
         });
     }
     if !limited {

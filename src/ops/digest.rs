@@ -529,6 +529,7 @@ fn existing_items(repo: &Repo, query: &str) -> Vec<serde_json::Value> {
         max_results: 20,
         exact: false,
         sources: crate::kinds::Sources::of(crate::kinds::Store::RECALL),
+        origins: Default::default(),
         heat: false,
     };
     match super::recall::recall(&k, &req) {

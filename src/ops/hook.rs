@@ -395,6 +395,7 @@ fn pick(
         max_results: 10,
         exact: false,
         sources: crate::kinds::Sources::of(Store::RECALL),
+        origins: Default::default(),
         heat: false,
     };
     let report = match super::recall::recall(k, &req) {

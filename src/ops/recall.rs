@@ -14,7 +14,7 @@ use super::{Report, View};
 use crate::copilot::Records;
 use crate::decisions::file::Decision;
 use crate::error::Diagnostic;
-pub use crate::kinds::{Sources, Store};
+pub use crate::kinds::{Origins, Sources, Store};
 use crate::knowledge::Knowledge;
 use crate::knowledge::corpus::{Item, Parts, Slot, documents, file_stem};
 use crate::output::chars_prefix;
@@ -36,6 +36,8 @@ pub struct Request {
     /// co-cli's rule: every word a substring, newest first, memories and records only.
     pub exact: bool,
     pub sources: Sources,
+    /// The repositories to read: this one and the shared sources, or shared sources only.
+    pub origins: Origins,
     /// Whether the results count as uses in the heat log (the `prompt` hook logs only what it
     /// sends).
     pub heat: bool,
@@ -54,6 +56,11 @@ pub enum RecallAnswer<'a> {
 /// the problems of decisions and sessions are warnings, as for every read command.
 pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a>> {
     let repo = k.repo();
+    if !req.exact && !req.origins.project() {
+        let mut report = RankedReport::empty(repo, req);
+        merge_shared(k, req, &mut report);
+        return Ok(RecallAnswer::Ranked(report));
+    }
     let sources = if req.exact { Sources::of(&[Store::Md, Store::Copilot]).and(req.sources) } else { req.sources };
     let stores = match sources.has(Store::Md) || sources.has(Store::Copilot) {
         true => read::stores(k, sources)?,
@@ -123,10 +130,16 @@ fn merge_shared<'a>(k: &'a Knowledge<'_>, req: &Request, report: &mut RankedRepo
     if wanted.is_empty() {
         return;
     }
-    let sub = Request { sources: Sources::of(&wanted), heat: false, exact: false, ..req.clone() };
+    let sub = Request {
+        sources: Sources::of(&wanted),
+        origins: Origins::default(),
+        heat: false,
+        exact: false,
+        ..req.clone()
+    };
     let texts: rustc_hash::FxHashSet<String> =
         report.found().iter().map(|f| f.text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()).collect();
-    for view in views {
+    for view in views.iter().filter(|v| req.origins.source(&v.name)) {
         let Ok(RecallAnswer::Ranked(mut theirs)) = recall(&view.knowledge, &sub) else { continue };
         let found = theirs.found();
         let from = report.shared.len();
@@ -215,6 +228,22 @@ fn ranked<'a>(
     let report = finish(repo, root, p, req, records, &scored, item_of);
     repo.debug_line(|| format!("kb-timing: recall: ranked and ordered in {:?}", t0.elapsed()));
     report
+}
+
+impl RankedReport<'_> {
+    /// A report of nothing found in this repository (only shared sources are asked).
+    fn empty(repo: &Repo, req: &Request) -> Self {
+        RankedReport {
+            query: req.query.clone(),
+            root: repo.layout.root.clone(),
+            dir: None,
+            records: None,
+            hits: Vec::new(),
+            total: 0,
+            diagnostics: Vec::new(),
+            shared: Vec::new(),
+        }
+    }
 }
 
 /// Turns scored documents into the report: the documents scoring at least the `max`-th best

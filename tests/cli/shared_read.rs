@@ -150,3 +150,64 @@ fn check_checks_the_shared_copies_and_names_the_source() {
     assert!(problem["path"].as_str().unwrap().ends_with("009-broken.md"), "{j}");
     assert!(j["problems"].as_array().unwrap().iter().all(|p| p["shared"] == "org"), "the project has none: {j}");
 }
+
+#[test]
+fn store_shared_or_a_source_name_narrows_recall_to_the_shared_sources() {
+    let (t, _org) = with_org();
+    t.kb(&["save", "Outbound HTTP calls retry with backoff in src/net.rs"]).ok();
+    let ids = |args: &[&str]| -> Vec<Value> {
+        let mut all = vec!["--json", "recall", "outbound", "http", "calls", "healthz", "spans"];
+        all.extend_from_slice(args);
+        t.kb(&all).ok().json()["results"].as_array().unwrap().iter().map(|r| r["id"].clone()).collect()
+    };
+    let everything = ids(&[]);
+    assert!(everything.contains(&Value::from(1)) && everything.contains(&Value::from("org:1")), "{everything:?}");
+    for narrowed in [ids(&["--store", "shared"]), ids(&["--store", "org"])] {
+        assert!(!narrowed.is_empty(), "{narrowed:?}");
+        assert!(narrowed.iter().all(|id| id.as_str().is_some_and(|s| s.starts_with("org:"))), "{narrowed:?}");
+    }
+    // With a kind, only that kind of the source.
+    let md = ids(&["--store", "org", "--store", "md"]);
+    assert_eq!(md, [Value::from("org:1")]);
+    let decisions = ids(&["--store", "shared", "--store", "decision"]);
+    assert_eq!(decisions, [Value::from("org:decision:1")]);
+    // A name no source has is a usage error naming the sources; so is --exact with one.
+    let run = t.kb(&["recall", "x", "--store", "team"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("--store team") && run.stderr.contains("org"), "{run:?}");
+    assert_eq!(t.kb(&["recall", "x", "--store", "shared", "--exact"]).code, 2);
+    assert_eq!(t.kb(&["recall", "x", "--store", "Not A Name"]).code, 2);
+}
+
+#[test]
+fn audit_lists_shared_items_as_unverified_and_never_stale() {
+    let (t, org) = with_org();
+    // A reference that does not hold in this repository: never stale for the source's item.
+    std::fs::write(
+        format!("{org}/.co-cli/knowledge/memories/002-gone.md"),
+        "---\nid: 2\ncreated: 2026-12-01T00:00:00Z\n---\nThe parser lives in src/nowhere.rs\n",
+    )
+    .unwrap();
+    t.kb(&["save", "The parser lives in src/nowhere.rs"]).ok();
+    let j = t.kb(&["--json", "audit"]).json();
+    let items = j["items"].as_array().unwrap();
+    let shared: Vec<&Value> = items.iter().filter(|i| i["shared"] == "org").collect();
+    let ids: Vec<&str> = shared.iter().filter_map(|i| i["id"].as_str()).collect();
+    assert!(ids.contains(&"org:1") && ids.contains(&"org:2") && ids.contains(&"org:decision:1"), "{j}");
+    assert!(ids.iter().any(|id| id.starts_with("org:mem-")), "{j}");
+    assert!(shared.iter().all(|i| i["verdict"] == "unverified" && i["problems"] == Value::Array(vec![])), "{j}");
+    assert_eq!(j["counts"]["stale"], 1, "only the project's own memory is stale: {j}");
+    assert!(j["counts"]["unverified"].as_u64().unwrap() >= 4, "{j}");
+    let own = items.iter().find(|i| i["id"] == 1).unwrap();
+    assert_eq!((own["verdict"].as_str(), own.get("shared")), (Some("stale"), None), "{j}");
+    // Named, a shared item is audited alone; --store narrows the source's items too.
+    let one = t.kb(&["--json", "audit", "org:2"]).ok().json();
+    assert_eq!(one["items"].as_array().unwrap().len(), 1, "{one}");
+    assert_eq!(
+        (one["items"][0]["id"].as_str(), one["items"][0]["verdict"].as_str()),
+        (Some("org:2"), Some("unverified"))
+    );
+    let md = t.kb(&["--json", "audit", "--store", "decision"]).ok().json();
+    assert!(md["items"].as_array().unwrap().iter().all(|i| i["store"] == "decision"), "{md}");
+    assert!(t.kb(&["audit", "org:99"]).err().stderr.contains("99"));
+}

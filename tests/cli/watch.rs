@@ -427,3 +427,30 @@ fn agents_files_follow_their_instructions_without_reacting_to_their_own_writes()
     assert!(poll(|| !rule.exists()), "the orphan is deleted");
     wait_content(&env.root().join(".github/copilot-instructions.md"), "Version one");
 }
+
+#[test]
+fn a_shared_source_changing_recompiles() {
+    let (env, out) = setup();
+    let org = env.root().parent().unwrap().join("org-watched");
+    std::fs::create_dir_all(org.join(".co-cli/knowledge/decisions")).unwrap();
+    std::fs::write(org.join(".co-cli/knowledge/context.md"), context_file("Org says one")).unwrap();
+    let setting = format!(r#"[{{"name":"org","url":"{}"}}]"#, org.display());
+    env.kb(&["config", "set", "shared", &setting]).ok();
+    let w = Watch::start(&env, &[]);
+    wait_content(&out, "Org says one");
+    // A sync moves the copy's files in place, as this edit does.
+    std::fs::write(org.join(".co-cli/knowledge/context.md"), context_file("Org says two")).unwrap();
+    wait_content(&out, "Org says two");
+    w.wait_recompiles(1);
+    // A source named after the watch started is watched too.
+    let other = env.root().parent().unwrap().join("team-watched");
+    std::fs::create_dir_all(other.join(".co-cli/knowledge")).unwrap();
+    std::fs::write(other.join(".co-cli/knowledge/context.md"), context_file("Team says hi")).unwrap();
+    let both = format!(r#"[{{"name":"org","url":"{}"}},{{"name":"team","url":"{}"}}]"#, org.display(), other.display());
+    env.kb(&["config", "set", "shared", &both]).ok();
+    wait_content(&out, "Team says hi");
+    let n = w.settle();
+    std::fs::write(other.join(".co-cli/knowledge/context.md"), context_file("Team says bye")).unwrap();
+    wait_content(&out, "Team says bye");
+    w.wait_recompiles(n + 1);
+}
