@@ -158,11 +158,6 @@ impl Sources {
     pub fn and(self, other: Sources) -> Sources {
         Sources(std::array::from_fn(|i| self.0[i] && other.0[i]))
     }
-
-    /// Returns whether every source is covered.
-    pub fn all(self) -> bool {
-        self.0.iter().all(|&b| b)
-    }
 }
 
 /// A `--store` value of recall: a kind of knowledge, `shared` (every shared source), or one

@@ -126,11 +126,17 @@ pub fn context_file(rng: &mut Rng, title: &str, bytes: usize) -> String {
 }
 
 /// Writes N memories, the project and global `context.md` and 24 Copilot records.
+#[allow(dead_code)]
 pub fn generate(root: &Path, config: &Path, n: usize) {
+    generate_seeded(root, config, n, 0);
+}
+
+/// [`generate`] with other files for another `seed` (another repository of the same shape).
+pub fn generate_seeded(root: &Path, config: &Path, n: usize, seed: u64) {
     let dir = root.join(".co-cli/knowledge/memories");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(root.join(".git")).unwrap();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ n as u64);
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ n as u64 ^ seed.wrapping_mul(0x1000_0000_01b3));
     let now = chrono::Utc::now();
     for id in 1..=n {
         let text = sentence(&mut rng, id);

@@ -93,6 +93,10 @@ pub struct SharedView {
     pub name: String,
     pub source: crate::shared::Source,
     pub knowledge: Knowledge<'static>,
+    /// The same files with the memory index taken from its cache while the memories folder is
+    /// unchanged ([`Knowledge::trusting`]): what recall ranks first, checking the memories it
+    /// shows, and falling back on `knowledge` when one changed.
+    pub trusting: Knowledge<'static>,
 }
 
 impl<'r> Knowledge<'r> {
@@ -273,10 +277,14 @@ impl<'r> Knowledge<'r> {
             crate::shared::sources(&self.repo.layout, specs, self.repo.env.cache_home.as_deref())
                 .into_iter()
                 .filter(crate::shared::Source::present)
-                .map(|source| SharedView {
-                    name: source.spec.name.clone(),
-                    knowledge: Knowledge::read(shared_repo(self.repo, &source)),
-                    source,
+                .map(|source| {
+                    let repo = shared_repo(self.repo, &source);
+                    SharedView {
+                        name: source.spec.name.clone(),
+                        knowledge: Knowledge::read(repo),
+                        trusting: Knowledge::trusting(repo),
+                        source,
+                    }
                 })
                 .collect()
         })

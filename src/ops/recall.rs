@@ -89,6 +89,12 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
         sessions = list;
     }
     let parts = Parts { index: stores.index, file: stores.file, decisions, sessions };
+    // A command's own corpus holds every source that reads, so that its cache serves every
+    // request (a narrowed one keeps it whole); only the request's sources are candidates.
+    let (parts, complete) = match k.corpus() {
+        Some(_) => (parts, true),
+        None => whole(k, parts, sources),
+    };
     let records = parts.file.map(Records::parse);
     let mut report = match k.corpus() {
         Some(live) => {
@@ -97,7 +103,7 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
             let item_of = |doc: usize| live.item(parts, records.as_ref(), doc);
             finish(repo, stores.root, parts, req, records.as_ref(), &scored, item_of)
         }
-        None => ranked(repo, stores.root, parts, req, records.as_ref()),
+        None => ranked(repo, stores.root, parts, req, records.as_ref(), complete),
     };
     report.diagnostics.splice(0..0, diagnostics);
     report.records = records;
@@ -106,6 +112,20 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
         read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
     }
     Ok(RecallAnswer::Ranked(report))
+}
+
+/// Returns `p` with the sources the request left out added where they read, and whether the
+/// memories and the records are both there (then the corpus is whole, and its cache may be
+/// written).
+fn whole<'a>(k: &'a Knowledge<'_>, p: Parts<'a>, asked: Sources) -> (Parts<'a>, bool) {
+    let index = p.index.or_else(|| k.memories().ok());
+    let file = p.file.or_else(|| k.records().ok());
+    let decisions = match asked.has(Store::Decision) {
+        true => p.decisions,
+        false => k.decisions().map_or(&[][..], |scan| &scan.decisions[..]),
+    };
+    let sessions = if asked.has(Store::Session) { p.sessions } else { &k.sessions().0[..] };
+    (Parts { index, file, decisions, sessions }, index.is_some() && file.is_some())
 }
 
 /// One ranked result: what it is, its score, and the shared source it comes from (an index
@@ -140,7 +160,17 @@ fn merge_shared<'a>(k: &'a Knowledge<'_>, req: &Request, report: &mut RankedRepo
     let texts: rustc_hash::FxHashSet<String> =
         report.found().iter().map(|f| f.text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()).collect();
     for view in views.iter().filter(|v| req.origins.source(&v.name)) {
-        let Ok(RecallAnswer::Ranked(mut theirs)) = recall(&view.knowledge, &sub) else { continue };
+        // Ranked over the source's memory index as its cache holds it (no stat of each file);
+        // if a memory it would show changed since, the source is read whole and ranked again.
+        let quick = match recall(&view.trusting, &sub) {
+            Ok(RecallAnswer::Ranked(r)) if view.trusting.memories_unchanged(r.memory_names()) => Some(r),
+            _ => None,
+        };
+        let theirs = match quick {
+            Some(r) => Ok(RecallAnswer::Ranked(r)),
+            None => recall(&view.knowledge, &sub),
+        };
+        let Ok(RecallAnswer::Ranked(mut theirs)) = theirs else { continue };
         let found = theirs.found();
         let from = report.shared.len();
         let mut kept = Vec::new();
@@ -190,11 +220,13 @@ fn ranked<'a>(
     p: Parts<'a>,
     req: &Request,
     records: Option<&Records<'a>>,
+    complete: bool,
 ) -> RankedReport<'a> {
     let ranking = repo.env.recall_ranking;
     // What each document is, kept small (a memory by its position in the index): only the
     // results become items.
     let (slots, docs): (Vec<Slot>, Vec<Doc<'a>>) = documents(p, records).into_iter().unzip();
+    let candidate = |i: usize| slots.get(i).is_some_and(|s| req.sources.has(s.source()));
     let t0 = std::time::Instant::now();
     let scored = match ranking {
         Ranking::Full => {
@@ -209,19 +241,20 @@ fn ranked<'a>(
                     t0.elapsed()
                 )
             });
-            // The index covers every source: a narrowed recall reads it but does not rewrite it.
-            if let Some(path) = path.filter(|_| req.sources.all() && (fresh > 0 || before != Some(docs.len()))) {
+            // The index covers every source: one that lacks the memories or the records is not
+            // written.
+            if let Some(path) = path.filter(|_| complete && (fresh > 0 || before != Some(docs.len()))) {
                 // Derived state: a failure to write it only costs time.
                 let _ = search::cache::write(&path, &corpus);
             }
-            search::rank(&corpus, &req.query, ranking, |_| true).ok()
+            search::rank(&corpus, &req.query, ranking, candidate).ok()
         }
         Ranking::Plain => None,
     };
     // Without an index that can be read (or for the plain baseline): tokenize every document.
     let scored = scored.unwrap_or_else(|| {
         let (corpus, _) = search::corpus(&docs, None, ranking);
-        search::rank(&corpus, &req.query, ranking, |_| true).unwrap_or_default()
+        search::rank(&corpus, &req.query, ranking, candidate).unwrap_or_default()
     });
     drop(docs);
     let item_of = |doc: usize| slots.get(doc)?.item(p);
@@ -231,6 +264,14 @@ fn ranked<'a>(
 }
 
 impl RankedReport<'_> {
+    /// The file names of the markdown memories among the results.
+    fn memory_names(&self) -> impl Iterator<Item = &str> {
+        self.hits.iter().filter_map(|h| match &h.item {
+            Item::Md(m) => Some(m.file_name),
+            _ => None,
+        })
+    }
+
     /// A report of nothing found in this repository (only shared sources are asked).
     fn empty(repo: &Repo, req: &Request) -> Self {
         RankedReport {
@@ -259,7 +300,7 @@ fn finish<'a>(
     item_of: impl Fn(usize) -> Option<Item<'a>>,
 ) -> RankedReport<'a> {
     let mut diagnostics = Vec::new();
-    if let Some(all) = records {
+    if let Some(all) = records.filter(|_| req.sources.has(Store::Copilot)) {
         diagnostics.extend(skipped_lines(all));
     }
     let total = scored.len();
