@@ -164,8 +164,11 @@ impl LiveCorpus {
         for (i, _) in claimed.iter().enumerate().filter(|(_, c)| !**c) {
             live.remove_at(i);
         }
-        live.compact_if_sparse();
+        live.compact_only();
         live.corpus.pairs.shrink_to_fit();
+        // Lists in memory (a failure leaves the documents to be scanned).
+        live.corpus.inverted = None;
+        let _ = live.corpus.invert();
         live
     }
 
@@ -271,8 +274,14 @@ impl LiveCorpus {
         self.compact_if_sparse();
     }
 
-    /// Packs the corpus when removed and replaced documents hold more than half of it.
+    /// Packs the corpus when removed and replaced documents hold more than half of it, and makes
+    /// its inverted lists again when many documents are not in them.
     fn compact_if_sparse(&mut self) {
+        self.compact_only();
+        let _ = self.corpus.invert_if_stale();
+    }
+
+    fn compact_only(&mut self) {
         let (used, held) = self.corpus.pairs_use();
         let dead = self.sources.iter().filter(|s| s.is_none()).count();
         if held <= 2 * used + 65_536 && dead * 2 <= self.sources.len() + 1024 {

@@ -6,10 +6,12 @@
 //! Layout (little-endian, xxh3 checksum at the end): magic `KBRI`, format, the length of the head,
 //! then the head: the text arena (every term and stem), the terms (span, stem id), the stems
 //! (span), the documents (key, hash, weighted length, range of slots); then the slots of the pairs
-//! (term id and weighted frequency, packed as [`super::packed`] says), in document order. A recall
-//! reads the head and streams the slots, so a large index is never held whole.
+//! (term id and weighted frequency, packed as [`super::packed`] says), in document order; then the
+//! inverted lists ([`super::postings`]): the count of terms, an offset per term and one past the
+//! last, and the runs. A recall reads the head, then only the lists of its query's terms (or, when
+//! documents changed, streams the slots), so a large index is never held whole.
 
-use super::{Corpus, DocTerms, Span, packed};
+use super::{Corpus, DocTerms, Inverted, Lists, Span, packed, postings};
 use crate::format::binary::{Checksummed, Reader};
 use rustc_hash::FxHashMap as HashMap;
 use std::fs::File;
@@ -18,7 +20,7 @@ use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"KBRI";
 /// Bumped whenever the layout or the tokenizer changes: an index of another format is rebuilt.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 /// Magic, format and the head's length.
 const PREAMBLE: usize = 16;
 
@@ -111,7 +113,23 @@ pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
     let mut c = decode(&head[..head_len])?;
     let n_pairs = u32::from_le_bytes(head[head_len..].try_into().ok()?) as usize;
     let offset = (PREAMBLE + head_len + 4) as u64;
-    if offset as usize + n_pairs.checked_mul(4)? != body_len
+    // The inverted lists follow the slots: the count of terms, the offsets, the runs.
+    let lists_at = (offset as usize).checked_add(n_pairs.checked_mul(4)?)?;
+    let mut word = [0u8; 4];
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(&mut word, lists_at as u64).ok()?;
+    }
+    let n_terms = u32::from_le_bytes(word) as usize;
+    let offsets_at = (lists_at + 4) as u64;
+    let runs_at = (offsets_at as usize).checked_add(n_terms.checked_add(1)?.checked_mul(4)?)?;
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(&mut word, runs_at as u64 - 4).ok()?;
+    }
+    let bytes_len = u32::from_le_bytes(word) as usize;
+    if n_terms != c.terms.len()
+        || runs_at.checked_add(bytes_len)? != body_len
         || c.docs.iter().any(|d| {
             d.start > d.end
                 || d.end as usize > n_pairs
@@ -121,6 +139,13 @@ pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
     {
         return None;
     }
+    let lists = postings::PostingsFile {
+        file: file.try_clone().ok()?,
+        offsets_at,
+        terms: n_terms,
+        bytes_len: bytes_len as u64,
+    };
+    c.inverted = Some(Inverted { lists: Lists::File(lists), covered: c.docs.len(), changed: Vec::new() });
     c.file = Some(PairsFile { file, offset, count: n_pairs });
     Some(c)
 }
@@ -188,6 +213,7 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
     let mut pairs: Vec<u32> = Vec::new();
     let all: Vec<usize> = (0..corpus.docs.len()).collect();
     let mut renamed: Vec<(u32, f32)> = Vec::new();
+    let mut lists = postings::Builder::default();
     corpus.each_doc(&all, |i, slots| {
         let start = pairs.len() as u32;
         renamed.clear();
@@ -203,9 +229,14 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
             });
             renamed.push((id, f));
         }
+        for &(t, f) in &renamed {
+            lists.add(t, docs.len() as u32, f);
+        }
         let terms = packed::push(&mut pairs, &renamed) as u32;
         docs.push(DocTerms { start, end: pairs.len() as u32, terms, ..corpus.docs[i] });
     })?;
+    let mut lists = lists.finish();
+    lists.offsets.resize(terms.len() + 1, lists.bytes.len() as u32);
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     crate::fsio::write_atomic_streamed(path, false, |out| {
         let mut w = Checksummed::new(io::BufWriter::new(out));
@@ -238,6 +269,11 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
         for slot in &pairs {
             w.write_all(&slot.to_le_bytes())?;
         }
+        w.write_all(&(terms.len() as u32).to_le_bytes())?;
+        for o in &lists.offsets {
+            w.write_all(&o.to_le_bytes())?;
+        }
+        w.write_all(&lists.bytes)?;
         w.finish()?.flush()
     })
 }
@@ -273,22 +309,31 @@ mod tests {
     }
 
     #[test]
-    fn a_forged_pair_is_refused_not_followed() {
+    fn a_forged_pair_or_list_is_refused_not_followed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("recall.idx");
         let docs = [doc("a", "alpha beta"), doc("b", "gamma")];
         let (c, _) = corpus(&docs, None, Ranking::Full);
         write(&path, &c).unwrap();
-        // A pair naming term 1,000,000, with the checksum sealed again (xxh3 is no signature).
-        let mut bytes = std::fs::read(&path).unwrap();
-        let body = bytes.len() - 8;
-        let first_pair = body - c.pairs.len() * 4;
-        bytes[first_pair..first_pair + 4].copy_from_slice(&1_000_000u32.to_le_bytes());
-        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..body]).to_le_bytes();
-        bytes[body..].copy_from_slice(&sum);
-        std::fs::write(&path, &bytes).unwrap();
+        // Three terms of one document each: lists of two bytes, after the count and four offsets.
+        let lists_len = 4 + 4 * 4 + 3 * 2;
+        let forge = |at_from_end: usize, bytes: &[u8]| {
+            let mut file = std::fs::read(&path).unwrap();
+            let body = file.len() - 8;
+            let at = body - at_from_end;
+            file[at..at + bytes.len()].copy_from_slice(bytes);
+            // The checksum sealed again (xxh3 is no signature).
+            let sum = xxhash_rust::xxh3::xxh3_64(&file[..body]).to_le_bytes();
+            file[body..].copy_from_slice(&sum);
+            std::fs::write(&path, &file).unwrap();
+        };
+        // A list naming document 126 of two.
+        forge(6, &[0x7f]);
         let forged = load(&path, dir.path()).unwrap();
-        assert!(rank(&forged, "alpha", Ranking::Full, |_| true).is_err(), "scoring refuses the pair");
+        assert!(rank(&forged, "alpha", Ranking::Full, |_| true).is_err(), "scoring refuses the list");
+        // A pair naming term 1,000,000.
+        write(&path, &c).unwrap();
+        forge(lists_len + c.pairs.len() * 4, &1_000_000u32.to_le_bytes());
         // A changed document makes the corpus read the pairs into memory: refused, rebuilt.
         let forged = load(&path, dir.path()).unwrap();
         let changed = [doc("a", "alpha beta"), doc("b", "gamma delta")];
@@ -296,5 +341,53 @@ mod tests {
         assert_eq!(fresh, 2);
         assert_eq!(rank(&rebuilt, "alpha", Ranking::Full, |_| true).unwrap().len(), 1);
         write(&path, &rebuilt).unwrap();
+    }
+
+    #[test]
+    fn ranking_from_the_lists_equals_ranking_from_every_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("recall.idx");
+        let texts = [
+            "Run the tests with cargo nextest before a commit",
+            "The tests of the parser live in tests/parser.rs",
+            "Deploys go out on Tuesdays after the release notes",
+            "Checks run on every pull request; the suite takes ten minutes",
+            "Release notes are written in the changelog by the author",
+        ];
+        let docs: Vec<Doc<'static>> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Doc { key: i as u64, fields: [t.to_string().into(), "release".into(), "tests".into()] })
+            .collect();
+        let (c, _) = corpus(&docs, None, Ranking::Full);
+        write(&path, &c).unwrap();
+        let listed = load(&path, dir.path()).unwrap();
+        assert!(listed.inverted.is_some());
+        let mut scanned = load(&path, dir.path()).unwrap();
+        scanned.inverted = None;
+        let mut memory = load(&path, dir.path()).unwrap();
+        memory.invert().unwrap();
+        for query in ["tests", "release notes", "verify the suite", "nextest", "test", "how do we deploy"] {
+            for candidate in [&(|_: usize| true) as &dyn Fn(usize) -> bool, &|i: usize| i.is_multiple_of(2)] {
+                let a = rank(&listed, query, Ranking::Full, candidate).unwrap();
+                let b = rank(&scanned, query, Ranking::Full, candidate).unwrap();
+                let m = rank(&memory, query, Ranking::Full, candidate).unwrap();
+                assert_eq!(a, b, "{query}");
+                assert_eq!(m, b, "{query}");
+            }
+        }
+        // A document put since the lists were made is scored from its own terms.
+        let (i, changed) = (1, Doc { key: 1, fields: ["nothing about it now".into(), "".into(), "".into()] });
+        memory.put(Some(i), &changed, Ranking::Full);
+        let mut fresh_docs = docs.clone();
+        fresh_docs[i] = changed;
+        let (fresh, _) = corpus(&fresh_docs, None, Ranking::Full);
+        for query in ["tests", "nothing", "release"] {
+            assert_eq!(
+                rank(&memory, query, Ranking::Full, |_| true).unwrap(),
+                rank(&fresh, query, Ranking::Full, |_| true).unwrap(),
+                "{query}"
+            );
+        }
     }
 }

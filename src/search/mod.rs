@@ -15,6 +15,7 @@
 
 pub mod cache;
 pub mod packed;
+pub mod postings;
 pub mod thesaurus;
 pub mod tokens;
 
@@ -104,6 +105,44 @@ pub struct Corpus {
     pub pairs: Vec<u32>,
     /// Term and stem ids by text, built when a document must be tokenized.
     ids: Option<Ids>,
+    /// The inverted lists, when the corpus has them ([`postings`]).
+    pub inverted: Option<Inverted>,
+}
+
+/// A corpus's inverted lists: they cover documents `0..covered` as they were when the lists were
+/// made; a document put since (`changed`) is scored from its own terms instead.
+#[derive(Debug)]
+pub struct Inverted {
+    pub lists: Lists,
+    pub covered: usize,
+    /// Documents replaced since the lists were made, by position (empty: none).
+    pub changed: Vec<bool>,
+}
+
+/// Where the lists are.
+#[derive(Debug)]
+pub enum Lists {
+    File(postings::PostingsFile),
+    Memory(postings::Postings),
+}
+
+impl Inverted {
+    /// Whether document `i` is scored from the lists.
+    fn covers(&self, i: usize) -> bool {
+        i < self.covered && !self.changed.get(i).copied().unwrap_or(false)
+    }
+
+    /// Calls `f` with each document of `term`'s list and its weight.
+    fn each(&self, term: usize, buf: &mut Vec<u8>, f: impl FnMut(usize, f32)) -> std::io::Result<()> {
+        let run = match &self.lists {
+            Lists::File(file) => {
+                file.run(term, buf)?;
+                &buf[..]
+            }
+            Lists::Memory(m) => m.run(term),
+        };
+        postings::decode(run, self.covered, f).ok_or_else(damaged)
+    }
 }
 
 /// Term and stem ids found by their text in the arena (a table of ids, not of strings).
@@ -131,7 +170,11 @@ impl Corpus {
             + (self.terms.capacity() + self.stems.capacity()) * size_of::<Span>()
             + self.stem_of.capacity() * 4
             + self.docs.capacity() * size_of::<DocTerms>()
-            + ids;
+            + ids
+            + self.inverted.as_ref().map_or(0, |inv| match &inv.lists {
+                Lists::Memory(m) => m.heap_bytes() + inv.changed.capacity(),
+                Lists::File(_) => inv.changed.capacity(),
+            });
         (self.pairs.capacity() * size_of::<u32>(), rest)
     }
 
@@ -195,6 +238,10 @@ impl Corpus {
         match at {
             Some(i) => {
                 self.docs[i] = terms;
+                if let Some(inv) = self.inverted.as_mut().filter(|inv| i < inv.covered) {
+                    inv.changed.resize(inv.covered, false);
+                    inv.changed[i] = true;
+                }
                 i
             }
             None => {
@@ -208,6 +255,7 @@ impl Corpus {
     /// leave their pairs behind). Returns each old position's new one.
     pub fn compact(&mut self, keep: impl Fn(usize) -> bool) -> std::io::Result<Vec<Option<usize>>> {
         self.materialize()?;
+        self.inverted = None;
         let old = std::mem::take(&mut self.docs);
         let mut pairs = Vec::with_capacity(self.pairs.len());
         let mut moved = vec![None; old.len()];
@@ -222,6 +270,33 @@ impl Corpus {
         }
         self.pairs = pairs;
         Ok(moved)
+    }
+
+    /// Makes the inverted lists again when more than an eighth of the documents are not in them
+    /// (put since they were made), or when there are none.
+    pub fn invert_if_stale(&mut self) -> std::io::Result<()> {
+        let unlisted = match &self.inverted {
+            Some(inv) => inv.changed.iter().filter(|c| **c).count() + self.docs.len().saturating_sub(inv.covered),
+            None => usize::MAX,
+        };
+        if unlisted == 0 || (self.inverted.is_some() && unlisted <= self.docs.len() / 8) {
+            return Ok(());
+        }
+        self.invert()
+    }
+
+    /// Makes the inverted lists of every document, in memory (a long-running reader's).
+    pub fn invert(&mut self) -> std::io::Result<()> {
+        let mut b = postings::Builder::new(self.terms.len());
+        let all: Vec<usize> = (0..self.docs.len()).collect();
+        self.each_doc(&all, |i, slots| {
+            for (t, f) in slots.pairs() {
+                b.add(t, i as u32, f);
+            }
+        })?;
+        let covered = self.docs.len();
+        self.inverted = Some(Inverted { lists: Lists::Memory(b.finish()), covered, changed: Vec::new() });
+        Ok(())
     }
 
     /// Returns how many pairs the documents use, and how many the corpus holds.
@@ -351,7 +426,8 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
         return (c, 0);
     }
     // Documents change: the cached pairs move into memory, where new ones join them (an index
-    // that cannot be read is started afresh).
+    // that cannot be read is started afresh); the documents move, so the lists no longer hold.
+    c.inverted = None;
     if c.materialize().is_err() {
         c = Corpus::default();
     }
@@ -600,7 +676,37 @@ fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool
     for (t, _) in masks.iter().flatten().enumerate().filter(|(_, m)| **m != 0) {
         any[t >> 6] |= 1 << (t & 63);
     }
-    corpus.each_doc(candidates, |i, slots| {
+    // With inverted lists, the candidates they cover are read from the lists of the matched
+    // terms alone; the rest (documents put since) from their own terms.
+    let mut rest: Cow<'_, [usize]> = Cow::Borrowed(candidates);
+    if let (Some(inv), Some(masks)) = (&corpus.inverted, &masks) {
+        let mut listed = vec![false; corpus.docs.len()];
+        for &i in candidates.iter().filter(|&&i| inv.covers(i)) {
+            listed[i] = true;
+        }
+        let mut row_of = vec![u32::MAX; corpus.docs.len()];
+        let mut buf = Vec::new();
+        for (t, &mask) in masks.iter().enumerate().filter(|(_, m)| **m != 0) {
+            inv.each(t, &mut buf, |i, f| {
+                if !listed.get(i).copied().unwrap_or(false) {
+                    return;
+                }
+                if row_of[i] == u32::MAX {
+                    row_of[i] = freqs.docs.len() as u32;
+                    freqs.docs.push(i);
+                    freqs.tf.resize(freqs.tf.len() + width, 0.0);
+                }
+                let row = row_of[i] as usize * width;
+                let mut m = mask;
+                while m != 0 {
+                    freqs.tf[row + m.trailing_zeros() as usize] += f;
+                    m &= m - 1;
+                }
+            })?;
+        }
+        rest = Cow::Owned(candidates.iter().copied().filter(|&i| !inv.covers(i)).collect());
+    }
+    corpus.each_doc(&rest, |i, slots| {
         let row = freqs.tf.len();
         freqs.tf.resize(row + width, 0.0);
         let mut matched = false;
@@ -644,7 +750,22 @@ fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool
             freqs.tf.truncate(row);
         }
     })?;
+    if corpus.inverted.is_some() {
+        freqs.sort_by_doc();
+    }
     Ok(freqs)
+}
+
+impl Freqs {
+    /// Puts the rows in the order of their documents (as a scan of the candidates makes them).
+    fn sort_by_doc(&mut self) {
+        let w = self.width.max(1);
+        let mut order: Vec<usize> = (0..self.docs.len()).collect();
+        order.sort_unstable_by_key(|&k| self.docs[k]);
+        let docs = order.iter().map(|&k| self.docs[k]).collect();
+        let tf = order.iter().flat_map(|&k| self.tf[k * w..(k + 1) * w].iter().copied()).collect();
+        (self.docs, self.tf) = (docs, tf);
+    }
 }
 
 /// Returns the distinct words of a query, in order; for the full ranking without its stop words,
