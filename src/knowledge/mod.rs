@@ -99,6 +99,27 @@ pub struct SharedView {
     pub trusting: Knowledge<'static>,
 }
 
+/// A shared source's memory index being read on a thread of its own.
+pub type Loading<'s> = std::thread::ScopedJoinHandle<'s, Option<Index>>;
+
+impl SharedView {
+    /// Starts reading the source's memory index for [`SharedView::trusting`] on a thread of
+    /// `scope`, so that it loads while this repository's own work goes on; [`SharedView::loaded`]
+    /// puts it in place.
+    pub fn load_memories<'s>(&self, scope: &'s std::thread::Scope<'s, '_>) -> Loading<'s> {
+        let repo = self.trusting.repo;
+        scope.spawn(move || crate::memories::store::MemoryStore::new(repo).scan_trusting().ok())
+    }
+
+    /// Puts the index a [`SharedView::load_memories`] read in place (one that failed is read again
+    /// when asked for, with its error).
+    pub fn loaded(&self, loading: Loading<'_>) {
+        if let Ok(Some(index)) = loading.join() {
+            let _ = self.trusting.index.set(index);
+        }
+    }
+}
+
 impl<'r> Knowledge<'r> {
     /// Returns a view of the repository's files, read as they are used.
     pub fn read(repo: &'r Repo) -> Knowledge<'r> {

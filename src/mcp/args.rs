@@ -12,6 +12,7 @@
 //! defaults, ranges), and each struct's [`ToolArgs`] impl reads the same names.
 
 use crate::kinds::{DecisionKind, Direction};
+use crate::kinds::{Narrow, Origins};
 use crate::ops::recall::{Sources, Store};
 use rmcp::schemars;
 use serde::{Deserialize, Deserializer};
@@ -226,19 +227,20 @@ impl Given {
         Ok(Sources::of(&self.get(name, STORES, read)?.unwrap_or_default()).and(Sources::memory(None)))
     }
 
-    /// Reads recall's `store`: one kind of knowledge or a list of them (none: every kind).
-    fn sources(&mut self, name: &str) -> Result<Sources, String> {
-        let one = |v: &Value| v.as_str().and_then(|name| Store::parse(name, Store::RECALL));
+    /// Reads recall's `store`: a kind of knowledge, `shared` or a shared source's name, or a list
+    /// of them (none: every kind, this repository and every shared source).
+    fn sources(&mut self, name: &str) -> Result<(Sources, Origins), String> {
+        let one = |v: &Value| v.as_str().and_then(|name| Narrow::parse(name).ok());
         let read = |v: &Value| match v {
-            Value::Array(items) => items.iter().map(one).collect::<Option<Vec<Store>>>(),
+            Value::Array(items) => items.iter().map(one).collect::<Option<Vec<Narrow>>>(),
             v => one(v).map(|s| vec![s]),
         };
-        Ok(Sources::of(&self.get(name, SOURCES, read)?.unwrap_or_default()))
+        Ok(Narrow::split(&self.get(name, SOURCES, read)?.unwrap_or_default()))
     }
 }
 
 /// What recall's `store` allows, in an error.
-const SOURCES: &str = "md, copilot, decision or session, or a list of them";
+const SOURCES: &str = "md, copilot, decision, session, shared or a shared source's name, or a list of them";
 
 /// Reads an id: a string, or a non-negative integer (a memory's number).
 fn id(v: &Value) -> Option<String> {
@@ -377,16 +379,22 @@ pub struct RecallMemoryArgs {
     pub max_results: u32,
     /// Search only this kind of knowledge: md (the markdown memories), copilot (the Copilot
     /// records), decision (the active and proposed decisions) or session (the open and ended
-    /// sessions), or a list of them; every kind when left out
+    /// sessions); only the shared sources (shared) or one of them by name; or a list of them;
+    /// everything when left out
     #[schemars(default, schema_with = "sources_schema")]
     pub store: Sources,
+    /// The repositories `store` names: this one and the shared sources, or shared sources only.
+    #[schemars(skip)]
+    pub origins: Origins,
 }
 
-/// The schema of recall's `store`: a source or a list of them, inline.
+/// The schema of recall's `store`: a kind of knowledge, `shared` or a shared source's name, or a
+/// list of them, inline.
 fn sources_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({ "anyOf": [
-        { "type": "string", "enum": ["md", "copilot", "decision", "session"] },
-        { "type": "array", "items": { "type": "string", "enum": ["md", "copilot", "decision", "session"] } },
+        { "type": "string", "enum": ["md", "copilot", "decision", "session", "shared"] },
+        { "type": "string", "pattern": "^[a-z0-9-]{1,32}$" },
+        { "type": "array", "items": { "type": "string", "pattern": "^[a-z0-9-]{1,32}$" } },
         { "type": "null" }
     ] })
 }
@@ -398,10 +406,12 @@ impl ToolArgs for RecallMemoryArgs {
     fn read(given: &mut Given) -> Result<Self, String> {
         let query = given.need_text("query")?;
         let max_results = given.number("max_results", 1, MAX_RESULTS.into())?;
+        let (store, origins) = given.sources("store")?;
         Ok(RecallMemoryArgs {
             query,
             max_results: max_results.map_or(DEFAULT_MAX_RESULTS, |n| n as u32),
-            store: given.sources("store")?,
+            store,
+            origins,
         })
     }
 }
@@ -823,7 +833,7 @@ mod tests {
         );
         assert_eq!(
             read::<RecallMemoryArgs>(json!({"query": "q", "store": "decisions!"})).unwrap_err(),
-            "store must be md, copilot, decision or session, or a list of them, not \"decisions!\""
+            "store must be md, copilot, decision, session, shared or a shared source's name, or a list of them, not \"decisions!\""
         );
         assert_eq!(
             read::<ListMemoriesArgs>(json!([1])).unwrap_err(),
@@ -863,6 +873,11 @@ mod tests {
         }
         let a: RecallMemoryArgs = read(json!({"query": "q", "store": []})).unwrap();
         assert_eq!(a.store, Sources::default(), "an empty list: every kind");
+        assert!(a.origins.project());
+        let a: RecallMemoryArgs = read(json!({"query": "q", "store": ["org", "md"]})).unwrap();
+        assert_eq!((a.store, a.origins.only_shared), (Sources::of(&[Store::Md]), Some(vec!["org".to_string()])));
+        let a: RecallMemoryArgs = read(json!({"query": "q", "store": "shared"})).unwrap();
+        assert_eq!((a.store, a.origins.only_shared), (Sources::default(), Some(Vec::new())));
         let a: VoteMemoryArgs = read(json!({"fact": "f", "direction": "downvote", "reason": "r"})).unwrap();
         assert_eq!((a.id, a.fact.as_deref(), a.direction), (None, Some("f"), Direction::Down));
         let a: UpdateSessionArgs = read(json!({"summary": "s", "append": null})).unwrap();

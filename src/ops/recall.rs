@@ -15,8 +15,8 @@ use crate::copilot::Records;
 use crate::decisions::file::Decision;
 use crate::error::Diagnostic;
 pub use crate::kinds::{Origins, Sources, Store};
-use crate::knowledge::Knowledge;
 use crate::knowledge::corpus::{Item, Parts, Slot, documents, file_stem};
+use crate::knowledge::{Knowledge, Loading, SharedView};
 use crate::output::chars_prefix;
 use crate::repo::Repo;
 use crate::search::{self, Doc, Ranking};
@@ -55,10 +55,37 @@ pub enum RecallAnswer<'a> {
 /// stores are taken as `kb list` takes them (narrowed to one, an unreadable store is an error);
 /// the problems of decisions and sessions are warnings, as for every read command.
 pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a>> {
+    let views = shared_views(k, req);
+    if views.is_empty() {
+        return recall_with(k, req, Vec::new());
+    }
+    // The shared sources' memory indexes load on threads of their own while this repository's
+    // recall runs.
+    std::thread::scope(|s| {
+        let loading = views.into_iter().map(|v| (v, v.load_memories(s))).collect();
+        recall_with(k, req, loading)
+    })
+}
+
+/// The shared sources a ranked recall of `req` reads.
+fn shared_views<'a>(k: &'a Knowledge<'_>, req: &Request) -> Vec<&'a SharedView> {
+    let kinds = [Store::Md, Store::Copilot, Store::Decision];
+    if req.exact || !kinds.iter().any(|&s| req.sources.has(s)) {
+        return Vec::new();
+    }
+    k.shared().iter().filter(|v| req.origins.source(&v.name)).collect()
+}
+
+/// [`recall`], the shared sources' memory indexes being read by `loading`.
+fn recall_with<'a>(
+    k: &'a Knowledge<'_>,
+    req: &Request,
+    loading: Vec<(&'a SharedView, Loading<'_>)>,
+) -> Result<RecallAnswer<'a>> {
     let repo = k.repo();
     if !req.exact && !req.origins.project() {
         let mut report = RankedReport::empty(repo, req);
-        merge_shared(k, req, &mut report);
+        merge_shared(req, &mut report, loading);
         return Ok(RecallAnswer::Ranked(report));
     }
     let sources = if req.exact { Sources::of(&[Store::Md, Store::Copilot]).and(req.sources) } else { req.sources };
@@ -107,7 +134,7 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
     };
     report.diagnostics.splice(0..0, diagnostics);
     report.records = records;
-    merge_shared(k, req, &mut report);
+    merge_shared(req, &mut report, loading);
     if req.heat {
         read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
     }
@@ -140,16 +167,19 @@ struct Hit<'a> {
 /// report: each source ranked with the same request over its own documents, the results merged
 /// by score, this repository's first on a tie, and a shared item whose text this repository
 /// already holds among the results left out (docs/shared.md).
-fn merge_shared<'a>(k: &'a Knowledge<'_>, req: &Request, report: &mut RankedReport<'a>) {
-    let views = k.shared();
-    if views.is_empty() {
+fn merge_shared<'a>(req: &Request, report: &mut RankedReport<'a>, loading: Vec<(&'a SharedView, Loading<'_>)>) {
+    if loading.is_empty() {
         return;
     }
+    let views: Vec<&SharedView> = loading
+        .into_iter()
+        .map(|(view, l)| {
+            view.loaded(l);
+            view
+        })
+        .collect();
     let shared_sources = [Store::Md, Store::Copilot, Store::Decision];
     let wanted: Vec<Store> = shared_sources.into_iter().filter(|&s| req.sources.has(s)).collect();
-    if wanted.is_empty() {
-        return;
-    }
     let sub = Request {
         sources: Sources::of(&wanted),
         origins: Origins::default(),
@@ -159,7 +189,7 @@ fn merge_shared<'a>(k: &'a Knowledge<'_>, req: &Request, report: &mut RankedRepo
     };
     let texts: rustc_hash::FxHashSet<String> =
         report.found().iter().map(|f| f.text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()).collect();
-    for view in views.iter().filter(|v| req.origins.source(&v.name)) {
+    for view in views {
         // Ranked over the source's memory index as its cache holds it (no stat of each file);
         // if a memory it would show changed since, the source is read whole and ranked again.
         let quick = match recall(&view.trusting, &sub) {
