@@ -286,10 +286,8 @@ fn for_paths(ctx: &Ctx, sub: &str, paths: &[std::path::PathBuf]) -> std::result:
 fn recall(ctx: &Ctx, a: cli::RecallArgs) -> Result<ExitCode> {
     let repo = ctx.repo()?;
     let (sources, origins) = Narrow::split(&a.store);
-    let known: Vec<&str> = repo.settings.shared.value.iter().map(|s| s.name.as_str()).collect();
-    if let Some(name) = origins.unknown(&known).first() {
-        let names = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-        let msg = format!("--store {name}: no shared source has that name (the shared sources: {names})");
+    if let Some(why) = ops::recall::unknown_source(&repo, &origins) {
+        let msg = format!("--store {why}");
         return Ok(usage_error(ctx, "recall", clap::error::ErrorKind::InvalidValue, &msg));
     }
     if a.exact && !origins.project() {

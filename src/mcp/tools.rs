@@ -282,10 +282,8 @@ impl Server {
             heat: true,
         };
         self.read(|k| {
-            let known: Vec<&str> = k.repo().settings.shared.value.iter().map(|s| s.name.as_str()).collect();
-            if let Some(name) = req.origins.unknown(&known).first() {
-                let names = if known.is_empty() { "none".to_string() } else { known.join(", ") };
-                anyhow::bail!("store {name:?}: no shared source has that name (the shared sources: {names})");
+            if let Some(why) = ops::recall::unknown_source(k.repo(), &req.origins) {
+                anyhow::bail!("store {why}");
             }
             let report = ops::recall::recall(k, &req)?;
             self.reply(&ops::audit::verified(&k.repo().layout.root, &report)?)

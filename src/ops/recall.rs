@@ -67,6 +67,15 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
     })
 }
 
+/// Says which shared source `origins` names that the settings of `repo` lack, if one:
+/// `org: no shared source has that name (the shared sources: team)`.
+pub fn unknown_source(repo: &Repo, origins: &Origins) -> Option<String> {
+    let known: Vec<&str> = repo.settings.shared.value.iter().map(|s| s.name.as_str()).collect();
+    let name = *origins.unknown(&known).first()?;
+    let names = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+    Some(format!("{name}: no shared source has that name (the shared sources: {names})"))
+}
+
 /// The shared sources a ranked recall of `req` reads.
 fn shared_views<'a>(k: &'a Knowledge<'_>, req: &Request) -> Vec<&'a SharedView> {
     let kinds = [Store::Md, Store::Copilot, Store::Decision];

@@ -1307,7 +1307,7 @@ mod with_mcp {
             "store must be md, copilot, decision, session, shared or a shared source's name, or a list of them, not \"decisions!\""
         );
         let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "store": "org"})).await);
-        assert_eq!(message, "store \"org\": no shared source has that name (the shared sources: none)");
+        assert_eq!(message, "store org: no shared source has that name (the shared sources: none)");
         let message = failed(call(&client, "recall_memory", json!({"query": "nextest", "max_results": 101})).await);
         assert_eq!(message, "max_results must be a whole number from 1 to 100, not 101");
         client.cancel().await.unwrap();
