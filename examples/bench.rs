@@ -12,7 +12,9 @@
 //!   `git clone`, so the run finds no kb cache, reads every file and builds the cache;
 //! - **warm**: the next run, on the cache the first one built.
 //!
-//! The page cache is warm for both. The files are aged past kb's 2 s racy-mtime margin before
+//! Every timed run's stdout is read to its end through a pipe, as a caller reads it (not
+//! `/dev/null`, which a writer may take for free): `kb list` prints a line per memory. The page
+//! cache is warm for both. The files are aged past kb's 2 s racy-mtime margin before
 //! any run (a cache built on younger files is re-verified), so a warm run reads nothing. For each
 //! command and kind of run it prints the median wall time, the median CPU time (user + system:
 //! steadier than wall time on a busy machine), the peak RSS (the largest of the runs), and the
@@ -191,10 +193,22 @@ mod rusage {
     }
 }
 
-/// Runs `cmd` to its end: whether it succeeded, and its wall time, CPU time and peak RSS.
+/// Runs `cmd` to its end: whether it succeeded, and its wall time, CPU time and peak RSS. When
+/// its stdout is piped, a thread reads it all meanwhile (as a caller that reads the output does:
+/// the time then includes handing every byte over, where `/dev/null` would take it for free).
 fn timed(cmd: &mut Command) -> (bool, f64, Option<f64>, Option<u64>) {
     let start = Instant::now();
-    let child = cmd.spawn().expect("run");
+    let mut child = cmd.spawn().expect("run");
+    let reader = child.stdout.take().map(|mut out| {
+        std::thread::spawn(move || {
+            let mut buf = vec![0u8; 1 << 16];
+            let mut total = 0usize;
+            while let Ok(n @ 1..) = std::io::Read::read(&mut out, &mut buf) {
+                total += n;
+            }
+            total
+        })
+    });
     #[cfg(target_os = "linux")]
     let (success, cpu, rss) = {
         let (success, cpu, rss) = rusage::wait(child);
@@ -205,6 +219,9 @@ fn timed(cmd: &mut Command) -> (bool, f64, Option<f64>, Option<u64>) {
         let mut child = child;
         (child.wait().expect("wait").success(), None, None)
     };
+    if let Some(reader) = reader {
+        std::hint::black_box(reader.join().expect("read kb's output"));
+    }
     (success, ms(start.elapsed()), cpu, rss)
 }
 
@@ -233,11 +250,11 @@ impl Bench {
         cmd
     }
 
-    /// One timed run of `kb ARGS`, with `KB_DEBUG_STATS` set.
+    /// One timed run of `kb ARGS`, with `KB_DEBUG_STATS` set, its output read through a pipe.
     fn run(&self, kb: &Path, args: &[&str]) -> Sample {
         let stderr = std::fs::File::create(&self.stderr).unwrap();
         let mut cmd = self.command(kb, args);
-        cmd.env("KB_DEBUG_STATS", "1").stderr(stderr);
+        cmd.env("KB_DEBUG_STATS", "1").stderr(stderr).stdout(Stdio::piped());
         let (success, wall, cpu, rss) = timed(&mut cmd);
         assert!(success || args[0] == "check", "kb {args:?} failed");
         let text = std::fs::read_to_string(&self.stderr).unwrap_or_default();

@@ -82,7 +82,8 @@ pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| {
         (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
-    if !text.chars().any(bad) {
+    // Printable ASCII, tabs and newlines, byte by byte: most text, decided without decoding it.
+    if text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) || !text.chars().any(bad) {
         return std::borrow::Cow::Borrowed(text);
     }
     std::borrow::Cow::Owned(
@@ -133,8 +134,18 @@ pub use crate::format::text::chars_prefix;
 
 /// Returns co-cli's list summary: the first line, cut to 77 characters + `...` past 80.
 pub fn summary(content: &str) -> String {
+    match summary_cut(content) {
+        (head, true) => format!("{head}..."),
+        (line, false) => line.to_string(),
+    }
+}
+
+/// Returns co-cli's list summary as the text it keeps of `content` and whether `...` follows
+/// (see [`summary`]), without making a string.
+pub fn summary_cut(content: &str) -> (&str, bool) {
     let first = content.lines().next().unwrap_or("");
-    if first.chars().count() > 80 { format!("{}...", chars_prefix(first, 77)) } else { first.to_string() }
+    // No more characters than bytes: a short line is never cut, and needs no count.
+    if first.len() > 80 && first.chars().count() > 80 { (chars_prefix(first, 77), true) } else { (first, false) }
 }
 
 #[cfg(test)]

@@ -25,12 +25,42 @@ fn write_py_isoformat(w: &mut impl std::fmt::Write, dt: DateTime<Utc>) -> std::f
         let form = if micros == 0 { "%Y-%m-%dT%H:%M:%S+00:00" } else { "%Y-%m-%dT%H:%M:%S%.6f+00:00" };
         return write!(w, "{}", dt.format(form));
     }
-    let (y, mo, d, h, mi, s) = (dt.year(), dt.month(), dt.day(), dt.hour(), dt.minute(), dt.second());
-    write!(w, "{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}")?;
-    if micros != 0 {
-        write!(w, ".{micros:06}")?;
+    // `YYYY-MM-DDTHH:MM:SS.ffffff+00:00`, its digits put in place (no formatter per field).
+    let mut text = *b"0000-00-00T00:00:00.000000+00:00";
+    put_digits(&mut text[..4], dt.year() as u32);
+    put_digits(&mut text[5..7], dt.month());
+    put_digits(&mut text[8..10], dt.day());
+    put_digits(&mut text[11..13], dt.hour());
+    put_digits(&mut text[14..16], dt.minute());
+    put_digits(&mut text[17..19], dt.second());
+    put_digits(&mut text[20..26], micros);
+    let text = if micros == 0 {
+        text.copy_within(26.., 19);
+        &text[..25]
+    } else {
+        &text[..]
+    };
+    // Digits and ASCII punctuation only.
+    w.write_str(std::str::from_utf8(text).unwrap_or_default())
+}
+
+/// Writes `n` into `out` as decimal digits, zero-padded on the left to `out`'s length (its last
+/// digits when it has more).
+fn put_digits(out: &mut [u8], mut n: u32) {
+    for b in out.iter_mut().rev() {
+        *b = b'0' + (n % 10) as u8;
+        n /= 10;
     }
-    w.write_str("+00:00")
+}
+
+/// Returns the day (`YYYY-MM-DD`) of the instant `micros`, for the years of four digits.
+fn day_of(micros: Micros) -> Option<[u8; 10]> {
+    let dt = DateTime::from_timestamp_micros(micros).filter(|dt| (0..=9999).contains(&dt.year()))?;
+    let mut text = *b"0000-00-00";
+    put_digits(&mut text[..4], dt.year() as u32);
+    put_digits(&mut text[5..7], dt.month());
+    put_digits(&mut text[8..10], dt.day());
+    Some(text)
 }
 
 /// A timestamp as a file wrote it: its text, or, where the text was exactly co-cli's own
@@ -76,17 +106,26 @@ impl<'a> Written<'a> {
 /// The first ten characters of a [`Written`] timestamp.
 pub struct Day<'a>(Written<'a>);
 
-impl std::fmt::Display for Day<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl Day<'_> {
+    /// Appends the day to `out`, as its `Display` writes it (a list of 100,000 memories writes as
+    /// many days: no formatter for the usual ones).
+    pub fn push_to(&self, out: &mut Vec<u8>) {
         match self.0 {
-            Written::Text(t) => f.write_str(super::text::chars_prefix(t, 10)),
-            Written::Iso(m) => match DateTime::from_timestamp_micros(m) {
-                Some(dt) if (0..=9999).contains(&dt.year()) => {
-                    write!(f, "{:04}-{:02}-{:02}", dt.year(), dt.month(), dt.day())
-                }
-                _ => f.write_str(super::text::chars_prefix(&self.0.to_string(), 10)),
+            Written::Text(t) => out.extend_from_slice(super::text::chars_prefix(t, 10).as_bytes()),
+            Written::Iso(m) => match day_of(m) {
+                Some(day) => out.extend_from_slice(&day),
+                None => out.extend_from_slice(super::text::chars_prefix(&self.0.to_string(), 10).as_bytes()),
             },
         }
+    }
+}
+
+impl std::fmt::Display for Day<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut out = Vec::with_capacity(10);
+        self.push_to(&mut out);
+        // Whole characters of a `str` (a prefix by characters) or ASCII digits.
+        f.write_str(std::str::from_utf8(&out).unwrap_or_default())
     }
 }
 
@@ -191,6 +230,35 @@ mod tests {
         for other in ["2026-11-22T14:27:04Z", "2026-11-22T14:27:04.000000+00:00", "2026-11-22T15:27:04+01:00"] {
             assert_eq!(t(other).0, Written::Text(other));
         }
+    }
+
+    #[test]
+    fn days_and_timestamps_put_digit_by_digit_read_as_chrono_formats_them() {
+        // Every 7,777,777 s and 1 µs over the four-digit years, then the years past them.
+        let step: usize = 7_777_777_000_001;
+        let at = |y, mo, d, h, mi, s| chrono::NaiveDate::from_ymd_opt(y, mo, d).and_then(|d| d.and_hms_opt(h, mi, s));
+        let first = at(0, 1, 1, 0, 0, 0).unwrap().and_utc().timestamp_micros();
+        let last = at(9999, 12, 31, 23, 59, 59).unwrap().and_utc().timestamp_micros() + 999_999;
+        let edges = [first, last, 0, -1, first - 1, last + 1, i64::MIN, i64::MAX, 8_000_000_000_000_000_000];
+        for m in (first..=last).step_by(step).chain(edges) {
+            let shown = Written::Iso(m).to_string();
+            let day = Written::Iso(m).day().to_string();
+            let Some(dt) = DateTime::from_timestamp_micros(m) else {
+                assert_eq!((shown.as_str(), day.as_str()), ("", ""), "{m}");
+                continue;
+            };
+            let form =
+                if m.rem_euclid(1_000_000) == 0 { "%Y-%m-%dT%H:%M:%S+00:00" } else { "%Y-%m-%dT%H:%M:%S%.6f+00:00" };
+            assert_eq!(shown, dt.format(form).to_string(), "{m}");
+            let mut pushed = b"x".to_vec();
+            Written::Iso(m).day().push_to(&mut pushed);
+            assert_eq!(pushed, [b"x", crate::format::text::chars_prefix(&shown, 10).as_bytes()].concat(), "{m}");
+            assert_eq!(day.as_bytes(), &pushed[1..]);
+        }
+        let mut pushed = Vec::new();
+        Written::Text("2026-11-22x").day().push_to(&mut pushed);
+        Written::Text("é").day().push_to(&mut pushed);
+        assert_eq!(pushed, "2026-11-22é".as_bytes());
     }
 
     #[test]

@@ -82,6 +82,18 @@ impl MemoryRef<'_> {
     }
 }
 
+/// What a list line shows of a valid memory ([`Index::listed_at`]), borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct Listed<'a> {
+    pub id: u64,
+    pub created: Written<'a>,
+    pub updated: Option<Written<'a>>,
+    /// Its first signal tag ([`file::detect_category`]).
+    pub category: Option<&'static str>,
+    pub decay_protected: bool,
+    pub content: &'a str,
+}
+
 /// What a scan did: shown on stderr when `KB_DEBUG_STATS` is set.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ScanStats {
@@ -621,16 +633,22 @@ impl Index {
         Block::parse(&self.arena, r.text as usize).unwrap_or_default()
     }
 
-    fn view(&self, r: &Record) -> MemoryRef<'_> {
-        let b = self.block(r);
-        let updated = match r.iso & UPDATED_ISO {
-            0 => b.get(Field::Updated).map(Written::Text),
-            _ => Some(Written::Iso(r.updated_at)),
-        };
+    /// Returns a record's `created` and `updated` as written, from its block `b`.
+    fn written<'a>(r: &Record, b: &Block<'a>) -> (Written<'a>, Option<Written<'a>>) {
         let created = match r.iso & CREATED_ISO {
             0 => Written::Text(b.get(Field::Created).unwrap_or_default()),
             _ => Written::Iso(r.created_at),
         };
+        let updated = match r.iso & UPDATED_ISO {
+            0 => b.get(Field::Updated).map(Written::Text),
+            _ => Some(Written::Iso(r.updated_at)),
+        };
+        (created, updated)
+    }
+
+    fn view(&self, r: &Record) -> MemoryRef<'_> {
+        let b = self.block(r);
+        let (created, updated) = Index::written(r, &b);
         MemoryRef {
             id: r.id,
             file_name: b.get(Field::Name).unwrap_or_default(),
@@ -665,6 +683,22 @@ impl Index {
     /// Returns the memory at a position.
     pub fn at(&self, pos: Pos) -> MemoryRef<'_> {
         self.view(&self.records[pos.0])
+    }
+
+    /// Returns what a list line shows of the memory at a position, without a view of it (no
+    /// list of its tags is made).
+    pub fn listed_at(&self, pos: Pos) -> Listed<'_> {
+        let r = &self.records[pos.0];
+        let b = self.block(r);
+        let (created, updated) = Index::written(r, &b);
+        Listed {
+            id: r.id,
+            created,
+            updated,
+            category: file::detect_category(b.tags()),
+            decay_protected: r.protected,
+            content: r.content_and_name(&self.arena).0,
+        }
     }
 
     /// Returns the id at a position.

@@ -15,9 +15,9 @@ use crate::error::{Diagnostic, KbError};
 use crate::kinds::{Sources, Store};
 use crate::knowledge::Knowledge;
 use crate::memories::file::{Importance, MemoryType, detect_category, detect_source};
-use crate::memories::index::{Index, MemoryRef, Pos};
+use crate::memories::index::{Index, Listed, MemoryRef, Pos};
 use crate::memories::store;
-use crate::output::{chars_prefix, summary};
+use crate::output::chars_prefix;
 use crate::repo::{Repo, parse_id};
 use anyhow::Result;
 use serde::Serialize;
@@ -589,11 +589,86 @@ impl ListReport<'_> {
 
     /// Returns the line a list gives for `content`: co-cli's summary, or for a page the whole
     /// first line.
-    fn line(&self, content: &str) -> String {
-        match self.page {
-            None => summary(content),
-            Some(_) => content.lines().next().unwrap_or("").to_string(),
+    fn line<'c>(&self, content: &'c str) -> std::borrow::Cow<'c, str> {
+        match line_cut(content, self.page.is_some()) {
+            (head, true) => format!("{head}...").into(),
+            (line, false) => line.into(),
         }
+    }
+}
+
+/// Returns what a list line gives of `content` (see [`ListReport::line`]) and whether `...`
+/// follows: co-cli's summary, or the whole first line (`whole`, for a page).
+fn line_cut(content: &str, whole: bool) -> (&str, bool) {
+    match whole {
+        false => crate::output::summary_cut(content),
+        true => (content.lines().next().unwrap_or(""), false),
+    }
+}
+
+/// Appends a memory's `kb list` line to `out`, as co-cli prints it: `**ID** (CREATED[ →
+/// UPDATED])[ [CATEGORY]][ 🔒] : SUMMARY` (the whole first line for a page, `whole`). Bytes put
+/// in place, not formatted: `kb list` of 100,000 memories writes as many lines.
+fn push_line(out: &mut Vec<u8>, v: &View, m: Listed<'_>, whole: bool) {
+    out.extend_from_slice(b"**");
+    push_number(out, m.id, 3);
+    out.extend_from_slice(b"** (");
+    m.created.day().push_to(out);
+    if let Some(u) = m.updated {
+        out.extend_from_slice(" → ".as_bytes());
+        u.day().push_to(out);
+    }
+    out.push(b')');
+    if let Some(c) = m.category {
+        out.extend_from_slice(b" [");
+        out.extend_from_slice(c.as_bytes());
+        out.push(b']');
+    }
+    if m.decay_protected {
+        out.extend_from_slice(" 🔒".as_bytes());
+    }
+    out.extend_from_slice(b" : ");
+    let (text, cut) = line_cut(m.content, whole);
+    out.extend_from_slice(v.clean(text).as_bytes());
+    if cut {
+        out.extend_from_slice(b"...");
+    }
+    out.push(b'\n');
+}
+
+/// Appends `n` in decimal, zero-padded on the left to at least `width` digits (`{n:0width$}`).
+fn push_number(out: &mut Vec<u8>, mut n: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = start.min(digits.len().saturating_sub(width));
+    out.extend_from_slice(&digits[start..]);
+}
+
+/// The bytes of list lines gathered before they are handed to the writer.
+const LINES_CHUNK: usize = 1 << 15;
+
+/// A memory's path in JSON, the folder's absolute path (`prefix`, ending in its separator) and
+/// the file name, written as one string without being put together first.
+struct JoinedPath<'a>(&'a str, &'a str);
+
+impl Serialize for JoinedPath<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl std::fmt::Display for JoinedPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)?;
+        f.write_str(self.1)
     }
 }
 
@@ -605,9 +680,9 @@ struct ListItem<'a> {
     updated: Option<crate::format::time::Written<'a>>,
     tags: Vec<&'a str>,
     category: Option<&'static str>,
-    summary: String,
+    summary: std::borrow::Cow<'a, str>,
     decay_protected: bool,
-    path: String,
+    path: JoinedPath<'a>,
     #[serde(rename = "type")]
     memory_type: &'static str,
     importance: &'static str,
@@ -629,7 +704,7 @@ struct RecordListItem<'r> {
     updated: Option<&'r str>,
     tags: &'static [String],
     category: Option<&'r str>,
-    summary: String,
+    summary: std::borrow::Cow<'r, str>,
     decay_protected: bool,
     path: &'r str,
     line: usize,
@@ -654,6 +729,10 @@ impl Serialize for ListItems<'_, '_> {
         let mut seq = s.serialize_seq(Some(md_shown + copilot_shown))?;
         if let Some(index) = report.index {
             let dir = std::path::absolute(&index.dir).unwrap_or_else(|_| index.dir.clone());
+            // `dir.join(name).display()` for every name: the folder's part is the same for all
+            // (it ends in the separator, an ASCII byte, so no character spans the two parts).
+            let mut prefix = dir.join("x").display().to_string();
+            prefix.pop();
             for &p in &report.order[..md_shown] {
                 let m = index.at(p);
                 seq.serialize_element(&ListItem {
@@ -664,7 +743,7 @@ impl Serialize for ListItems<'_, '_> {
                     category: detect_category(&m.tags),
                     summary: report.line(m.content),
                     decay_protected: m.decay_protected,
-                    path: dir.join(m.file_name).display().to_string(),
+                    path: JoinedPath(&prefix, m.file_name),
                     memory_type: m.effective_type().as_str(),
                     importance: m.effective_importance().as_str(),
                     agent: m.agent,
@@ -761,21 +840,15 @@ impl Report for ListReport<'_> {
         } else {
             write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.stores.limit)?;
         }
+        let mut lines = Vec::with_capacity(LINES_CHUNK + 1024);
         for &p in &self.order[..self.shown().0] {
-            let m = index.at(p);
-            write!(w, "**{:03}** ({}", m.id, m.created.day())?;
-            if let Some(u) = m.updated {
-                write!(w, " → {}", u.day())?;
+            push_line(&mut lines, v, index.listed_at(p), self.page.is_some());
+            if lines.len() >= LINES_CHUNK {
+                w.write_all(&lines)?;
+                lines.clear();
             }
-            w.write_all(b")")?;
-            if let Some(c) = detect_category(&m.tags) {
-                write!(w, " [{c}]")?;
-            }
-            if m.decay_protected {
-                w.write_all(" 🔒".as_bytes())?;
-            }
-            writeln!(w, " : {}", v.clean(&self.line(m.content)))?;
         }
+        w.write_all(&lines)?;
         if let Some(c) = copilot {
             w.write_all(b"\n")?;
             self.write_records(v, c, w)?;
@@ -1073,6 +1146,75 @@ mod tests {
     fn repo(root: &Path) -> Repo {
         let layout = crate::paths::Layout { root: root.to_path_buf(), config: None };
         Repo { layout, settings: Default::default(), now: crate::format::time::now(), env: Default::default() }
+    }
+
+    #[test]
+    fn a_list_line_put_byte_by_byte_reads_as_the_formatted_one() {
+        use crate::format::time::Written;
+        // The line as `kb list` formatted it before it was put together byte by byte.
+        let formatted = |v: &View, m: &Listed<'_>, whole: bool| {
+            let mut s = format!("**{:03}** ({}", m.id, m.created.day());
+            if let Some(u) = m.updated {
+                s += &format!(" → {}", u.day());
+            }
+            s.push(')');
+            if let Some(c) = m.category {
+                s += &format!(" [{c}]");
+            }
+            if m.decay_protected {
+                s += " 🔒";
+            }
+            let line = if whole {
+                m.content.lines().next().unwrap_or("").to_string()
+            } else {
+                crate::output::summary(m.content)
+            };
+            s + &format!(" : {}\n", v.clean(&line))
+        };
+        let long = "é".repeat(81);
+        let contents = [
+            "",
+            "plain",
+            "two\nlines",
+            "crlf\r\nline",
+            "a lone\rreturn",
+            "\n",
+            &long,
+            &"a".repeat(80),
+            &"b".repeat(81),
+            "tab\there",
+            "esc \x1b[31m red",
+            "del \x7f and c1 \u{85}",
+            "bidi \u{202e}txet",
+        ];
+        let times = [
+            Written::Iso(1_795_000_000_123_456),
+            Written::Iso(-62_200_000_000_000_000),
+            Written::Iso(i64::MAX),
+            Written::Text("2026-11-22T14:27:04Z"),
+            Written::Text("é"),
+        ];
+        for sanitize in [true, false] {
+            let style = crate::output::Style { color_out: false, color_err: false, sanitize };
+            let v = View { style, root: PathBuf::new(), agent: false };
+            for (i, content) in contents.iter().enumerate() {
+                for (j, &created) in times.iter().enumerate() {
+                    let m = Listed {
+                        id: [0, 7, 42, 999, 1000, u64::MAX][(i + j) % 6],
+                        created,
+                        updated: [None, Some(times[(i + 1) % times.len()])][(i + j) % 2],
+                        category: [None, Some("preference")][i % 2],
+                        decay_protected: j % 2 == 0,
+                        content,
+                    };
+                    for whole in [false, true] {
+                        let mut out = b"before\n".to_vec();
+                        push_line(&mut out, &v, m, whole);
+                        assert_eq!(String::from_utf8(out).unwrap(), format!("before\n{}", formatted(&v, &m, whole)));
+                    }
+                }
+            }
+        }
     }
 
     #[test]
