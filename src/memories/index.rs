@@ -17,8 +17,10 @@ use crate::memories::cache::{
 };
 use crate::memories::file::{self, Importance, Memory, MemoryType};
 use std::collections::HashMap;
+use std::ffi::CStr;
 use std::fs;
 use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -263,8 +265,8 @@ impl Index {
         let mut index = Index::empty(dir);
         // Stat'ed before it is listed: a change made while the scan runs gives it another stamp.
         let dir_meta = fs::symlink_metadata(dir).ok().filter(fs::Metadata::is_dir);
-        let mut listing = match fs::read_dir(dir) {
-            Ok(e) => e,
+        let (folder, mut listing) = match Folder::open(dir) {
+            Ok(open) => open,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(index),
             Err(e) => return Err(io::Error::new(e.kind(), format!("cannot read {}: {e}", dir.display()))),
         };
@@ -301,34 +303,45 @@ impl Index {
         // the name lookup), appended to the index at the end.
         let mut fresh = Index::empty(dir);
         {
-            let names: HashMap<&str, usize> =
-                old_records.iter().enumerate().map(|(i, r)| (r.content_and_name(&index.arena).1, i)).collect();
-            let canonical_root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-            let look =
-                Lookup { names: &names, old: &old_records, trusted_before, trusted_after_write, root: &canonical_root };
+            let look = Lookup {
+                folder: &folder,
+                arena: &index.arena,
+                old: &old_records,
+                by_name: std::sync::OnceLock::new(),
+                trusted_before,
+                trusted_after_write,
+                root: &real_root,
+            };
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-            let mut batch: Vec<fs::DirEntry> = Vec::with_capacity(BATCH);
+            let mut batch = Names::default();
+            // Where the batch's first name stands among the memory files listed: the cache's
+            // records are in the order of the scan that wrote them, so that is where its record
+            // most likely is.
+            let mut listed = 0;
             let mut more = true;
             while more {
                 more = false;
+                listed += batch.len();
                 batch.clear();
                 for entry in listing.by_ref() {
                     let entry = entry?;
                     let name = entry.file_name();
                     match name.to_str() {
+                        Ok("." | "..") => {}
                         // Dot files are never memories: editor swap files, kb's own `.kb-tmp-*`.
-                        Some(n) if is_memory_name(n) => batch.push(entry),
+                        Ok(n) if is_memory_name(n) => batch.push(name),
                         // Noted, so a write can remove a stale one and `kb check` report it
                         // without listing this folder again.
-                        Some(n) if crate::fsio::is_temp_name(&name) => {
-                            if entry.file_type().is_ok_and(|t| t.is_file()) {
+                        Ok(n) if crate::fsio::is_temp_name(std::ffi::OsStr::new(n)) => {
+                            if folder.is_file(name, entry.file_type()) {
                                 index.temp_files.push(n.to_string());
                             }
                         }
-                        Some(_) => {}
-                        None => {
+                        Ok(_) => {}
+                        Err(_) => {
                             let message = "file name is not valid UTF-8";
-                            index.extra_problems.push(Diagnostic::error(None, message).in_file(&entry.path()));
+                            let path = dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+                            index.extra_problems.push(Diagnostic::error(None, message).in_file(&path));
                         }
                     }
                     if batch.len() == BATCH {
@@ -339,7 +352,7 @@ impl Index {
                 index.stats.files += batch.len();
                 // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
                 // stat calls alone are most of a command's time.
-                for o in look.visit_parallel(&batch, threads) {
+                for o in look.visit_parallel(&batch, listed, threads) {
                     index.stats.cached += o.alive.len();
                     index.stats.read += o.fresh.len();
                     index.stats.racy += o.racy.len();
@@ -398,7 +411,7 @@ impl Index {
                 continue;
             };
             let mut one = Index::empty(&self.dir);
-            one.push_parsed(self.arena.len(), name, stamp_of(&meta), read_memory(&path, &meta));
+            one.push_parsed(self.arena.len(), name, stamp_of(&meta), read_memory(|| fs::File::open(&path), meta.len()));
             self.absorb(one);
             let last = self.records.len() - 1;
             match at {
@@ -858,11 +871,148 @@ struct Outcome {
     problems: Vec<Diagnostic>,
 }
 
+/// The memories folder, open: its files are stat'ed and opened by name relative to it, so no
+/// path is built, and none walked from the root, per file.
+struct Folder<'a> {
+    fd: rustix::fd::OwnedFd,
+    path: &'a Path,
+}
+
+impl<'a> Folder<'a> {
+    /// Opens the folder `path` and a listing of its entries.
+    fn open(path: &'a Path) -> io::Result<(Folder<'a>, rustix::fs::Dir)> {
+        use rustix::fs::{Mode, OFlags};
+        let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())?;
+        let listing = rustix::fs::Dir::read_from(&fd)?;
+        Ok((Folder { fd, path }, listing))
+    }
+
+    /// Returns the path of the entry `name`, for a message or the rare file that needs one.
+    fn path_of(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    /// Returns whether the entry `name`, of the type its listing gave, is a regular file (not
+    /// following a symlink).
+    fn is_file(&self, name: &CStr, listed: rustix::fs::FileType) -> bool {
+        use rustix::fs::FileType;
+        match listed {
+            FileType::Unknown => stat_in(&self.fd, self.path, name).is_ok_and(|s| s.kind == Kind::File),
+            kind => kind == FileType::RegularFile,
+        }
+    }
+
+    /// Stats the entry `name` (`lstat`), following a symlink only when it stays inside `root`
+    /// (see [`stat_entry`]); records a problem and returns `None` for anything that is not a
+    /// readable regular file.
+    fn stat(&self, problems: &mut Vec<Diagnostic>, name: &str, c_name: &CStr, root: &Path) -> Option<(Stamp, u64)> {
+        match stat_in(&self.fd, self.path, c_name) {
+            Ok(s) if s.kind == Kind::File => Some((s.stamp, s.len)),
+            // A symlink, anything else, or a failed stat: as a path, for the messages.
+            _ => {
+                let path = self.path_of(name);
+                stat_entry(problems, fs::symlink_metadata(&path), &path, root).map(|m| (stamp_of(&m), m.len()))
+            }
+        }
+    }
+
+    /// Reads and parses the memory file `c_name` of `len` bytes.
+    fn read(&self, c_name: &CStr, len: u64) -> Parsed {
+        use rustix::fs::{Mode, OFlags};
+        // Not blocking: a FIFO put in the file's place since its stat must not hang the scan.
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;
+        read_memory(|| Ok(fs::File::from(rustix::fs::openat(&self.fd, c_name, flags, Mode::empty())?)), len)
+    }
+}
+
+/// What a file is, as its own `lstat` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Other,
+}
+
+/// A folder entry's `lstat`: what it is, its stamp and its size.
+struct EntryStat {
+    kind: Kind,
+    stamp: Stamp,
+    len: u64,
+}
+
+/// Stats the entry `name` of the open folder `fd` (at `path`) without following a symlink:
+/// `statx` relative to the folder on Linux, the path elsewhere (and where `statx` is refused).
+fn stat_in(fd: &rustix::fd::OwnedFd, path: &Path, name: &CStr) -> io::Result<EntryStat> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{AtFlags, FileType, StatxFlags, StatxTimestamp};
+        let want = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::MTIME | StatxFlags::CTIME | StatxFlags::INO;
+        match rustix::fs::statx(fd, name, AtFlags::SYMLINK_NOFOLLOW, want) {
+            Ok(x) => {
+                let ns = |t: StatxTimestamp| t.tv_sec * 1_000_000_000 + i64::from(t.tv_nsec);
+                let file = FileType::from_raw_mode(u32::from(x.stx_mode)) == FileType::RegularFile;
+                return Ok(EntryStat {
+                    kind: if file { Kind::File } else { Kind::Other },
+                    stamp: Stamp::new(x.stx_size, ns(x.stx_mtime), ns(x.stx_ctime), x.stx_ino),
+                    len: x.stx_size,
+                });
+            }
+            // A kernel before `statx` (4.11), or a sandbox that refuses it.
+            Err(rustix::io::Errno::NOSYS | rustix::io::Errno::PERM) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let _ = fd;
+    let meta = fs::symlink_metadata(path.join(std::ffi::OsStr::from_bytes(name.to_bytes())))?;
+    let kind = if meta.file_type().is_file() { Kind::File } else { Kind::Other };
+    Ok(EntryStat { kind, stamp: stamp_of(&meta), len: meta.len() })
+}
+
+/// The names of a batch of memory files, back to back, each ending in NUL (so that it is a C
+/// string for the calls relative to the folder, and a `str` without it).
+#[derive(Default)]
+struct Names {
+    text: String,
+    /// Where each name's NUL ends.
+    ends: Vec<u32>,
+}
+
+impl Names {
+    /// Adds a name (valid UTF-8, no NUL inside: a folder entry's).
+    fn push(&mut self, name: &CStr) {
+        if let Ok(n) = name.to_str() {
+            self.text.push_str(n);
+            self.text.push('\0');
+            self.ends.push(self.text.len() as u32);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+    }
+
+    /// Returns name `k`, as text and as a C string.
+    fn get(&self, k: usize) -> (&str, &CStr) {
+        let start = if k == 0 { 0 } else { self.ends[k - 1] as usize };
+        let with_nul = &self.text[start..self.ends[k] as usize];
+        // Pushed with its NUL and none inside.
+        (&with_nul[..with_nul.len() - 1], CStr::from_bytes_with_nul(with_nul.as_bytes()).unwrap_or_default())
+    }
+}
+
 /// The read-only state scan workers share.
-#[derive(Clone, Copy)]
 struct Lookup<'a> {
-    names: &'a HashMap<&'a str, usize>,
+    folder: &'a Folder<'a>,
+    /// The cache's arena and records.
+    arena: &'a str,
     old: &'a [Record],
+    /// The cache's records by the hash of their names, built by the first worker that does not
+    /// find a name where the order of the listing says it should be.
+    by_name: std::sync::OnceLock<hashbrown::HashTable<u32>>,
     /// Cached entries whose mtime and ctime are older than this are trusted.
     trusted_before: i64,
     /// The same for a cache this scan writes.
@@ -871,28 +1021,49 @@ struct Lookup<'a> {
 }
 
 impl Lookup<'_> {
-    /// Visits `entries` on up to `threads` threads (the calling one included).
-    fn visit_parallel(&self, entries: &[fs::DirEntry], threads: usize) -> Vec<Outcome> {
-        let chunk = entries.len().div_ceil(threads).max(MIN_CHUNK);
+    /// Visits the names of `batch` (the first of them the `listed`-th memory file listed) on up
+    /// to `threads` threads (the calling one included).
+    fn visit_parallel(&self, batch: &Names, listed: usize, threads: usize) -> Vec<Outcome> {
+        let chunk = batch.len().div_ceil(threads).max(MIN_CHUNK);
+        let parts: Vec<std::ops::Range<usize>> =
+            (0..batch.len()).step_by(chunk.max(1)).map(|at| at..(at + chunk).min(batch.len())).collect();
         std::thread::scope(|scope| {
             let workers: Vec<_> =
-                entries.chunks(chunk).skip(1).map(|part| scope.spawn(move || self.visit(part))).collect();
-            let mut all = vec![self.visit(entries.chunks(chunk).next().unwrap_or(&[]))];
+                parts.iter().skip(1).map(|part| scope.spawn(move || self.visit(batch, part.clone(), listed))).collect();
+            let mut all = vec![self.visit(batch, parts.first().cloned().unwrap_or(0..0), listed)];
             all.extend(workers.into_iter().map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
             all
         })
     }
 
-    /// Stats each entry; reuses the cached record when the file is unchanged, else parses it.
-    fn visit(&self, entries: &[fs::DirEntry]) -> Outcome {
+    /// Returns the position of the cached record of file `name`, trying `guess` first.
+    fn find(&self, name: &str, guess: usize) -> Option<usize> {
+        let name_of = |i: usize| self.old[i].content_and_name(self.arena).1;
+        if self.old.get(guess).is_some_and(|_| name_of(guess) == name) {
+            return Some(guess);
+        }
+        let table = self.by_name.get_or_init(|| {
+            let mut table = hashbrown::HashTable::with_capacity(self.old.len());
+            for i in 0..self.old.len() {
+                table.insert_unique(name_hash(name_of(i)), i as u32, |&j| name_hash(name_of(j as usize)));
+            }
+            table
+        });
+        table.find(name_hash(name), |&i| name_of(i as usize) == name).map(|&i| i as usize)
+    }
+
+    /// Stats each name of `batch` in `part`; reuses the cached record when the file is
+    /// unchanged, else reads and parses it. The cache's records are looked for in the order of
+    /// the listing first (the order they were written in).
+    fn visit(&self, batch: &Names, part: std::ops::Range<usize>, listed: usize) -> Outcome {
         let mut out = Outcome::default();
-        for entry in entries {
-            let name = entry.file_name();
-            let Some(name) = name.to_str() else { continue };
-            let path = entry.path();
-            let Some(meta) = stat_entry(&mut out.problems, entry.metadata(), &path, self.root) else { continue };
-            let stamp = stamp_of(&meta);
-            if let Some(&i) = self.names.get(name)
+        let mut guess = listed + part.start;
+        for k in part {
+            let (name, c_name) = batch.get(k);
+            let Some((stamp, len)) = self.folder.stat(&mut out.problems, name, c_name, self.root) else { continue };
+            let found = self.find(name, guess);
+            guess = found.map_or(guess, |i| i + 1);
+            if let Some(i) = found
                 && self.old[i].stamp == stamp
             {
                 let newest = stamp.newest_ns;
@@ -905,7 +1076,7 @@ impl Lookup<'_> {
                     out.aged += 1;
                 }
             }
-            out.fresh.push((name.to_string(), stamp, read_memory(&path, &meta)));
+            out.fresh.push((name.to_string(), stamp, self.folder.read(c_name, len)));
         }
         out
     }
@@ -1016,19 +1187,16 @@ fn name_hash(name: &str) -> u64 {
 /// none).
 type Parsed = Result<Memory, (Diagnostic, u64)>;
 
-/// Reads and parses one memory file.
-fn read_memory(path: &Path, meta: &fs::Metadata) -> Parsed {
-    if meta.len() > MAX_FILE_BYTES {
+/// Reads and parses one memory file of `len` bytes, opened by `open`.
+fn read_memory(open: impl FnOnce() -> io::Result<fs::File>, len: u64) -> Parsed {
+    if len > MAX_FILE_BYTES {
         return Err((
-            Diagnostic::error(
-                None,
-                format!("file is {} bytes; memory files are limited to {} bytes", meta.len(), MAX_FILE_BYTES),
-            ),
+            Diagnostic::error(None, format!("file is {len} bytes; memory files are limited to {MAX_FILE_BYTES} bytes")),
             0,
         ));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize + 1);
-    fs::File::open(path)
+    let mut bytes = Vec::with_capacity(len as usize + 1);
+    open()
         .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
         .map_err(|e| (Diagnostic::error(None, format!("cannot read: {e}")), 0))?;
     // A file that does not parse still holds ids a new memory must not reuse.
