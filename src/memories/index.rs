@@ -258,9 +258,11 @@ impl Index {
     /// Without that, a cache built within the margin of a clone, a checkout or a bulk edit would
     /// leave every entry "too new" on every later run.
     ///
-    /// The folder is listed, stat'ed and read in batches of [`BATCH`] entries, and each batch's
-    /// parsed files are packed into the index before the next one is read, so a first scan of
-    /// 100,000 files holds the finished index and one batch, not every parsed file at once.
+    /// The folder is listed while the cache loads, then stat'ed and read in batches of [`BATCH`]
+    /// entries (the first batch holds the names listed meanwhile, no fewer than [`BATCH`]), and
+    /// each batch's parsed files are packed into the index before the next are read, so a first
+    /// scan of 100,000 files holds the finished index and one batch, not every parsed file at
+    /// once.
     pub fn scan(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
         let mut index = Index::empty(dir);
         // Stat'ed before it is listed: a change made while the scan runs gives it another stamp.
@@ -280,8 +282,20 @@ impl Index {
             return Ok(index);
         }
         let started = now_ns();
+        let mut batch = Names::default();
+        // The cache is loaded (read, checked, decoded) on a thread of its own while the folder is
+        // listed: the first batch takes every name listed until the cache is there.
+        let (cached, more) = std::thread::scope(|scope| {
+            let loader = scope.spawn(|| cache.and_then(|c| super::cache::Cached::load(c).ok()));
+            let more =
+                list_batch(&mut listing, &folder, &mut batch, &mut index.temp_files, &mut index.extra_problems, |n| {
+                    n >= BATCH && loader.is_finished()
+                });
+            (loader.join().unwrap_or_else(|e| std::panic::resume_unwind(e)), more)
+        });
+        let mut more = more?;
         // Start from the cached arena and records: an unchanged file costs one stat and a lookup.
-        let (mut old_records, cached_at_ns, cached_dir) = match cache.and_then(|c| super::cache::Cached::load(c).ok()) {
+        let (mut old_records, cached_at_ns, cached_dir) = match cached {
             Some(c) => {
                 index.arena = c.arena;
                 (c.records, Some(c.cached_at_ns), c.dir_stamp)
@@ -313,46 +327,17 @@ impl Index {
                 root: &real_root,
             };
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4);
-            let mut batch = Names::default();
             // Where the batch's first name stands among the memory files listed: the cache's
             // records are in the order of the scan that wrote them, so that is where its record
             // most likely is.
             let mut listed = 0;
-            let mut more = true;
-            while more {
-                more = false;
-                listed += batch.len();
-                batch.clear();
-                for entry in listing.by_ref() {
-                    let entry = entry?;
-                    let name = entry.file_name();
-                    match name.to_str() {
-                        Ok("." | "..") => {}
-                        // Dot files are never memories: editor swap files, kb's own `.kb-tmp-*`.
-                        Ok(n) if is_memory_name(n) => batch.push(name),
-                        // Noted, so a write can remove a stale one and `kb check` report it
-                        // without listing this folder again.
-                        Ok(n) if crate::fsio::is_temp_name(std::ffi::OsStr::new(n)) => {
-                            if folder.is_file(name, entry.file_type()) {
-                                index.temp_files.push(n.to_string());
-                            }
-                        }
-                        Ok(_) => {}
-                        Err(_) => {
-                            let message = "file name is not valid UTF-8";
-                            let path = dir.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
-                            index.extra_problems.push(Diagnostic::error(None, message).in_file(&path));
-                        }
-                    }
-                    if batch.len() == BATCH {
-                        more = true;
-                        break;
-                    }
-                }
-                index.stats.files += batch.len();
+            loop {
                 // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
-                // stat calls alone are most of a command's time.
-                for o in look.visit_parallel(&batch, listed, threads) {
+                // stat calls alone are most of a command's time. At most `BATCH` files at a time:
+                // what is parsed is packed into the index before the next ones are read.
+                let parts = (0..batch.len()).step_by(BATCH).map(|at| at..(at + BATCH).min(batch.len()));
+                for o in parts.flat_map(|part| look.visit_parallel(&batch, part, listed, threads)) {
+                    index.stats.files += o.files;
                     index.stats.cached += o.alive.len();
                     index.stats.read += o.fresh.len();
                     index.stats.racy += o.racy.len();
@@ -369,6 +354,19 @@ impl Index {
                     }
                     index.extra_problems.extend(o.problems);
                 }
+                if !more {
+                    break;
+                }
+                listed += batch.len();
+                batch.clear();
+                more = list_batch(
+                    &mut listing,
+                    &folder,
+                    &mut batch,
+                    &mut index.temp_files,
+                    &mut index.extra_problems,
+                    |n| n >= BATCH,
+                )?;
             }
         }
         // A file read again only because it is too young to trust, with the same stamp, does
@@ -857,9 +855,48 @@ impl Index {
     }
 }
 
+/// Lists folder entries into `batch` until `full(names in the batch)` says it is full or the
+/// listing ends; returns whether entries may be left. Dot files are never memories (editor swap
+/// files, kb's own `.kb-tmp-*`); kb's temporary files are noted in `temp_files`, so a write can
+/// remove a stale one and `kb check` report it without listing the folder again, and a name that
+/// is not UTF-8 is a problem.
+fn list_batch(
+    listing: &mut rustix::fs::Dir,
+    folder: &Folder<'_>,
+    batch: &mut Names,
+    temp_files: &mut Vec<String>,
+    problems: &mut Vec<Diagnostic>,
+    full: impl Fn(usize) -> bool,
+) -> io::Result<bool> {
+    for entry in listing.by_ref() {
+        let entry = entry?;
+        let name = entry.file_name();
+        match name.to_str() {
+            Ok("." | "..") => {}
+            Ok(n) if is_memory_name(n) => batch.push(name),
+            Ok(n) if crate::fsio::is_temp_name(std::ffi::OsStr::new(n)) => {
+                if folder.is_file(name, entry.file_type()) {
+                    temp_files.push(n.to_string());
+                }
+            }
+            Ok(_) => {}
+            Err(_) => {
+                let path = folder.path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+                problems.push(Diagnostic::error(None, "file name is not valid UTF-8").in_file(&path));
+            }
+        }
+        if full(batch.len()) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// What one scan worker found.
 #[derive(Default)]
 struct Outcome {
+    /// Memory files looked at.
+    files: usize,
     /// Positions in the old cache whose records are still valid.
     alive: Vec<usize>,
     /// Files read and parsed now.
@@ -1021,12 +1058,18 @@ struct Lookup<'a> {
 }
 
 impl Lookup<'_> {
-    /// Visits the names of `batch` (the first of them the `listed`-th memory file listed) on up
-    /// to `threads` threads (the calling one included).
-    fn visit_parallel(&self, batch: &Names, listed: usize, threads: usize) -> Vec<Outcome> {
-        let chunk = batch.len().div_ceil(threads).max(MIN_CHUNK);
+    /// Visits the names `range` of `batch` (whose first name is the `listed`-th memory file
+    /// listed) on up to `threads` threads (the calling one included).
+    fn visit_parallel(
+        &self,
+        batch: &Names,
+        range: std::ops::Range<usize>,
+        listed: usize,
+        threads: usize,
+    ) -> Vec<Outcome> {
+        let chunk = range.len().div_ceil(threads).max(MIN_CHUNK);
         let parts: Vec<std::ops::Range<usize>> =
-            (0..batch.len()).step_by(chunk.max(1)).map(|at| at..(at + chunk).min(batch.len())).collect();
+            range.clone().step_by(chunk).map(|at| at..(at + chunk).min(range.end)).collect();
         std::thread::scope(|scope| {
             let workers: Vec<_> =
                 parts.iter().skip(1).map(|part| scope.spawn(move || self.visit(batch, part.clone(), listed))).collect();
@@ -1056,7 +1099,7 @@ impl Lookup<'_> {
     /// unchanged, else reads and parses it. The cache's records are looked for in the order of
     /// the listing first (the order they were written in).
     fn visit(&self, batch: &Names, part: std::ops::Range<usize>, listed: usize) -> Outcome {
-        let mut out = Outcome::default();
+        let mut out = Outcome { files: part.len(), ..Outcome::default() };
         let mut guess = listed + part.start;
         for k in part {
             let (name, c_name) = batch.get(k);

@@ -554,7 +554,17 @@ fn list_in<'a>(stores: Stores<'a>, scope: Sources, filter: &ListFilter, page: Op
                 }
                 order[..limit].sort_by(by_id);
             }
-            _ => order.sort_by(by_id),
+            // Every item: sorted by id alone, on keys that hold it (no look into the index per
+            // comparison), then each run of one id (a duplicate `kb check` reports) by file name.
+            _ => {
+                let mut keys: Vec<(u64, Pos)> = order.iter().map(|&p| (index.id_at(p), p)).collect();
+                keys.sort_unstable_by_key(|k| k.0);
+                for run in keys.chunk_by_mut(|a, b| a.0 == b.0).filter(|run| run.len() > 1) {
+                    run.sort_by(|a, b| by_id(&a.1, &b.1));
+                }
+                order.clear();
+                order.extend(keys.into_iter().map(|k| k.1));
+            }
         }
     }
     ListReport { stores, index, records, order, filter: filter.clone(), page, diagnostics }

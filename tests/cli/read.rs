@@ -497,3 +497,21 @@ fn show_of_a_memory_whose_yaml_is_broken_names_the_file_and_the_line() {
     // A memory id no file names is still not found.
     assert!(t.kb(&["show", "6"]).err().stderr.contains("memory 6 not found"));
 }
+
+#[test]
+fn list_orders_the_memories_of_one_id_by_file_name() {
+    let t = TestEnv::pinned();
+    let created = "created: '2026-11-01T10:00:00+00:00'\n";
+    for (name, id) in
+        [("009-c.md", 9), ("002-z.md", 2), ("010-a.md", 10), ("002-b.md", 2), ("002-m.md", 2), ("001-y.md", 1)]
+    {
+        t.mem_file(name, &format!("---\nid: {id}\n{created}---\n\n{name}\n"));
+    }
+    let text = t.kb(&["list"]).ok().stdout;
+    let names: Vec<&str> = text.lines().filter_map(|l| l.split(" : ").nth(1)).collect();
+    assert_eq!(names, ["001-y.md", "002-b.md", "002-m.md", "002-z.md", "009-c.md", "010-a.md"], "{text}");
+    let v = t.list_json();
+    let paths: Vec<&str> = v["memories"].as_array().unwrap().iter().map(|m| m["path"].as_str().unwrap()).collect();
+    assert_eq!(paths.iter().map(|p| p.rsplit('/').next().unwrap()).collect::<Vec<_>>(), names);
+    assert_eq!(paths[0], t.root().join(".co-cli/knowledge/memories/001-y.md").display().to_string());
+}
