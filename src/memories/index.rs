@@ -1258,11 +1258,12 @@ fn now_ns() -> i64 {
 const RACY_MARGIN_NS: i64 = 2_000_000_000;
 
 /// Folder entries listed, stat'ed and parsed per batch: bounds what a first scan holds besides
-/// the index (about 5 MB of parsed files and entries).
-const BATCH: usize = 8192;
+/// the index (about 5 MB of parsed files and entries). Smaller in unit tests, so that a test of a
+/// few hundred files crosses batches and threads.
+const BATCH: usize = if cfg!(test) { 256 } else { 8192 };
 
 /// No thread gets fewer entries than this (a thread costs more than stat'ing a few files).
-const MIN_CHUNK: usize = 2048;
+const MIN_CHUNK: usize = if cfg!(test) { 64 } else { 2048 };
 
 #[cfg(test)]
 mod tests {
@@ -1404,6 +1405,58 @@ number
             .collect();
         valid.sort();
         (valid, index.invalid_files().iter().map(|n| n.to_string()).collect())
+    }
+
+    #[test]
+    fn a_cache_in_another_order_than_the_listing_is_used_whole_over_batches_and_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let memories = dir.path().join("memories");
+        fs::create_dir_all(&memories).unwrap();
+        let n = 3 * BATCH + 100;
+        let made = now_ns();
+        for id in 1..=n {
+            let text = match id % 100 {
+                0 => "no frontmatter\n".to_string(),
+                _ => format!(
+                    "---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags:\n- t{}\n---\n\nmemory {id}\n",
+                    id % 7
+                ),
+            };
+            fs::write(memories.join(format!("{id:05}-m.md")), text).unwrap();
+        }
+        fs::write(memories.join(".kb-tmp-left"), "").unwrap();
+        let cache = dir.path().join("cache/memories.idx");
+        let uncached = || Index::scan(&memories, dir.path(), None).unwrap();
+        let first = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        assert_eq!((first.stats.files, first.stats.read, first.stats.cache_written), (n, n, true));
+        assert_eq!(first.temp_files(), [memories.join(".kb-tmp-left")]);
+        // The cache rewritten in reverse order (no record where the listing's order puts it), as
+        // if its scan had started 10 s from now, so that it trusts every file.
+        let rewrite = |reverse: bool, at: i64| {
+            let mut c = crate::memories::cache::Cached::load(&cache).unwrap();
+            if reverse {
+                c.records.reverse();
+            }
+            crate::memories::cache::write(&cache, at, c.dir_stamp, &c.records, &c.arena).unwrap();
+        };
+        rewrite(true, now_ns() + 10_000_000_000);
+        let warm = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        assert_eq!((warm.stats.files, warm.stats.read, warm.stats.cached), (n, 0, n));
+        assert_eq!(seen(&warm), seen(&uncached()));
+        // An edit in place is read again, alone.
+        fs::write(memories.join("00042-m.md"), "---\ncreated: '2026-11-20T10:00:00+00:00'\nid: 42\n---\n\nedited\n")
+            .unwrap();
+        let edited = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        assert_eq!((edited.stats.read, edited.stats.cached, edited.stats.racy), (1, n - 1, 0));
+        assert_eq!(edited.by_id(42)[0].content, "edited");
+        assert_eq!(seen(&edited), seen(&uncached()));
+        // A cache whose scan began as the files were made trusts none of them (racy): each one
+        // is read again, and found as cached.
+        Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        rewrite(false, made);
+        let racy = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        assert_eq!((racy.stats.read, racy.stats.racy, racy.stats.cached), (n, n, 0));
+        assert_eq!(seen(&racy), seen(&uncached()));
     }
 
     #[test]

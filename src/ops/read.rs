@@ -662,9 +662,6 @@ fn push_number(out: &mut Vec<u8>, mut n: u64, width: usize) {
     out.extend_from_slice(&digits[start..]);
 }
 
-/// The bytes of list lines gathered before they are handed to the writer.
-const LINES_CHUNK: usize = 1 << 15;
-
 /// A memory's path in JSON, the folder's absolute path (`prefix`, ending in its separator) and
 /// the file name, written as one string without being put together first.
 struct JoinedPath<'a>(&'a str, &'a str);
@@ -850,15 +847,22 @@ impl Report for ListReport<'_> {
         } else {
             write!(w, "Total memories: {}/{}\n\n", self.order.len(), self.stores.limit)?;
         }
-        let mut lines = Vec::with_capacity(LINES_CHUNK + 1024);
-        for &p in &self.order[..self.shown().0] {
-            push_line(&mut lines, v, index.listed_at(p), self.page.is_some());
-            if lines.len() >= LINES_CHUNK {
-                w.write_all(&lines)?;
-                lines.clear();
-            }
+        // The lines are put together in the order the memories lie in the index, one pass
+        // through its memory (a jump to each memory in id order waits on memory at every line),
+        // then written in the list's order.
+        let shown = &self.order[..self.shown().0];
+        let mut stored: Vec<(Pos, usize)> = shown.iter().enumerate().map(|(rank, &p)| (p, rank)).collect();
+        stored.sort_unstable();
+        let mut text = Vec::with_capacity(shown.len() * 128);
+        let mut spans = vec![(0, 0); shown.len()];
+        for (p, rank) in stored {
+            let start = text.len();
+            push_line(&mut text, v, index.listed_at(p), self.page.is_some());
+            spans[rank] = (start, text.len());
         }
-        w.write_all(&lines)?;
+        for (start, end) in spans {
+            w.write_all(&text[start..end])?;
+        }
         if let Some(c) = copilot {
             w.write_all(b"\n")?;
             self.write_records(v, c, w)?;
