@@ -82,13 +82,26 @@ pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| {
         (c.is_control() && c != '\n' && c != '\t') || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
-    // Printable ASCII, tabs and newlines, byte by byte: most text, decided without decoding it.
-    if text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) || !text.chars().any(bad) {
+    if printable_ascii(text.as_bytes()) || !text.chars().any(bad) {
         return std::borrow::Cow::Borrowed(text);
     }
     std::borrow::Cow::Owned(
         text.chars().map(|c| if bad(c) { c.escape_unicode().to_string() } else { c.to_string() }).collect(),
     )
+}
+
+/// Returns whether every byte is printable ASCII (space to `~`): most text, decided eight bytes at
+/// a time without decoding it.
+fn printable_ascii(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // A byte below 0x20 or of 0x7f (DEL) or above is not printable ASCII: with the high bit of
+    // each byte clear, `x + 0x60` sets it exactly where the byte is 0x20 or more, and `x + 0x01`
+    // where it is 0x7f.
+    let printable = |x: u64| x & HIGH == 0 && !(x + 0x60 * ONES) & HIGH == 0 && (x + ONES) & HIGH == 0;
+    let mut words = bytes.chunks_exact(8);
+    words.all(|w| printable(u64::from_ne_bytes(w.try_into().unwrap_or_default())))
+        && words.remainder().iter().all(|b| matches!(b, b' '..=b'~'))
 }
 
 /// Writes the command's result to stdout. A closed pipe (`kb list | head`) is not an error.
@@ -144,8 +157,10 @@ pub fn summary(content: &str) -> String {
 /// (see [`summary`]), without making a string.
 pub fn summary_cut(content: &str) -> (&str, bool) {
     let first = content.lines().next().unwrap_or("");
-    // No more characters than bytes: a short line is never cut, and needs no count.
-    if first.len() > 80 && first.chars().count() > 80 { (chars_prefix(first, 77), true) } else { (first, false) }
+    // No more characters than bytes: a short line is never cut, and needs no count; nor does one
+    // whose first 81 bytes are ASCII.
+    let long = first.len() > 80 && (first.as_bytes()[..81].is_ascii() || first.chars().count() > 80);
+    if long { (chars_prefix(first, 77), true) } else { (first, false) }
 }
 
 #[cfg(test)]
@@ -160,6 +175,22 @@ mod tests {
         assert_eq!(summary(&long), format!("{}...", "x".repeat(77)));
         assert_eq!(summary(&"é".repeat(80)), "é".repeat(80));
         assert_eq!(summary(""), "");
+    }
+
+    #[test]
+    fn printable_ascii_is_told_eight_bytes_at_a_time_as_byte_by_byte() {
+        let one_by_one = |b: &[u8]| b.iter().all(|b| matches!(b, b' '..=b'~'));
+        for byte in 0..=255u8 {
+            for at in 0..19 {
+                let mut text = b"printable text, 19b".to_vec();
+                text[at] = byte;
+                for len in [at + 1, 8, 16, 19] {
+                    let part = &text[..len.max(at + 1)];
+                    assert_eq!(printable_ascii(part), one_by_one(part), "byte {byte:#x} at {at} of {len}");
+                }
+            }
+        }
+        assert!(printable_ascii(b""));
     }
 
     #[test]

@@ -134,6 +134,14 @@ pub fn clean_body(body: &str) -> String {
 
 /// Returns at most the first `n` characters (Python `s[:n]`).
 pub fn chars_prefix(s: &str, n: usize) -> &str {
+    // No more characters than bytes; and where the first n bytes are ASCII, they are the first n
+    // characters.
+    if s.len() <= n {
+        return s;
+    }
+    if s.as_bytes()[..n].is_ascii() {
+        return &s[..n];
+    }
     match s.char_indices().nth(n) {
         Some((i, _)) => &s[..i],
         None => s,

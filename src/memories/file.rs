@@ -24,8 +24,9 @@ pub fn detect_source<S: AsRef<str>>(tags: &[S]) -> &'static str {
 }
 
 /// Returns the first signal tag present, in the fixed priority order, regardless of tag order.
-pub fn detect_category<S: AsRef<str>>(tags: impl IntoIterator<Item = S> + Clone) -> Option<&'static str> {
-    SIGNAL_TAGS.into_iter().find(|s| tags.clone().into_iter().any(|t| t.as_ref() == *s))
+pub fn detect_category<S: AsRef<str>>(tags: impl IntoIterator<Item = S>) -> Option<&'static str> {
+    let rank = |t: S| SIGNAL_TAGS.iter().position(|s| *s == t.as_ref());
+    tags.into_iter().filter_map(rank).min().map(|i| SIGNAL_TAGS[i])
 }
 
 /// The tag that makes a memory that names an agent visible to every agent.
