@@ -61,9 +61,44 @@ fn trim_punctuation(word: &str) -> &str {
 /// Returns the salient tokens of `existing` that do not occur in `new`, and those of `new` that
 /// do not occur in `existing`: empty first list = `new` restates or refines `existing`.
 pub fn differences(existing: &str, new: &str) -> (Vec<String>, Vec<String>) {
-    let (old_text, new_text) = (Comparable::new(existing), Comparable::new(new));
-    let missing = |tokens: Vec<String>, text: &Comparable| tokens.into_iter().filter(|t| !text.holds(t)).collect();
-    (missing(self::tokens(existing), &new_text), missing(self::tokens(new), &old_text))
+    Facts::new(existing).differences(&Facts::new(new))
+}
+
+/// A text's salient tokens with what [`differences`] looks them up in, read once for comparing
+/// the text with many others.
+pub struct Facts {
+    /// The tokens, and each in the form it is looked for in.
+    tokens: Vec<(String, String)>,
+    text: Comparable,
+}
+
+impl Facts {
+    pub fn new(text: &str) -> Facts {
+        let tokens = self::tokens(text)
+            .into_iter()
+            .map(|t| {
+                let c = comparable(&t);
+                (t, c)
+            })
+            .collect();
+        Facts { tokens, text: Comparable::new(text) }
+    }
+
+    /// Returns the salient tokens, in their first spelling.
+    pub fn tokens(&self) -> impl Iterator<Item = &str> {
+        self.tokens.iter().map(|(t, _)| t.as_str())
+    }
+
+    /// Returns the tokens of this text that do not occur in `other`, in order.
+    pub fn missing_from<'a>(&'a self, other: &'a Facts) -> impl Iterator<Item = &'a str> {
+        self.tokens.iter().filter(|(_, c)| !other.text.holds_comparable(c)).map(|(t, _)| t.as_str())
+    }
+
+    /// Returns [`differences`] of this text (`existing`) and `new`.
+    pub fn differences(&self, new: &Facts) -> (Vec<String>, Vec<String>) {
+        let own = |a: &Facts, b: &Facts| a.missing_from(b).map(str::to_string).collect();
+        (own(self, new), own(new, self))
+    }
 }
 
 /// A text in the form tokens are looked for in (lower-cased, no backticks), with its words (maximal
@@ -82,12 +117,17 @@ impl Comparable {
     }
 
     /// Returns whether `token` occurs in the text (see [`occurs`]).
+    #[cfg(test)]
     fn holds(&self, token: &str) -> bool {
-        let token = comparable(token);
+        self.holds_comparable(&comparable(token))
+    }
+
+    /// Returns whether `token`, in comparable form, occurs in the text.
+    fn holds_comparable(&self, token: &str) -> bool {
         if token.chars().all(char::is_alphanumeric) {
-            return token.is_empty() || self.words.contains(&token);
+            return token.is_empty() || self.words.contains(token);
         }
-        occurs(&token, &self.text)
+        occurs(token, &self.text)
     }
 }
 

@@ -521,11 +521,12 @@ fn gather(k: &Knowledge<'_>, req: &Request) -> Result<(Vec<Item>, Vec<Diagnostic
 
 /// The cache of `kb audit`'s scoring (`.co-cli/cache/audit.json`, derived state): per group of
 /// comparable items, the hashes of the texts the last audit compared with each other, and the
-/// pairs of them that scored at least [`CONFLICT_THRESHOLD`]. A text in the set was compared with
-/// every other text of the set, so an audit scores only the new texts, against all; deleting the
-/// file only costs time. A cache never changes a result: a cached pair is scored again before it
-/// is reported (a score in the file is never believed), and a file whose `check` is not the hash
-/// of what it holds (edited by hand, or cut short) is not used at all.
+/// pairs of them that scored at least [`CONFLICT_THRESHOLD`] and whose salient differences may
+/// contradict (a pair that cannot contradict is never reported, so it is not kept). A text in the
+/// set was compared with every other text of the set, so an audit scores only the new texts,
+/// against all; deleting the file only costs time. A cache never changes a result: a cached pair
+/// is scored again before it is reported (the file holds no score), and a file whose `check` is
+/// not the hash of what it holds (edited by hand, or cut short) is not used at all.
 #[derive(Debug, Default, Serialize, serde::Deserialize)]
 struct PairCache {
     version: u32,
@@ -544,11 +545,13 @@ struct PairCache {
 #[derive(Debug, Default, Serialize, serde::Deserialize)]
 struct CachedGroup {
     texts: Vec<u64>,
-    pairs: Vec<(u64, u64, f64)>,
+    pairs: Vec<(u64, u64)>,
 }
 
-/// Bump when the scorer, the threshold, what is compared or the file's shape changes.
-const PAIR_CACHE_VERSION: u32 = 2;
+/// Bump when the scorer, the threshold, what is compared or the file's shape changes. Version 2
+/// kept each pair's score, and serde_json (without `float_roundtrip`) reads some scores back one
+/// bit off, so a file of many pairs failed its own check and a warm audit scored every pair again.
+const PAIR_CACHE_VERSION: u32 = 3;
 
 impl PairCache {
     fn load(path: Option<&Path>) -> PairCache {
@@ -585,45 +588,45 @@ fn text_hash(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }
 
-/// Returns the scores of `a` against each of `others` that reach [`CONFLICT_THRESHOLD`] (the
-/// dedup scorer, `similarity::Prepared`, after its length bound). rapidfuzz 0.5's cached
-/// one-against-many comparator would be faster but scores some pairs wrongly ("api on qdemys
-/// service tests" against "api listens listens on on service tests the": 51.2 instead of 62.9).
-fn score_against(a: &similarity::Prepared, others: &[(usize, &similarity::Prepared)]) -> Vec<(usize, f64)> {
-    others
-        .iter()
-        .filter(|(_, b)| a.bound(b) >= CONFLICT_THRESHOLD)
-        .map(|&(j, b)| (j, a.similarity(b)))
-        .filter(|&(_, s)| s >= CONFLICT_THRESHOLD)
-        .collect()
-}
-
 /// Returns the possible contradictions among `items`: pairs in one group scoring at least
 /// [`CONFLICT_THRESHOLD`] where each holds a salient token the other lacks, with the problem each
 /// side gets. Only items with a salient token can conflict, so only they are scored. With
 /// `chosen`, only pairs with a chosen item are scored; without, the scores of texts compared
 /// before come from `cache`, which is updated.
+///
+/// Most pairs are ruled out before they are scored, each test exact (it never drops a pair that
+/// would be reported, `tests::conflicts_are_those_of_every_pair`): two items whose tokens do not
+/// hold a number on each side or a path on each side cannot contradict (the tokens one lacks are
+/// some of its own); then [`similarity::Screen`] bounds the score from above (lengths, then the
+/// LCS of the texts' character classes); then the tokens each lacks must contradict; only then is
+/// the pair scored (the dedup scorer, `similarity::Prepared`). rapidfuzz 0.5's cached
+/// one-against-many comparator would be faster but scores some pairs wrongly ("api on qdemys
+/// service tests" against "api listens listens on on service tests the": 51.2 instead of 62.9).
 fn conflicts(
     items: &[Item],
     chosen: Option<Vec<bool>>,
     cache: &mut PairCache,
 ) -> Vec<(usize, usize, Problem, Problem)> {
-    let mut groups: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    let mut groups: std::collections::BTreeMap<&str, Vec<(usize, salient::Facts)>> = Default::default();
     for (i, item) in items.iter().enumerate() {
-        if let Some(g) = &item.group
-            && !salient::tokens(&item.text).is_empty()
-        {
-            groups.entry(g.trim_start_matches('\u{0}')).or_default().push(i);
+        if let Some(g) = &item.group {
+            let facts = salient::Facts::new(&item.text);
+            if facts.tokens().next().is_some() {
+                groups.entry(g.trim_start_matches('\u{0}')).or_default().push((i, facts));
+            }
         }
     }
     let mut fresh = PairCache { version: PAIR_CACHE_VERSION, ..PairCache::default() };
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).clamp(1, 8);
     let mut out = Vec::new();
-    for (key, members) in &groups {
+    for (key, group) in &groups {
+        let (members, facts): (Vec<usize>, Vec<&salient::Facts>) = group.iter().map(|(i, f)| (*i, f)).unzip();
         let prepared: Vec<similarity::Prepared> =
             members.iter().map(|&i| similarity::Prepared::new(&items[i].text)).collect();
         let hashes: Vec<u64> = members.iter().map(|&i| text_hash(&items[i].text)).collect();
-        // Which members to score against which: (member, the members after or before it to score).
+        // Whether each member's tokens hold a number, and a path.
+        let kinds: Vec<(bool, bool)> = facts.iter().map(|f| kinds(f.tokens())).collect();
+        let screen = similarity::Screen::new(&prepared, CONFLICT_THRESHOLD);
         // (member, member, score, whether the pair comes from the cache)
         type Pairs = Vec<(usize, usize, f64, bool)>;
         let (old, mut pairs): (std::collections::HashSet<u64>, Pairs) = match &chosen {
@@ -636,11 +639,12 @@ fn conflicts(
                     at.entry(*h).or_default().push(k);
                 }
                 let mut pairs = Vec::new();
-                for (ha, hb, score) in cached.pairs {
+                for (ha, hb) in cached.pairs {
                     if let (Some(xs), Some(ys)) = (at.get(&ha), at.get(&hb)) {
                         for &x in xs {
                             for &y in ys.iter().filter(|&&y| y != x) {
-                                pairs.push((x.min(y), x.max(y), score, true));
+                                // Scored again below.
+                                pairs.push((x.min(y), x.max(y), f64::NAN, true));
                             }
                         }
                     }
@@ -664,12 +668,17 @@ fn conflicts(
                     loop {
                         let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&k) = seeds.get(n) else { break };
-                        let others: Vec<(usize, &similarity::Prepared)> = (0..members.len())
-                            .filter(|&j| j != k && (!scored(j) || j > k))
-                            .map(|j| (j, &prepared[j]))
-                            .collect();
-                        for (j, score) in score_against(&prepared[k], &others) {
-                            mine.push((k.min(j), k.max(j), score, false));
+                        let probe = screen.probe(k);
+                        let ((na, pa), a) = (kinds[k], &prepared[k]);
+                        for j in (0..members.len()).filter(|&j| j != k && (!scored(j) || j > k)) {
+                            let (nb, pb) = kinds[j];
+                            if !(na && nb || pa && pb) || !probe.may_reach(j) || !may_contradict(facts[k], facts[j]) {
+                                continue;
+                            }
+                            let score = a.similarity(&prepared[j]);
+                            if score >= CONFLICT_THRESHOLD {
+                                mine.push((k.min(j), k.max(j), score, false));
+                            }
                         }
                     }
                     if let Ok(mut all) = found.lock() {
@@ -686,17 +695,17 @@ fn conflicts(
             let mut texts: Vec<u64> = hashes.clone();
             texts.sort_unstable();
             texts.dedup();
-            let kept = pairs.iter().map(|&(a, b, s, _)| (hashes[a], hashes[b], s)).collect();
+            let kept = pairs.iter().map(|&(a, b, _, _)| (hashes[a], hashes[b])).collect();
             fresh.groups.insert(key.to_string(), CachedGroup { texts, pairs: kept });
         }
         for (ka, kb, score, cached) in pairs {
             let (a, b) = (members[ka], members[kb]);
-            let (only_a, only_b) = salient::differences(&items[a].text, &items[b].text);
+            let (only_a, only_b) = facts[ka].differences(facts[kb]);
             if !contradicts(&only_a, &only_b) {
                 continue;
             }
-            // A pair the cache names is scored again before it is reported: the file says which
-            // pairs to look at, never what they score.
+            // A pair the cache names is scored before it is reported: the file says which pairs
+            // to look at, never what they score.
             let score = if cached { prepared[ka].similarity(&prepared[kb]) } else { score };
             if score < CONFLICT_THRESHOLD {
                 continue;
@@ -718,9 +727,21 @@ fn conflicts(
 /// or a path (a token holding a `/` or ending in a common file extension) on each side. Other
 /// differences ("tests with `cargo test`", "lints with `cargo clippy`") complement each other.
 fn contradicts(only_a: &[String], only_b: &[String]) -> bool {
-    let number = |t: &String| t.chars().any(|c| c.is_ascii_digit());
-    let path = |t: &String| t.contains('/') || refs::known_extension(t);
-    (only_a.iter().any(number) && only_b.iter().any(number)) || (only_a.iter().any(path) && only_b.iter().any(path))
+    let ((na, pa), (nb, pb)) = (kinds(only_a.iter().map(String::as_str)), kinds(only_b.iter().map(String::as_str)));
+    na && nb || pa && pb
+}
+
+/// Returns [`contradicts`] of the tokens each of two texts lacks, without listing them.
+fn may_contradict(a: &salient::Facts, b: &salient::Facts) -> bool {
+    let ((na, pa), (nb, pb)) = (kinds(a.missing_from(b)), kinds(b.missing_from(a)));
+    na && nb || pa && pb
+}
+
+/// Returns whether `tokens` hold a number, and whether they hold a path (see [`contradicts`]).
+fn kinds<'a>(tokens: impl IntoIterator<Item = &'a str>) -> (bool, bool) {
+    tokens.into_iter().fold((false, false), |(number, path), t| {
+        (number || t.chars().any(|c| c.is_ascii_digit()), path || t.contains('/') || refs::known_extension(t))
+    })
 }
 
 /// Returns the conflict problem an item gets for `other`: `mine` are its own tokens the other
@@ -876,15 +897,179 @@ mod tests {
         let items = [item(1, "Port 8080 serves the public api"), item(2, "Node 20 builds the frontend bundle")];
         let (a, b) = (text_hash(&items[0].text), text_hash(&items[1].text));
         // A cache whose check matches (written by a forger who knows the format) still names a pair
-        // of unrelated texts with a score of 99: it is scored again, and is no conflict.
+        // of unrelated texts: it is scored, and is no conflict.
         let mut cache = PairCache { version: PAIR_CACHE_VERSION, ..PairCache::default() };
-        cache.groups.insert("g".into(), CachedGroup { texts: vec![a, b], pairs: vec![(a, b, 99.0)] });
+        cache.groups.insert("g".into(), CachedGroup { texts: vec![a, b], pairs: vec![(a, b)] });
         cache.check = cache.digest();
         assert!(conflicts(&items, None, &mut cache).is_empty());
         // Two that do differ in a number still conflict, from the cache or not.
         let close = [item(1, "The api service listens on port 8080"), item(2, "The api service listens on port 8081")];
         assert_eq!(conflicts(&close, None, &mut cache).len(), 1);
         assert_eq!(conflicts(&close, None, &mut cache).len(), 1, "warm: the pair comes from the cache");
+    }
+
+    /// The conflicts of `items` by scoring every pair of one group that both hold a salient token
+    /// (the scan as it was, with no screen): pairs with a chosen item only, with `chosen`.
+    fn every_pair(items: &[Item], chosen: Option<&[bool]>) -> Vec<(usize, usize, Problem, Problem)> {
+        let mut out = Vec::new();
+        for a in 0..items.len() {
+            for b in a + 1..items.len() {
+                let group = |i: &Item| i.group.as_deref().map(|g| g.trim_start_matches('\u{0}').to_string());
+                let (ga, gb) = (group(&items[a]), group(&items[b]));
+                if ga.is_none() || ga != gb || chosen.is_some_and(|c| !c[a] && !c[b]) {
+                    continue;
+                }
+                if salient::tokens(&items[a].text).is_empty() || salient::tokens(&items[b].text).is_empty() {
+                    continue;
+                }
+                let score =
+                    similarity::Prepared::new(&items[a].text).similarity(&similarity::Prepared::new(&items[b].text));
+                let (only_a, only_b) = salient::differences(&items[a].text, &items[b].text);
+                if score >= CONFLICT_THRESHOLD && contradicts(&only_a, &only_b) {
+                    let pa = conflict_problem(&items[b], &only_a, &only_b, score);
+                    let pb = conflict_problem(&items[a], &only_b, &only_a, score);
+                    out.push((a, b, pa, pb));
+                }
+            }
+        }
+        out
+    }
+
+    /// Items of three groups: sentences from a small vocabulary with numbers, versions, paths,
+    /// backticked commands and identifiers, many of them near copies of another that change a
+    /// token or a word (so that there are conflicts, restatements and complements).
+    fn generated(seed: u64, n: usize) -> Vec<Item> {
+        let mut rng = seed;
+        let mut below = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let words =
+            ["the", "api", "service", "listens", "on", "port", "web", "deploys", "run", "tests", "before", "merge"];
+        let salient = [
+            "8080",
+            "8081",
+            "v2",
+            "3.12.1",
+            "src/api.rs",
+            "./build.sh",
+            "config.toml",
+            "`cargo test`",
+            "ApiError",
+            "max_tokens",
+        ];
+        let mut texts: Vec<String> = Vec::new();
+        for _ in 0..n {
+            let text = if !texts.is_empty() && below(2) == 0 {
+                let mut t: Vec<String> = texts[below(texts.len())].split(' ').map(str::to_string).collect();
+                let at = below(t.len());
+                match below(4) {
+                    0 => t[at] = format!("{}", 1000 + below(20)),
+                    1 => t[at] = format!("src/mod_{}.rs", below(5)),
+                    2 => t.insert(at, words[below(words.len())].to_string()),
+                    _ => t[at] = salient[below(salient.len())].to_string(),
+                }
+                t.join(" ")
+            } else {
+                let len = 3 + below(14);
+                (0..len)
+                    .map(|_| if below(4) == 0 { salient[below(salient.len())] } else { words[below(words.len())] })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            texts.push(text);
+        }
+        texts
+            .into_iter()
+            .enumerate()
+            .map(|(i, text)| Item {
+                store: Store::Md,
+                id: Value::from(i as u64),
+                path: PathBuf::from(format!("{i}.md")),
+                text,
+                citations: Vec::new(),
+                group: match i % 7 {
+                    0 => None,
+                    1 | 2 => Some("learning\u{1}reviewer".into()),
+                    _ => Some("pattern\u{1}".into()),
+                },
+            })
+            .collect()
+    }
+
+    fn debug(found: &[(usize, usize, Problem, Problem)]) -> Vec<String> {
+        found.iter().map(|c| format!("{c:?}")).collect()
+    }
+
+    #[test]
+    fn conflicts_are_those_of_every_pair() {
+        let items = generated(0x2545_f491_4f6c_dd1d, 240);
+        let want = debug(&every_pair(&items, None));
+        assert!(want.len() > 20, "the generated items conflict: {}", want.len());
+        let mut cache = PairCache::default();
+        assert_eq!(debug(&conflicts(&items, None, &mut cache)), want, "first run");
+        assert_eq!(debug(&conflicts(&items, None, &mut cache)), want, "warm: every pair from the cache");
+        // Some texts change and some are new: the cache's old pairs and the new ones together.
+        let mut changed = generated(0x2545_f491_4f6c_dd1d, 260);
+        for (k, item) in changed.iter_mut().enumerate().filter(|(k, _)| k % 9 == 4) {
+            item.text = format!("{} {}", item.text, 7000 + k);
+        }
+        let want = debug(&every_pair(&changed, None));
+        assert_eq!(debug(&conflicts(&changed, None, &mut cache)), want, "a partly cached run");
+        // With ids: only pairs with a chosen item.
+        let chosen: Vec<bool> = (0..changed.len()).map(|k| k % 5 == 1).collect();
+        let want = debug(&every_pair(&changed, Some(&chosen)));
+        assert!(!want.is_empty());
+        assert_eq!(debug(&conflicts(&changed, Some(chosen), &mut PairCache::default())), want, "with ids");
+    }
+
+    #[test]
+    fn a_cache_that_keeps_pairs_which_cannot_contradict_reads_the_same() {
+        // As an audit before the screen wrote it: every pair over 60, complements too.
+        let item = |id: u64, text: &str| Item {
+            store: Store::Md,
+            id: Value::from(id),
+            path: PathBuf::from(format!("{id}.md")),
+            text: text.to_string(),
+            citations: Vec::new(),
+            group: Some("g".to_string()),
+        };
+        let items = [
+            item(1, "Run the tests with `cargo test` before a merge"),
+            item(2, "Run the lints with `cargo clippy` before a merge"),
+            item(3, "The api service listens on port 8080"),
+            item(4, "The api service listens on port 8081"),
+        ];
+        let hash = |i: usize| text_hash(&items[i].text);
+        let mut cache = PairCache { version: PAIR_CACHE_VERSION, ..PairCache::default() };
+        let texts = (0..4).map(hash).collect();
+        let pairs = vec![(hash(0), hash(1)), (hash(2), hash(3))];
+        cache.groups.insert("g".into(), CachedGroup { texts, pairs });
+        let found = conflicts(&items, None, &mut cache);
+        assert_eq!(debug(&found), debug(&every_pair(&items, None)));
+        assert_eq!(found.len(), 1);
+        assert_eq!(cache.groups["g"].pairs.len(), 2, "the pairs read are kept: {:?}", cache.groups["g"].pairs);
+        assert_eq!(debug(&conflicts(&items, None, &mut PairCache::default())), debug(&found));
+    }
+
+    #[test]
+    fn a_cache_of_many_pairs_reads_back_as_written() {
+        let items = generated(0x51ed_270b_27a4_4c31, 300);
+        let mut cache = PairCache::default();
+        let found = conflicts(&items, None, &mut cache);
+        let pairs: usize = cache.groups.values().map(|g| g.pairs.len()).sum();
+        assert!(pairs > 20 && pairs >= found.len(), "{pairs}");
+        cache.check = cache.digest();
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = dir.path().join("audit.json");
+        std::fs::write(&path, serde_json::to_vec(&cache).expect("JSON")).expect("written");
+        let back = PairCache::load(Some(&path));
+        assert_eq!(back.check, cache.check, "the file passes its own check");
+        assert_eq!(back.groups.values().map(|g| g.pairs.len()).sum::<usize>(), pairs);
+        let mut back = back;
+        assert_eq!(debug(&conflicts(&items, None, &mut back)), debug(&found), "warm from the file");
     }
 
     #[test]
