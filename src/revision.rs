@@ -7,6 +7,7 @@
 //! is stopped at a time limit. This module does not know what the files mean: `ops::diff` opens
 //! the folder with the normal read model.
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -127,103 +128,163 @@ impl Git {
         }
     }
 
-    /// Copies the regular files of `commit` under `paths` (root-relative files or folders) into
-    /// `dest`, at the same relative paths, but those under a prefix of `held`, which are returned
-    /// with their bytes instead (thousands of small files cost far more to write than to keep).
-    /// Skipped, and named: a symlink, a submodule, a file over [`MAX_FILE_BYTES`], a path that
-    /// would leave `dest`.
-    pub fn materialize(
-        &self,
-        commit: &str,
-        paths: &[&str],
-        dest: &Path,
-        held: &[&str],
-    ) -> Result<Materialized, RevisionError> {
+    /// Lists the regular files of `commit` under `paths` (root-relative files or folders) with one
+    /// `git ls-tree`, in tree order. Skipped, and named: a symlink, a submodule, a path that
+    /// would leave the folder it is copied to.
+    pub fn list(&self, commit: &str, paths: &[&str]) -> Result<Tree, RevisionError> {
         let deadline = Instant::now() + TIME_LIMIT;
         let mut cmd = self.command();
         cmd.args(["ls-tree", "-r", "-z", "--full-tree", commit, "--"]).args(paths);
         let listing = run(cmd, None, deadline).map_err(|e| RevisionError::Git(format!("ls-tree {commit}: {e}")))?;
-        let mut wanted: Vec<(String, String)> = Vec::new();
-        let mut skipped = Vec::new();
+        let mut tree = Tree::default();
         for entry in listing.split(|&b| b == 0).filter(|e| !e.is_empty()) {
             let Some(tab) = entry.iter().position(|&b| b == b'\t') else { continue };
             let (meta, path) = (&entry[..tab], &entry[tab + 1..]);
             let Ok(path) = std::str::from_utf8(path) else {
-                skipped.push(Skipped { path: String::from_utf8_lossy(path).into_owned(), why: "not UTF-8".into() });
+                let path = String::from_utf8_lossy(path).into_owned();
+                tree.skipped.push(Skipped { path, why: "not UTF-8".into() });
                 continue;
             };
             let meta = String::from_utf8_lossy(meta);
             let mut fields = meta.split(' ');
             let (mode, kind, oid) = (fields.next(), fields.next(), fields.next());
-            match (mode, kind, oid) {
+            let why = match (mode, kind, oid) {
                 (Some("100644" | "100755"), Some("blob"), Some(oid)) if safe_rel(path) => {
-                    wanted.push((oid.to_string(), path.to_string()))
-                }
-                (Some("100644" | "100755"), Some("blob"), Some(_)) => {
-                    skipped.push(Skipped { path: path.to_string(), why: "a path kb does not read".into() })
-                }
-                _ => skipped.push(Skipped { path: path.to_string(), why: "not a regular file".into() }),
-            }
-        }
-        if wanted.is_empty() {
-            return Ok(Materialized { skipped, ..Materialized::default() });
-        }
-        let mut input = Vec::with_capacity(wanted.len() * 41);
-        for (oid, _) in &wanted {
-            input.extend_from_slice(oid.as_bytes());
-            input.push(b'\n');
-        }
-        let mut cmd = self.command();
-        cmd.args(["cat-file", "--batch"]);
-        let mut copied = 0;
-        let mut kept: Vec<(String, Vec<u8>)> = Vec::new();
-        let mut made: Vec<PathBuf> = Vec::new();
-        let mut failure: Option<String> = None;
-        let result = run_streaming(cmd, input, deadline, |out| {
-            for (oid, path) in &wanted {
-                let mut header = Vec::new();
-                out.read_until(b'\n', &mut header)?;
-                let header = String::from_utf8_lossy(&header);
-                let mut fields = header.trim_end().split(' ');
-                let (got, kind, size) = (fields.next(), fields.next(), fields.next());
-                let size: u64 = match (got, kind, size.and_then(|s| s.parse().ok())) {
-                    (Some(g), Some("blob"), Some(n)) if g == oid => n,
-                    _ => {
-                        failure = Some(format!("cat-file: unexpected answer {:?} for {path}", header.trim_end()));
-                        return Ok(());
-                    }
-                };
-                if size > MAX_FILE_BYTES {
-                    std::io::copy(&mut out.by_ref().take(size + 1), &mut std::io::sink())?;
-                    skipped.push(Skipped { path: path.clone(), why: format!("{size} bytes, over {MAX_FILE_BYTES}") });
+                    tree.files.push(File { oid: oid.to_string(), path: path.to_string() });
                     continue;
                 }
-                let mut bytes = vec![0u8; size as usize];
-                out.read_exact(&mut bytes)?;
-                let mut lf = [0u8; 1];
-                out.read_exact(&mut lf)?;
-                if held.iter().any(|h| path.starts_with(h)) {
-                    kept.push((path.clone(), bytes));
-                    continue;
-                }
-                let target = dest.join(path);
-                if let Some(parent) = target.parent()
-                    && !made.iter().any(|m| m == parent)
-                {
-                    std::fs::create_dir_all(parent)?;
-                    made.push(parent.to_path_buf());
-                }
-                std::fs::write(&target, &bytes)?;
-                copied += 1;
-            }
-            Ok(())
-        });
-        match (result, failure) {
-            (Err(e), _) => Err(RevisionError::Git(format!("cat-file: {e}"))),
-            (Ok(()), Some(why)) => Err(RevisionError::Git(why)),
-            (Ok(()), None) => Ok(Materialized { written: copied, held: kept, skipped }),
+                (Some("100644" | "100755"), Some("blob"), Some(_)) => "a path kb does not read",
+                _ => "not a regular file",
+            };
+            tree.skipped.push(Skipped { path: path.to_string(), why: why.into() });
         }
+        Ok(tree)
     }
+
+    /// Copies the files of each tree into its folder, at the same relative paths, but those
+    /// under a prefix of `held`, which are returned with their bytes instead (thousands of small
+    /// files cost far more to write than to keep). One `git cat-file --batch` reads every blob
+    /// the trees list, each once however many trees list it (two revisions share most of their
+    /// files). A file over [`MAX_FILE_BYTES`] is skipped, and named.
+    pub fn materialize(&self, trees: Vec<(Tree, &Path)>, held: &[&str]) -> Result<Vec<Materialized>, RevisionError> {
+        // Each distinct blob, in the order first listed, with how many trees' files name it.
+        let mut uses: HashMap<&str, usize> = HashMap::new();
+        let mut distinct: Vec<(&str, &str)> = Vec::new();
+        for (tree, _) in &trees {
+            for f in &tree.files {
+                let n = uses.entry(&f.oid).or_insert(0);
+                if *n == 0 {
+                    distinct.push((&f.oid, &f.path));
+                }
+                *n += 1;
+            }
+        }
+        let mut blobs: HashMap<&str, Option<Vec<u8>>> = HashMap::with_capacity(distinct.len());
+        let mut too_large: HashMap<&str, u64> = HashMap::new();
+        if !distinct.is_empty() {
+            let mut input = Vec::with_capacity(distinct.len() * 41);
+            for (oid, _) in &distinct {
+                input.extend_from_slice(oid.as_bytes());
+                input.push(b'\n');
+            }
+            let deadline = Instant::now() + TIME_LIMIT;
+            let mut cmd = self.command();
+            cmd.args(["cat-file", "--batch"]);
+            let mut failure: Option<String> = None;
+            let result = run_streaming(cmd, input, deadline, |out| {
+                for &(oid, path) in &distinct {
+                    let mut header = Vec::new();
+                    out.read_until(b'\n', &mut header)?;
+                    let header = String::from_utf8_lossy(&header);
+                    let mut fields = header.trim_end().split(' ');
+                    let (got, kind, size) = (fields.next(), fields.next(), fields.next());
+                    let size: u64 = match (got, kind, size.and_then(|s| s.parse().ok())) {
+                        (Some(g), Some("blob"), Some(n)) if g == oid => n,
+                        _ => {
+                            failure = Some(format!("cat-file: unexpected answer {:?} for {path}", header.trim_end()));
+                            return Ok(());
+                        }
+                    };
+                    if size > MAX_FILE_BYTES {
+                        std::io::copy(&mut out.by_ref().take(size + 1), &mut std::io::sink())?;
+                        too_large.insert(oid, size);
+                        continue;
+                    }
+                    let mut bytes = vec![0u8; size as usize];
+                    out.read_exact(&mut bytes)?;
+                    let mut lf = [0u8; 1];
+                    out.read_exact(&mut lf)?;
+                    blobs.insert(oid, Some(bytes));
+                }
+                Ok(())
+            });
+            match (result, failure) {
+                (Err(e), _) => return Err(RevisionError::Git(format!("cat-file: {e}"))),
+                (Ok(()), Some(why)) => return Err(RevisionError::Git(why)),
+                (Ok(()), None) => {}
+            }
+        }
+        let mut out = Vec::with_capacity(trees.len());
+        for (tree, dest) in &trees {
+            let mut m = Materialized { skipped: tree.skipped.clone(), ..Materialized::default() };
+            let mut made: Vec<PathBuf> = Vec::new();
+            for f in &tree.files {
+                let oid = f.oid.as_str();
+                if let Some(size) = too_large.get(oid) {
+                    m.skipped
+                        .push(Skipped { path: f.path.clone(), why: format!("{size} bytes, over {MAX_FILE_BYTES}") });
+                    continue;
+                }
+                // The last tree to name a blob takes its bytes; the others copy them.
+                let left = uses.get_mut(oid).map(|n| {
+                    *n -= 1;
+                    *n
+                });
+                let slot = blobs.get_mut(oid);
+                let bytes = match (slot, left) {
+                    (Some(slot), Some(0)) => slot.take(),
+                    (Some(slot), _) => slot.clone(),
+                    (None, _) => None,
+                };
+                let Some(bytes) = bytes else {
+                    return Err(RevisionError::Git(format!("cat-file: no answer for {}", f.path)));
+                };
+                if held.iter().any(|h| f.path.starts_with(h)) {
+                    m.held.push((f.path.clone(), bytes));
+                    continue;
+                }
+                let target = dest.join(&f.path);
+                let written = (|| {
+                    if let Some(parent) = target.parent()
+                        && !made.iter().any(|m| m == parent)
+                    {
+                        std::fs::create_dir_all(parent)?;
+                        made.push(parent.to_path_buf());
+                    }
+                    std::fs::write(&target, &bytes)
+                })();
+                written.map_err(|e| RevisionError::Git(format!("cannot write {}: {e}", target.display())))?;
+                m.written += 1;
+            }
+            out.push(m);
+        }
+        Ok(out)
+    }
+}
+
+/// The regular files of one commit under kb's paths, as `git ls-tree` lists them ([`Git::list`]).
+#[derive(Debug, Default, Clone)]
+pub struct Tree {
+    /// In tree order.
+    pub files: Vec<File>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// One regular file of a tree: its blob and its root-relative, `/`-separated path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct File {
+    pub oid: String,
+    pub path: String,
 }
 
 /// Returns whether a path from a tree stays inside the folder it is copied to: relative, no
@@ -351,7 +412,8 @@ mod tests {
         let sha = g.resolve("HEAD").unwrap();
         assert_eq!(sha.len(), 40);
         let out = tempfile::tempdir().unwrap();
-        let m = g.materialize(&sha, &["a", "missing"], out.path(), &["a/b/"]).unwrap();
+        let tree = g.list(&sha, &["a", "missing"]).unwrap();
+        let m = g.materialize(vec![(tree, out.path())], &["a/b/"]).unwrap().remove(0);
         assert_eq!(m.written, 1);
         assert_eq!(m.held, vec![("a/b/one.md".to_string(), b"one\n".to_vec())]);
         let skipped = m.skipped;
@@ -360,6 +422,39 @@ mod tests {
         assert!(!out.path().join("other.md").exists());
         assert_eq!(skipped.len(), 1, "the symlink is not copied: {skipped:?}");
         assert!(!out.path().join("a/link").exists());
+    }
+
+    #[test]
+    fn two_trees_get_each_its_own_files_from_one_read_of_their_blobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::create_dir_all(root.join("m")).unwrap();
+        for (name, text) in [("1.md", "same\n"), ("2.md", "old\n"), ("s.json", "{}\n")] {
+            std::fs::write(root.join("m").join(name), text).unwrap();
+        }
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "one"]);
+        std::fs::write(root.join("m/2.md"), "new\n").unwrap();
+        // The same bytes at a second path of one tree, and under another name than before.
+        std::fs::write(root.join("m/3.md"), "same\n").unwrap();
+        std::fs::rename(root.join("m/1.md"), root.join("m/0.md")).unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "two"]);
+        let g = Git::at(root).unwrap();
+        let (one, two) = (g.resolve("HEAD~1").unwrap(), g.resolve("HEAD").unwrap());
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let trees = vec![(g.list(&one, &["m"]).unwrap(), a.path()), (g.list(&two, &["m"]).unwrap(), b.path())];
+        let m = g.materialize(trees, &["m/1", "m/0", "m/2", "m/3"]).unwrap();
+        let held = |i: usize| -> Vec<(&str, &str)> {
+            m[i].held.iter().map(|(p, b)| (p.as_str(), std::str::from_utf8(b).unwrap())).collect()
+        };
+        assert_eq!(held(0), vec![("m/1.md", "same\n"), ("m/2.md", "old\n")]);
+        assert_eq!(held(1), vec![("m/0.md", "same\n"), ("m/2.md", "new\n"), ("m/3.md", "same\n")]);
+        assert_eq!((m[0].written, m[1].written), (1, 1));
+        for d in [&a, &b] {
+            assert_eq!(std::fs::read_to_string(d.path().join("m/s.json")).unwrap(), "{}\n");
+        }
     }
 
     #[test]

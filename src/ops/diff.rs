@@ -19,7 +19,7 @@ use crate::error::Diagnostic;
 use crate::error::KbError;
 use crate::knowledge::Knowledge;
 use crate::knowledge::context_files::SectionKind;
-use crate::memories::index::Index;
+use crate::memories::index::{Index, MemoryRef};
 use crate::paths::Layout;
 use crate::repo::Repo;
 use crate::revision::{Git, RevisionError};
@@ -208,14 +208,9 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
     let git = Git::at(&repo.layout.root).map_err(kb_error)?;
     let base_commit = git.resolve(&base).map_err(kb_error)?;
     let head_commit = req.head.as_deref().map(|h| git.resolve(h)).transpose().map_err(kb_error)?;
-    let base_side = read_revision(repo, &git, &base_commit, "base")?;
-    let head_side = match &head_commit {
-        Some(c) => read_revision(repo, &git, c, "head")?,
-        None => {
-            let k = Knowledge::read(repo).without_local_state();
-            read_side(repo, repo, &k, "head")
-        }
-    };
+    let started = std::time::Instant::now();
+    let (base_side, head_side) = read_sides(repo, &git, &base_commit, head_commit.as_deref())?;
+    let read_in = started.elapsed();
     let mut stores = Stores::default();
     for (i, name) in STORES.iter().enumerate() {
         let d = compare(&base_side.stores[i], &head_side.stores[i], *name == "md");
@@ -228,6 +223,9 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
         }
     }
     let agents = compare_loads(&base_side.loads, &head_side.loads);
+    repo.debug_line(|| {
+        format!("kb-timing: diff: sides read in {read_in:?}, compared in {:?}", started.elapsed() - read_in)
+    });
     let mut problems = base_side.problems;
     problems.extend(head_side.problems);
     let differs =
@@ -262,17 +260,119 @@ fn kb_error(e: RevisionError) -> anyhow::Error {
     }
 }
 
-/// Reads the side of revision `commit`: kb's files copied into a private folder, opened as a
-/// repository with the same global settings and environment, its stale check against the
-/// working tree.
-fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Result<Side> {
-    let dir = tempfile::Builder::new().prefix("kb-diff-").tempdir()?;
-    let memories_prefix = ".co-cli/knowledge/memories/";
-    let copied = git.materialize(commit, &KB_PATHS, dir.path(), &[memories_prefix])?;
+/// The folder of a revision's memories, as its tree names it: these files go from git straight
+/// into the memory index, never written to a folder.
+const MEMORIES: &str = ".co-cli/knowledge/memories/";
+
+/// Reads both sides, each on its own thread where it can: a revision's files listed (one
+/// `git ls-tree` each), the blobs of both revisions read with one `git cat-file --batch` (each
+/// blob once: two revisions share most of their files), each side's memories parsed, or the
+/// working tree's scanned as every command scans it. The memories that are the same on both
+/// sides are found, and only the others are compared (every block still holds them all).
+fn read_sides(real: &Repo, git: &Git, base_commit: &str, head_commit: Option<&str>) -> Result<(Side, Side)> {
+    let (base, head) = std::thread::scope(|s| -> Result<(Opened<'_>, Opened<'_>)> {
+        match head_commit {
+            Some(head_commit) => {
+                let listed = s.spawn(|| git.list(head_commit, &KB_PATHS));
+                let base_tree = git.list(base_commit, &KB_PATHS)?;
+                let head_tree = joined(listed)?;
+                let dirs = [private_dir()?, private_dir()?];
+                let trees = vec![(base_tree, dirs[0].path()), (head_tree, dirs[1].path())];
+                let mut copied = git.materialize(trees, &[MEMORIES])?.into_iter();
+                let [base_dir, head_dir] = dirs;
+                let (Some(base_copied), Some(head_copied)) = (copied.next(), copied.next()) else {
+                    anyhow::bail!("git gave no files for {base_commit} and {head_commit}");
+                };
+                let head = s.spawn(|| open_revision(real, head_copied, head_dir, "head"));
+                let base = open_revision(real, base_copied, base_dir, "base");
+                Ok((base?, joined(head)?))
+            }
+            None => {
+                let head = s.spawn(|| Opened::working_tree(real));
+                let dir = private_dir()?;
+                let tree = git.list(base_commit, &KB_PATHS)?;
+                let copied = git.materialize(vec![(tree, dir.path())], &[MEMORIES])?.pop().unwrap_or_default();
+                let base = open_revision(real, copied, dir, "base")?;
+                Ok((base, joined(head)))
+            }
+        }
+    })?;
+    let same = match (&base.index, &head.index) {
+        (Some(b), Some(h)) => same_memories(b, h),
+        _ => HashSet::new(),
+    };
+    real.debug_line(|| format!("kb-stats: diff memories the same on both sides={}", same.len()));
+    Ok((base.read("base", &same)?, head.read("head", &same)?))
+}
+/// Returns what a thread of [`read_sides`] returned; its panic goes on in this thread.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// A private folder for a revision's files, outside the repository, removed at the end.
+fn private_dir() -> Result<tempfile::TempDir> {
+    Ok(tempfile::Builder::new().prefix("kb-diff-").tempdir()?)
+}
+
+/// One side opened: the repository it is read as (a revision's copy, or the working tree), its
+/// memory index, and the problems found so far.
+struct Opened<'r> {
+    real: &'r Repo,
+    /// A revision's repository and the private folder of its files; `None`: the working tree.
+    copy: Option<(Repo, tempfile::TempDir)>,
+    /// `None`: the memories folder could not be read (the view reads it again, and says why).
+    index: Option<Index>,
+    problems: Vec<Problem>,
+}
+
+impl<'r> Opened<'r> {
+    /// The working tree, its memories scanned as every command scans them (through the cache).
+    fn working_tree(real: &'r Repo) -> Opened<'r> {
+        let index = crate::memories::store::MemoryStore::new(real).scan().ok();
+        Opened { real, copy: None, index, problems: Vec::new() }
+    }
+
+    /// Reads the side through the normal read model, without local state; the memories in
+    /// `same` (the same on both sides) are not made items.
+    fn read(self, side: &'static str, same: &HashSet<String>) -> Result<Side> {
+        let Opened { real, copy, index, mut problems } = self;
+        // The view without this clone's local state, its memories the ones already read.
+        fn view(k: Knowledge<'_>, index: Option<Index>) -> Knowledge<'_> {
+            match index {
+                Some(index) => k.with_memories(index),
+                None => k,
+            }
+            .without_local_state()
+        }
+        let Some((repo, dir)) = copy else {
+            return Ok(read_side(real, real, &view(Knowledge::read(real), index), side, same));
+        };
+        // The stale check looks at the working tree the revision's files came from.
+        let checked = Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json"));
+        let k = view(checked, index);
+        let mut read = read_side(real, &repo, &k, side, same);
+        problems.append(&mut read.problems);
+        read.problems = problems;
+        drop(k);
+        drop(repo);
+        dir.close()?;
+        Ok(read)
+    }
+}
+
+/// Opens the side of a revision whose files `copied` were copied into `dir`: a repository with
+/// the same global settings and environment (the default project settings, and a problem, when
+/// its settings do not parse), its memories parsed from the bytes git gave.
+fn open_revision<'r>(
+    real: &'r Repo,
+    copied: crate::revision::Materialized,
+    dir: tempfile::TempDir,
+    side: &'static str,
+) -> Result<Opened<'r>> {
     real.debug_line(|| format!("kb-stats: diff {side} written={} held={}", copied.written, copied.held.len()));
-    let skipped = copied.skipped;
     let layout = Layout { root: dir.path().to_path_buf(), config: real.layout.config.clone() };
-    let mut problems: Vec<Problem> = skipped
+    let mut problems: Vec<Problem> = copied
+        .skipped
         .into_iter()
         .map(|s| Problem { side, path: s.path, line: None, message: format!("not read: {}", s.why) })
         .collect();
@@ -290,22 +390,71 @@ fn read_revision(real: &Repo, git: &Git, commit: &str, side: &'static str) -> Re
             Repo::open(layout, real.now, real.env.clone())?
         }
     };
-    // The memories straight from git into the index: the folder's files are never written.
     let files = copied.held.into_iter().filter_map(|(path, bytes)| {
-        let name = path.strip_prefix(memories_prefix)?;
+        let name = path.strip_prefix(MEMORIES)?;
         (!name.contains('/')).then(|| (name.to_string(), bytes))
     });
     let index = Index::from_files(&repo.layout.memories(), files);
-    let k = Knowledge::read_checked_at(&repo, &real.layout.root, real.layout.cache_file("audit.json"))
-        .with_memories(index)
-        .without_local_state();
-    let mut read = read_side(real, &repo, &k, side);
-    problems.append(&mut read.problems);
-    read.problems = problems;
-    drop(k);
-    drop(repo);
-    dir.close()?;
-    Ok(read)
+    Ok(Opened { real, copy: Some((repo, dir)), index: Some(index), problems })
+}
+
+/// Returns the names of the memory files that hold the same memory on both sides: one memory
+/// each, equal in every field. Their items are equal (`kb show --json` makes a memory's JSON
+/// from its fields and its file name alone), so comparing them can find nothing.
+fn same_memories(base: &Index, head: &Index) -> HashSet<String> {
+    // Each file name's memory; `None` for a name that holds more than one.
+    fn by_name(index: &Index) -> HashMap<&str, Option<MemoryRef<'_>>> {
+        let mut at: HashMap<&str, Option<MemoryRef<'_>>> = HashMap::with_capacity(index.len());
+        for m in index.memories() {
+            at.entry(m.file_name).and_modify(|e| *e = None).or_insert(Some(m));
+        }
+        at
+    }
+    let base = by_name(base);
+    let head = by_name(head);
+    base.iter()
+        .filter_map(|(name, b)| match (b, head.get(name)) {
+            (Some(b), Some(Some(h))) if same_memory(b, h) => Some(name.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Returns whether two memories are equal in every field (a field added to [`MemoryRef`] must
+/// be compared here: the pattern names them all).
+fn same_memory(a: &MemoryRef<'_>, b: &MemoryRef<'_>) -> bool {
+    let MemoryRef {
+        id,
+        file_name,
+        created,
+        created_at,
+        updated,
+        updated_at,
+        source,
+        decay_protected,
+        memory_type,
+        importance,
+        agent,
+        created_by,
+        updated_by,
+        tags,
+        content,
+    } = a;
+    *id == b.id
+        && *file_name == b.file_name
+        && *created == b.created
+        && *created_at == b.created_at
+        && *updated == b.updated
+        && *updated_at == b.updated_at
+        && *source == b.source
+        && *decay_protected == b.decay_protected
+        && *memory_type == b.memory_type
+        && *importance == b.importance
+        && *agent == b.agent
+        && *created_by == b.created_by
+        && *updated_by == b.updated_by
+        && *tags == b.tags
+        && *content == b.content
 }
 
 /// Maps the paths of a side (its own root, or its real path) to the same path in the real root.
@@ -341,8 +490,9 @@ impl Paths {
 }
 
 /// Reads one side through its view `k` of `repo` (the working tree, or a revision's copy);
-/// paths are given as the same files of `real`'s root.
-fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str) -> Side {
+/// paths are given as the same files of `real`'s root. The memories of the files named in
+/// `same` are not made items.
+fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, same: &HashSet<String>) -> Side {
     let paths = Paths::new(&repo.layout.root, &real.layout.root);
     let mut problems: Vec<Problem> = Vec::new();
     let mut note = |d: &Diagnostic, fallback: &Path| {
@@ -359,7 +509,7 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str) ->
     match k.memories() {
         Ok(index) => {
             let dir = real.layout.memories();
-            for m in index.memories() {
+            for m in index.memories().filter(|m| !same.contains(m.file_name)) {
                 let json = MemoryJson::new(&m, &dir);
                 md.push(Item {
                     key: m.file_name.to_string(),
@@ -987,6 +1137,35 @@ mod tests {
         assert_eq!(d.consolidated.len(), 1);
         assert_eq!(d.consolidated[0].into, json!(4));
         assert_eq!(d.consolidated[0].removed, vec![json!(2)]);
+    }
+
+    #[test]
+    fn only_a_memory_equal_in_every_field_is_the_same_on_both_sides() {
+        let dir = std::path::Path::new("/m");
+        let file = |id: u64, tags: &str, text: &str| {
+            let head = format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags: [{tags}]\n---\n\n{text}\n");
+            head.into_bytes()
+        };
+        let base = Index::from_files(
+            dir,
+            [
+                ("001-a.md".to_string(), file(1, "", "one")),
+                ("002-b.md".to_string(), file(2, "", "two")),
+                ("003-c.md".to_string(), file(3, "", "three")),
+                ("004-d.md".to_string(), file(4, "", "four")),
+            ],
+        );
+        let head = Index::from_files(
+            dir,
+            [
+                ("001-a.md".to_string(), file(1, "", "one")),
+                ("002-b.md".to_string(), file(2, "x", "two")),
+                ("003-renamed.md".to_string(), file(3, "", "three")),
+                ("004-d.md".to_string(), file(4, "", "four, rewritten")),
+            ],
+        );
+        let same = same_memories(&base, &head);
+        assert_eq!(same, HashSet::from(["001-a.md".to_string()]), "a tag, a name or the text differs");
     }
 
     #[test]

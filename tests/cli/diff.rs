@@ -320,3 +320,61 @@ fn this_clones_heat_is_not_a_difference() {
     let r = t.kb(&["diff", "--exit-code"]);
     assert_eq!(r.code, 0, "heat is local, not a change: {r:?}");
 }
+
+#[test]
+fn a_memory_file_renamed_or_copied_with_the_same_bytes_is_still_a_change() {
+    let Some(t) = repo("") else { return };
+    let (first, second) = (t.file_of(1), t.file_of(2));
+    std::fs::rename(&second, second.with_file_name("002-renamed.md")).unwrap();
+    // The same bytes under a second name: the same blob at two paths of one tree.
+    std::fs::copy(&first, t.memories().join("009-copy.md")).unwrap();
+    let check = |d: &Value| {
+        let c = changed(d, "md", &serde_json::json!(2));
+        assert_eq!(changes(c), vec!["file"], "{c:#}");
+        assert!(c["after"]["path"].as_str().unwrap().ends_with("002-renamed.md"), "{c:#}");
+        let added = &d["stores"]["md"]["added"];
+        assert_eq!(added.as_array().unwrap().len(), 1, "{d:#}");
+        assert_eq!(
+            (added[0]["id"].as_u64(), added[0]["content"].as_str()),
+            (Some(1), Some("Use nextest for the tests"))
+        );
+        assert!(added[0]["path"].as_str().unwrap().ends_with("009-copy.md"), "{d:#}");
+        assert!(ids(d, "md", "removed").is_empty(), "{d:#}");
+        assert_eq!(d["stores"]["md"]["changed"].as_array().unwrap().len(), 1, "memories 1 and 3 are the same: {d:#}");
+    };
+    check(&diff_json(&t, &[]));
+    commit(&t, "renamed and copied");
+    check(&diff_json(&t, &["main~1", "main"]));
+    // Back again: the copy removed, the file renamed back, each side's bytes its own.
+    let d = diff_json(&t, &["main", "main~1"]);
+    assert_eq!(changes(changed(&d, "md", &serde_json::json!(2))), vec!["file"], "{d:#}");
+    assert_eq!(ids(&d, "md", "removed"), vec![serde_json::json!(1)], "{d:#}");
+}
+
+#[test]
+fn the_memories_the_same_on_both_sides_are_still_in_every_block() {
+    let Some(t) = repo(r#"["claude","codex"]"#) else { return };
+    t.kb(&["save", "--type", "core_context", "The service is written in Rust"]).ok();
+    commit(&t, "core context");
+    t.kb(&["decision", "add", "Errors name the file and the line", "--type", "architectural"]).ok();
+    let check = |d: &Value| {
+        for part in ["added", "removed", "changed"] {
+            assert!(d["stores"]["md"][part].as_array().unwrap().is_empty(), "no memory changed: {d:#}");
+        }
+        assert_eq!(ids(d, "decision", "added"), vec![serde_json::json!(1)], "{d:#}");
+        for name in ["claude", "codex"] {
+            let a = agent(d, name);
+            assert_eq!(a["removed_lines"], 0, "the unchanged core context is in both blocks: {a:#}");
+            assert!(a["added_lines"].as_u64().unwrap() >= 1, "{a:#}");
+            assert!(a["tokens_after"].as_u64() > a["tokens_before"].as_u64(), "{a:#}");
+        }
+    };
+    check(&diff_json(&t, &[]));
+    commit(&t, "decision");
+    check(&diff_json(&t, &["main~1", "main"]));
+    // The core context memory is in the blocks of both sides: against a commit without it, the
+    // blocks lose it.
+    let d = diff_json(&t, &["main", "main~2"]);
+    assert_eq!(ids(&d, "md", "removed"), vec![serde_json::json!(4)], "{d:#}");
+    assert!(agent(&d, "claude")["removed_lines"].as_u64().unwrap() >= 2, "{d:#}");
+}
