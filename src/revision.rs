@@ -32,13 +32,13 @@ pub enum RevisionError {
     Git(String),
 }
 
-/// What [`Git::materialize`] did: how many files it wrote, the files it kept in memory
-/// instead, and the ones it skipped.
+/// What [`Git::materialize`] did with one tree: how many files it wrote, how many it gave to be
+/// kept in memory instead, and the ones it skipped.
 #[derive(Debug, Default)]
 pub struct Materialized {
     pub written: usize,
-    /// The files under the `held` prefixes: root-relative path and bytes, in tree order.
-    pub held: Vec<(String, Vec<u8>)>,
+    /// The files under the `held` prefixes, given with their bytes.
+    pub held: usize,
     pub skipped: Vec<Skipped>,
 }
 
@@ -162,111 +162,134 @@ impl Git {
     }
 
     /// Copies the files of each tree into its folder, at the same relative paths, but those
-    /// under a prefix of `held`, which are returned with their bytes instead (thousands of small
-    /// files cost far more to write than to keep). One `git cat-file --batch` reads every blob
-    /// the trees list, each once however many trees list it (two revisions share most of their
-    /// files). A file over [`MAX_FILE_BYTES`] is skipped, and named.
-    pub fn materialize(&self, trees: Vec<(Tree, &Path)>, held: &[&str]) -> Result<Vec<Materialized>, RevisionError> {
-        // Each distinct blob, in the order first listed, with how many trees' files name it.
+    /// under a prefix of `held`, which are given to `take` instead, with the tree's position in
+    /// `trees`, in that tree's order, as soon as git gives them: thousands of small files cost
+    /// far more to write than to keep, and they can be parsed while git reads the rest. One
+    /// `git cat-file --batch` reads every blob the trees list, each once however many trees
+    /// list it (two revisions share most of their files); the trees' blobs are asked in turn, so
+    /// that each tree's files come at the pace of the others'. A file over [`MAX_FILE_BYTES`] is
+    /// skipped, and named.
+    pub fn materialize(
+        &self,
+        trees: &[(&Tree, &Path)],
+        held: &[&str],
+        mut take: impl FnMut(usize, &str, Vec<u8>),
+    ) -> Result<Vec<Materialized>, RevisionError> {
+        // Each distinct blob once, the trees' files taken in turn, and how many files name it.
         let mut uses: HashMap<&str, usize> = HashMap::new();
-        let mut distinct: Vec<(&str, &str)> = Vec::new();
-        for (tree, _) in &trees {
-            for f in &tree.files {
+        let mut asked: Vec<(&str, &str)> = Vec::new();
+        let longest = trees.iter().map(|(t, _)| t.files.len()).max().unwrap_or(0);
+        for i in 0..longest {
+            for f in trees.iter().filter_map(|(t, _)| t.files.get(i)) {
                 let n = uses.entry(&f.oid).or_insert(0);
                 if *n == 0 {
-                    distinct.push((&f.oid, &f.path));
+                    asked.push((&f.oid, &f.path));
                 }
                 *n += 1;
             }
         }
-        let mut blobs: HashMap<&str, Option<Vec<u8>>> = HashMap::with_capacity(distinct.len());
-        let mut too_large: HashMap<&str, u64> = HashMap::new();
-        if !distinct.is_empty() {
-            let mut input = Vec::with_capacity(distinct.len() * 41);
-            for (oid, _) in &distinct {
-                input.extend_from_slice(oid.as_bytes());
-                input.push(b'\n');
-            }
-            let deadline = Instant::now() + TIME_LIMIT;
-            let mut cmd = self.command();
-            cmd.args(["cat-file", "--batch"]);
-            let mut failure: Option<String> = None;
-            let result = run_streaming(cmd, input, deadline, |out| {
-                for &(oid, path) in &distinct {
-                    let mut header = Vec::new();
-                    out.read_until(b'\n', &mut header)?;
-                    let header = String::from_utf8_lossy(&header);
-                    let mut fields = header.trim_end().split(' ');
-                    let (got, kind, size) = (fields.next(), fields.next(), fields.next());
-                    let size: u64 = match (got, kind, size.and_then(|s| s.parse().ok())) {
-                        (Some(g), Some("blob"), Some(n)) if g == oid => n,
-                        _ => {
-                            failure = Some(format!("cat-file: unexpected answer {:?} for {path}", header.trim_end()));
-                            return Ok(());
-                        }
+        let mut out: Vec<Materialized> =
+            trees.iter().map(|(t, _)| Materialized { skipped: t.skipped.clone(), ..Materialized::default() }).collect();
+        if asked.is_empty() {
+            return Ok(out);
+        }
+        let mut input = Vec::with_capacity(asked.len() * 41);
+        for (oid, _) in &asked {
+            input.extend_from_slice(oid.as_bytes());
+            input.push(b'\n');
+        }
+        // The blobs read and not yet given to every file naming them (`None`: too large).
+        let mut got: HashMap<&str, Option<Vec<u8>>> = HashMap::new();
+        let mut sizes: HashMap<&str, u64> = HashMap::new();
+        // Each tree's next file, and the folders made in its folder.
+        let mut next = vec![0usize; trees.len()];
+        let mut made: Vec<Vec<PathBuf>> = vec![Vec::new(); trees.len()];
+        let mut failure: Option<String> = None;
+        // Gives each tree its files, in order, while their blobs are read.
+        let mut deliver = |got: &mut HashMap<&str, Option<Vec<u8>>>,
+                           sizes: &HashMap<&str, u64>|
+         -> Result<(), String> {
+            for (t, (tree, dest)) in trees.iter().enumerate() {
+                while let Some(f) = tree.files.get(next[t]) {
+                    let oid = f.oid.as_str();
+                    let Some(slot) = got.get_mut(oid) else { break };
+                    next[t] += 1;
+                    let left = uses.get_mut(oid).map_or(0, |n| {
+                        *n -= 1;
+                        *n
+                    });
+                    // The last file to name a blob takes its bytes; the others copy them.
+                    let bytes = if left == 0 { slot.take() } else { slot.clone() };
+                    if left == 0 {
+                        got.remove(oid);
+                    }
+                    let Some(bytes) = bytes else {
+                        let size = sizes.get(oid).copied().unwrap_or_default();
+                        let why = format!("{size} bytes, over {MAX_FILE_BYTES}");
+                        out[t].skipped.push(Skipped { path: f.path.clone(), why });
+                        continue;
                     };
-                    if size > MAX_FILE_BYTES {
-                        std::io::copy(&mut out.by_ref().take(size + 1), &mut std::io::sink())?;
-                        too_large.insert(oid, size);
+                    if held.iter().any(|h| f.path.starts_with(h)) {
+                        out[t].held += 1;
+                        take(t, &f.path, bytes);
                         continue;
                     }
-                    let mut bytes = vec![0u8; size as usize];
-                    out.read_exact(&mut bytes)?;
-                    let mut lf = [0u8; 1];
-                    out.read_exact(&mut lf)?;
-                    blobs.insert(oid, Some(bytes));
-                }
-                Ok(())
-            });
-            match (result, failure) {
-                (Err(e), _) => return Err(RevisionError::Git(format!("cat-file: {e}"))),
-                (Ok(()), Some(why)) => return Err(RevisionError::Git(why)),
-                (Ok(()), None) => {}
-            }
-        }
-        let mut out = Vec::with_capacity(trees.len());
-        for (tree, dest) in &trees {
-            let mut m = Materialized { skipped: tree.skipped.clone(), ..Materialized::default() };
-            let mut made: Vec<PathBuf> = Vec::new();
-            for f in &tree.files {
-                let oid = f.oid.as_str();
-                if let Some(size) = too_large.get(oid) {
-                    m.skipped
-                        .push(Skipped { path: f.path.clone(), why: format!("{size} bytes, over {MAX_FILE_BYTES}") });
-                    continue;
-                }
-                // The last tree to name a blob takes its bytes; the others copy them.
-                let left = uses.get_mut(oid).map(|n| {
-                    *n -= 1;
-                    *n
-                });
-                let slot = blobs.get_mut(oid);
-                let bytes = match (slot, left) {
-                    (Some(slot), Some(0)) => slot.take(),
-                    (Some(slot), _) => slot.clone(),
-                    (None, _) => None,
-                };
-                let Some(bytes) = bytes else {
-                    return Err(RevisionError::Git(format!("cat-file: no answer for {}", f.path)));
-                };
-                if held.iter().any(|h| f.path.starts_with(h)) {
-                    m.held.push((f.path.clone(), bytes));
-                    continue;
-                }
-                let target = dest.join(&f.path);
-                let written = (|| {
+                    let target = dest.join(&f.path);
                     if let Some(parent) = target.parent()
-                        && !made.iter().any(|m| m == parent)
+                        && !made[t].iter().any(|m| m == parent)
                     {
-                        std::fs::create_dir_all(parent)?;
-                        made.push(parent.to_path_buf());
+                        std::fs::create_dir_all(parent)
+                            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+                        made[t].push(parent.to_path_buf());
                     }
-                    std::fs::write(&target, &bytes)
-                })();
-                written.map_err(|e| RevisionError::Git(format!("cannot write {}: {e}", target.display())))?;
-                m.written += 1;
+                    std::fs::write(&target, &bytes).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+                    out[t].written += 1;
+                }
             }
-            out.push(m);
+            Ok(())
+        };
+        let deadline = Instant::now() + TIME_LIMIT;
+        let mut cmd = self.command();
+        cmd.args(["cat-file", "--batch"]);
+        let result = run_streaming(cmd, input, deadline, |stream| {
+            for &(oid, path) in &asked {
+                let mut header = Vec::new();
+                stream.read_until(b'\n', &mut header)?;
+                let header = String::from_utf8_lossy(&header);
+                let mut fields = header.trim_end().split(' ');
+                let (answer, kind, size) = (fields.next(), fields.next(), fields.next());
+                let size: u64 = match (answer, kind, size.and_then(|s| s.parse().ok())) {
+                    (Some(a), Some("blob"), Some(n)) if a == oid => n,
+                    _ => {
+                        failure = Some(format!("cat-file: unexpected answer {:?} for {path}", header.trim_end()));
+                        return Ok(());
+                    }
+                };
+                if size > MAX_FILE_BYTES {
+                    std::io::copy(&mut stream.by_ref().take(size + 1), &mut std::io::sink())?;
+                    sizes.insert(oid, size);
+                    got.insert(oid, None);
+                } else {
+                    let mut bytes = vec![0u8; size as usize];
+                    stream.read_exact(&mut bytes)?;
+                    let mut lf = [0u8; 1];
+                    stream.read_exact(&mut lf)?;
+                    got.insert(oid, Some(bytes));
+                }
+                if let Err(why) = deliver(&mut got, &sizes) {
+                    failure = Some(why);
+                    return Ok(());
+                }
+            }
+            Ok(())
+        });
+        match (result, failure) {
+            (Err(e), _) => return Err(RevisionError::Git(format!("cat-file: {e}"))),
+            (Ok(()), Some(why)) => return Err(RevisionError::Git(why)),
+            (Ok(()), None) => {}
+        }
+        if let Some((t, f)) = trees.iter().enumerate().find_map(|(t, (tree, _))| Some((t, tree.files.get(next[t])?))) {
+            return Err(RevisionError::Git(format!("cat-file: no answer for {} (tree {t})", f.path)));
         }
         Ok(out)
     }
@@ -413,9 +436,11 @@ mod tests {
         assert_eq!(sha.len(), 40);
         let out = tempfile::tempdir().unwrap();
         let tree = g.list(&sha, &["a", "missing"]).unwrap();
-        let m = g.materialize(vec![(tree, out.path())], &["a/b/"]).unwrap().remove(0);
-        assert_eq!(m.written, 1);
-        assert_eq!(m.held, vec![("a/b/one.md".to_string(), b"one\n".to_vec())]);
+        let mut held = Vec::new();
+        let m = g.materialize(&[(&tree, out.path())], &["a/b/"], |t, p, b| held.push((t, p.to_string(), b))).unwrap();
+        let m = m.into_iter().next().unwrap();
+        assert_eq!((m.written, m.held), (1, 1));
+        assert_eq!(held, vec![(0, "a/b/one.md".to_string(), b"one\n".to_vec())]);
         let skipped = m.skipped;
         assert_eq!(std::fs::read_to_string(out.path().join("a/two.md")).unwrap(), "two\n");
         assert!(!out.path().join("a/b/one.md").exists());
@@ -444,14 +469,17 @@ mod tests {
         let g = Git::at(root).unwrap();
         let (one, two) = (g.resolve("HEAD~1").unwrap(), g.resolve("HEAD").unwrap());
         let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-        let trees = vec![(g.list(&one, &["m"]).unwrap(), a.path()), (g.list(&two, &["m"]).unwrap(), b.path())];
-        let m = g.materialize(trees, &["m/1", "m/0", "m/2", "m/3"]).unwrap();
-        let held = |i: usize| -> Vec<(&str, &str)> {
-            m[i].held.iter().map(|(p, b)| (p.as_str(), std::str::from_utf8(b).unwrap())).collect()
-        };
-        assert_eq!(held(0), vec![("m/1.md", "same\n"), ("m/2.md", "old\n")]);
-        assert_eq!(held(1), vec![("m/0.md", "same\n"), ("m/2.md", "new\n"), ("m/3.md", "same\n")]);
-        assert_eq!((m[0].written, m[1].written), (1, 1));
+        let (first, second) = (g.list(&one, &["m"]).unwrap(), g.list(&two, &["m"]).unwrap());
+        let mut given: [Vec<(String, String)>; 2] = Default::default();
+        let m = g
+            .materialize(&[(&first, a.path()), (&second, b.path())], &["m/1", "m/0", "m/2", "m/3"], |t, p, b| {
+                given[t].push((p.to_string(), String::from_utf8(b).unwrap()))
+            })
+            .unwrap();
+        let expect = |v: &[(&str, &str)]| v.iter().map(|(p, b)| (p.to_string(), b.to_string())).collect::<Vec<_>>();
+        assert_eq!(given[0], expect(&[("m/1.md", "same\n"), ("m/2.md", "old\n")]));
+        assert_eq!(given[1], expect(&[("m/0.md", "same\n"), ("m/2.md", "new\n"), ("m/3.md", "same\n")]));
+        assert_eq!((m[0].written, m[0].held, m[1].written, m[1].held), (1, 2, 1, 3));
         for d in [&a, &b] {
             assert_eq!(std::fs::read_to_string(d.path().join("m/s.json")).unwrap(), "{}\n");
         }

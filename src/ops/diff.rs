@@ -1,10 +1,11 @@
 //! `kb diff [BASE] [HEAD]` (docs/diff.md): what agents will believe after a change. Each side is
 //! the working tree, or kb's own files of a git revision copied into a private folder
-//! (`revision`), opened with the normal read model, so its items, problems and compiled blocks are
-//! exactly what kb would make of that revision. The two sides are compared item by item per store
-//! (memories by file name, then a renamed file by id and content; records, decisions by id; instructions by path; the project
-//! context file), consolidations found, and each agent's block compared in lines, tokens and size
-//! against the agent's limit.
+//! (`revision`; the memories parsed straight from git), opened with the normal read model, so its
+//! items, problems and compiled blocks are exactly what kb would make of that revision. The two
+//! sides are read at once, on two threads. They are compared item by item per store (memories by
+//! file name, then a renamed file by id and content, but not the memories the same on both sides;
+//! records, decisions by id; instructions by path; the project context file), consolidations
+//! found, and each agent's block compared in lines, tokens and size against the agent's limit.
 //!
 //! A side whose file does not parse yields a problem on that side, never an error; only a
 //! revision that names no commit (or no git at all) is one, found before anything is read.
@@ -19,12 +20,13 @@ use crate::error::Diagnostic;
 use crate::error::KbError;
 use crate::knowledge::Knowledge;
 use crate::knowledge::context_files::SectionKind;
-use crate::memories::index::{Index, MemoryRef};
+use crate::memories::index::{Index, MemoryRef, Pos};
 use crate::paths::Layout;
 use crate::repo::Repo;
-use crate::revision::{Git, RevisionError};
+use crate::revision::{Git, RevisionError, Tree};
 use crate::settings::Agent;
 use anyhow::Result;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -264,49 +266,107 @@ fn kb_error(e: RevisionError) -> anyhow::Error {
 /// into the memory index, never written to a folder.
 const MEMORIES: &str = ".co-cli/knowledge/memories/";
 
-/// Reads both sides, each on its own thread where it can: a revision's files listed (one
-/// `git ls-tree` each), the blobs of both revisions read with one `git cat-file --batch` (each
-/// blob once: two revisions share most of their files), each side's memories parsed, or the
-/// working tree's scanned as every command scans it. The memories that are the same on both
-/// sides are found, and only the others are compared (every block still holds them all).
+/// Reads both sides, each on its own thread where it can: each revision's files listed (one
+/// `git ls-tree` each) and the blobs of both read with one `git cat-file --batch` (each blob
+/// once: two revisions share most of their files), each side's memories parsed as git gives
+/// them; the working tree's memories scanned meanwhile, as every command scans them. Then the
+/// memories that are the same on both sides are found, and only the others are compared
+/// (every block still holds them all).
 fn read_sides(real: &Repo, git: &Git, base_commit: &str, head_commit: Option<&str>) -> Result<(Side, Side)> {
     let (base, head) = std::thread::scope(|s| -> Result<(Opened<'_>, Opened<'_>)> {
-        match head_commit {
-            Some(head_commit) => {
-                let listed = s.spawn(|| git.list(head_commit, &KB_PATHS));
-                let base_tree = git.list(base_commit, &KB_PATHS)?;
-                let head_tree = joined(listed)?;
-                let dirs = [private_dir()?, private_dir()?];
-                let trees = vec![(base_tree, dirs[0].path()), (head_tree, dirs[1].path())];
-                let mut copied = git.materialize(trees, &[MEMORIES])?.into_iter();
-                let [base_dir, head_dir] = dirs;
-                let (Some(base_copied), Some(head_copied)) = (copied.next(), copied.next()) else {
-                    anyhow::bail!("git gave no files for {base_commit} and {head_commit}");
-                };
-                let head = s.spawn(|| open_revision(real, head_copied, head_dir, "head"));
-                let base = open_revision(real, base_copied, base_dir, "base");
-                Ok((base?, joined(head)?))
-            }
-            None => {
-                let head = s.spawn(|| Opened::working_tree(real));
-                let dir = private_dir()?;
-                let tree = git.list(base_commit, &KB_PATHS)?;
-                let copied = git.materialize(vec![(tree, dir.path())], &[MEMORIES])?.pop().unwrap_or_default();
-                let base = open_revision(real, copied, dir, "base")?;
-                Ok((base, joined(head)))
-            }
-        }
+        let working_tree = head_commit.is_none().then(|| s.spawn(|| Opened::working_tree(real)));
+        let mut commits = vec![(base_commit, "base")];
+        commits.extend(head_commit.map(|c| (c, "head")));
+        let mut opened = open_revisions(real, git, &commits)?.into_iter();
+        let base = opened.next();
+        let head = match working_tree {
+            Some(thread) => Some(joined(thread)),
+            None => opened.next(),
+        };
+        base.zip(head).ok_or_else(|| anyhow::anyhow!("kb diff: a side was not read"))
     })?;
-    let same = match (&base.index, &head.index) {
-        (Some(b), Some(h)) => same_memories(b, h),
-        _ => HashSet::new(),
-    };
+    let same = same_memories(&base, &head);
     real.debug_line(|| format!("kb-stats: diff memories the same on both sides={}", same.len()));
     Ok((base.read("base", &same)?, head.read("head", &same)?))
 }
+
 /// Returns what a thread of [`read_sides`] returned; its panic goes on in this thread.
 fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
     handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Opens the side of each revision (commit, side name), in order: its files listed, copied
+/// into a private folder (its memories parsed on a thread of their own as git gives them),
+/// opened as a repository with the same global settings and environment. A settings file that
+/// does not parse is a problem, and the side is read with the default settings.
+fn open_revisions<'r>(real: &'r Repo, git: &Git, commits: &[(&str, &'static str)]) -> Result<Vec<Opened<'r>>> {
+    std::thread::scope(|s| {
+        let listing: Vec<_> = commits.iter().skip(1).map(|&(c, _)| s.spawn(move || git.list(c, &KB_PATHS))).collect();
+        let first = commits.first().map(|&(c, _)| git.list(c, &KB_PATHS));
+        let trees = first.into_iter().chain(listing.into_iter().map(joined)).collect::<Result<Vec<Tree>, _>>()?;
+        let dirs = commits.iter().map(|_| private_dir()).collect::<Result<Vec<_>>>()?;
+        let layouts: Vec<Layout> =
+            dirs.iter().map(|d| Layout { root: d.path().to_path_buf(), config: real.layout.config.clone() }).collect();
+        let (senders, parsers): (Vec<_>, Vec<_>) = layouts
+            .iter()
+            .map(|layout| {
+                let (send, files) = std::sync::mpsc::channel::<(String, Vec<u8>)>();
+                let dir = layout.memories();
+                (send, s.spawn(move || Index::from_files(&dir, files)))
+            })
+            .collect();
+        let places: Vec<(&Tree, &Path)> = trees.iter().zip(&dirs).map(|(t, d)| (t, d.path())).collect();
+        let copied = git.materialize(&places, &[MEMORIES], |t, path, bytes| {
+            if let (Some(name), Some(send)) = (memory_name(path), senders.get(t)) {
+                let _ = send.send((name.to_string(), bytes));
+            }
+        });
+        // The parsers end when their files do.
+        drop(senders);
+        let indexes: Vec<Index> = parsers.into_iter().map(joined).collect();
+        let copied = copied?;
+        let mut out = Vec::new();
+        for (((((&(_, side), tree), dir), layout), copied), index) in
+            commits.iter().zip(&trees).zip(dirs).zip(layouts).zip(copied).zip(indexes)
+        {
+            real.debug_line(|| format!("kb-stats: diff {side} written={} held={}", copied.written, copied.held));
+            let mut problems: Vec<Problem> = copied
+                .skipped
+                .into_iter()
+                .map(|s| Problem { side, path: s.path, line: None, message: format!("not read: {}", s.why) })
+                .collect();
+            let repo = match Repo::open(layout.clone(), real.now, real.env.clone()) {
+                Ok(r) => r,
+                Err(e) => {
+                    // The message names the file as the side's: not the private folder.
+                    let private = format!("{}/", layout.root.display());
+                    let e = e.to_string().replace(&private, "");
+                    problems.push(Problem {
+                        side,
+                        path: ".co-cli/settings.json".into(),
+                        line: None,
+                        message: format!("{e} (this side is read with the default settings)"),
+                    });
+                    let _ = std::fs::remove_file(layout.project_settings());
+                    Repo::open(layout, real.now, real.env.clone())?
+                }
+            };
+            let blobs = tree.files.iter().filter_map(|f| Some((memory_name(&f.path)?.to_string(), f.oid.clone())));
+            out.push(Opened {
+                real,
+                copy: Some((repo, dir)),
+                index: Some(index),
+                blobs: Some(blobs.collect()),
+                problems,
+            });
+        }
+        Ok(out)
+    })
+}
+
+/// Returns the file name of a memory file of a tree (one right in the memories folder).
+fn memory_name(path: &str) -> Option<&str> {
+    path.strip_prefix(MEMORIES).filter(|name| !name.contains('/'))
 }
 
 /// A private folder for a revision's files, outside the repository, removed at the end.
@@ -322,6 +382,8 @@ struct Opened<'r> {
     copy: Option<(Repo, tempfile::TempDir)>,
     /// `None`: the memories folder could not be read (the view reads it again, and says why).
     index: Option<Index>,
+    /// A revision's memory files: name and blob.
+    blobs: Option<FxHashMap<String, String>>,
     problems: Vec<Problem>,
 }
 
@@ -329,13 +391,13 @@ impl<'r> Opened<'r> {
     /// The working tree, its memories scanned as every command scans them (through the cache).
     fn working_tree(real: &'r Repo) -> Opened<'r> {
         let index = crate::memories::store::MemoryStore::new(real).scan().ok();
-        Opened { real, copy: None, index, problems: Vec::new() }
+        Opened { real, copy: None, index, blobs: None, problems: Vec::new() }
     }
 
     /// Reads the side through the normal read model, without local state; the memories in
     /// `same` (the same on both sides) are not made items.
-    fn read(self, side: &'static str, same: &HashSet<String>) -> Result<Side> {
-        let Opened { real, copy, index, mut problems } = self;
+    fn read(self, side: &'static str, same: &FxHashSet<String>) -> Result<Side> {
+        let Opened { real, copy, index, blobs: _, mut problems } = self;
         // The view without this clone's local state, its memories the ones already read.
         fn view(k: Knowledge<'_>, index: Option<Index>) -> Knowledge<'_> {
             match index {
@@ -360,62 +422,43 @@ impl<'r> Opened<'r> {
     }
 }
 
-/// Opens the side of a revision whose files `copied` were copied into `dir`: a repository with
-/// the same global settings and environment (the default project settings, and a problem, when
-/// its settings do not parse), its memories parsed from the bytes git gave.
-fn open_revision<'r>(
-    real: &'r Repo,
-    copied: crate::revision::Materialized,
-    dir: tempfile::TempDir,
-    side: &'static str,
-) -> Result<Opened<'r>> {
-    real.debug_line(|| format!("kb-stats: diff {side} written={} held={}", copied.written, copied.held.len()));
-    let layout = Layout { root: dir.path().to_path_buf(), config: real.layout.config.clone() };
-    let mut problems: Vec<Problem> = copied
-        .skipped
-        .into_iter()
-        .map(|s| Problem { side, path: s.path, line: None, message: format!("not read: {}", s.why) })
-        .collect();
-    let repo = match Repo::open(layout.clone(), real.now, real.env.clone()) {
-        Ok(r) => r,
-        Err(e) => {
-            // A settings file that does not parse: reported, and the side read with the defaults.
-            problems.push(Problem {
-                side,
-                path: ".co-cli/settings.json".into(),
-                line: None,
-                message: format!("{e} (this side is read with the default settings)"),
-            });
-            let _ = std::fs::remove_file(layout.project_settings());
-            Repo::open(layout, real.now, real.env.clone())?
+/// Returns the names of the memory files that hold the same memory on both sides. Their items
+/// are equal (`kb show --json` makes a memory's JSON from its fields and its file name alone), so
+/// comparing them can find nothing. Two revisions: the files whose blob is the same. Against the
+/// working tree: the files of one memory each, equal in every field.
+fn same_memories(base: &Opened<'_>, head: &Opened<'_>) -> FxHashSet<String> {
+    match (&base.blobs, &head.blobs, &base.index, &head.index) {
+        (Some(b), Some(h), _, _) => {
+            b.iter().filter(|&(name, oid)| h.get(name) == Some(oid)).map(|(name, _)| name.clone()).collect()
         }
-    };
-    let files = copied.held.into_iter().filter_map(|(path, bytes)| {
-        let name = path.strip_prefix(MEMORIES)?;
-        (!name.contains('/')).then(|| (name.to_string(), bytes))
-    });
-    let index = Index::from_files(&repo.layout.memories(), files);
-    Ok(Opened { real, copy: Some((repo, dir)), index: Some(index), problems })
+        (_, _, Some(b), Some(h)) => same_fields(b, h),
+        _ => FxHashSet::default(),
+    }
 }
 
-/// Returns the names of the memory files that hold the same memory on both sides: one memory
-/// each, equal in every field. Their items are equal (`kb show --json` makes a memory's JSON
-/// from its fields and its file name alone), so comparing them can find nothing.
-fn same_memories(base: &Index, head: &Index) -> HashSet<String> {
+/// Returns the names of the memory files that hold one memory each on both sides, equal in
+/// every field.
+fn same_fields(base: &Index, head: &Index) -> FxHashSet<String> {
     // Each file name's memory; `None` for a name that holds more than one.
-    fn by_name(index: &Index) -> HashMap<&str, Option<MemoryRef<'_>>> {
-        let mut at: HashMap<&str, Option<MemoryRef<'_>>> = HashMap::with_capacity(index.len());
-        for m in index.memories() {
-            at.entry(m.file_name).and_modify(|e| *e = None).or_insert(Some(m));
-        }
-        at
+    let mut at: FxHashMap<&str, Option<Pos>> = FxHashMap::default();
+    for p in base.positions() {
+        at.entry(base.file_name_at(p)).and_modify(|e| *e = None).or_insert(Some(p));
     }
-    let base = by_name(base);
-    let head = by_name(head);
-    base.iter()
-        .filter_map(|(name, b)| match (b, head.get(name)) {
-            (Some(b), Some(Some(h))) if same_memory(b, h) => Some(name.to_string()),
-            _ => None,
+    let mut twice: FxHashSet<&str> = FxHashSet::default();
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
+    for p in head.positions() {
+        if !seen.insert(head.file_name_at(p)) {
+            twice.insert(head.file_name_at(p));
+        }
+    }
+    head.positions()
+        .filter_map(|h| {
+            let name = head.file_name_at(h);
+            let b = (*at.get(name)?)?;
+            let same = !twice.contains(name)
+                && base.content_at(b) == head.content_at(h)
+                && same_memory(&base.at(b), &head.at(h));
+            same.then(|| name.to_string())
         })
         .collect()
 }
@@ -492,7 +535,7 @@ impl Paths {
 /// Reads one side through its view `k` of `repo` (the working tree, or a revision's copy);
 /// paths are given as the same files of `real`'s root. The memories of the files named in
 /// `same` are not made items.
-fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, same: &HashSet<String>) -> Side {
+fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, same: &FxHashSet<String>) -> Side {
     let paths = Paths::new(&repo.layout.root, &real.layout.root);
     let mut problems: Vec<Problem> = Vec::new();
     let mut note = |d: &Diagnostic, fallback: &Path| {
@@ -509,7 +552,8 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
     match k.memories() {
         Ok(index) => {
             let dir = real.layout.memories();
-            for m in index.memories().filter(|m| !same.contains(m.file_name)) {
+            for p in index.positions().filter(|&p| !same.contains(index.file_name_at(p))) {
+                let m = index.at(p);
                 let json = MemoryJson::new(&m, &dir);
                 md.push(Item {
                     key: m.file_name.to_string(),
@@ -928,6 +972,20 @@ fn limit_text(a: &AgentDiff) -> String {
     }
 }
 
+/// Returns an agent's line: its name and file, its tokens before and after, the lines its block
+/// gains and loses, its size against its limit; `markdown`: as a row of the comment's table.
+fn agent_line(a: &AgentDiff, markdown: bool) -> String {
+    let tokens = format!("{} → {}", thousands(a.tokens_before), thousands(a.tokens_after));
+    let delta = signed(a.tokens_before, a.tokens_after);
+    let (added, removed, limit) = (a.added_lines, a.removed_lines, limit_text(a));
+    if markdown {
+        let (name, file) = (md_escape(&a.name), md_escape(&a.file));
+        format!("| {name} | {file} | {tokens} ({delta}) | +{added} −{removed} | {limit} |")
+    } else {
+        format!("  {} ({}): {tokens} tokens ({delta}), +{added} -{removed} lines, {limit}", a.name, a.file)
+    }
+}
+
 /// Escapes text for a markdown line of a pull-request comment: no HTML, no table break, no
 /// heading or list started by the item's own text.
 fn md_escape(text: &str) -> String {
@@ -988,18 +1046,7 @@ impl DiffReport {
         if !self.agents.is_empty() {
             writeln!(w, "\nWhat each agent loads:")?;
             for a in &self.agents {
-                let line = format!(
-                    "  {} ({}): {} → {} tokens ({}), +{} -{} lines, {}",
-                    a.name,
-                    a.file,
-                    thousands(a.tokens_before),
-                    thousands(a.tokens_after),
-                    signed(a.tokens_before, a.tokens_after),
-                    a.added_lines,
-                    a.removed_lines,
-                    limit_text(a)
-                );
-                writeln!(w, "{}", v.clean(&line))?;
+                writeln!(w, "{}", v.clean(&agent_line(a, false)))?;
             }
         }
         if !self.problems.is_empty() {
@@ -1031,18 +1078,7 @@ impl DiffReport {
             writeln!(w, "| agent | file | tokens | lines | size (limit) |")?;
             writeln!(w, "| --- | --- | ---: | ---: | ---: |")?;
             for a in &self.agents {
-                writeln!(
-                    w,
-                    "| {} | {} | {} → {} ({}) | +{} −{} | {} |",
-                    md_escape(&a.name),
-                    md_escape(&a.file),
-                    thousands(a.tokens_before),
-                    thousands(a.tokens_after),
-                    signed(a.tokens_before, a.tokens_after),
-                    a.added_lines,
-                    a.removed_lines,
-                    limit_text(a)
-                )?;
+                writeln!(w, "{}", agent_line(a, true))?;
             }
             writeln!(w)?;
         }
@@ -1164,8 +1200,8 @@ mod tests {
                 ("004-d.md".to_string(), file(4, "", "four, rewritten")),
             ],
         );
-        let same = same_memories(&base, &head);
-        assert_eq!(same, HashSet::from(["001-a.md".to_string()]), "a tag, a name or the text differs");
+        let same = same_fields(&base, &head);
+        assert_eq!(same, FxHashSet::from_iter(["001-a.md".to_string()]), "a tag, a name or the text differs");
     }
 
     #[test]

@@ -303,7 +303,9 @@ fn a_committed_file_that_does_not_parse_is_a_problem_of_its_side() {
         problems.iter().any(|p| p["side"] == "base" && p["path"] == ".co-cli/knowledge/memories/009-broken.md"),
         "{d:#}"
     );
-    assert!(problems.iter().any(|p| p["side"] == "base" && p["path"] == ".co-cli/settings.json"), "{d:#}");
+    let settings = problems.iter().find(|p| p["side"] == "base" && p["path"] == ".co-cli/settings.json");
+    let message = settings.unwrap_or_else(|| panic!("{d:#}"))["message"].as_str().unwrap();
+    assert!(message.starts_with(".co-cli/settings.json:1: "), "named as the side's file: {message}");
     assert!(problems.iter().all(|p| p["side"] == "base"), "{d:#}");
 }
 
