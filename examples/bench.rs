@@ -52,14 +52,17 @@
 //! decisions only) against the same with all eight agents of the setting `agents`, and
 //! `kb compile --check`, warm (`agents_bench`).
 //!
-//! With `--audit [N [FILES]]`, the bench times `kb audit` (docs/behaviour.md, Audit) instead: a
-//! real git repository of FILES tracked files (default 100,000: small Rust files, each defining
-//! a few functions, committed at once, then one rename commit) with N memories (default 10,000)
-//! of the usual shape, of which about a third cite a file (with a line), a fifth name a function,
-//! 1 % name a make target, and a few cite a file or a function that is not there (so the symbol
-//! pass reads every file). It times `kb audit`, `kb audit ID` (a memory with a path and a symbol
-//! that hold) and `kb recall --verify` (paths and commands at use), warm (the second of two runs
-//! and after), `RUNS` times each (default 5).
+//! With `--audit [N [FILES [NEAR]]]`, the bench times `kb audit` (docs/behaviour.md, Audit)
+//! instead: a real git repository of FILES tracked files (default 100,000: small Rust files, each
+//! defining a few functions, committed at once, then one rename commit) with N memories (default
+//! 10,000) of the usual shape, of which about a third cite a file (with a line), a fifth name a
+//! function, 1 % name a make target, and a few cite a file or a function that is not there (so the
+//! symbol pass reads every file), and NEAR more (default 0) that are near copies of some of them:
+//! the same text with another line, file or function cited (a conflict), or a word added (a
+//! restatement). It times `kb audit` on a fresh clone (`.co-cli/cache/` deleted before each run,
+//! as in CI without a cache) and warm, `kb audit ID` (a memory with a path and a symbol that hold)
+//! and `kb recall --verify` (paths and commands at use), warm (the second of two runs and after),
+//! `RUNS` times each (default 5).
 //!
 //! Run: `cargo build --release && cargo run --release --example bench -- [--layered|--agents|--heat|--audit] [N...]`
 //! (default N: 200 2000 10000 100000). Environment:
@@ -1210,8 +1213,9 @@ fn main() {
 
 /// Writes the repository of `--audit`: `files` tracked Rust files committed at once (git
 /// fast-import, much quicker than `git add` of 100,000 files), a rename commit, a Makefile; and
-/// `n` memories, some citing the files, their lines and functions, a few citing what is not there.
-fn generate_audit(root: &Path, n: usize, files: usize) {
+/// `n` memories, some citing the files, their lines and functions, a few citing what is not there;
+/// then `near` near copies of those that cite something (see the top of this file).
+fn generate_audit(root: &Path, n: usize, files: usize, near: usize) {
     std::fs::create_dir_all(root).unwrap();
     let git = |args: &[&str], stdin: Option<&[u8]>| {
         let mut cmd = Command::new("git");
@@ -1256,6 +1260,7 @@ fn generate_audit(root: &Path, n: usize, files: usize) {
     let dir = root.join(".co-cli/knowledge/memories");
     std::fs::create_dir_all(&dir).unwrap();
     let now = chrono::Utc::now();
+    let mut citing: Vec<String> = Vec::new();
     for id in 1..=n {
         // Prose from a wide vocabulary (the 57 words of the other modes plus made-up words), so
         // that two memories are as alike as two real ones, not near-duplicates by construction.
@@ -1285,6 +1290,28 @@ fn generate_audit(root: &Path, n: usize, files: usize) {
         let age = chrono::Duration::seconds(rng.below(60 * 86_400) as i64);
         let file = kb::new_memory_file(id as u64, &[], None, &text, now - age);
         std::fs::write(dir.join(kb::memory_file_name(id as u64, &text)), file).unwrap();
+        if text.contains("(see `") || text.contains("(calls `") {
+            citing.push(text);
+        }
+    }
+    // Near copies (after the N, so that those are the same with or without them): another line,
+    // file or function cited, or the same citation with a word added.
+    for id in n + 1..=n + near {
+        let base = &citing[rng.below(citing.len() as u64) as usize];
+        let f = 1 + rng.below(files as u64 - 1) as usize;
+        let text = match (rng.below(4), base.rfind(':')) {
+            (0, Some(colon)) if base.contains("(see `") => format!("{}:{}`)", &base[..colon], 1 + rng.below(5)),
+            (0 | 1, _) if base.contains("(see `") => {
+                let at = base.rfind("(see `").unwrap();
+                format!("{}(see `{}:{}`)", &base[..at], path_of(f), 1 + rng.below(5))
+            }
+            (0 | 1, _) => format!("{}(calls `item_{f}`)", &base[..base.rfind("(calls `").unwrap()]),
+            (2, _) => format!("{} {}", rng.word(), base),
+            _ => base.replacen(' ', &format!(" {} ", rng.word()), 1),
+        };
+        let age = chrono::Duration::seconds(rng.below(60 * 86_400) as i64);
+        let file = kb::new_memory_file(id as u64, &[], None, &text, now - age);
+        std::fs::write(dir.join(kb::memory_file_name(id as u64, &text)), file).unwrap();
     }
 }
 
@@ -1293,6 +1320,7 @@ fn generate_audit(root: &Path, n: usize, files: usize) {
 fn audit_bench(args: &[String]) {
     let n: usize = args.first().map_or(10_000, |a| a.parse().expect("N"));
     let files: usize = args.get(1).map_or(100_000, |a| a.parse().expect("FILES"));
+    let near: usize = args.get(2).map_or(0, |a| a.parse().expect("NEAR"));
     let kb = binaries().remove(0);
     let mut tmp = tempfile::tempdir().unwrap();
     if std::env::var_os("KEEP").is_some() {
@@ -1300,8 +1328,8 @@ fn audit_bench(args: &[String]) {
     }
     let root = tmp.path().join("repo");
     let t0 = Instant::now();
-    eprintln!("audit: generating {files} tracked files and {n} memories in {}", root.display());
-    generate_audit(&root, n, files);
+    eprintln!("audit: generating {files} tracked files and {n} + {near} memories in {}", root.display());
+    generate_audit(&root, n, files, near);
     eprintln!("audit: generated in {:.1} s", t0.elapsed().as_secs_f64());
     let run = |argv: &[&str]| -> (f64, Option<f64>, Option<u64>, bool) {
         let mut cmd = Command::new(&kb);
@@ -1332,22 +1360,32 @@ fn audit_bench(args: &[String]) {
         .unwrap_or(1)
         .to_string();
     let reps = std::env::var("RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
-    let cases: [(&str, Vec<&str>); 3] = [
-        ("audit", vec!["audit"]),
-        ("audit ID", vec!["audit", &id]),
-        ("recall --verify", vec!["recall", "--verify", "postgres", "deploy"]),
+    // (what, arguments, whether each run starts without `.co-cli/cache/`)
+    let cases: [(&str, Vec<&str>, bool); 4] = [
+        ("audit, first run", vec!["audit"], true),
+        ("audit", vec!["audit"], false),
+        ("audit ID", vec!["audit", &id], false),
+        ("recall --verify", vec!["recall", "--verify", "postgres", "deploy"], false),
     ];
-    println!("kb audit on a git repository of {files} tracked files and {n} memories\n");
+    println!("kb audit on a git repository of {files} tracked files and {n} + {near} memories\n");
     println!("| command | wall (median) | CPU (median) | peak RSS (largest) |");
     println!("|---|---:|---:|---:|");
-    for (what, argv) in &cases {
-        run(argv); // warm the page cache and kb's caches
-        let samples: Vec<(f64, Option<f64>, Option<u64>, bool)> = (0..reps).map(|_| run(argv)).collect();
+    let cache = root.join(".co-cli/cache");
+    for (what, argv, fresh) in &cases {
+        let sample = || {
+            if *fresh {
+                let _ = std::fs::remove_dir_all(&cache);
+            }
+            run(argv)
+        };
+        sample(); // warm the page cache (and kb's caches, for a warm run)
+        let samples: Vec<(f64, Option<f64>, Option<u64>, bool)> = (0..reps).map(|_| sample()).collect();
         let wall = median(samples.iter().map(|s| s.0).collect());
         let cpu = samples.iter().map(|s| s.1).collect::<Option<Vec<f64>>>().map(median);
         let rss = samples.iter().filter_map(|s| s.2).max().unwrap_or(0);
         let exits: Vec<bool> = samples.iter().map(|s| s.3).collect();
-        println!("| kb {} | {wall:.1} ms | {} | {} |", argv.join(" "), cpu_ms(cpu), megabytes(rss));
+        let first = if *fresh { " (first run)" } else { "" };
+        println!("| kb {}{first} | {wall:.1} ms | {} | {} |", argv.join(" "), cpu_ms(cpu), megabytes(rss));
         eprintln!("audit: {what}: exit 0 in {} of {} runs", exits.iter().filter(|&&e| e).count(), exits.len());
     }
     println!("\nkb = {}", kb.display());

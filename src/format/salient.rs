@@ -101,18 +101,24 @@ impl Facts {
     }
 }
 
-/// A text in the form tokens are looked for in (lower-cased, no backticks), with its words (maximal
-/// runs of letters and digits): a token of letters and digits only occurs exactly when it is one
-/// of them, found without scanning the text.
+/// A text in the form tokens are looked for in (lower-cased, no backticks), with, when it is long,
+/// its words (maximal runs of letters and digits): a token of letters and digits only occurs
+/// exactly when it is one of them, found without scanning the text. A short text is scanned (a
+/// set of its words would cost more than the scans, in time and memory).
 struct Comparable {
     text: String,
-    words: std::collections::HashSet<String>,
+    words: Option<std::collections::HashSet<String>>,
 }
+
+/// The length from which a text's words are put in a set.
+const LONG_TEXT: usize = 4096;
 
 impl Comparable {
     fn new(text: &str) -> Comparable {
         let text = comparable(text);
-        let words = text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_string).collect();
+        let words = (text.len() >= LONG_TEXT).then(|| {
+            text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_string).collect()
+        });
         Comparable { text, words }
     }
 
@@ -124,10 +130,10 @@ impl Comparable {
 
     /// Returns whether `token`, in comparable form, occurs in the text.
     fn holds_comparable(&self, token: &str) -> bool {
-        if token.chars().all(char::is_alphanumeric) {
-            return token.is_empty() || self.words.contains(token);
+        match &self.words {
+            Some(words) if token.chars().all(char::is_alphanumeric) => token.is_empty() || words.contains(token),
+            _ => occurs(token, &self.text),
         }
-        occurs(token, &self.text)
     }
 }
 
@@ -332,6 +338,18 @@ mod tests {
         assert_eq!(old, ["./logs/"]);
         let (old, _) = differences("Run ./build.sh first.", "Always run `./build.sh` first");
         assert!(old.is_empty(), "{old:?}");
+    }
+
+    #[test]
+    fn a_long_text_looks_words_up_as_a_short_one_scans_them() {
+        let pad = " filler".repeat(LONG_TEXT / 7 + 1);
+        for (token, text) in
+            [("8080", "port 8080."), ("8080", "port 18080"), ("v2", "v2x v2"), ("é1", "xé1 y"), ("", "a")]
+        {
+            let (short, long) = (Comparable::new(text), Comparable::new(&format!("{text}{pad}")));
+            assert!(short.words.is_none() && long.words.is_some());
+            assert_eq!(short.holds(token), long.holds(token), "{token:?} in {text:?}");
+        }
     }
 
     #[test]

@@ -120,8 +120,8 @@ pub fn ratio_of(lcs: usize, total: usize) -> f64 {
 ///    subsequence, so the LCS of the mapped texts is never below that of the texts.
 ///
 /// A character count bound (`Σ min(count_a(c), count_b(c))`, the classes bound with one class per
-/// character) is not used: at threshold 60 it rules out about 1 pair in 20 of the benchmark's,
-/// the classes bound 49 in 50.
+/// character) is not used: at threshold 60 it rules out 1 in 20 of the benchmark's pairs that the
+/// lengths leave, the classes bounds all but 1 in 200 (docs/performance.md).
 pub struct Screen {
     /// The length of each text, as compared.
     lens: Vec<usize>,

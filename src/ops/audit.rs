@@ -626,7 +626,6 @@ fn conflicts(
         let hashes: Vec<u64> = members.iter().map(|&i| text_hash(&items[i].text)).collect();
         // Whether each member's tokens hold a number, and a path.
         let kinds: Vec<(bool, bool)> = facts.iter().map(|f| kinds(f.tokens())).collect();
-        let screen = similarity::Screen::new(&prepared, CONFLICT_THRESHOLD);
         // (member, member, score, whether the pair comes from the cache)
         type Pairs = Vec<(usize, usize, f64, bool)>;
         let (old, mut pairs): (std::collections::HashSet<u64>, Pairs) = match &chosen {
@@ -659,6 +658,9 @@ fn conflicts(
             None => !old.contains(&hashes[k]),
         };
         let seeds: Vec<usize> = (0..members.len()).filter(|&k| scored(k)).collect();
+        // The screen reads every member once: worth it when many are scored (a full first run),
+        // not for a few named ones.
+        let screen = (seeds.len() > 16).then(|| similarity::Screen::new(&prepared, CONFLICT_THRESHOLD));
         let next = std::sync::atomic::AtomicUsize::new(0);
         let found = std::sync::Mutex::new(Vec::new());
         std::thread::scope(|s| {
@@ -668,11 +670,12 @@ fn conflicts(
                     loop {
                         let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(&k) = seeds.get(n) else { break };
-                        let probe = screen.probe(k);
+                        let probe = screen.as_ref().map(|s| s.probe(k));
                         let ((na, pa), a) = (kinds[k], &prepared[k]);
                         for j in (0..members.len()).filter(|&j| j != k && (!scored(j) || j > k)) {
                             let (nb, pb) = kinds[j];
-                            if !(na && nb || pa && pb) || !probe.may_reach(j) || !may_contradict(facts[k], facts[j]) {
+                            let reach = probe.as_ref().is_none_or(|p| p.may_reach(j));
+                            if !(na && nb || pa && pb) || !reach || !may_contradict(facts[k], facts[j]) {
                                 continue;
                             }
                             let score = a.similarity(&prepared[j]);
@@ -1023,6 +1026,11 @@ mod tests {
         let want = debug(&every_pair(&changed, Some(&chosen)));
         assert!(!want.is_empty());
         assert_eq!(debug(&conflicts(&changed, Some(chosen), &mut PairCache::default())), want, "with ids");
+        // A few ids: scored without the screen.
+        let chosen: Vec<bool> = (0..changed.len()).map(|k| [3, 10, 11].contains(&k)).collect();
+        let want = debug(&every_pair(&changed, Some(&chosen)));
+        assert!(!want.is_empty());
+        assert_eq!(debug(&conflicts(&changed, Some(chosen), &mut PairCache::default())), want, "a few ids");
     }
 
     #[test]
