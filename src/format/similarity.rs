@@ -342,6 +342,7 @@ impl<T: Word> Masks<T> {
     }
 
     /// [`Masks::lcs`] of `R` classes side by side: independent steps the processor overlaps.
+    #[allow(clippy::needless_range_loop)] // column i of every row, in step
     fn lanes<const R: usize>(&self, rows: &[u8], width: usize) -> usize {
         let mut s = [!T::ZERO; R];
         let row: [&[u8]; R] = std::array::from_fn(|k| &rows[k * width..(k + 1) * width]);

@@ -587,8 +587,8 @@ mod tests {
 
     #[test]
     fn source_and_category() {
-        assert_eq!(detect_category(&["pattern", "preference"]), Some("preference"));
-        assert_eq!(detect_category(&["python"]), None);
+        assert_eq!(detect_category(["pattern", "preference"]), Some("preference"));
+        assert_eq!(detect_category(["python"]), None);
         assert_eq!(detect_source(&["decision"]), "detected");
         assert_eq!(detect_source::<&str>(&[]), "user-told");
         assert_eq!(detect_source(&["Preference"]), "user-told");
