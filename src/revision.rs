@@ -7,7 +7,7 @@
 //! is stopped at a time limit. This module does not know what the files mean: `ops::diff` opens
 //! the folder with the normal read model.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -176,7 +176,7 @@ impl Git {
         mut take: impl FnMut(usize, &str, Vec<u8>),
     ) -> Result<Vec<Materialized>, RevisionError> {
         // Each distinct blob once, the trees' files taken in turn, and how many files name it.
-        let mut uses: HashMap<&str, usize> = HashMap::new();
+        let mut uses: FxHashMap<&str, usize> = FxHashMap::default();
         let mut asked: Vec<(&str, &str)> = Vec::new();
         let longest = trees.iter().map(|(t, _)| t.files.len()).max().unwrap_or(0);
         for i in 0..longest {
@@ -199,15 +199,15 @@ impl Git {
             input.push(b'\n');
         }
         // The blobs read and not yet given to every file naming them (`None`: too large).
-        let mut got: HashMap<&str, Option<Vec<u8>>> = HashMap::new();
-        let mut sizes: HashMap<&str, u64> = HashMap::new();
+        let mut got: FxHashMap<&str, Option<Vec<u8>>> = FxHashMap::default();
+        let mut sizes: FxHashMap<&str, u64> = FxHashMap::default();
         // Each tree's next file, and the folders made in its folder.
         let mut next = vec![0usize; trees.len()];
         let mut made: Vec<Vec<PathBuf>> = vec![Vec::new(); trees.len()];
         let mut failure: Option<String> = None;
         // Gives each tree its files, in order, while their blobs are read.
-        let mut deliver = |got: &mut HashMap<&str, Option<Vec<u8>>>,
-                           sizes: &HashMap<&str, u64>|
+        let mut deliver = |got: &mut FxHashMap<&str, Option<Vec<u8>>>,
+                           sizes: &FxHashMap<&str, u64>|
          -> Result<(), String> {
             for (t, (tree, dest)) in trees.iter().enumerate() {
                 while let Some(f) = tree.files.get(next[t]) {

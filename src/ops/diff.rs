@@ -33,15 +33,15 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// kb's own files, as paths of a tree: what a revision's side copies. Everything else in the
-/// tree is not kb's and is never read.
-pub const KB_PATHS: [&str; 12] = [
+/// kb's own files that a side's items and blocks are made of, as paths of a tree: what a
+/// revision's side copies. Everything else in the tree is never read (the ended sessions too:
+/// no block holds them).
+pub const KB_PATHS: [&str; 11] = [
     ".co-cli/settings.json",
     ".co-cli/knowledge/context.md",
     ".co-cli/knowledge/memories",
     ".co-cli/knowledge/decisions",
     ".co-cli/knowledge/session.md",
-    ".co-cli/knowledge/sessions",
     ".github/copilot-memories.jsonl",
     ".github/instructions",
     // The agents' managed-block files: only for what they hold outside kb's block (Codex's
