@@ -1177,29 +1177,26 @@ mod tests {
 
     #[test]
     fn only_a_memory_equal_in_every_field_is_the_same_on_both_sides() {
-        let dir = std::path::Path::new("/m");
-        let file = |id: u64, tags: &str, text: &str| {
-            let head = format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags: [{tags}]\n---\n\n{text}\n");
-            head.into_bytes()
+        let index = |files: &[(&str, u64, &str, &str)]| {
+            let file = |&(name, id, tags, text): &(&str, u64, &str, &str)| {
+                let head =
+                    format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\ntags: [{tags}]\n---\n\n{text}\n");
+                (name.to_string(), head.into_bytes())
+            };
+            Index::from_files(std::path::Path::new("/m"), files.iter().map(file))
         };
-        let base = Index::from_files(
-            dir,
-            [
-                ("001-a.md".to_string(), file(1, "", "one")),
-                ("002-b.md".to_string(), file(2, "", "two")),
-                ("003-c.md".to_string(), file(3, "", "three")),
-                ("004-d.md".to_string(), file(4, "", "four")),
-            ],
-        );
-        let head = Index::from_files(
-            dir,
-            [
-                ("001-a.md".to_string(), file(1, "", "one")),
-                ("002-b.md".to_string(), file(2, "x", "two")),
-                ("003-renamed.md".to_string(), file(3, "", "three")),
-                ("004-d.md".to_string(), file(4, "", "four, rewritten")),
-            ],
-        );
+        let base = index(&[
+            ("001-a.md", 1, "", "one"),
+            ("002-b.md", 2, "", "two"),
+            ("003-c.md", 3, "", "three"),
+            ("004-d.md", 4, "", "four"),
+        ]);
+        let head = index(&[
+            ("001-a.md", 1, "", "one"),
+            ("002-b.md", 2, "x", "two"),
+            ("003-renamed.md", 3, "", "three"),
+            ("004-d.md", 4, "", "four, rewritten"),
+        ]);
         let same = same_fields(&base, &head);
         assert_eq!(same, FxHashSet::from_iter(["001-a.md".to_string()]), "a tag, a name or the text differs");
     }
