@@ -137,8 +137,9 @@ pub struct Screen {
 /// text's rows under it.
 struct Partition {
     classes: usize,
-    /// Each text's classes as rows of symbols, padded with 0 to the longest: `classes × width`
-    /// bytes from `start`.
+    /// Each text's classes as rows of symbols, padded with 0 to the longest, laid out column by
+    /// column (the `i`th symbol of every row, then the next): `width × classes` bytes from
+    /// `start`.
     rows: Vec<u8>,
     at: Vec<(usize, usize)>,
 }
@@ -281,17 +282,16 @@ impl Partition {
             }
             let width = split.iter().map(Vec::len).max().unwrap_or(0);
             at.push((rows.len(), width));
-            for row in &split {
-                rows.extend_from_slice(row);
-                rows.resize(rows.len() + width - row.len(), 0);
+            for i in 0..width {
+                rows.extend(split.iter().map(|row| row.get(i).copied().unwrap_or(0)));
             }
         }
         Partition { classes, rows, at }
     }
 
-    fn rows(&self, text: usize) -> (&[u8], usize) {
+    fn rows(&self, text: usize) -> &[u8] {
         let (start, width) = self.at[text];
-        (&self.rows[start..start + self.classes * width], width)
+        &self.rows[start..start + self.classes * width]
     }
 }
 
@@ -304,11 +304,11 @@ struct Masks<T> {
 
 impl<T: Word> Masks<T> {
     fn new(p: &Partition, text: usize) -> Option<Masks<T>> {
-        let (rows, width) = p.rows(text);
+        let rows = p.rows(text);
         let mut of = Box::new([T::ZERO; 256]);
         let mut lens = vec![0; p.classes];
-        for (k, row) in rows.chunks(width.max(1)).enumerate().take(p.classes) {
-            for (at, &s) in row.iter().enumerate().filter(|&(_, &s)| s != 0) {
+        for (at, column) in rows.chunks(p.classes).enumerate() {
+            for (k, &s) in column.iter().enumerate().filter(|&(_, &s)| s != 0) {
                 if at >= T::BITS {
                     return None;
                 }
@@ -320,19 +320,20 @@ impl<T: Word> Masks<T> {
     }
 
     /// Returns the classes bound of this text against `rows` (another text's, same partition).
-    fn bound(&self, rows: &[u8], width: usize) -> usize {
-        match self.lens.len() {
-            1 => self.lanes::<1>(rows, width),
-            2 => self.lanes::<2>(rows, width),
-            3 => self.lanes::<3>(rows, width),
-            4 => self.lanes::<4>(rows, width),
-            _ => (0..self.lens.len()).map(|k| self.lcs(k, &rows[k * width..(k + 1) * width])).sum(),
+    fn bound(&self, rows: &[u8]) -> usize {
+        let classes = self.lens.len();
+        match classes {
+            1 => self.lanes::<1>(rows),
+            2 => self.lanes::<2>(rows),
+            3 => self.lanes::<3>(rows),
+            4 => self.lanes::<4>(rows),
+            _ => (0..classes).map(|k| self.lcs(k, rows.iter().skip(k).step_by(classes))).sum(),
         }
     }
 
     /// Hyyrö's LCS of class `k` against one row: bit `i` of `s` is clear where the LCS grows at
     /// the row's `i`th character; padding (symbol 0, mask 0) leaves `s` as it is.
-    fn lcs(&self, k: usize, row: &[u8]) -> usize {
+    fn lcs<'r>(&self, k: usize, row: impl Iterator<Item = &'r u8>) -> usize {
         let mut s = !T::ZERO;
         for &c in row {
             let m = self.of[c as usize];
@@ -342,17 +343,16 @@ impl<T: Word> Masks<T> {
     }
 
     /// [`Masks::lcs`] of `R` classes side by side: independent steps the processor overlaps.
-    #[allow(clippy::needless_range_loop)] // column i of every row, in step
-    fn lanes<const R: usize>(&self, rows: &[u8], width: usize) -> usize {
+    fn lanes<const R: usize>(&self, rows: &[u8]) -> usize {
         let mut s = [!T::ZERO; R];
-        let row: [&[u8]; R] = std::array::from_fn(|k| &rows[k * width..(k + 1) * width]);
-        for i in 0..width {
-            for k in 0..R {
-                let m = self.of[row[k][i] as usize];
-                s[k] = s[k].plus(s[k] & m) | (s[k] & !m);
+        let (columns, _) = rows.as_chunks::<R>();
+        for column in columns {
+            for (s, &c) in s.iter_mut().zip(column) {
+                let m = self.of[c as usize];
+                *s = s.plus(*s & m) | (*s & !m);
             }
         }
-        (0..R).map(|k| (!s[k] & T::low(self.lens[k])).ones()).sum()
+        s.iter().zip(&self.lens).map(|(&s, &len)| (!s & T::low(len)).ones()).sum()
     }
 }
 
@@ -375,8 +375,7 @@ impl Probe<'_> {
             return false;
         }
         if let Some(m) = &self.narrow {
-            let (rows, width) = s.narrow.rows(b);
-            if m.bound(rows, width) < need {
+            if m.bound(s.narrow.rows(b)) < need {
                 return false;
             }
             if m.lens.len() == 1 {
@@ -384,8 +383,7 @@ impl Probe<'_> {
             }
         }
         if let Some((level, m)) = &self.wide {
-            let (rows, width) = s.wide[*level].rows(b);
-            return m.bound(rows, width) >= need;
+            return m.bound(s.wide[*level].rows(b)) >= need;
         }
         true
     }
@@ -498,15 +496,13 @@ mod tests {
             for b in 0..prepared.len() {
                 let truth = lcs(prepared[a].sorted(), prepared[b].sorted());
                 if let Some(m) = &narrow {
-                    let (rows, width) = screen.narrow.rows(b);
-                    let bound = m.bound(rows, width);
+                    let bound = m.bound(screen.narrow.rows(b));
                     assert!(bound >= truth, "{:?} {:?}: {bound} < {truth}", texts[a], texts[b]);
                     checked += 1;
                 }
                 for (p, m) in screen.wide.iter().zip(&wide) {
                     if let Some(m) = m {
-                        let (rows, width) = p.rows(b);
-                        assert!(m.bound(rows, width) >= truth, "{:?} {:?}", texts[a], texts[b]);
+                        assert!(m.bound(p.rows(b)) >= truth, "{:?} {:?}", texts[a], texts[b]);
                         checked += 1;
                     }
                 }
@@ -525,8 +521,7 @@ mod tests {
         for a in 0..texts.len() {
             let m: Masks<u64> = Masks::new(&screen.narrow, a).expect("short texts fit a word");
             for b in 0..texts.len() {
-                let (rows, width) = screen.narrow.rows(b);
-                assert_eq!(m.bound(rows, width), lcs(prepared[a].sorted(), prepared[b].sorted()));
+                assert_eq!(m.bound(screen.narrow.rows(b)), lcs(prepared[a].sorted(), prepared[b].sorted()));
             }
         }
     }
