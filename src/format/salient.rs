@@ -65,15 +65,17 @@ pub fn differences(existing: &str, new: &str) -> (Vec<String>, Vec<String>) {
 }
 
 /// A text's salient tokens with what [`differences`] looks them up in, read once for comparing
-/// the text with many others.
-pub struct Facts {
+/// the text with many others (the text's comparable form only once another text's tokens are
+/// looked up in it).
+pub struct Facts<'t> {
     /// The tokens, and each in the form it is looked for in.
     tokens: Vec<(String, String)>,
-    text: Comparable,
+    source: &'t str,
+    text: std::sync::OnceLock<Comparable>,
 }
 
-impl Facts {
-    pub fn new(text: &str) -> Facts {
+impl<'t> Facts<'t> {
+    pub fn new(text: &'t str) -> Facts<'t> {
         let tokens = self::tokens(text)
             .into_iter()
             .map(|t| {
@@ -81,7 +83,11 @@ impl Facts {
                 (t, c)
             })
             .collect();
-        Facts { tokens, text: Comparable::new(text) }
+        Facts { tokens, source: text, text: std::sync::OnceLock::new() }
+    }
+
+    fn text(&self) -> &Comparable {
+        self.text.get_or_init(|| Comparable::new(self.source))
     }
 
     /// Returns the salient tokens, in their first spelling.
@@ -90,13 +96,13 @@ impl Facts {
     }
 
     /// Returns the tokens of this text that do not occur in `other`, in order.
-    pub fn missing_from<'a>(&'a self, other: &'a Facts) -> impl Iterator<Item = &'a str> {
-        self.tokens.iter().filter(|(_, c)| !other.text.holds_comparable(c)).map(|(t, _)| t.as_str())
+    pub fn missing_from<'a>(&'a self, other: &'a Facts<'_>) -> impl Iterator<Item = &'a str> {
+        self.tokens.iter().filter(|(_, c)| !other.text().holds_comparable(c)).map(|(t, _)| t.as_str())
     }
 
     /// Returns [`differences`] of this text (`existing`) and `new`.
-    pub fn differences(&self, new: &Facts) -> (Vec<String>, Vec<String>) {
-        let own = |a: &Facts, b: &Facts| a.missing_from(b).map(str::to_string).collect();
+    pub fn differences(&self, new: &Facts<'_>) -> (Vec<String>, Vec<String>) {
+        let own = |a: &Facts<'_>, b: &Facts<'_>| a.missing_from(b).map(str::to_string).collect();
         (own(self, new), own(new, self))
     }
 }

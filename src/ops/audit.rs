@@ -607,7 +607,7 @@ fn conflicts(
     chosen: Option<Vec<bool>>,
     cache: &mut PairCache,
 ) -> Vec<(usize, usize, Problem, Problem)> {
-    let mut groups: std::collections::BTreeMap<&str, Vec<(usize, salient::Facts)>> = Default::default();
+    let mut groups: std::collections::BTreeMap<&str, Vec<(usize, salient::Facts<'_>)>> = Default::default();
     for (i, item) in items.iter().enumerate() {
         if let Some(g) = &item.group {
             let facts = salient::Facts::new(&item.text);
@@ -620,7 +620,7 @@ fn conflicts(
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).clamp(1, 8);
     let mut out = Vec::new();
     for (key, group) in &groups {
-        let (members, facts): (Vec<usize>, Vec<&salient::Facts>) = group.iter().map(|(i, f)| (*i, f)).unzip();
+        let (members, facts): (Vec<usize>, Vec<&salient::Facts<'_>>) = group.iter().map(|(i, f)| (*i, f)).unzip();
         let prepared: Vec<similarity::Prepared> =
             members.iter().map(|&i| similarity::Prepared::new(&items[i].text)).collect();
         let hashes: Vec<u64> = members.iter().map(|&i| text_hash(&items[i].text)).collect();
@@ -674,12 +674,19 @@ fn conflicts(
                         let ((na, pa), a) = (kinds[k], &prepared[k]);
                         for j in (0..members.len()).filter(|&j| j != k && (!scored(j) || j > k)) {
                             let (nb, pb) = kinds[j];
-                            let reach = probe.as_ref().is_none_or(|p| p.may_reach(j));
-                            if !(na && nb || pa && pb) || !reach || !may_contradict(facts[k], facts[j]) {
+                            if !(na && nb || pa && pb) {
+                                continue;
+                            }
+                            // The same tests in either order: with the screen, the cheap ones
+                            // first; without (a few named items), the score first, so that only
+                            // the texts that score high enough are read for their tokens.
+                            if let Some(p) = &probe
+                                && (!p.may_reach(j) || !may_contradict(facts[k], facts[j]))
+                            {
                                 continue;
                             }
                             let score = a.similarity(&prepared[j]);
-                            if score >= CONFLICT_THRESHOLD {
+                            if score >= CONFLICT_THRESHOLD && (probe.is_some() || may_contradict(facts[k], facts[j])) {
                                 mine.push((k.min(j), k.max(j), score, false));
                             }
                         }
@@ -735,7 +742,7 @@ fn contradicts(only_a: &[String], only_b: &[String]) -> bool {
 }
 
 /// Returns [`contradicts`] of the tokens each of two texts lacks, without listing them.
-fn may_contradict(a: &salient::Facts, b: &salient::Facts) -> bool {
+fn may_contradict(a: &salient::Facts<'_>, b: &salient::Facts<'_>) -> bool {
     let ((na, pa), (nb, pb)) = (kinds(a.missing_from(b)), kinds(b.missing_from(a)));
     na && nb || pa && pb
 }
