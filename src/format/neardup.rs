@@ -346,15 +346,7 @@ mod tests {
         out
     }
 
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-    }
+    use crate::format::similarity::tests::Rng;
 
     #[test]
     fn finds_what_scoring_every_pair_finds() {

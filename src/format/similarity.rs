@@ -155,39 +155,28 @@ trait Word: Copy + std::ops::BitAnd<Output = Self> + std::ops::BitOr<Output = Se
     fn low(n: usize) -> Self;
 }
 
-impl Word for u64 {
-    const ZERO: u64 = 0;
-    const BITS: usize = 64;
-    fn plus(self, other: u64) -> u64 {
-        self.wrapping_add(other)
-    }
-    fn bit(at: usize) -> u64 {
-        1 << at
-    }
-    fn ones(self) -> usize {
-        self.count_ones() as usize
-    }
-    fn low(n: usize) -> u64 {
-        if n >= 64 { !0 } else { (1 << n) - 1 }
-    }
+macro_rules! word {
+    ($t:ty) => {
+        impl Word for $t {
+            const ZERO: $t = 0;
+            const BITS: usize = <$t>::BITS as usize;
+            fn plus(self, other: $t) -> $t {
+                self.wrapping_add(other)
+            }
+            fn bit(at: usize) -> $t {
+                1 << at
+            }
+            fn ones(self) -> usize {
+                self.count_ones() as usize
+            }
+            fn low(n: usize) -> $t {
+                if n >= <Self as Word>::BITS { !0 } else { (1 << n) - 1 }
+            }
+        }
+    };
 }
-
-impl Word for u128 {
-    const ZERO: u128 = 0;
-    const BITS: usize = 128;
-    fn plus(self, other: u128) -> u128 {
-        self.wrapping_add(other)
-    }
-    fn bit(at: usize) -> u128 {
-        1 << at
-    }
-    fn ones(self) -> usize {
-        self.count_ones() as usize
-    }
-    fn low(n: usize) -> u128 {
-        if n >= 128 { !0 } else { (1 << n) - 1 }
-    }
-}
+word!(u64);
+word!(u128);
 
 impl Screen {
     /// Reads `texts` for screening their pairs against `threshold`.
@@ -390,7 +379,7 @@ impl Probe<'_> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// The LCS of two strings by the textbook table.
@@ -408,9 +397,10 @@ mod tests {
         row[b.len()]
     }
 
-    struct Rng(u64);
+    /// A xorshift generator for the generated cases (also `neardup`'s).
+    pub(crate) struct Rng(pub(crate) u64);
     impl Rng {
-        fn below(&mut self, n: usize) -> usize {
+        pub(crate) fn below(&mut self, n: usize) -> usize {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;

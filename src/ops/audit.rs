@@ -894,16 +894,19 @@ impl<R: Report> Report for VerifiedReport<'_, R> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_cached_score_is_never_believed() {
-        let item = |id: u64, text: &str| Item {
+    fn item(id: u64, text: &str) -> Item {
+        Item {
             store: Store::Md,
             id: Value::from(id),
             path: PathBuf::from(format!("{id}.md")),
             text: text.to_string(),
             citations: Vec::new(),
             group: Some("g".to_string()),
-        };
+        }
+    }
+
+    #[test]
+    fn a_cached_score_is_never_believed() {
         let items = [item(1, "Port 8080 serves the public api"), item(2, "Node 20 builds the frontend bundle")];
         let (a, b) = (text_hash(&items[0].text), text_hash(&items[1].text));
         // A cache whose check matches (written by a forger who knows the format) still names a pair
@@ -1043,14 +1046,6 @@ mod tests {
     #[test]
     fn a_cache_that_keeps_pairs_which_cannot_contradict_reads_the_same() {
         // As an audit before the screen wrote it: every pair over 60, complements too.
-        let item = |id: u64, text: &str| Item {
-            store: Store::Md,
-            id: Value::from(id),
-            path: PathBuf::from(format!("{id}.md")),
-            text: text.to_string(),
-            citations: Vec::new(),
-            group: Some("g".to_string()),
-        };
         let items = [
             item(1, "Run the tests with `cargo test` before a merge"),
             item(2, "Run the lints with `cargo clippy` before a merge"),
