@@ -29,8 +29,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Pos(usize);
 
-/// A valid memory in the index, borrowed.
-#[derive(Debug, Clone)]
+/// A valid memory in the index, borrowed. Two are equal when every field is.
+#[derive(Debug, Clone, PartialEq)]
 pub struct MemoryRef<'a> {
     pub id: u64,
     pub file_name: &'a str,

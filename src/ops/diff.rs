@@ -20,7 +20,7 @@ use crate::error::Diagnostic;
 use crate::error::KbError;
 use crate::knowledge::Knowledge;
 use crate::knowledge::context_files::SectionKind;
-use crate::memories::index::{Index, MemoryRef, Pos};
+use crate::memories::index::{Index, Pos};
 use crate::paths::Layout;
 use crate::repo::Repo;
 use crate::revision::{Git, RevisionError, Tree};
@@ -455,49 +455,10 @@ fn same_fields(base: &Index, head: &Index) -> FxHashSet<String> {
         .filter_map(|h| {
             let name = head.file_name_at(h);
             let b = (*at.get(name)?)?;
-            let same = !twice.contains(name)
-                && base.content_at(b) == head.content_at(h)
-                && same_memory(&base.at(b), &head.at(h));
+            let same = !twice.contains(name) && base.content_at(b) == head.content_at(h) && base.at(b) == head.at(h);
             same.then(|| name.to_string())
         })
         .collect()
-}
-
-/// Returns whether two memories are equal in every field (a field added to [`MemoryRef`] must
-/// be compared here: the pattern names them all).
-fn same_memory(a: &MemoryRef<'_>, b: &MemoryRef<'_>) -> bool {
-    let MemoryRef {
-        id,
-        file_name,
-        created,
-        created_at,
-        updated,
-        updated_at,
-        source,
-        decay_protected,
-        memory_type,
-        importance,
-        agent,
-        created_by,
-        updated_by,
-        tags,
-        content,
-    } = a;
-    *id == b.id
-        && *file_name == b.file_name
-        && *created == b.created
-        && *created_at == b.created_at
-        && *updated == b.updated
-        && *updated_at == b.updated_at
-        && *source == b.source
-        && *decay_protected == b.decay_protected
-        && *memory_type == b.memory_type
-        && *importance == b.importance
-        && *agent == b.agent
-        && *created_by == b.created_by
-        && *updated_by == b.updated_by
-        && *tags == b.tags
-        && *content == b.content
 }
 
 /// Maps the paths of a side (its own root, or its real path) to the same path in the real root.
