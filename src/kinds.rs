@@ -74,6 +74,8 @@ impl Store {
     /// The two memory stores: what `kb save`, `list`, `show` and `forget` take, and what the
     /// access log records.
     pub const MEMORY: &'static [Store] = &[Store::Md, Store::Copilot];
+    /// What a shared source gives recall and audit: its memories, records and decisions.
+    pub const SHARED: &'static [Store] = &[Store::Md, Store::Copilot, Store::Decision];
     /// Where `kb export --to` copies the markdown memories.
     pub const EXPORT: &'static [Store] = &[Store::Copilot];
 

@@ -195,14 +195,10 @@ pub fn audit(k: &Knowledge<'_>, req: &Request) -> Result<AuditReport> {
 /// The shared sources' items `ids` names (`org:12`; every one when empty) within `stores`, each
 /// unverified: never stale, never in conflict, their references not read.
 fn shared_items(k: &Knowledge<'_>, ids: &[String], stores: &[Store]) -> Result<(Vec<ItemJson>, Vec<Diagnostic>)> {
-    const SHARED: [Store; 3] = [Store::Md, Store::Copilot, Store::Decision];
-    let kinds: Vec<Store> = SHARED.into_iter().filter(|s| stores.is_empty() || stores.contains(s)).collect();
+    let kinds: Vec<Store> = Store::SHARED.iter().copied().filter(|s| stores.is_empty() || stores.contains(s)).collect();
     let named: Vec<(&str, &str)> = ids.iter().filter_map(|raw| super::read::shared_id(k.repo(), raw)).collect();
     for (name, _) in &named {
-        if k.shared_named(name).is_none() {
-            let what = format!("{name} (no local copy: kb shared sync {name})");
-            return Err(KbError::not_found("shared source copy", what).into());
-        }
+        super::read::shared_view(k, name)?;
     }
     let (mut out, mut diagnostics) = (Vec::new(), Vec::new());
     for view in k.shared() {
@@ -213,10 +209,7 @@ fn shared_items(k: &Knowledge<'_>, ids: &[String], stores: &[Store]) -> Result<(
         }
         let (items, problems) = gather(&view.knowledge, &Request { ids: own, stores: kinds.clone() })?;
         let name = &view.name;
-        diagnostics.extend(problems.into_iter().map(|mut d| {
-            d.message = format!("shared source {name}: {}", d.message);
-            d
-        }));
+        diagnostics.extend(problems.into_iter().map(|d| super::read::shared_problem(name, d)));
         for item in items.into_iter().filter(Item::chosen) {
             let id = match &item.id {
                 Value::String(s) => s.clone(),

@@ -950,9 +950,7 @@ impl ShowReport {
 /// in the heat log (a failure to log is a warning).
 pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowReport> {
     if let Some((name, rest)) = shared_id(k.repo(), raw_id) {
-        let view = k.shared_named(name).ok_or_else(|| {
-            KbError::not_found("shared source copy", format!("{name} (no local copy: kb shared sync {name})"))
-        })?;
+        let view = shared_view(k, name)?;
         let inner = show_own(&view.knowledge, rest, scope)?;
         return Ok(ShowReport::Shared { name: name.to_string(), id: rest.trim().to_string(), inner: Box::new(inner) });
     }
@@ -975,6 +973,19 @@ fn show_own(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowRepor
 pub fn shared_id<'r>(repo: &Repo, raw: &'r str) -> Option<(&'r str, &'r str)> {
     let (name, rest) = raw.trim().split_once(':')?;
     repo.settings.shared.value.iter().any(|s| s.name == name).then_some((name, rest))
+}
+
+/// Returns the view of the shared source `name`, or the error that its copy is not here.
+pub fn shared_view<'k>(k: &'k Knowledge<'_>, name: &str) -> Result<&'k crate::knowledge::SharedView, KbError> {
+    k.shared_named(name).ok_or_else(|| {
+        KbError::not_found("shared source copy", format!("{name} (no local copy: kb shared sync {name})"))
+    })
+}
+
+/// A shared source's problem, its message naming the source.
+pub fn shared_problem(name: &str, mut d: Diagnostic) -> Diagnostic {
+    d.message = format!("shared source {name}: {}", d.message);
+    d
 }
 
 /// Refuses a write that names a shared source's item (`org:12`): those change in their own

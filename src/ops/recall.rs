@@ -78,8 +78,7 @@ pub fn unknown_source(repo: &Repo, origins: &Origins) -> Option<String> {
 
 /// The shared sources a ranked recall of `req` reads.
 fn shared_views<'a>(k: &'a Knowledge<'_>, req: &Request) -> Vec<&'a SharedView> {
-    let kinds = [Store::Md, Store::Copilot, Store::Decision];
-    if req.exact || !kinds.iter().any(|&s| req.sources.has(s)) {
+    if req.exact || !Store::SHARED.iter().any(|&s| req.sources.has(s)) {
         return Vec::new();
     }
     k.shared().iter().filter(|v| req.origins.source(&v.name)).collect()
@@ -125,21 +124,23 @@ fn recall_with<'a>(
         sessions = list;
     }
     let parts = Parts { index: stores.index, file: stores.file, decisions, sessions };
-    // A command's own corpus holds every source that reads, so that its cache serves every
-    // request (a narrowed one keeps it whole); only the request's sources are candidates.
-    let (parts, complete) = match k.corpus() {
-        Some(_) => (parts, true),
-        None => whole(k, parts, sources),
-    };
-    let records = parts.file.map(Records::parse);
-    let mut report = match k.corpus() {
+    let (mut report, records) = match k.corpus() {
         Some(live) => {
+            let records = parts.file.map(Records::parse);
             let candidate = |i: usize| live.source_of(i).is_some_and(|s| req.sources.has(s));
             let scored = search::rank(&live.corpus, &req.query, live.ranking, candidate).unwrap_or_default();
             let item_of = |doc: usize| live.item(parts, records.as_ref(), doc);
-            finish(repo, stores.root, parts, req, records.as_ref(), &scored, item_of)
+            let report = finish(repo, stores.root, parts, req, records.as_ref(), &scored, item_of);
+            (report, records)
         }
-        None => ranked(repo, stores.root, parts, req, records.as_ref(), complete),
+        None => {
+            // A command's own corpus holds every source that reads, so that its cache serves
+            // every request (a narrowed one keeps it whole); only the request's sources are
+            // candidates.
+            let (parts, complete) = whole(k, parts, sources);
+            let records = parts.file.map(Records::parse);
+            (ranked(repo, stores.root, parts, req, records.as_ref(), complete), records)
+        }
     };
     report.diagnostics.splice(0..0, diagnostics);
     report.records = records;
@@ -187,8 +188,7 @@ fn merge_shared<'a>(req: &Request, report: &mut RankedReport<'a>, loading: Vec<(
             view
         })
         .collect();
-    let shared_sources = [Store::Md, Store::Copilot, Store::Decision];
-    let wanted: Vec<Store> = shared_sources.into_iter().filter(|&s| req.sources.has(s)).collect();
+    let wanted: Vec<Store> = Store::SHARED.iter().copied().filter(|&s| req.sources.has(s)).collect();
     let sub = Request {
         sources: Sources::of(&wanted),
         origins: Origins::default(),
@@ -222,19 +222,13 @@ fn merge_shared<'a>(req: &Request, report: &mut RankedReport<'a>, loading: Vec<(
             kept.push(Hit { from: Some(from), ..h });
         }
         report.total += theirs.total;
-        report.diagnostics.extend(theirs.diagnostics.drain(..).map(|d| shared_problem(&view.name, d)));
+        report.diagnostics.extend(theirs.diagnostics.drain(..).map(|d| read::shared_problem(&view.name, d)));
         report.hits.extend(kept);
         report.shared.push((view.name.clone(), theirs));
     }
     // Stable: on an equal score this repository's results (first in the list) stay first.
     report.hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     report.hits.truncate(req.max_results);
-}
-
-/// A shared source's problem, its message naming the source.
-fn shared_problem(name: &str, mut d: Diagnostic) -> Diagnostic {
-    d.message = format!("shared source {name}: {}", d.message);
-    d
 }
 
 /// `kb recall QUERY...`, ranked. JSON: `{"query":Q, "count":N, "total":N, "results":[ITEM +

@@ -16,6 +16,7 @@ use crate::format::binary::{Checksummed, Reader};
 use rustc_hash::FxHashMap as HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"KBRI";
@@ -115,19 +116,16 @@ pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
     let offset = (PREAMBLE + head_len + 4) as u64;
     // The inverted lists follow the slots: the count of terms, the offsets, the runs.
     let lists_at = (offset as usize).checked_add(n_pairs.checked_mul(4)?)?;
-    let mut word = [0u8; 4];
-    {
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(&mut word, lists_at as u64).ok()?;
-    }
-    let n_terms = u32::from_le_bytes(word) as usize;
+    let word_at = |at: usize| -> Option<usize> {
+        let mut word = [0u8; 4];
+        file.read_exact_at(&mut word, at as u64).ok()?;
+        Some(u32::from_le_bytes(word) as usize)
+    };
+    let n_terms = word_at(lists_at)?;
     let offsets_at = (lists_at + 4) as u64;
     let runs_at = (offsets_at as usize).checked_add(n_terms.checked_add(1)?.checked_mul(4)?)?;
-    {
-        use std::os::unix::fs::FileExt;
-        file.read_exact_at(&mut word, runs_at as u64 - 4).ok()?;
-    }
-    let bytes_len = u32::from_le_bytes(word) as usize;
+    // The offset past the last run: how many bytes the runs take.
+    let bytes_len = word_at(runs_at - 4)?;
     if n_terms != c.terms.len()
         || runs_at.checked_add(bytes_len)? != body_len
         || c.docs.iter().any(|d| {
@@ -145,7 +143,7 @@ pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
         terms: n_terms,
         bytes_len: bytes_len as u64,
     };
-    c.inverted = Some(Inverted { lists: Lists::File(lists), covered: c.docs.len(), changed: Vec::new() });
+    c.inverted = Some(Inverted { lists: Lists::File(lists), covered: c.docs.len(), changed: Vec::new(), replaced: 0 });
     c.file = Some(PairsFile { file, offset, count: n_pairs });
     Some(c)
 }

@@ -117,6 +117,8 @@ pub struct Inverted {
     pub covered: usize,
     /// Documents replaced since the lists were made, by position (empty: none).
     pub changed: Vec<bool>,
+    /// How many `changed` holds.
+    pub replaced: usize,
 }
 
 /// Where the lists are.
@@ -240,7 +242,9 @@ impl Corpus {
                 self.docs[i] = terms;
                 if let Some(inv) = self.inverted.as_mut().filter(|inv| i < inv.covered) {
                     inv.changed.resize(inv.covered, false);
-                    inv.changed[i] = true;
+                    if !std::mem::replace(&mut inv.changed[i], true) {
+                        inv.replaced += 1;
+                    }
                 }
                 i
             }
@@ -276,7 +280,7 @@ impl Corpus {
     /// (put since they were made), or when there are none.
     pub fn invert_if_stale(&mut self) -> std::io::Result<()> {
         let unlisted = match &self.inverted {
-            Some(inv) => inv.changed.iter().filter(|c| **c).count() + self.docs.len().saturating_sub(inv.covered),
+            Some(inv) => inv.replaced + self.docs.len().saturating_sub(inv.covered),
             None => usize::MAX,
         };
         if unlisted == 0 || (self.inverted.is_some() && unlisted <= self.docs.len() / 8) {
@@ -295,7 +299,7 @@ impl Corpus {
             }
         })?;
         let covered = self.docs.len();
-        self.inverted = Some(Inverted { lists: Lists::Memory(b.finish()), covered, changed: Vec::new() });
+        self.inverted = Some(Inverted { lists: Lists::Memory(b.finish()), covered, changed: Vec::new(), replaced: 0 });
         Ok(())
     }
 
