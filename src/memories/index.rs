@@ -242,7 +242,7 @@ impl Index {
                 let written_id = || crate::format::merge::written_id(&String::from_utf8_lossy(&bytes)).unwrap_or(0);
                 text::decode(&bytes).and_then(file::parse).map_err(|d| (d, written_id()))
             };
-            fresh.push_parsed(0, &name, Stamp::default(), outcome);
+            fresh.push_parsed(&name, Stamp::default(), outcome);
         }
         index.absorb(fresh);
         index
@@ -313,8 +313,8 @@ impl Index {
         let mut alive = vec![false; old_records.len()];
         let mut racy = vec![false; old_records.len()];
         let mut changed = cached_at_ns.is_none() || cached_dir != dir_stamp;
-        // Files read now: parsed into an arena of their own (the cached arena stays borrowed by
-        // the name lookup), appended to the index at the end.
+        // Files read now: packed by the workers into arenas of their own (the cached arena stays
+        // borrowed by the name lookup), gathered here, appended to the index at the end.
         let mut fresh = Index::empty(dir);
         {
             let look = Lookup {
@@ -339,7 +339,7 @@ impl Index {
                 for o in parts.flat_map(|part| look.visit_parallel(&batch, part, listed, threads)) {
                     index.stats.files += o.files;
                     index.stats.cached += o.alive.len();
-                    index.stats.read += o.fresh.len();
+                    index.stats.read += o.fresh.records.len();
                     index.stats.racy += o.racy.len();
                     for i in o.alive {
                         alive[i] = true;
@@ -347,11 +347,8 @@ impl Index {
                     for &i in &o.racy {
                         racy[i] = true;
                     }
-                    changed |= o.fresh.len() > o.racy.len() || o.aged > 0;
-                    let base = index.arena.len();
-                    for (name, stamp, outcome) in o.fresh {
-                        fresh.push_parsed(base, &name, stamp, outcome);
-                    }
+                    changed |= o.fresh.records.len() > o.racy.len() || o.aged > 0;
+                    fresh.absorb(o.fresh);
                     index.extra_problems.extend(o.problems);
                 }
                 if !more {
@@ -409,7 +406,7 @@ impl Index {
                 continue;
             };
             let mut one = Index::empty(&self.dir);
-            one.push_parsed(self.arena.len(), name, stamp_of(&meta), read_memory(|| fs::File::open(&path), meta.len()));
+            one.push_parsed(name, stamp_of(&meta), read_memory(|| fs::File::open(&path), meta.len()));
             self.absorb(one);
             let last = self.records.len() - 1;
             match at {
@@ -531,7 +528,8 @@ impl Index {
         self.records.swap_remove(at);
     }
 
-    /// Appends the records of `fresh`, whose spans point into its own arena.
+    /// Appends the records of `fresh`, whose spans point into its own arena. Past [`MAX_ARENA`]
+    /// bytes, a record is reported instead of appended (see [`Index::push_parsed`]).
     fn absorb(&mut self, fresh: Index) {
         let Index { arena, records, .. } = fresh;
         if self.records.is_empty() {
@@ -540,18 +538,31 @@ impl Index {
             self.records = records;
             return;
         }
-        let at = self.arena.len() as u32;
-        self.arena.push_str(&arena);
-        self.records.extend(records.into_iter().map(|mut r| {
-            r.text += at;
-            r
-        }));
+        if self.arena.len() + arena.len() < MAX_ARENA {
+            let at = self.arena.len() as u32;
+            self.arena.push_str(&arena);
+            self.records.extend(records.into_iter().map(|mut r| {
+                r.text += at;
+                r
+            }));
+            return;
+        }
+        for r in records {
+            let len = Block::parse(&arena, r.text as usize).map_or(0, |b| b.len);
+            if self.arena.len() + len < MAX_ARENA {
+                let text = self.arena.len() as u32;
+                self.arena.push_str(arena.get(r.text as usize..r.text as usize + len).unwrap_or_default());
+                self.records.push(Record { text, ..r });
+            } else {
+                let name = r.content_and_name(&arena).1;
+                self.push_parsed(name, r.stamp, Err((too_much_text(), r.id)));
+            }
+        }
     }
 
-    /// Packs a parsed file into the index; `base` is the length of an arena this one will be
-    /// appended to.
-    fn push_parsed(&mut self, base: usize, name: &str, stamp: Stamp, outcome: Parsed) {
-        // Spans are 32-bit: past 4 GiB of text (thousands of 1 MiB memories) a file is reported
+    /// Packs a parsed file into the index.
+    fn push_parsed(&mut self, name: &str, stamp: Stamp, outcome: Parsed) {
+        // Spans are 32-bit: past 3 GiB of text (thousands of 1 MiB memories) a file is reported
         // instead of indexed, rather than wrapping an offset.
         let needed = name.len()
             + outcome.as_ref().map_or(256, |m| {
@@ -563,9 +574,9 @@ impl Index {
                     + m.tags.iter().map(String::len).sum::<usize>()
                     + 256
             });
-        let outcome = if base + self.arena.len() + needed >= u32::MAX as usize {
+        let outcome = if outcome.is_ok() && self.arena.len() + needed >= MAX_ARENA {
             let id = outcome.as_ref().map_or_else(|e| e.1, |m| m.id);
-            Err((Diagnostic::error(None, "not indexed: the memories folder holds over 4 GiB of text"), id))
+            Err((too_much_text(), id))
         } else {
             outcome
         };
@@ -893,14 +904,14 @@ fn list_batch(
 }
 
 /// What one scan worker found.
-#[derive(Default)]
 struct Outcome {
     /// Memory files looked at.
     files: usize,
     /// Positions in the old cache whose records are still valid.
     alive: Vec<usize>,
-    /// Files read and parsed now.
-    fresh: Vec<(String, Stamp, Parsed)>,
+    /// Files read and parsed now, packed into an index of their own (so that the workers pack
+    /// them, not the thread that gathers their outcomes).
+    fresh: Index,
     /// Positions in the old cache of files read again only because they are too young to trust.
     racy: Vec<usize>,
     /// How many of those a cache written now would trust.
@@ -1099,7 +1110,14 @@ impl Lookup<'_> {
     /// unchanged, else reads and parses it. The cache's records are looked for in the order of
     /// the listing first (the order they were written in).
     fn visit(&self, batch: &Names, part: std::ops::Range<usize>, listed: usize) -> Outcome {
-        let mut out = Outcome { files: part.len(), ..Outcome::default() };
+        let mut out = Outcome {
+            files: part.len(),
+            alive: Vec::new(),
+            fresh: Index::empty(self.folder.path),
+            racy: Vec::new(),
+            aged: 0,
+            problems: Vec::new(),
+        };
         let mut guess = listed + part.start;
         for k in part {
             let (name, c_name) = batch.get(k);
@@ -1119,7 +1137,7 @@ impl Lookup<'_> {
                     out.aged += 1;
                 }
             }
-            out.fresh.push((name.to_string(), stamp, self.folder.read(c_name, len)));
+            out.fresh.push_parsed(name, stamp, self.folder.read(c_name, len));
         }
         out
     }
@@ -1256,6 +1274,16 @@ fn now_ns() -> i64 {
 
 /// Files whose mtime is this close to the cache's are read again (racy-git rule).
 const RACY_MARGIN_NS: i64 = 2_000_000_000;
+
+/// How much of the arena memories may fill: its offsets are 32-bit, and the last GiB is left to
+/// the problems of files past this (their names and messages), however many (small in tests, so
+/// that they can pass it).
+const MAX_ARENA: usize = if cfg!(test) { 4 << 20 } else { 3 << 30 };
+
+/// The problem of a file past [`MAX_ARENA`].
+fn too_much_text() -> Diagnostic {
+    Diagnostic::error(None, "not indexed: the memories folder holds over 3 GiB of text")
+}
 
 /// Folder entries listed, stat'ed and parsed per batch: bounds what a first scan holds besides
 /// the index (about 5 MB of parsed files and entries). Smaller in unit tests, so that a test of a
@@ -1457,6 +1485,29 @@ number
         let racy = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
         assert_eq!((racy.stats.read, racy.stats.racy, racy.stats.cached), (n, n, 0));
         assert_eq!(seen(&racy), seen(&uncached()));
+    }
+
+    #[test]
+    fn files_past_the_arena_limit_are_reported_not_indexed_across_workers_and_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let memories = dir.path().join("memories");
+        fs::create_dir_all(&memories).unwrap();
+        let n = 3 * BATCH;
+        let body = "x".repeat(MAX_ARENA / (n - 100));
+        for id in 1..=n {
+            let text = format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: {id}\n---\n\n{body}\n");
+            fs::write(memories.join(format!("{id:05}-m.md")), text).unwrap();
+        }
+        let index = Index::scan(&memories, dir.path(), None).unwrap();
+        assert_eq!((index.stats.files, index.files()), (n, n), "every file is in the index");
+        assert!(index.arena.len() < MAX_ARENA + 200 * 100, "the problems of 100 files past it");
+        let (valid, invalid) = seen(&index);
+        assert!(valid.len() > n - 110 && valid.len() < n - 90, "{} valid", valid.len());
+        assert_eq!(valid.len() + invalid.len(), n);
+        let problem = &index.problems_of_id(n as u64)[0];
+        assert!(problem.message.contains("not indexed"), "{}", problem.message);
+        // The memories indexed are whole.
+        assert!(index.memories().all(|m| m.content == body));
     }
 
     #[test]

@@ -326,14 +326,6 @@ impl Corpus {
         }
     }
 
-    /// Returns the id of `term` (lower-cased token), adding it with its stem when new.
-    fn term_id(&mut self, term: &str, stems: &mut Stems, ranking: Ranking) -> u32 {
-        let mut ids = self.ids.take().unwrap_or_else(|| self.ids());
-        let id = self.term_id_in(&mut ids, term, stems, ranking);
-        self.ids = Some(ids);
-        id
-    }
-
     /// Builds the tables of term and stem ids.
     fn ids(&self) -> Ids {
         let mut ids = Ids {
@@ -348,6 +340,7 @@ impl Corpus {
         ids
     }
 
+    /// Returns the id of `term` (lower-cased token), adding it with its stem when new.
     fn term_id_in(&mut self, ids: &mut Ids, term: &str, stems: &mut Stems, ranking: Ranking) -> u32 {
         let hash = text_hash(term);
         if let Some(&id) = ids.terms.find(hash, |&i| self.text(self.terms[i as usize]) == term) {
@@ -383,13 +376,14 @@ impl Corpus {
     fn tokenize(&mut self, doc: &Doc<'_>, hash: u64, stems: &mut Stems, ranking: Ranking) -> DocTerms {
         let mut found: Vec<(u32, f32)> = Vec::new();
         let mut len = 0.0f32;
+        let mut ids = self.ids.take().unwrap_or_else(|| self.ids());
         for (field, text) in doc.fields.iter().enumerate() {
             let weight = match ranking {
                 Ranking::Full => WEIGHTS[field],
                 Ranking::Plain => 1.0,
             };
             let mut add = |token: &str| {
-                found.push((self.term_id(token, stems, ranking), weight));
+                found.push((self.term_id_in(&mut ids, token, stems, ranking), weight));
                 len += weight;
             };
             match ranking {
@@ -401,6 +395,7 @@ impl Corpus {
                 }
             }
         }
+        self.ids = Some(ids);
         // Each term once, its weights summed (in order of the fields, for the same sum every time).
         found.sort_by_key(|(id, _)| *id);
         let mut terms: Vec<(u32, f32)> = Vec::with_capacity(found.len());
