@@ -38,15 +38,20 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// A writer that checksums what passes through it.
+/// A writer that checksums what passes through it. Small writes (a cache writes its numbers one
+/// at a time) gather in a buffer, hashed and passed on in large pieces.
 pub struct Checksummed<W: Write> {
-    pub inner: W,
-    pub hasher: Xxh3,
+    inner: W,
+    hasher: Xxh3,
+    buf: Vec<u8>,
 }
+
+/// What [`Checksummed`] gathers before it hashes and writes.
+const CHECKSUMMED_BUFFER: usize = 1 << 16;
 
 impl<W: Write> Checksummed<W> {
     pub fn new(inner: W) -> Self {
-        Checksummed { inner, hasher: Xxh3::new() }
+        Checksummed { inner, hasher: Xxh3::new(), buf: Vec::with_capacity(CHECKSUMMED_BUFFER) }
     }
 
     /// Writes a length (u32) and the bytes of `s`; `s` must be shorter than 4 GiB.
@@ -56,21 +61,44 @@ impl<W: Write> Checksummed<W> {
         self.write_all(s.as_bytes())
     }
 
+    /// Hashes and writes what the buffer holds.
+    fn drain(&mut self) -> io::Result<()> {
+        self.hasher.update(&self.buf);
+        let written = self.inner.write_all(&self.buf);
+        self.buf.clear();
+        written
+    }
+
     /// Writes the checksum of everything written so far, and returns the inner writer.
-    pub fn finish(self) -> io::Result<W> {
-        let Checksummed { mut inner, hasher } = self;
-        inner.write_all(&hasher.digest().to_le_bytes())?;
-        Ok(inner)
+    pub fn finish(mut self) -> io::Result<W> {
+        self.drain()?;
+        let sum = self.hasher.digest().to_le_bytes();
+        self.inner.write_all(&sum)?;
+        Ok(self.inner)
+    }
+
+    /// Writes out everything written so far and returns its 128-bit hash (no checksum written).
+    pub fn digest128(mut self) -> io::Result<u128> {
+        self.drain()?;
+        Ok(self.hasher.digest128())
     }
 }
 
 impl<W: Write> Write for Checksummed<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
+        if self.buf.len() + buf.len() > CHECKSUMMED_BUFFER {
+            self.drain()?;
+        }
+        if buf.len() >= CHECKSUMMED_BUFFER {
+            self.hasher.update(buf);
+            self.inner.write_all(buf)?;
+        } else {
+            self.buf.extend_from_slice(buf);
+        }
+        Ok(buf.len())
     }
     fn flush(&mut self) -> io::Result<()> {
+        self.drain()?;
         self.inner.flush()
     }
 }
@@ -85,6 +113,19 @@ pub fn verified(bytes: &[u8]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn writes_of_any_size_are_hashed_and_passed_on_in_order() {
+        let big = vec![7u8; CHECKSUMMED_BUFFER + 3];
+        let mut w = Checksummed::new(Vec::new());
+        let mut all = Vec::new();
+        for part in [&b"ab"[..], &big, b"c", &big[..CHECKSUMMED_BUFFER - 1], b"de"] {
+            w.write_all(part).unwrap();
+            all.extend_from_slice(part);
+        }
+        let bytes = w.finish().unwrap();
+        assert_eq!(verified(&bytes), Some(&all[..]));
+    }
 
     #[test]
     fn round_trip_and_corruption() {

@@ -50,10 +50,20 @@ pub fn resolve(text: &str) -> Resolved {
         "<<" | "=" => return Resolved::Special,
         _ => {}
     }
-    if BOOL.is_match(text) {
+    // PyYAML's resolver picks the patterns to try by the first character, as each pattern's own
+    // first character allows: most text (a memory's words) is a string without a regex run.
+    let (maybe_bool, maybe_number) = match text.as_bytes()[0] {
+        b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' => (true, false),
+        b'-' | b'+' | b'.' | b'0'..=b'9' => (false, true),
+        _ => return Resolved::Str,
+    };
+    if maybe_bool && BOOL.is_match(text) {
         return Resolved::Bool(
             matches!(text.as_bytes()[0], b'y' | b'Y' | b't' | b'T') || text.eq_ignore_ascii_case("on"),
         );
+    }
+    if !maybe_number {
+        return Resolved::Str;
     }
     if INT.is_match(text) {
         return int_value(text).map_or(Resolved::Str, Resolved::Int);
@@ -129,6 +139,25 @@ mod tests {
         assert_eq!(resolve(".inf"), Resolved::Float);
         assert_eq!(resolve("python"), Resolved::Str);
         assert_eq!(resolve("09"), Resolved::Str);
+    }
+
+    /// The first-character dispatch gives what trying every pattern gives.
+    #[test]
+    fn the_first_character_picks_the_patterns_as_trying_each_would() {
+        let every_pattern = |text: &str| match text {
+            "" | "~" | "null" | "Null" | "NULL" => Resolved::Null,
+            "<<" | "=" => Resolved::Special,
+            _ if BOOL.is_match(text) => Resolved::Bool(
+                matches!(text.as_bytes()[0], b'y' | b'Y' | b't' | b'T') || text.eq_ignore_ascii_case("on"),
+            ),
+            _ if INT.is_match(text) => int_value(text).map_or(Resolved::Str, Resolved::Int),
+            _ if FLOAT.is_match(text) => Resolved::Float,
+            _ if TIMESTAMP.is_match(text) => Resolved::Timestamp,
+            _ => Resolved::Str,
+        };
+        proptest::proptest!(|(text in "[-+.:_ 0-9eExXbTtZYyNnOoFfaAlsu]{0,12}")| {
+            proptest::prop_assert_eq!(resolve(&text), every_pattern(&text));
+        });
     }
 
     #[test]

@@ -178,7 +178,7 @@ impl Txn {
             |w| {
                 let mut hashed = Checksummed::new(w);
                 fill(&mut hashed)?;
-                digest.set(hashed.hasher.digest128());
+                digest.set(hashed.digest128()?);
                 Ok(())
             },
             || {

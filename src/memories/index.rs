@@ -1256,9 +1256,8 @@ fn read_memory(open: impl FnOnce() -> io::Result<fs::File>, len: u64) -> Parsed 
             0,
         ));
     }
-    let mut bytes = Vec::with_capacity(len as usize + 1);
-    open()
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+    let bytes = open()
+        .and_then(|f| read_stat_sized(f, len))
         .map_err(|e| (Diagnostic::error(None, format!("cannot read: {e}")), 0))?;
     // A file that does not parse still holds ids a new memory must not reuse.
     let written_id = || crate::format::merge::written_id(&String::from_utf8_lossy(&bytes)).unwrap_or(0);
@@ -1266,6 +1265,39 @@ fn read_memory(open: impl FnOnce() -> io::Result<fs::File>, len: u64) -> Parsed 
         Ok(m) => Ok(m),
         Err(d) => Err((d, written_id())),
     }
+}
+
+/// Reads a regular file that its stat said holds `len` bytes (at most [`MAX_FILE_BYTES`] + 1 of
+/// them): `read`s of a byte more than that until the `len` bytes are in, so that no last `read`
+/// is needed to find the end (10,000 calls fewer on a first scan of 10,000 files). A file that grew
+/// since is read on to its end; one that changed since has another stamp, and is read again by
+/// the next scan.
+fn read_stat_sized(mut f: fs::File, len: u64) -> io::Result<Vec<u8>> {
+    let len = len.min(MAX_FILE_BYTES) as usize;
+    let want = len + 1;
+    let mut bytes = vec![0u8; want];
+    let mut got = 0;
+    loop {
+        match f.read(&mut bytes[got..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                if got < len {
+                    continue;
+                }
+                if got < want {
+                    break;
+                }
+                bytes.truncate(got);
+                f.take(MAX_FILE_BYTES + 1 - got as u64).read_to_end(&mut bytes)?;
+                return Ok(bytes);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(got);
+    Ok(bytes)
 }
 
 fn now_ns() -> i64 {
@@ -1485,6 +1517,17 @@ number
         let racy = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
         assert_eq!((racy.stats.read, racy.stats.racy, racy.stats.cached), (n, n, 0));
         assert_eq!(seen(&racy), seen(&uncached()));
+    }
+
+    #[test]
+    fn a_file_is_read_whole_whatever_its_stat_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.md");
+        fs::write(&path, "0123456789").unwrap();
+        for stat_len in [10, 0, 5, 9, 11, 20] {
+            let bytes = read_stat_sized(fs::File::open(&path).unwrap(), stat_len).unwrap();
+            assert_eq!(bytes, b"0123456789", "a stat of {stat_len} bytes");
+        }
     }
 
     #[test]

@@ -275,12 +275,15 @@ fn ranked<'a>(
                 )
             });
             // The index covers every source: one that lacks the memories or the records is not
-            // written.
-            if let Some(path) = path.filter(|_| complete && (fresh > 0 || before != Some(docs.len()))) {
+            // written. It is written on a thread of its own while this one ranks.
+            let path = path.filter(|_| complete && (fresh > 0 || before != Some(docs.len())));
+            std::thread::scope(|scope| {
                 // Derived state: a failure to write it only costs time.
-                let _ = search::cache::write(&path, &corpus);
-            }
-            search::rank(&corpus, &req.query, ranking, candidate).ok()
+                let writer = path.as_deref().map(|path| scope.spawn(|| search::cache::write(path, &corpus)));
+                let scored = search::rank(&corpus, &req.query, ranking, candidate).ok();
+                drop(writer.map(|w| w.join()));
+                scored
+            })
         }
         Ranking::Plain => None,
     };

@@ -13,7 +13,6 @@
 
 use super::{Corpus, DocTerms, Inverted, Lists, Span, packed, postings};
 use crate::format::binary::{Checksummed, Reader};
-use rustc_hash::FxHashMap as HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -203,8 +202,10 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
         arena.push_str(text);
         s
     };
-    let mut term_map: HashMap<u32, u32> = HashMap::default();
-    let mut stem_map: HashMap<u32, u32> = HashMap::default();
+    // Each old term's and stem's new id (`UNMAPPED`: none yet).
+    const UNMAPPED: u32 = u32::MAX;
+    let mut term_map = vec![UNMAPPED; corpus.terms.len()];
+    let mut stem_map = vec![UNMAPPED; corpus.stems.len()];
     let mut terms: Vec<(Span, u32)> = Vec::new();
     let mut stems: Vec<Span> = Vec::new();
     let mut docs: Vec<DocTerms> = Vec::with_capacity(corpus.docs.len());
@@ -216,15 +217,20 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
         let start = pairs.len() as u32;
         renamed.clear();
         for (t, f) in slots.pairs() {
-            let id = *term_map.entry(t).or_insert_with(|| {
-                let stem = corpus.stem_of[t as usize];
-                let s = *stem_map.entry(stem).or_insert_with(|| {
-                    stems.push(push(corpus.text(corpus.stems[stem as usize])));
-                    stems.len() as u32 - 1
-                });
-                terms.push((push(corpus.text(corpus.terms[t as usize])), s));
-                terms.len() as u32 - 1
-            });
+            // Slots read from a file are checked; the ones in memory are the tokenizer's.
+            let (Some(&mapped), Some(&stem)) = (term_map.get(t as usize), corpus.stem_of.get(t as usize)) else {
+                continue;
+            };
+            let (mut id, stem) = (mapped, stem as usize);
+            if id == UNMAPPED {
+                if stem_map[stem] == UNMAPPED {
+                    stem_map[stem] = stems.len() as u32;
+                    stems.push(push(corpus.text(corpus.stems[stem])));
+                }
+                id = terms.len() as u32;
+                term_map[t as usize] = id;
+                terms.push((push(corpus.text(corpus.terms[t as usize])), stem_map[stem]));
+            }
             renamed.push((id, f));
         }
         for &(t, f) in &renamed {
@@ -237,7 +243,7 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
     lists.offsets.resize(terms.len() + 1, lists.bytes.len() as u32);
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     crate::fsio::write_atomic_streamed(path, false, |out| {
-        let mut w = Checksummed::new(io::BufWriter::new(out));
+        let mut w = Checksummed::new(out);
         let head_len = PREAMBLE + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
@@ -272,7 +278,7 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
             w.write_all(&o.to_le_bytes())?;
         }
         w.write_all(&lists.bytes)?;
-        w.finish()?.flush()
+        w.finish().map(drop)
     })
 }
 

@@ -71,6 +71,9 @@ pub struct DocTerms {
     pub terms: u32,
 }
 
+/// A placeholder, replaced before the corpus is used.
+const EMPTY_DOC: DocTerms = DocTerms { key: 0, hash: 0, len: 0.0, start: 0, end: 0, terms: 0 };
+
 fn damaged() -> std::io::Error {
     std::io::Error::new(std::io::ErrorKind::InvalidData, "a pair of the recall index is damaged")
 }
@@ -350,13 +353,27 @@ impl Corpus {
             Ranking::Full => stems.stem(term).to_string(),
             Ranking::Plain => term.to_string(),
         };
-        let stem_hash = text_hash(&stem);
+        self.add_term(ids, term, hash, &stem)
+    }
+
+    /// Returns the id of `term`, adding it with `stem` when new.
+    fn intern(&mut self, ids: &mut Ids, term: &str, stem: &str) -> u32 {
+        let hash = text_hash(term);
+        match ids.terms.find(hash, |&i| self.text(self.terms[i as usize]) == term) {
+            Some(&id) => id,
+            None => self.add_term(ids, term, hash, stem),
+        }
+    }
+
+    /// Adds `term` (not in the corpus; `hash` its [`text_hash`]) with `stem`, and returns its id.
+    fn add_term(&mut self, ids: &mut Ids, term: &str, hash: u64, stem: &str) -> u32 {
+        let stem_hash = text_hash(stem);
         let known = ids.stems.find(stem_hash, |&i| self.text(self.stems[i as usize]) == stem).copied();
         let stem_id = match known {
             Some(s) => s,
             None => {
                 let s = self.stems.len() as u32;
-                let span = self.push_text(&stem);
+                let span = self.push_text(stem);
                 self.stems.push(span);
                 let (arena, spans) = (&self.arena, &self.stems);
                 ids.stems.insert_unique(stem_hash, s, |&j| text_hash(span_text(arena, spans[j as usize])));
@@ -411,10 +428,46 @@ impl Corpus {
     }
 }
 
+impl Corpus {
+    /// Adds the vocabulary of `other` (a corpus whose pairs are all in memory) and the pairs of
+    /// its documents `docs`, and returns those documents as this corpus holds them.
+    fn append(&mut self, other: &Corpus, docs: &[DocTerms]) -> Vec<DocTerms> {
+        let mut ids = self.ids.take().unwrap_or_else(|| self.ids());
+        let ours: Vec<u32> = (0..other.terms.len())
+            .map(|t| {
+                let stem = other.stem_of.get(t).and_then(|&s| other.stems.get(s as usize)).copied().unwrap_or_default();
+                self.intern(&mut ids, other.text(other.terms[t]), other.text(stem))
+            })
+            .collect();
+        self.ids = Some(ids);
+        let mut pairs: Vec<(u32, f32)> = Vec::new();
+        docs.iter()
+            .map(|d| {
+                let slots = other.pairs.get(d.start as usize..d.end as usize).unwrap_or_default();
+                pairs.clear();
+                pairs.extend(Slots::new(slots, d.terms as usize).pairs().map(|(t, f)| (ours[t as usize], f)));
+                pairs.sort_by_key(|(id, _)| *id);
+                let start = self.pairs_len() as u32;
+                let terms = packed::push(&mut self.pairs, &pairs) as u32;
+                DocTerms { start, end: self.pairs_len() as u32, terms, ..*d }
+            })
+            .collect()
+    }
+}
+
+/// Documents to tokenize from which a second thread takes half.
+const PARALLEL_DOCS: usize = if cfg!(test) { 8 } else { 2048 };
+
 /// Builds the corpus of `docs` for `ranking`: each document reused from `cached` when its key and
 /// hash match there, else tokenized. Returns the corpus (documents in the order of `docs`) and
 /// how many documents were tokenized anew.
 pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Corpus, usize) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    corpus_on(docs, cached, ranking, threads)
+}
+
+/// [`corpus`], tokenizing on two threads when `threads` allows and there are many documents.
+fn corpus_on(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking, threads: usize) -> (Corpus, usize) {
     let mut stems = Stems::default();
     let mut c = cached.unwrap_or_default();
     let hashes: Vec<u64> = docs.iter().map(Doc::hash).collect();
@@ -443,19 +496,34 @@ pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Co
         })
         .collect();
     drop(by_key);
-    let mut fresh = 0;
-    let mut out = Vec::with_capacity(docs.len());
-    for (i, doc) in docs.iter().enumerate() {
-        match found[i] {
-            Some(j) => out.push(old_docs[j]),
-            None => {
-                fresh += 1;
-                out.push(c.tokenize(doc, hashes[i], &mut stems, ranking));
+    let todo: Vec<usize> = (0..docs.len()).filter(|&i| found[i].is_none()).collect();
+    // The second half on a thread of its own, into a corpus of its own that joins this one after
+    // (the term ids differ from one thread's, the scores do not: every weight is a whole number
+    // of halves, so their sums do not depend on the order).
+    let split = if threads >= 2 && todo.len() >= PARALLEL_DOCS { todo.len() / 2 } else { todo.len() };
+    let (mine, theirs) = todo.split_at(split);
+    let mut out: Vec<DocTerms> = found.iter().map(|f| f.map(|j| old_docs[j]).unwrap_or(EMPTY_DOC)).collect();
+    std::thread::scope(|scope| {
+        let other = (!theirs.is_empty()).then(|| {
+            scope.spawn(|| {
+                let (mut other, mut stems) = (Corpus::default(), Stems::default());
+                let terms: Vec<DocTerms> =
+                    theirs.iter().map(|&i| other.tokenize(&docs[i], hashes[i], &mut stems, ranking)).collect();
+                (other, terms)
+            })
+        });
+        for &i in mine {
+            out[i] = c.tokenize(&docs[i], hashes[i], &mut stems, ranking);
+        }
+        if let Some(other) = other {
+            let (other, terms) = other.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            for (&i, d) in theirs.iter().zip(c.append(&other, &terms)) {
+                out[i] = d;
             }
         }
-    }
+    });
     c.docs = out;
-    (c, fresh)
+    (c, todo.len())
 }
 
 /// One ranked result: the document's position in the corpus and its score.
@@ -813,6 +881,49 @@ mod tests {
             .collect();
         out.sort_by(|a, b| b.1.total_cmp(&a.1));
         out
+    }
+
+    /// Tokenized on two threads, a corpus holds each document's terms and ranks as one thread's.
+    #[test]
+    fn a_corpus_tokenized_on_two_threads_equals_one_tokenized_on_one() {
+        let words = ["Run", "the", "tests", "cargo", "nextest", "ApiError", "deploys", "über", "port", "8080"];
+        let docs: Vec<Doc<'static>> = (0..40)
+            .map(|i: usize| {
+                let text: Vec<&str> = (0..6).map(|k| words[(i * 7 + k * 3) % words.len()]).collect();
+                doc(&format!("d{i}"), &text.join(" "), words[i % 4], if i.is_multiple_of(3) { "x2" } else { "" })
+            })
+            .collect();
+        let terms_of = |c: &Corpus| -> Vec<Vec<(String, String, f32)>> {
+            let all: Vec<usize> = (0..c.docs.len()).collect();
+            let mut out = Vec::new();
+            c.each_doc(&all, |_, slots| {
+                let mut terms: Vec<(String, String, f32)> = slots
+                    .pairs()
+                    .map(|(t, f)| {
+                        let stem = c.stems[c.stem_of[t as usize] as usize];
+                        (c.text(c.terms[t as usize]).to_string(), c.text(stem).to_string(), f)
+                    })
+                    .collect();
+                terms.sort_by(|a, b| a.0.cmp(&b.0));
+                out.push(terms);
+            })
+            .unwrap();
+            out
+        };
+        for ranking in [Ranking::Full, Ranking::Plain] {
+            let (one, n1) = corpus_on(&docs, None, ranking, 1);
+            let (two, n2) = corpus_on(&docs, None, ranking, 2);
+            assert_eq!((n1, n2), (40, 40));
+            assert_eq!(terms_of(&one), terms_of(&two));
+            assert_eq!(
+                one.docs.iter().map(|d| (d.key, d.hash, d.len)).collect::<Vec<_>>(),
+                two.docs.iter().map(|d| (d.key, d.hash, d.len)).collect::<Vec<_>>()
+            );
+            for query in ["run tests", "api error", "deploy port", "uber 8080 x2"] {
+                let scores = |c: &Corpus| rank(c, query, ranking, |_| true).unwrap();
+                assert_eq!(scores(&one), scores(&two), "{query}");
+            }
+        }
     }
 
     #[test]
