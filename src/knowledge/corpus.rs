@@ -46,11 +46,27 @@ impl Item<'_> {
     }
 }
 
-/// Every document of `p` (the records parsed from its file), with what it is.
-pub fn documents<'a>(p: Parts<'a>, records: Option<&Records<'_>>) -> Vec<(Slot, Doc<'a>)> {
-    let mut docs: Vec<(Slot, Doc<'a>)> = Vec::new();
-    each_document(p, records, |slot, doc| docs.push((slot, doc)));
-    docs
+/// What every document of `p` (the records parsed from its file) is, and its key and
+/// [`Doc::hash`]: the documents themselves are not kept ([`document`] makes one again).
+pub fn documents(p: Parts<'_>, records: Option<&Records<'_>>) -> (Vec<Slot>, Vec<(u64, u64)>) {
+    let (mut slots, mut keys) = (Vec::new(), Vec::new());
+    each_document(p, records, |slot, doc| {
+        slots.push(slot);
+        keys.push((doc.key, doc.hash()));
+    });
+    (slots, keys)
+}
+
+/// The document `slot` of `p` (the records parsed from its file), as [`documents`] saw it; an
+/// empty one for a slot `p` lacks.
+pub fn document<'a>(slot: Slot, p: Parts<'a>, records: Option<&Records<'_>>) -> Doc<'a> {
+    let made = match slot {
+        Slot::Md(pos) => p.index.map(|index| memory_doc(&index.at(pos))),
+        Slot::Copilot(pos) => records.and_then(|all| Some(record_doc(all, &all.get(pos)?))),
+        Slot::Decision(i) => p.decisions.get(i).map(|(path, d)| decision_doc(path, d)),
+        Slot::Session(i) => p.sessions.get(i).map(session_doc),
+    };
+    made.unwrap_or_default()
 }
 
 /// Calls `f` with every document of `p` (the records parsed from its file), and what it is.

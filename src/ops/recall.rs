@@ -15,11 +15,11 @@ use crate::copilot::Records;
 use crate::decisions::file::Decision;
 use crate::error::Diagnostic;
 pub use crate::kinds::{Origins, Sources, Store};
-use crate::knowledge::corpus::{Item, Parts, Slot, documents, file_stem};
+use crate::knowledge::corpus::{self, Item, Parts, file_stem};
 use crate::knowledge::{Knowledge, Loading, SharedView};
 use crate::output::chars_prefix;
 use crate::repo::Repo;
-use crate::search::{self, Doc, Ranking};
+use crate::search::{self, Ranking};
 use crate::session::Located;
 use anyhow::Result;
 use serde::Serialize;
@@ -256,9 +256,11 @@ fn ranked<'a>(
     complete: bool,
 ) -> RankedReport<'a> {
     let ranking = repo.env.recall_ranking;
-    // What each document is, kept small (a memory by its position in the index): only the
-    // results become items.
-    let (slots, docs): (Vec<Slot>, Vec<Doc<'a>>) = documents(p, records).into_iter().unzip();
+    // What each document is, kept small (a memory by its position in the index), with its key
+    // and hash: a document's text is made again only to be tokenized, and only the results
+    // become items.
+    let (slots, keys) = corpus::documents(p, records);
+    let doc = |i: usize| slots.get(i).map(|&s| corpus::document(s, p, records)).unwrap_or_default();
     let candidate = |i: usize| slots.get(i).is_some_and(|s| req.sources.has(s.source()));
     let t0 = std::time::Instant::now();
     let scored = match ranking {
@@ -267,7 +269,7 @@ fn ranked<'a>(
             let cached = path.as_deref().and_then(|p| search::cache::load(p, &repo.layout.root));
             let before = cached.as_ref().map(|c| c.docs.len());
             let loaded_in = t0.elapsed();
-            let (corpus, fresh) = search::corpus(&docs, cached, ranking);
+            let (corpus, fresh) = search::corpus_of(&keys, doc, cached, ranking);
             repo.debug_line(|| {
                 format!(
                     "kb-timing: recall index: loaded in {loaded_in:?}, {fresh} documents tokenized, ready in {:?}",
@@ -276,7 +278,7 @@ fn ranked<'a>(
             });
             // The index covers every source: one that lacks the memories or the records is not
             // written. It is written on a thread of its own while this one ranks.
-            let path = path.filter(|_| complete && (fresh > 0 || before != Some(docs.len())));
+            let path = path.filter(|_| complete && (fresh > 0 || before != Some(keys.len())));
             std::thread::scope(|scope| {
                 // Derived state: a failure to write it only costs time.
                 let writer = path.as_deref().map(|path| scope.spawn(|| search::cache::write(path, &corpus)));
@@ -289,10 +291,10 @@ fn ranked<'a>(
     };
     // Without an index that can be read (or for the plain baseline): tokenize every document.
     let scored = scored.unwrap_or_else(|| {
-        let (corpus, _) = search::corpus(&docs, None, ranking);
+        let (corpus, _) = search::corpus_of(&keys, doc, None, ranking);
         search::rank(&corpus, &req.query, ranking, candidate).unwrap_or_default()
     });
-    drop(docs);
+    drop(keys);
     let item_of = |doc: usize| slots.get(doc)?.item(p);
     let report = finish(repo, root, p, req, records, &scored, item_of);
     repo.debug_line(|| format!("kb-timing: recall: ranked and ordered in {:?}", t0.elapsed()));

@@ -11,8 +11,10 @@
 //! last, and the runs. A recall reads the head, then only the lists of its query's terms (or, when
 //! documents changed, streams the slots), so a large index is never held whole.
 
+use super::packed::Slots;
 use super::{Corpus, DocTerms, Inverted, Lists, Span, packed, postings};
 use crate::format::binary::{Checksummed, Reader};
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -194,56 +196,133 @@ fn decode(head: &[u8]) -> Option<Corpus> {
 /// Writes `corpus` to `path`, keeping only the terms, stems and pairs its documents use:
 /// atomically, not durably (a lost index only costs time), in a folder ignored by git.
 pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
-    // Renumber the terms in use (and their stems) into a fresh arena, so that removed documents'
-    // words do not pile up.
-    let mut arena = String::new();
-    let mut push = |text: &str| {
-        let s = Span { start: arena.len() as u32, len: text.len() as u32 };
-        arena.push_str(text);
-        s
-    };
-    // Each old term's and stem's new id (`UNMAPPED`: none yet).
-    const UNMAPPED: u32 = u32::MAX;
-    let mut term_map = vec![UNMAPPED; corpus.terms.len()];
-    let mut stem_map = vec![UNMAPPED; corpus.stems.len()];
-    let mut terms: Vec<(Span, u32)> = Vec::new();
-    let mut stems: Vec<Span> = Vec::new();
-    let mut docs: Vec<DocTerms> = Vec::with_capacity(corpus.docs.len());
-    let mut pairs: Vec<u32> = Vec::new();
-    let all: Vec<usize> = (0..corpus.docs.len()).collect();
-    let mut renamed: Vec<(u32, f32)> = Vec::new();
-    let mut lists = postings::Builder::default();
-    corpus.each_doc(&all, |i, slots| {
-        let start = pairs.len() as u32;
-        renamed.clear();
-        for (t, f) in slots.pairs() {
-            // Slots read from a file are checked; the ones in memory are the tokenizer's.
-            let (Some(&mapped), Some(&stem)) = (term_map.get(t as usize), corpus.stem_of.get(t as usize)) else {
-                continue;
-            };
-            let (mut id, stem) = (mapped, stem as usize);
-            if id == UNMAPPED {
-                if stem_map[stem] == UNMAPPED {
-                    stem_map[stem] = stems.len() as u32;
-                    stems.push(push(corpus.text(corpus.stems[stem])));
-                }
-                id = terms.len() as u32;
-                term_map[t as usize] = id;
-                terms.push((push(corpus.text(corpus.terms[t as usize])), stem_map[stem]));
+    match Written::in_place(corpus) {
+        Some(whole) => write_parts(path, &whole),
+        None => write_parts(path, &Written::renumbered(corpus)?),
+    }
+}
+
+/// What an index file holds: a corpus's text, vocabulary, documents and slots.
+struct Written<'c> {
+    arena: Cow<'c, str>,
+    terms: Cow<'c, [Span]>,
+    stem_of: Cow<'c, [u32]>,
+    stems: Cow<'c, [Span]>,
+    docs: Cow<'c, [DocTerms]>,
+    pairs: Cow<'c, [u32]>,
+}
+
+impl<'c> Written<'c> {
+    /// The corpus as it is, when it holds nothing its documents do not use: its slots all in
+    /// memory and each document's right after the last's, every term and stem in use (a corpus
+    /// just tokenized). Then nothing is copied.
+    fn in_place(c: &'c Corpus) -> Option<Written<'c>> {
+        if c.file.is_some() {
+            return None;
+        }
+        let mut next = 0;
+        let laid_out = c.docs.iter().all(|d| {
+            let follows = d.start == next && d.end >= d.start;
+            next = d.end;
+            follows
+        });
+        if !laid_out || next as usize != c.pairs.len() {
+            return None;
+        }
+        let mut term_used = vec![false; c.terms.len()];
+        for d in &c.docs {
+            let slots = Slots::new(c.pairs.get(d.start as usize..d.end as usize)?, d.terms as usize);
+            if !slots.valid(c.terms.len()) {
+                return None;
             }
-            renamed.push((id, f));
+            for (t, _) in slots.pairs() {
+                term_used[t as usize] = true;
+            }
         }
-        for &(t, f) in &renamed {
-            lists.add(t, docs.len() as u32, f);
+        let mut stem_used = vec![false; c.stems.len()];
+        for &s in &c.stem_of {
+            *stem_used.get_mut(s as usize)? = true;
         }
-        let terms = packed::push(&mut pairs, &renamed) as u32;
-        docs.push(DocTerms { start, end: pairs.len() as u32, terms, ..corpus.docs[i] });
+        let text: usize = c.terms.iter().chain(&c.stems).map(|s| s.len as usize).sum();
+        let whole = term_used.into_iter().all(|u| u) && stem_used.into_iter().all(|u| u) && text == c.arena.len();
+        whole.then(|| Written {
+            arena: Cow::Borrowed(&c.arena),
+            terms: Cow::Borrowed(&c.terms),
+            stem_of: Cow::Borrowed(&c.stem_of),
+            stems: Cow::Borrowed(&c.stems),
+            docs: Cow::Borrowed(&c.docs),
+            pairs: Cow::Borrowed(&c.pairs),
+        })
+    }
+
+    /// The terms in use (and their stems) renumbered into a fresh arena, and the documents' slots
+    /// packed, so that removed documents' words and slots do not pile up.
+    fn renumbered(corpus: &Corpus) -> io::Result<Written<'static>> {
+        let mut arena = String::new();
+        let mut push = |text: &str| {
+            let s = Span { start: arena.len() as u32, len: text.len() as u32 };
+            arena.push_str(text);
+            s
+        };
+        // Each old term's and stem's new id (`UNMAPPED`: none yet).
+        const UNMAPPED: u32 = u32::MAX;
+        let mut term_map = vec![UNMAPPED; corpus.terms.len()];
+        let mut stem_map = vec![UNMAPPED; corpus.stems.len()];
+        let (mut terms, mut stem_of, mut stems) = (Vec::new(), Vec::new(), Vec::new());
+        let mut docs: Vec<DocTerms> = Vec::with_capacity(corpus.docs.len());
+        let mut pairs: Vec<u32> = Vec::new();
+        let all: Vec<usize> = (0..corpus.docs.len()).collect();
+        let mut renamed: Vec<(u32, f32)> = Vec::new();
+        corpus.each_doc(&all, |i, slots| {
+            let start = pairs.len() as u32;
+            renamed.clear();
+            for (t, f) in slots.pairs() {
+                // Slots read from a file are checked; the ones in memory are the tokenizer's.
+                let (Some(&mapped), Some(&stem)) = (term_map.get(t as usize), corpus.stem_of.get(t as usize)) else {
+                    continue;
+                };
+                let (mut id, stem) = (mapped, stem as usize);
+                if id == UNMAPPED {
+                    if stem_map[stem] == UNMAPPED {
+                        stem_map[stem] = stems.len() as u32;
+                        stems.push(push(corpus.text(corpus.stems[stem])));
+                    }
+                    id = terms.len() as u32;
+                    term_map[t as usize] = id;
+                    terms.push(push(corpus.text(corpus.terms[t as usize])));
+                    stem_of.push(stem_map[stem]);
+                }
+                renamed.push((id, f));
+            }
+            let terms = packed::push(&mut pairs, &renamed) as u32;
+            docs.push(DocTerms { start, end: pairs.len() as u32, terms, ..corpus.docs[i] });
+        })?;
+        Ok(Written {
+            arena: Cow::Owned(arena),
+            terms: Cow::Owned(terms),
+            stem_of: Cow::Owned(stem_of),
+            stems: Cow::Owned(stems),
+            docs: Cow::Owned(docs),
+            pairs: Cow::Owned(pairs),
+        })
+    }
+}
+
+/// Writes the index file of `c` to `path`, with its inverted lists.
+fn write_parts(path: &Path, c: &Written<'_>) -> io::Result<()> {
+    let lists = postings::build(c.terms.len(), |add| {
+        for (i, d) in c.docs.iter().enumerate() {
+            let slots = c.pairs.get(d.start as usize..d.end as usize).unwrap_or_default();
+            for (t, f) in Slots::new(slots, d.terms as usize).pairs() {
+                add(t, i as u32, f);
+            }
+        }
+        Ok::<(), io::Error>(())
     })?;
-    let mut lists = lists.finish();
-    lists.offsets.resize(terms.len() + 1, lists.bytes.len() as u32);
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     crate::fsio::write_atomic_streamed(path, false, |out| {
         let mut w = Checksummed::new(out);
+        let (arena, terms, stems, docs) = (&c.arena, &c.terms, &c.stems, &c.docs);
         let head_len = PREAMBLE + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
@@ -251,26 +330,26 @@ pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
         w.write_all(&(arena.len() as u64).to_le_bytes())?;
         w.write_all(arena.as_bytes())?;
         w.write_all(&(terms.len() as u32).to_le_bytes())?;
-        for (s, stem) in &terms {
+        for (s, stem) in terms.iter().zip(c.stem_of.iter()) {
             for v in [s.start, s.len, *stem] {
                 w.write_all(&v.to_le_bytes())?;
             }
         }
         w.write_all(&(stems.len() as u32).to_le_bytes())?;
-        for s in &stems {
+        for s in stems.iter() {
             w.write_all(&s.start.to_le_bytes())?;
             w.write_all(&s.len.to_le_bytes())?;
         }
         w.write_all(&(docs.len() as u32).to_le_bytes())?;
-        for d in &docs {
+        for d in docs.iter() {
             w.write_all(&d.key.to_le_bytes())?;
             w.write_all(&d.hash.to_le_bytes())?;
             for v in [d.len.to_bits(), d.start, d.end, d.terms] {
                 w.write_all(&v.to_le_bytes())?;
             }
         }
-        w.write_all(&(pairs.len() as u32).to_le_bytes())?;
-        for slot in &pairs {
+        w.write_all(&(c.pairs.len() as u32).to_le_bytes())?;
+        for slot in c.pairs.iter() {
             w.write_all(&slot.to_le_bytes())?;
         }
         w.write_all(&(terms.len() as u32).to_le_bytes())?;
@@ -289,6 +368,29 @@ mod tests {
 
     fn doc(name: &str, text: &str) -> Doc<'static> {
         Doc { key: super::super::tests::key(name), fields: [text.to_string().into(), "".into(), "".into()] }
+    }
+
+    #[test]
+    fn a_corpus_just_tokenized_is_written_as_it_is_and_as_a_renumbered_one_would_be() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = [doc("a", "Run the tests"), doc("b", "ApiError retries"), doc("c", "the tests again")];
+        let (c, _) = corpus(&docs, None, Ranking::Full);
+        let whole = Written::in_place(&c).expect("nothing unused");
+        let (one, two) = (dir.path().join("one.idx"), dir.path().join("two.idx"));
+        write_parts(&one, &whole).unwrap();
+        write_parts(&two, &Written::renumbered(&c).unwrap()).unwrap();
+        assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
+        // A document replaced leaves its old slots behind: renumbered, not written as it is.
+        let (c, _) = corpus(
+            &[doc("a", "Run the tests"), doc("b", "other words"), doc("c", "the tests again")],
+            Some(c),
+            Ranking::Full,
+        );
+        assert!(Written::in_place(&c).is_none());
+        write(&one, &c).unwrap();
+        let back = load(&one, dir.path()).unwrap();
+        assert_eq!(back.docs.len(), 3);
+        assert_eq!(rank(&back, "other", Ranking::Full, |_| true).unwrap().len(), 1);
     }
 
     #[test]

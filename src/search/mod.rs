@@ -37,7 +37,7 @@ pub const FALLBACK_MIN_CHARS: usize = 3;
 
 /// One document to rank: a key naming it (a hash of what it is: the caller's choice, unique among
 /// the documents) and its fields' text.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Doc<'a> {
     pub key: u64,
     /// Text, labels, notes (see [`WEIGHTS`]).
@@ -294,15 +294,16 @@ impl Corpus {
 
     /// Makes the inverted lists of every document, in memory (a long-running reader's).
     pub fn invert(&mut self) -> std::io::Result<()> {
-        let mut b = postings::Builder::new(self.terms.len());
         let all: Vec<usize> = (0..self.docs.len()).collect();
-        self.each_doc(&all, |i, slots| {
-            for (t, f) in slots.pairs() {
-                b.add(t, i as u32, f);
-            }
+        let lists = postings::build(self.terms.len(), |add| {
+            self.each_doc(&all, |i, slots| {
+                for (t, f) in slots.pairs() {
+                    add(t, i as u32, f);
+                }
+            })
         })?;
         let covered = self.docs.len();
-        self.inverted = Some(Inverted { lists: Lists::Memory(b.finish()), covered, changed: Vec::new(), replaced: 0 });
+        self.inverted = Some(Inverted { lists: Lists::Memory(lists), covered, changed: Vec::new(), replaced: 0 });
         Ok(())
     }
 
@@ -461,20 +462,40 @@ const PARALLEL_DOCS: usize = if cfg!(test) { 8 } else { 2048 };
 /// Builds the corpus of `docs` for `ranking`: each document reused from `cached` when its key and
 /// hash match there, else tokenized. Returns the corpus (documents in the order of `docs`) and
 /// how many documents were tokenized anew.
+#[cfg(test)]
 pub fn corpus(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking) -> (Corpus, usize) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    corpus_on(docs, cached, ranking, threads)
+    let keys: Vec<(u64, u64)> = docs.iter().map(|d| (d.key, d.hash())).collect();
+    corpus_of(&keys, |i| &docs[i], cached, ranking)
 }
 
-/// [`corpus`], tokenizing on two threads when `threads` allows and there are many documents.
-fn corpus_on(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking, threads: usize) -> (Corpus, usize) {
+/// Builds the corpus of the documents `keys` names for `ranking`: each document reused from
+/// `cached` when its key and hash match there, else made (`doc(i)`) and tokenized. Returns the
+/// corpus (documents in the order of `keys`) and how many documents were tokenized anew. `keys`
+/// holds each document's key and [`Doc::hash`]: a document is made only to be tokenized, so the
+/// documents of 100,000 memories are never held at once.
+pub fn corpus_of<'d, D: std::borrow::Borrow<Doc<'d>>>(
+    keys: &[(u64, u64)],
+    doc: impl Fn(usize) -> D + Sync,
+    cached: Option<Corpus>,
+    ranking: Ranking,
+) -> (Corpus, usize) {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    corpus_on(keys, doc, cached, ranking, threads)
+}
+
+/// [`corpus_of`], tokenizing on two threads when `threads` allows and there are many documents.
+fn corpus_on<'d, D: std::borrow::Borrow<Doc<'d>>>(
+    keys: &[(u64, u64)],
+    doc: impl Fn(usize) -> D + Sync,
+    cached: Option<Corpus>,
+    ranking: Ranking,
+    threads: usize,
+) -> (Corpus, usize) {
     let mut stems = Stems::default();
     let mut c = cached.unwrap_or_default();
-    let hashes: Vec<u64> = docs.iter().map(Doc::hash).collect();
-    let same =
-        |c: &Corpus, j: usize, i: usize| c.docs.get(j).is_some_and(|d| d.hash == hashes[i] && d.key == docs[i].key);
+    let same = |c: &Corpus, j: usize, i: usize| c.docs.get(j).is_some_and(|d| (d.key, d.hash) == keys[i]);
     // The usual case: the documents of the last recall, in the same order.
-    if c.docs.len() == docs.len() && (0..docs.len()).all(|i| same(&c, i, i)) {
+    if c.docs.len() == keys.len() && (0..keys.len()).all(|i| same(&c, i, i)) {
         return (c, 0);
     }
     // Documents change: the cached pairs move into memory, where new ones join them (an index
@@ -485,18 +506,16 @@ fn corpus_on(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking, threads
     }
     let old_docs = std::mem::take(&mut c.docs);
     let by_key: HashMap<u64, usize> = old_docs.iter().enumerate().map(|(i, d)| (d.key, i)).collect();
-    let found: Vec<Option<usize>> = (0..docs.len())
-        .map(|i| {
-            let at = if old_docs.get(i).is_some_and(|d| d.key == docs[i].key) {
-                Some(i)
-            } else {
-                by_key.get(&docs[i].key).copied()
-            };
-            at.filter(|&j| old_docs[j].hash == hashes[i])
+    let found: Vec<Option<usize>> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, &(key, hash))| {
+            let at = if old_docs.get(i).is_some_and(|d| d.key == key) { Some(i) } else { by_key.get(&key).copied() };
+            at.filter(|&j| old_docs[j].hash == hash)
         })
         .collect();
     drop(by_key);
-    let todo: Vec<usize> = (0..docs.len()).filter(|&i| found[i].is_none()).collect();
+    let todo: Vec<usize> = (0..keys.len()).filter(|&i| found[i].is_none()).collect();
     // The second half on a thread of its own, into a corpus of its own that joins this one after
     // (the term ids differ from one thread's, the scores do not: every weight is a whole number
     // of halves, so their sums do not depend on the order).
@@ -508,12 +527,12 @@ fn corpus_on(docs: &[Doc<'_>], cached: Option<Corpus>, ranking: Ranking, threads
             scope.spawn(|| {
                 let (mut other, mut stems) = (Corpus::default(), Stems::default());
                 let terms: Vec<DocTerms> =
-                    theirs.iter().map(|&i| other.tokenize(&docs[i], hashes[i], &mut stems, ranking)).collect();
+                    theirs.iter().map(|&i| other.tokenize(doc(i).borrow(), keys[i].1, &mut stems, ranking)).collect();
                 (other, terms)
             })
         });
         for &i in mine {
-            out[i] = c.tokenize(&docs[i], hashes[i], &mut stems, ranking);
+            out[i] = c.tokenize(doc(i).borrow(), keys[i].1, &mut stems, ranking);
         }
         if let Some(other) = other {
             let (other, terms) = other.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -911,8 +930,9 @@ mod tests {
             out
         };
         for ranking in [Ranking::Full, Ranking::Plain] {
-            let (one, n1) = corpus_on(&docs, None, ranking, 1);
-            let (two, n2) = corpus_on(&docs, None, ranking, 2);
+            let keys: Vec<(u64, u64)> = docs.iter().map(|d| (d.key, d.hash())).collect();
+            let (one, n1) = corpus_on(&keys, |i| &docs[i], None, ranking, 1);
+            let (two, n2) = corpus_on(&keys, |i| &docs[i], None, ranking, 2);
             assert_eq!((n1, n2), (40, 40));
             assert_eq!(terms_of(&one), terms_of(&two));
             assert_eq!(

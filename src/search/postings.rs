@@ -11,59 +11,77 @@
 use std::fs::File;
 use std::io;
 
-/// Builds the lists document by document, the documents in ascending order.
-#[derive(Debug, Default)]
-pub struct Builder {
-    runs: Vec<Vec<u8>>,
-    /// The last document added to each term's list, plus one (0: none yet).
-    last: Vec<u32>,
+/// Builds the lists of `terms` terms: `each` calls its argument with every (term, document,
+/// weight) of the documents, the documents in ascending order. `each` is called twice: once to
+/// size each term's run, once to fill the runs in place, so that the lists are built in one
+/// buffer of their exact size (no run per term grown apart, then copied). A term past `terms` is
+/// left out.
+pub fn build<E>(
+    terms: usize,
+    mut each: impl FnMut(&mut dyn FnMut(u32, u32, f32)) -> Result<(), E>,
+) -> Result<Postings, E> {
+    let mut last = vec![0u32; terms];
+    let mut sizes = vec![0u32; terms + 1];
+    each(&mut |term, doc, weight| {
+        if let Some(prev) = last.get_mut(term as usize) {
+            let (gap, code) = entry(prev, doc, weight);
+            sizes[term as usize] += (varint_len(gap) + varint_len(code)) as u32;
+        }
+    })?;
+    // Offsets from the sizes, in place: `sizes[t]` becomes where term `t`'s run starts.
+    let mut at = 0u32;
+    for size in sizes.iter_mut() {
+        let len = *size;
+        *size = at;
+        at += len;
+    }
+    let offsets = sizes;
+    let mut cursor: Vec<u32> = offsets[..terms].to_vec();
+    let mut bytes = vec![0u8; at as usize];
+    last.iter_mut().for_each(|l| *l = 0);
+    each(&mut |term, doc, weight| {
+        if let Some(prev) = last.get_mut(term as usize) {
+            let (gap, code) = entry(prev, doc, weight);
+            let (c, end) = (&mut cursor[term as usize], offsets[term as usize + 1] as usize);
+            // Always room, for `each` calls with the same entries twice; never a write past the run.
+            if *c as usize + varint_len(gap) + varint_len(code) <= end {
+                for v in [gap, code] {
+                    *c += put_varint(&mut bytes[*c as usize..], v) as u32;
+                }
+            }
+        }
+    })?;
+    Ok(Postings { offsets, bytes })
 }
 
-impl Builder {
-    /// A builder for `terms` terms.
-    pub fn new(terms: usize) -> Builder {
-        Builder { runs: vec![Vec::new(); terms], last: vec![0; terms] }
-    }
-
-    /// Adds `doc` holding `term` with `weight`; documents come in ascending order.
-    pub fn add(&mut self, term: u32, doc: u32, weight: f32) {
-        let t = term as usize;
-        if t >= self.runs.len() {
-            self.runs.resize(t + 1, Vec::new());
-            self.last.resize(t + 1, 0);
-        }
-        let gap = doc + 1 - self.last[t].min(doc + 1);
-        self.last[t] = doc + 1;
-        let run = &mut self.runs[t];
-        varint(run, u64::from(gap));
-        let half = weight * 2.0;
-        let code = if half.fract() == 0.0 && (0.0..1e9).contains(&half) {
-            (half as u64) << 1
-        } else {
-            (u64::from(weight.to_bits()) << 1) | 1
-        };
-        varint(run, code);
-    }
-
-    /// Returns the lists: the offsets (one per term, and one past the last) and the runs.
-    pub fn finish(self) -> Postings {
-        let mut offsets = Vec::with_capacity(self.runs.len() + 1);
-        let mut bytes = Vec::with_capacity(self.runs.iter().map(Vec::len).sum());
-        for run in &self.runs {
-            offsets.push(bytes.len() as u32);
-            bytes.extend_from_slice(run);
-        }
-        offsets.push(bytes.len() as u32);
-        Postings { offsets, bytes }
-    }
+/// The gap and the weight's code of `doc` in a run whose last document, plus one, is `*last`.
+fn entry(last: &mut u32, doc: u32, weight: f32) -> (u64, u64) {
+    let gap = doc + 1 - (*last).min(doc + 1);
+    *last = doc + 1;
+    let half = weight * 2.0;
+    let code = if half.fract() == 0.0 && (0.0..1e9).contains(&half) {
+        (half as u64) << 1
+    } else {
+        (u64::from(weight.to_bits()) << 1) | 1
+    };
+    (u64::from(gap), code)
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Writes `v` as a varint at the start of `out` (long enough: sized by [`varint_len`]) and
+/// returns its length.
+fn put_varint(out: &mut [u8], mut v: u64) -> usize {
+    let mut n = 0;
     while v >= 0x80 {
-        out.push((v as u8) | 0x80);
+        out[n] = (v as u8) | 0x80;
         v >>= 7;
+        n += 1;
     }
-    out.push(v as u8);
+    out[n] = v as u8;
+    n + 1
 }
 
 fn read_varint(b: &[u8], at: &mut usize) -> Option<u64> {
@@ -158,13 +176,20 @@ mod tests {
 
     #[test]
     fn lists_round_trip_with_exact_weights_and_refuse_damage() {
-        let mut b = Builder::new(2);
-        b.add(0, 0, 1.0);
-        b.add(1, 0, 2.5);
-        b.add(0, 7, 0.5);
-        b.add(0, 300, 1e10);
-        b.add(1, 9, 0.1);
-        let p = b.finish();
+        let entries = [(0, 0, 1.0), (1, 0, 2.5), (0, 7, 0.5), (0, 300, 1e10), (1, 9, 0.1), (2, 9, 3.0)];
+        let p = build(2, |add| {
+            for &(t, d, w) in &entries {
+                add(t, d, w);
+            }
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        for v in [0, 1, 127, 128, 16383, 16384, u64::from(u32::MAX), u64::MAX] {
+            let mut buf = [0u8; 10];
+            let n = put_varint(&mut buf, v);
+            assert_eq!(n, varint_len(v), "{v}");
+            assert_eq!(read_varint(&buf, &mut 0), Some(v));
+        }
         let read = |t: usize| {
             let mut out = Vec::new();
             decode(p.run(t), 1000, |d, w| out.push((d, w))).unwrap();
@@ -173,6 +198,7 @@ mod tests {
         assert_eq!(read(0), [(0, 1.0), (7, 0.5), (300, 1e10)]);
         assert_eq!(read(1), [(0, 2.5), (9, 0.1)]);
         assert!(read(5).is_empty());
+        assert!(read(2).is_empty(), "a term past the count is left out");
         assert!(decode(p.run(0), 300, |_, _| {}).is_none(), "a document past the corpus");
         assert!(decode(&[0x80], 10, |_, _| {}).is_none(), "a cut varint");
     }
