@@ -165,7 +165,7 @@ fn simple_scalar(v: &str) -> Option<Value> {
     }
     if let Some(inner) = v.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')) {
         // Inside single quotes only `''` is special; a lone quote ends the scalar early.
-        if inner.replace("''", "").contains('\'') || inner.contains(['\n', '\r', '\t']) {
+        if has_lone_quote(inner) || inner.bytes().any(|c| matches!(c, b'\n' | b'\r' | b'\t')) {
             return None;
         }
         if inner.chars().any(|c| c.is_control()) || inner.starts_with(' ') || inner.ends_with(' ') {
@@ -515,6 +515,23 @@ fn single_quotable(c: char) -> bool {
         && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{feff}')
 }
 
+/// Whether single-quoted text holds a quote that is not half of a `''` (which would end the
+/// scalar early), without building the text with the pairs taken out.
+fn has_lone_quote(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\'' {
+            if b.get(i + 1) != Some(&b'\'') {
+                return true;
+            }
+            i += 1;
+        }
+        i += 1;
+    }
+    false
+}
+
 /// True for strings every YAML reader takes as the same plain string: a letter, `_` or `/` first,
 /// then letters, digits, `_ . / -` and single inner spaces (no YAML syntax), and a string to
 /// YAML 1.1's resolver (`yaml11::is_plain_str`).
@@ -526,7 +543,7 @@ fn is_plain_safe(s: &str) -> bool {
     if s.ends_with(' ') || s.contains("  ") {
         return false;
     }
-    if !s.chars().all(|c| c.is_ascii_alphanumeric() || " _./-@:".contains(c)) {
+    if !s.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'.' | b'/' | b'-' | b'@' | b':')) {
         return false;
     }
     // A colon is plain only inside a word (`agent:claude-code`), as PyYAML writes it: `: ` or a
@@ -626,6 +643,13 @@ mod tests {
         assert_eq!(split("abc").unwrap_err(), SplitError::Missing);
         assert_eq!(split("\n---\nid: 1\n---\n").unwrap_err(), SplitError::Missing);
         assert_eq!(split("---\nid: 3\nBody").unwrap_err(), SplitError::Unclosed);
+    }
+
+    #[test]
+    fn a_lone_quote_is_found_as_taking_the_pairs_out_would_find_it() {
+        for s in ["", "a", "'", "''", ", '", "a''b", "a'b", "it''s", "''x'", "é''é'"] {
+            assert_eq!(has_lone_quote(s), s.replace("''", "").contains('\''), "{s:?}");
+        }
     }
 
     #[test]
