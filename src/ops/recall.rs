@@ -283,7 +283,9 @@ fn ranked<'a>(
                 // Derived state: a failure to write it only costs time.
                 let writer = path.as_deref().map(|path| scope.spawn(|| search::cache::write(path, &corpus)));
                 let scored = search::rank(&corpus, &req.query, ranking, candidate).ok();
-                drop(writer.map(|w| w.join()));
+                if let Some(w) = writer {
+                    drop(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+                }
                 scored
             })
         }

@@ -427,9 +427,7 @@ impl Corpus {
         let n = packed::push(&mut self.pairs, &terms);
         DocTerms { key: doc.key, hash, len, start, end: self.pairs_len() as u32, terms: n as u32 }
     }
-}
 
-impl Corpus {
     /// Adds the vocabulary of `other` (a corpus whose pairs are all in memory) and the pairs of
     /// its documents `docs`, and returns those documents as this corpus holds them.
     fn append(&mut self, other: &Corpus, docs: &[DocTerms]) -> Vec<DocTerms> {
