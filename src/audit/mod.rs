@@ -20,12 +20,12 @@ pub mod verdicts;
 use aho_corasick::{AhoCorasick, MatchKind};
 use refs::{CargoKind, Ref, Tool};
 use serde::Serialize;
-use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Files larger than this are not read for symbols (generated data, not code).
 const MAX_SCANNED_BYTES: u64 = 8 * 1024 * 1024;
@@ -121,22 +121,27 @@ pub struct Checker {
     /// evidence for a symbol.
     excluded: Vec<String>,
     /// The root with every symlink followed: what a file's real path must start with.
-    real_root: OnceCell<PathBuf>,
-    tracked: OnceCell<Vec<String>>,
-    manifests: OnceCell<Manifests>,
+    real_root: OnceLock<PathBuf>,
+    tracked: OnceLock<Vec<String>>,
+    manifests: OnceLock<Manifests>,
     /// Where the file each symbol was last found in is kept (`.co-cli/cache/symbols.json`):
     /// a symbol found there again, in a file still tracked, needs no scan.
     symbol_cache: Option<PathBuf>,
-    renames: OnceCell<HashMap<String, (String, String)>>,
+    renames: OnceLock<HashMap<String, (String, String)>>,
     /// Renames not yet committed (read only when a cited path is missing).
-    pending: OnceCell<Pending>,
-    submodules: OnceCell<Vec<String>>,
-    cargo: OnceCell<Option<cargo::Workspace>>,
+    pending: OnceLock<Pending>,
+    submodules: OnceLock<Vec<String>>,
+    cargo: OnceLock<Option<cargo::Workspace>>,
     /// What each path or command reference checked at use came to: a reference cited by many
     /// items costs its `stat`s once.
-    seen: std::cell::RefCell<HashMap<Ref, Outcome>>,
+    seen: Mutex<HashMap<Ref, Outcome>>,
     /// The line count of each file whose lines were cited, counted once per checker.
-    lines: std::cell::RefCell<HashMap<PathBuf, Option<u64>>>,
+    lines: Mutex<HashMap<PathBuf, Option<u64>>>,
+}
+
+/// Locks one of a checker's memos (a panic while one was held left only a memo).
+fn locked<T>(memo: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    memo.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Checker {
@@ -147,13 +152,13 @@ impl Checker {
             root: root.to_path_buf(),
             mode,
             excluded,
-            real_root: OnceCell::new(),
-            tracked: OnceCell::new(),
-            manifests: OnceCell::new(),
-            renames: OnceCell::new(),
-            pending: OnceCell::new(),
-            submodules: OnceCell::new(),
-            cargo: OnceCell::new(),
+            real_root: OnceLock::new(),
+            tracked: OnceLock::new(),
+            manifests: OnceLock::new(),
+            renames: OnceLock::new(),
+            pending: OnceLock::new(),
+            submodules: OnceLock::new(),
+            cargo: OnceLock::new(),
             symbol_cache: None,
             seen: Default::default(),
             lines: Default::default(),
@@ -204,13 +209,13 @@ impl Checker {
     fn check_at_use(&self, refs: &[Ref]) -> Checked {
         let mut checked = Checked::default();
         for r in refs {
-            let known = self.seen.borrow().get(r).cloned();
+            let known = locked(&self.seen).get(r).cloned();
             let outcome = known.unwrap_or_else(|| {
                 let o = match self.resolve(r) {
                     Some(resolved) => self.check_one(&resolved, &HashSet::new()),
                     None => Outcome::Unknown,
                 };
-                self.seen.borrow_mut().insert(r.clone(), o.clone());
+                locked(&self.seen).insert(r.clone(), o.clone());
                 o
             });
             checked.tally(outcome);
@@ -331,10 +336,10 @@ impl Checker {
         if !meta.is_file() || meta.len() > MAX_COUNTED_BYTES {
             return Outcome::Holds;
         }
-        let counted = self.lines.borrow().get(&full).copied();
+        let counted = locked(&self.lines).get(&full).copied();
         let counted = counted.unwrap_or_else(|| {
             let n = count_lines(&full);
-            self.lines.borrow_mut().insert(full.clone(), n);
+            locked(&self.lines).insert(full.clone(), n);
             n
         });
         let Some(count) = counted else { return Outcome::Holds };
@@ -968,7 +973,7 @@ struct Pending {
     /// Files added to the index since HEAD: path → blob.
     added: HashMap<String, String>,
     /// Untracked files that are not ignored (read only when a moved file is looked for).
-    untracked: OnceCell<Vec<String>>,
+    untracked: OnceLock<Vec<String>>,
 }
 
 impl Pending {

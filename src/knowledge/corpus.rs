@@ -46,15 +46,39 @@ impl Item<'_> {
     }
 }
 
-/// What every document of `p` (the records parsed from its file) is, and its key and
-/// [`Doc::hash`]: the documents themselves are not kept ([`document`] makes one again).
-pub fn documents(p: Parts<'_>, records: Option<&Records<'_>>) -> (Vec<Slot>, Vec<(u64, u64)>) {
+/// What every document of a recall is, kept small, with its key and [`Doc::hash`] (the documents
+/// themselves are not kept: [`document`] makes one again), and what its memories' documents were
+/// made from.
+pub struct Documents {
+    pub slots: Vec<Slot>,
+    pub keys: Vec<(u64, u64)>,
+    /// The memories' documents come first: their count, and the digest of the index they were
+    /// made from ([`Index::digest`]).
+    pub basis: search::Basis,
+}
+
+/// Returns what every document of `p` (the records parsed from its file) is. The memories'
+/// keys and hashes are taken from `cached` when its basis is the memory index's, else each
+/// memory's document is made and hashed.
+pub fn documents(p: Parts<'_>, records: Option<&Records<'_>>, cached: Option<&search::Corpus>) -> Documents {
     let (mut slots, mut keys) = (Vec::new(), Vec::new());
-    each_document(p, records, |slot, doc| {
+    let mut basis = search::Basis::default();
+    if let Some(index) = p.index {
+        slots.extend(index.positions().map(Slot::Md));
+        basis = search::Basis { digest: index.digest(), docs: slots.len() as u32 };
+        match cached.filter(|c| c.basis == basis && c.docs.len() >= slots.len()) {
+            Some(c) => keys.extend(c.docs[..slots.len()].iter().map(|d| (d.key, d.hash))),
+            None => keys.extend(slots.iter().map(|&s| {
+                let doc = document(s, p, records);
+                (doc.key, doc.hash())
+            })),
+        }
+    }
+    each_document(Parts { index: None, ..p }, records, |slot, doc| {
         slots.push(slot);
         keys.push((doc.key, doc.hash()));
     });
-    (slots, keys)
+    Documents { slots, keys, basis }
 }
 
 /// The document `slot` of `p` (the records parsed from its file), as [`documents`] saw it; an

@@ -31,7 +31,7 @@ use crate::memories::index::Index;
 use crate::repo::Repo;
 use crate::session::Located;
 use anyhow::Result;
-use std::cell::OnceCell;
+use std::sync::OnceLock;
 
 /// The open session (when there is one) and the problems of its file.
 pub type OpenSession = (Option<Located>, Vec<Diagnostic>);
@@ -73,17 +73,17 @@ pub struct Knowledge<'r> {
     /// Whether the memory index may come from its cache alone ([`Knowledge::trusting`]).
     trusting: bool,
     lent: Option<(&'r Held, Option<&'r corpus::LiveCorpus>)>,
-    index: OnceCell<Index>,
-    records: OnceCell<std::result::Result<JsonlFile, String>>,
-    decisions: OnceCell<Scan>,
-    session: OnceCell<OpenSession>,
-    sessions: OnceCell<Sessions>,
-    sources: OnceCell<Sources>,
-    instructions: OnceCell<Instructions>,
-    heats: OnceCell<Heats>,
-    board: OnceCell<(Board, Option<Diagnostic>)>,
-    stale: OnceCell<stale::Stale>,
-    shared: OnceCell<Vec<SharedView>>,
+    index: OnceLock<Index>,
+    records: OnceLock<std::result::Result<JsonlFile, String>>,
+    decisions: OnceLock<Scan>,
+    session: OnceLock<OpenSession>,
+    sessions: OnceLock<Sessions>,
+    sources: OnceLock<Sources>,
+    instructions: OnceLock<Instructions>,
+    heats: OnceLock<Heats>,
+    board: OnceLock<(Board, Option<Diagnostic>)>,
+    stale: OnceLock<stale::Stale>,
+    shared: OnceLock<Vec<SharedView>>,
 }
 
 /// A shared source (docs/shared.md) as a view of its own: its files read as this repository's
@@ -99,27 +99,6 @@ pub struct SharedView {
     pub trusting: Knowledge<'static>,
 }
 
-/// A shared source's memory index being read on a thread of its own.
-pub type Loading<'s> = std::thread::ScopedJoinHandle<'s, Option<Index>>;
-
-impl SharedView {
-    /// Starts reading the source's memory index for [`SharedView::trusting`] on a thread of
-    /// `scope`, so that it loads while this repository's own work goes on; [`SharedView::loaded`]
-    /// puts it in place.
-    pub fn load_memories<'s>(&self, scope: &'s std::thread::Scope<'s, '_>) -> Loading<'s> {
-        let repo = self.trusting.repo;
-        scope.spawn(move || crate::memories::store::MemoryStore::new(repo).scan_trusting().ok())
-    }
-
-    /// Puts the index a [`SharedView::load_memories`] read in place (one that failed is read again
-    /// when asked for, with its error).
-    pub fn loaded(&self, loading: Loading<'_>) {
-        if let Ok(Some(index)) = loading.join() {
-            let _ = self.trusting.index.set(index);
-        }
-    }
-}
-
 impl<'r> Knowledge<'r> {
     /// Returns a view of the repository's files, read as they are used.
     pub fn read(repo: &'r Repo) -> Knowledge<'r> {
@@ -127,17 +106,17 @@ impl<'r> Knowledge<'r> {
             repo,
             trusting: false,
             lent: None,
-            index: OnceCell::new(),
-            records: OnceCell::new(),
-            decisions: OnceCell::new(),
-            session: OnceCell::new(),
-            sessions: OnceCell::new(),
-            sources: OnceCell::new(),
-            instructions: OnceCell::new(),
-            heats: OnceCell::new(),
-            board: OnceCell::new(),
-            stale: OnceCell::new(),
-            shared: OnceCell::new(),
+            index: OnceLock::new(),
+            records: OnceLock::new(),
+            decisions: OnceLock::new(),
+            session: OnceLock::new(),
+            sessions: OnceLock::new(),
+            sources: OnceLock::new(),
+            instructions: OnceLock::new(),
+            heats: OnceLock::new(),
+            board: OnceLock::new(),
+            stale: OnceLock::new(),
+            shared: OnceLock::new(),
         }
     }
 

@@ -12,8 +12,8 @@ use crate::audit::verdicts::{self, Verdicts};
 use crate::audit::{Checker, Kind, Mode, Problem};
 use crate::error::Diagnostic;
 use crate::repo::Repo;
-use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The check of the items a block includes, against the repository at one root, for one
 /// [`Knowledge`](super::Knowledge) view (every block of a compile; one MCP request). Each
@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub struct Stale {
     checker: Checker,
     cache: Option<PathBuf>,
-    verdicts: OnceCell<Verdicts>,
+    verdicts: OnceLock<Verdicts>,
 }
 
 impl Stale {
@@ -34,7 +34,7 @@ impl Stale {
     /// for a view of files copied out of a revision (`kb diff`), checked against the working
     /// tree they came from.
     pub fn at(root: &Path, cache: Option<PathBuf>) -> Stale {
-        Stale { checker: Checker::new(root, Mode::Stat, Vec::new()), cache, verdicts: OnceCell::new() }
+        Stale { checker: Checker::new(root, Mode::Stat, Vec::new()), cache, verdicts: OnceLock::new() }
     }
 
     /// Returns the failing references of an item whose text is `text` (with a record's

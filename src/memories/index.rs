@@ -202,7 +202,13 @@ impl Index {
         if wanted.is_empty() {
             return true;
         }
-        for r in &self.records {
+        // A record's name is looked up only when its length is one a wanted name has (a
+        // length of 255 or more is not told apart).
+        let mut lengths = [false; 256];
+        for name in wanted.keys() {
+            lengths[name.len().min(255)] = true;
+        }
+        for r in self.records.iter().filter(|r| lengths[usize::from(r.name_len)]) {
             if let Some(slot) = wanted.get_mut(r.content_and_name(&self.arena).1) {
                 *slot = Some(r);
             }
@@ -694,6 +700,20 @@ impl Index {
     /// Returns every valid memory, in no particular order.
     pub fn memories(&self) -> impl Iterator<Item = MemoryRef<'_>> {
         self.records.iter().filter(|r| r.valid).map(|r| self.view(r))
+    }
+
+    /// Returns a digest of what the valid memories are made from: the arena's bytes and where
+    /// each valid memory's block lies in it, in order. Two indexes of one digest hold the same
+    /// memories, field for field, in the same order (a memory's every string lies in its block).
+    pub fn digest(&self) -> u128 {
+        let mut blocks = Vec::with_capacity(self.records.len() * 4);
+        for r in self.records.iter().filter(|r| r.valid) {
+            blocks.extend_from_slice(&r.text.to_le_bytes());
+        }
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(self.arena.as_bytes());
+        h.update(&blocks);
+        h.digest128()
     }
 
     /// Returns the positions of the valid memories: cheap handles for sorting large sets
@@ -1343,6 +1363,24 @@ mod tests {
             .collect();
         out.sort_by_key(|m| m.0);
         out
+    }
+
+    #[test]
+    fn the_digest_is_the_same_for_the_same_memories_and_changes_with_any_of_their_text() {
+        let dir = Path::new("/nowhere/memories");
+        let file = |content: &str| {
+            let text = format!("---\ncreated: '2026-11-20T10:00:00+00:00'\nid: 1\ntags: [a]\n---\n\n{content}\n");
+            ("001-a.md".to_string(), text.into_bytes())
+        };
+        let index = |files: Vec<(String, Vec<u8>)>| Index::from_files(dir, files);
+        let one = index(vec![file("the same text")]);
+        assert_eq!(one.digest(), index(vec![file("the same text")]).digest());
+        assert_ne!(one.digest(), index(vec![file("the same text!")]).digest());
+        assert_ne!(
+            one.digest(),
+            index(vec![file("the same text"), ("002-b.md".into(), b"no frontmatter".to_vec())]).digest()
+        );
+        assert_ne!(one.digest(), index(Vec::new()).digest());
     }
 
     #[test]

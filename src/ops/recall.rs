@@ -16,7 +16,7 @@ use crate::decisions::file::Decision;
 use crate::error::Diagnostic;
 pub use crate::kinds::{Origins, Sources, Store};
 use crate::knowledge::corpus::{self, Item, Parts, file_stem};
-use crate::knowledge::{Knowledge, Loading, SharedView};
+use crate::knowledge::{Knowledge, SharedView};
 use crate::output::chars_prefix;
 use crate::repo::Repo;
 use crate::search::{self, Ranking};
@@ -59,13 +59,42 @@ pub fn recall<'a>(k: &'a Knowledge<'_>, req: &Request) -> Result<RecallAnswer<'a
     if views.is_empty() {
         return recall_with(k, req, Vec::new());
     }
-    // The shared sources' memory indexes load on threads of their own while this repository's
+    let sub = shared_request(req);
+    // Each shared source is read and ranked on a thread of its own while this repository's
     // recall runs.
     std::thread::scope(|s| {
-        let loading = views.into_iter().map(|v| (v, v.load_memories(s))).collect();
-        recall_with(k, req, loading)
+        let sub = &sub;
+        let ranking = views.into_iter().map(|v| (v, s.spawn(move || shared_recall(v, sub)))).collect();
+        recall_with(k, req, ranking)
     })
 }
+
+/// The request a shared source is asked: its stores among the request's, no heat.
+fn shared_request(req: &Request) -> Request {
+    let wanted: Vec<Store> = Store::SHARED.iter().copied().filter(|&s| req.sources.has(s)).collect();
+    Request { sources: Sources::of(&wanted), origins: Origins::default(), heat: false, exact: false, ..req.clone() }
+}
+
+/// Ranks a shared source's knowledge for `sub`: over its memory index as its cache holds it (no
+/// stat of each file); if a memory it would show changed since, the source is read whole and
+/// ranked again. `None` when it cannot be read.
+fn shared_recall<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedReport<'a>> {
+    let quick = match recall(&view.trusting, sub) {
+        Ok(RecallAnswer::Ranked(r)) if view.trusting.memories_unchanged(r.memory_names()) => Some(r),
+        _ => None,
+    };
+    let theirs = match quick {
+        Some(r) => Ok(RecallAnswer::Ranked(r)),
+        None => recall(&view.knowledge, sub),
+    };
+    match theirs {
+        Ok(RecallAnswer::Ranked(r)) => Some(r),
+        _ => None,
+    }
+}
+
+/// A shared source's recall running on a thread of its own.
+type SharedRanking<'s, 'a> = std::thread::ScopedJoinHandle<'s, Option<RankedReport<'a>>>;
 
 /// Says which shared source `origins` names that the settings of `repo` lack, if one:
 /// `org: no shared source has that name (the shared sources: team)`.
@@ -88,12 +117,12 @@ fn shared_views<'a>(k: &'a Knowledge<'_>, req: &Request) -> Vec<&'a SharedView> 
 fn recall_with<'a>(
     k: &'a Knowledge<'_>,
     req: &Request,
-    loading: Vec<(&'a SharedView, Loading<'_>)>,
+    ranking: Vec<(&'a SharedView, SharedRanking<'_, 'a>)>,
 ) -> Result<RecallAnswer<'a>> {
     let repo = k.repo();
     if !req.exact && !req.origins.project() {
         let mut report = RankedReport::empty(repo, req);
-        merge_shared(req, &mut report, loading);
+        merge_shared(req, &mut report, ranking);
         return Ok(RecallAnswer::Ranked(report));
     }
     let sources = if req.exact { Sources::of(&[Store::Md, Store::Copilot]).and(req.sources) } else { req.sources };
@@ -144,7 +173,7 @@ fn recall_with<'a>(
     };
     report.diagnostics.splice(0..0, diagnostics);
     report.records = records;
-    merge_shared(req, &mut report, loading);
+    merge_shared(req, &mut report, ranking);
     if req.heat {
         read::log_accesses(repo, &report.accesses(), &mut report.diagnostics);
     }
@@ -177,39 +206,18 @@ struct Hit<'a> {
 /// report: each source ranked with the same request over its own documents, the results merged
 /// by score, this repository's first on a tie, and a shared item whose text this repository
 /// already holds among the results left out (docs/shared.md).
-fn merge_shared<'a>(req: &Request, report: &mut RankedReport<'a>, loading: Vec<(&'a SharedView, Loading<'_>)>) {
-    if loading.is_empty() {
+fn merge_shared<'a>(
+    req: &Request,
+    report: &mut RankedReport<'a>,
+    ranking: Vec<(&'a SharedView, SharedRanking<'_, 'a>)>,
+) {
+    if ranking.is_empty() {
         return;
     }
-    let views: Vec<&SharedView> = loading
-        .into_iter()
-        .map(|(view, l)| {
-            view.loaded(l);
-            view
-        })
-        .collect();
-    let wanted: Vec<Store> = Store::SHARED.iter().copied().filter(|&s| req.sources.has(s)).collect();
-    let sub = Request {
-        sources: Sources::of(&wanted),
-        origins: Origins::default(),
-        heat: false,
-        exact: false,
-        ..req.clone()
-    };
     let texts: rustc_hash::FxHashSet<String> =
         report.found().iter().map(|f| f.text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()).collect();
-    for view in views {
-        // Ranked over the source's memory index as its cache holds it (no stat of each file);
-        // if a memory it would show changed since, the source is read whole and ranked again.
-        let quick = match recall(&view.trusting, &sub) {
-            Ok(RecallAnswer::Ranked(r)) if view.trusting.memories_unchanged(r.memory_names()) => Some(r),
-            _ => None,
-        };
-        let theirs = match quick {
-            Some(r) => Ok(RecallAnswer::Ranked(r)),
-            None => recall(&view.knowledge, &sub),
-        };
-        let Ok(RecallAnswer::Ranked(mut theirs)) = theirs else { continue };
+    for (view, handle) in ranking {
+        let Some(mut theirs) = handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e)) else { continue };
         let found = theirs.found();
         let from = report.shared.len();
         let mut kept = Vec::new();
@@ -256,20 +264,24 @@ fn ranked<'a>(
     complete: bool,
 ) -> RankedReport<'a> {
     let ranking = repo.env.recall_ranking;
+    let t0 = std::time::Instant::now();
+    let path = repo.layout.cache_file("recall.idx");
+    let cached = match ranking {
+        Ranking::Full => path.as_deref().and_then(|p| search::cache::load(p, &repo.layout.root)),
+        Ranking::Plain => None,
+    };
+    let loaded_in = t0.elapsed();
     // What each document is, kept small (a memory by its position in the index), with its key
     // and hash: a document's text is made again only to be tokenized, and only the results
     // become items.
-    let (slots, keys) = corpus::documents(p, records);
+    let corpus::Documents { slots, keys, basis } = corpus::documents(p, records, cached.as_ref());
     let doc = |i: usize| slots.get(i).map(|&s| corpus::document(s, p, records)).unwrap_or_default();
     let candidate = |i: usize| slots.get(i).is_some_and(|s| req.sources.has(s.source()));
-    let t0 = std::time::Instant::now();
     let scored = match ranking {
         Ranking::Full => {
-            let path = repo.layout.cache_file("recall.idx");
-            let cached = path.as_deref().and_then(|p| search::cache::load(p, &repo.layout.root));
-            let before = cached.as_ref().map(|c| c.docs.len());
-            let loaded_in = t0.elapsed();
-            let (corpus, fresh) = search::corpus_of(&keys, doc, cached, ranking);
+            let before = cached.as_ref().map(|c| (c.docs.len(), c.basis));
+            let (mut corpus, fresh) = search::corpus_of(&keys, doc, cached, ranking);
+            corpus.basis = basis;
             repo.debug_line(|| {
                 format!(
                     "kb-timing: recall index: loaded in {loaded_in:?}, {fresh} documents tokenized, ready in {:?}",
@@ -278,7 +290,7 @@ fn ranked<'a>(
             });
             // The index covers every source: one that lacks the memories or the records is not
             // written. It is written on a thread of its own while this one ranks.
-            let path = path.filter(|_| complete && (fresh > 0 || before != Some(keys.len())));
+            let path = path.filter(|_| complete && (fresh > 0 || before != Some((keys.len(), basis))));
             std::thread::scope(|scope| {
                 // Derived state: a failure to write it only costs time.
                 let writer = path.as_deref().map(|path| scope.spawn(|| search::cache::write(path, &corpus)));

@@ -4,7 +4,8 @@
 //! files; a file of another format or with a bad checksum is ignored and rewritten.
 //!
 //! Layout (little-endian, xxh3 checksum at the end): magic `KBRI`, format, the length of the head,
-//! then the head: the text arena (every term and stem), the terms (span, stem id), the stems
+//! then the head: the corpus's [`Basis`](super::Basis) (a digest and a count of documents), the
+//! text arena (every term and stem), the terms (span, stem id), the stems
 //! (span), the documents (key, hash, weighted length, range of slots); then the slots of the pairs
 //! (term id and weighted frequency, packed as [`super::packed`] says), in document order; then the
 //! inverted lists ([`super::postings`]): the count of terms, an offset per term and one past the
@@ -22,7 +23,7 @@ use std::path::Path;
 
 const MAGIC: &[u8; 4] = b"KBRI";
 /// Bumped whenever the layout or the tokenizer changes: an index of another format is rebuilt.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 /// Magic, format and the head's length.
 const PREAMBLE: usize = 16;
 
@@ -163,9 +164,11 @@ fn span(r: &mut Reader<'_>, arena: usize) -> Option<Span> {
 /// Decodes the head (after the preamble).
 fn decode(head: &[u8]) -> Option<Corpus> {
     let mut r = Reader { b: head };
+    let digest = u128::from_le_bytes(r.take(16)?.try_into().ok()?);
+    let basis = super::Basis { digest, docs: r.u32()? };
     let arena_len = usize::try_from(r.u64()?).ok()?;
     let arena = std::str::from_utf8(r.take(arena_len)?).ok()?.to_string();
-    let mut c = Corpus { arena, ..Corpus::default() };
+    let mut c = Corpus { arena, basis, ..Corpus::default() };
     let n_terms = count(&mut r, 12)?;
     c.terms.reserve(n_terms);
     c.stem_of.reserve(n_terms);
@@ -190,7 +193,7 @@ fn decode(head: &[u8]) -> Option<Corpus> {
         let (start, end, terms) = (r.u32()?, r.u32()?, r.u32()?);
         c.docs.push(DocTerms { key, hash, len, start, end, terms });
     }
-    r.b.is_empty().then_some(c)
+    (r.b.is_empty() && c.basis.docs as usize <= c.docs.len()).then_some(c)
 }
 
 /// Writes `corpus` to `path`, keeping only the terms, stems and pairs its documents use:
@@ -210,6 +213,7 @@ struct Written<'c> {
     stems: Cow<'c, [Span]>,
     docs: Cow<'c, [DocTerms]>,
     pairs: Cow<'c, [u32]>,
+    basis: super::Basis,
 }
 
 impl<'c> Written<'c> {
@@ -252,6 +256,7 @@ impl<'c> Written<'c> {
             stems: Cow::Borrowed(&c.stems),
             docs: Cow::Borrowed(&c.docs),
             pairs: Cow::Borrowed(&c.pairs),
+            basis: c.basis,
         })
     }
 
@@ -304,6 +309,7 @@ impl<'c> Written<'c> {
             stems: Cow::Owned(stems),
             docs: Cow::Owned(docs),
             pairs: Cow::Owned(pairs),
+            basis: corpus.basis,
         })
     }
 }
@@ -323,10 +329,13 @@ fn write_parts(path: &Path, c: &Written<'_>) -> io::Result<()> {
     crate::fsio::write_atomic_streamed(path, false, |out| {
         let mut w = Checksummed::new(out);
         let (arena, terms, stems, docs) = (&c.arena, &c.terms, &c.stems, &c.docs);
-        let head_len = PREAMBLE + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
+        let head_len =
+            PREAMBLE + 20 + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
         w.write_all(&(head_len as u64).to_le_bytes())?;
+        w.write_all(&c.basis.digest.to_le_bytes())?;
+        w.write_all(&c.basis.docs.to_le_bytes())?;
         w.write_all(&(arena.len() as u64).to_le_bytes())?;
         w.write_all(arena.as_bytes())?;
         w.write_all(&(terms.len() as u32).to_le_bytes())?;
@@ -398,9 +407,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cache/recall.idx");
         let (c, _) = corpus(&[doc("a", "Run the tests"), doc("b", "gone words")], None, Ranking::Full);
-        let (c, _) = corpus(&[doc("a", "Run the tests")], Some(c), Ranking::Full);
+        let (mut c, _) = corpus(&[doc("a", "Run the tests")], Some(c), Ranking::Full);
+        c.basis = super::super::Basis { digest: u128::MAX - 7, docs: 1 };
         write(&path, &c).unwrap();
         let back = load(&path, dir.path()).unwrap();
+        assert_eq!(back.basis, c.basis, "what the documents were made from is kept");
         let terms: Vec<&str> = back.terms.iter().map(|&t| back.text(t)).collect();
         assert_eq!(terms, ["run", "the", "tests"], "the removed document's terms are gone");
         let (again, fresh) = corpus(&[doc("a", "Run the tests")], Some(back), Ranking::Full);

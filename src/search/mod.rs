@@ -110,6 +110,17 @@ pub struct Corpus {
     ids: Option<Ids>,
     /// The inverted lists, when the corpus has them ([`postings`]).
     pub inverted: Option<Inverted>,
+    /// What the corpus's first documents were made from, when its maker said.
+    pub basis: Basis,
+}
+
+/// What a corpus's first `docs` documents were made from, as a digest of their maker's inputs
+/// (zero `docs`: nothing said). A reader whose inputs have the same digest takes those
+/// documents' keys and hashes from the corpus instead of making each document again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Basis {
+    pub digest: u128,
+    pub docs: u32,
 }
 
 /// A corpus's inverted lists: they cover documents `0..covered` as they were when the lists were
@@ -240,6 +251,7 @@ impl Corpus {
             return i;
         }
         let terms = self.tokenize(doc, hash, &mut Stems::default(), ranking);
+        self.basis = Basis::default();
         match at {
             Some(i) => {
                 self.docs[i] = terms;
@@ -263,6 +275,7 @@ impl Corpus {
     pub fn compact(&mut self, keep: impl Fn(usize) -> bool) -> std::io::Result<Vec<Option<usize>>> {
         self.materialize()?;
         self.inverted = None;
+        self.basis = Basis::default();
         let old = std::mem::take(&mut self.docs);
         let mut pairs = Vec::with_capacity(self.pairs.len());
         let mut moved = vec![None; old.len()];
@@ -497,8 +510,10 @@ fn corpus_on<'d, D: std::borrow::Borrow<Doc<'d>>>(
         return (c, 0);
     }
     // Documents change: the cached pairs move into memory, where new ones join them (an index
-    // that cannot be read is started afresh); the documents move, so the lists no longer hold.
+    // that cannot be read is started afresh); the documents move, so the lists and the basis no
+    // longer hold.
     c.inverted = None;
+    c.basis = Basis::default();
     if c.materialize().is_err() {
         c = Corpus::default();
     }

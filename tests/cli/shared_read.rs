@@ -211,3 +211,26 @@ fn audit_lists_shared_items_as_unverified_and_never_stale() {
     assert!(md["items"].as_array().unwrap().iter().all(|i| i["store"] == "decision"), "{md}");
     assert!(t.kb(&["audit", "org:99"]).err().stderr.contains("99"));
 }
+
+#[test]
+fn a_shared_memory_edited_in_place_after_its_caches_trusted_the_folder_is_shown_as_it_now_reads() {
+    let (t, org) = with_org();
+    // Past the racy margin, the source's caches trust its memories folder, and recall reads
+    // them without a stat of each file.
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    let t = t.env("KB_DEBUG_STATS", "1");
+    for _ in 0..2 {
+        let j = t.kb(&["--json", "recall", "org", "retry", "helper"]).ok().json();
+        assert_eq!(j["results"][0]["id"], "org:1", "{j}");
+    }
+    let trusted = t.kb(&["recall", "org", "retry", "helper"]).ok().stderr;
+    assert!(trusted.contains("trusted=yes"), "the source's folder is trusted: {trusted}");
+    // An edit in place leaves the folder's stamp as it was.
+    let memories = std::path::Path::new(&org).join(".co-cli/knowledge/memories");
+    let file = std::fs::read_dir(&memories).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_file()).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("outbound HTTP calls", "outbound HTTP calls, with jitter")).unwrap();
+    let j = t.kb(&["--json", "recall", "org", "retry", "helper"]).ok().json();
+    let content = j["results"][0]["content"].as_str().unwrap_or_default();
+    assert!(content.contains("with jitter"), "the memory as it now reads: {j}");
+}
