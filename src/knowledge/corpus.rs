@@ -65,8 +65,10 @@ pub fn documents(p: Parts<'_>, records: Option<&Records<'_>>, cached: Option<&se
     let mut basis = search::Basis::default();
     if let Some(index) = p.index {
         slots.extend(index.positions().map(Slot::Md));
-        basis = search::Basis { digest: index.digest(), docs: slots.len() as u32 };
-        match cached.filter(|c| c.basis == basis && c.docs.len() >= slots.len()) {
+        let folder = index.trusted_folder().unwrap_or(0);
+        basis = search::Basis { digest: index.digest(), docs: slots.len() as u32, folder };
+        let same = |c: &&search::Corpus| (c.basis.digest, c.basis.docs) == (basis.digest, basis.docs);
+        match cached.filter(|c| same(c) && c.docs.len() >= slots.len()) {
             Some(c) => keys.extend(c.docs[..slots.len()].iter().map(|d| (d.key, d.hash))),
             None => keys.extend(slots.iter().map(|&s| {
                 let doc = document(s, p, records);
@@ -111,6 +113,12 @@ fn each_document<'a>(p: Parts<'a>, records: Option<&Records<'_>>, mut f: impl Fn
     for (i, l) in p.sessions.iter().enumerate() {
         f(Slot::Session(i), session_doc(l));
     }
+}
+
+/// Returns the key and [`Doc::hash`] of a markdown memory's document.
+pub fn memory_key_and_hash(m: &MemoryRef<'_>) -> (u64, u64) {
+    let doc = memory_doc(m);
+    (doc.key, doc.hash())
 }
 
 /// A markdown memory as a document: its text, its tags.

@@ -97,6 +97,9 @@ pub struct SharedView {
     /// unchanged ([`Knowledge::trusting`]): what recall ranks first, checking the memories it
     /// shows, and falling back on `knowledge` when one changed.
     pub trusting: Knowledge<'static>,
+    /// The memories a recall from the source's recall index alone showed, read from their
+    /// files (`ops::recall`): the results borrow them.
+    pub shown: OnceLock<Index>,
 }
 
 impl<'r> Knowledge<'r> {
@@ -283,6 +286,7 @@ impl<'r> Knowledge<'r> {
                         name: source.spec.name.clone(),
                         knowledge: Knowledge::read(repo),
                         trusting: Knowledge::trusting(repo),
+                        shown: OnceLock::new(),
                         source,
                     }
                 })

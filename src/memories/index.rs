@@ -134,6 +134,9 @@ pub struct Index {
     /// When the index came from the cache alone: the time the cache's scan began, which its
     /// files' stamps must be older than to be trusted ([`Index::unchanged`]).
     trusted_at: Option<i64>,
+    /// The folder's stamp the records hold the files of, when it was old enough to trust
+    /// ([`Index::trusted_folder`]); `None` once a refresh changed the records.
+    folder: Option<Stamp>,
 }
 
 impl Index {
@@ -150,6 +153,7 @@ impl Index {
             by_name: None,
             compacted_at: 0,
             trusted_at: None,
+            folder: None,
         }
     }
 
@@ -186,6 +190,7 @@ impl Index {
         index.stats.cached = cached.records.len();
         index.stats.trusted = true;
         index.trusted_at = Some(cached.cached_at_ns);
+        index.folder = cached.dir_stamp;
         index.compacted_at = cached.arena.len();
         index.arena = cached.arena;
         index.records = cached.records;
@@ -380,6 +385,7 @@ impl Index {
         old_records.retain(|_| keep.next().copied().unwrap_or(false));
         index.records = old_records;
         index.absorb(fresh);
+        index.folder = dir_stamp;
         if let (Some(cache), true) = (cache, changed) {
             index.compact_if_sparse();
             // A failed cache write only costs time next run.
@@ -394,6 +400,7 @@ impl Index {
     /// read per name, not a stat of every file. Other names (swap files, temporary files) are
     /// ignored. The cache file is not written.
     pub fn refresh(&mut self, names: &[String], root: &Path) -> usize {
+        self.folder = None;
         let root = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         let mut seen = 0;
         for name in names.iter().filter(|n| is_memory_name(n)) {
@@ -700,6 +707,20 @@ impl Index {
     /// Returns every valid memory, in no particular order.
     pub fn memories(&self) -> impl Iterator<Item = MemoryRef<'_>> {
         self.records.iter().filter(|r| r.valid).map(|r| self.view(r))
+    }
+
+    /// Returns the stamp of the folder as the records hold its files, when the scan (or the
+    /// cache it came from) found it old enough to trust and found no file that is not a valid
+    /// memory: a reader that finds the folder with this stamp ([`folder_stamp`]) knows no file was
+    /// added, removed or renamed since (an edit in place it cannot see).
+    pub fn trusted_folder(&self) -> Option<u128> {
+        let clean = self.extra_problems.is_empty() && self.records.iter().all(|r| r.valid);
+        self.folder.filter(|_| clean).map(|s| packed_stamp(&s))
+    }
+
+    /// Returns the file names of the valid memories, in the order of [`Index::positions`].
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.records.iter().filter(|r| r.valid).map(|r| r.content_and_name(&self.arena).1)
     }
 
     /// Returns a digest of what the valid memories are made from: the arena's bytes and where
@@ -1246,6 +1267,20 @@ impl Listing {
 }
 
 /// The part of a file's metadata that says whether it changed.
+/// Returns the stamp of the memories folder `dir` of the repository at `root` as
+/// [`Index::trusted_folder`] gives it; `None` when it is not a folder, or leads outside the
+/// repository.
+pub fn folder_stamp(dir: &Path, root: &Path) -> Option<u128> {
+    let meta = fs::symlink_metadata(dir).ok().filter(fs::Metadata::is_dir)?;
+    let real_root = fs::canonicalize(root).ok()?;
+    fs::canonicalize(dir).ok()?.starts_with(&real_root).then(|| packed_stamp(&stamp_of(&meta)))
+}
+
+/// A stamp as one number (never 0).
+fn packed_stamp(s: &Stamp) -> u128 {
+    ((s.newest_ns as u64 as u128) << 64 | u128::from(s.sig)).max(1)
+}
+
 fn stamp_of(meta: &fs::Metadata) -> Stamp {
     Stamp::new(
         meta.len(),

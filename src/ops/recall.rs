@@ -79,6 +79,9 @@ fn shared_request(req: &Request) -> Request {
 /// stat of each file); if a memory it would show changed since, the source is read whole and
 /// ranked again. `None` when it cannot be read.
 fn shared_recall<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedReport<'a>> {
+    if let Some(r) = from_recall_index(view, sub) {
+        return Some(r);
+    }
     let quick = match recall(&view.trusting, sub) {
         Ok(RecallAnswer::Ranked(r)) if view.trusting.memories_unchanged(r.memory_names()) => Some(r),
         _ => None,
@@ -91,6 +94,77 @@ fn shared_recall<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedReport
         Ok(RecallAnswer::Ranked(r)) => Some(r),
         _ => None,
     }
+}
+
+/// Ranks a shared source over its recall index alone, when the index says which memory folder
+/// its memories' documents came from and the folder has that stamp still (no memory file added,
+/// removed or renamed since), and its other documents are the source's records, decisions and
+/// sessions as they now read. Only the memories that can be shown are read, from their files;
+/// `None` (rank as usual) when one no longer reads as the index holds it, or anything else
+/// does not hold. The results are those of ranking over the memory index.
+fn from_recall_index<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedReport<'a>> {
+    let k = &view.trusting;
+    let repo = k.repo();
+    let layout = &repo.layout;
+    if repo.env.recall_ranking != Ranking::Full || view.shown.get().is_some() {
+        return None;
+    }
+    let corpus = search::cache::load(&layout.cache_file("recall.idx")?, &layout.root)?;
+    let (names, memories) = (corpus.names.as_ref()?, corpus.basis.docs as usize);
+    let dir = layout.memories();
+    let folder = crate::memories::index::folder_stamp(&dir, &layout.root)?;
+    if corpus.basis.folder != folder || names.count != memories {
+        return None;
+    }
+    let file = k.records().ok()?;
+    let scan = k.decisions().ok()?;
+    let (sessions, _) = k.sessions();
+    let parts = Parts { index: None, file: Some(file), decisions: &scan.decisions, sessions };
+    let records = Records::parse(file);
+    let rest = corpus::documents(parts, Some(&records), None);
+    let theirs = corpus.docs.get(memories..)?;
+    if theirs.len() != rest.keys.len() || theirs.iter().zip(&rest.keys).any(|(d, &k)| (d.key, d.hash) != k) {
+        return None;
+    }
+    let candidate = |i: usize| match i.checked_sub(memories) {
+        None => sub.sources.has(Store::Md),
+        Some(j) => rest.slots.get(j).is_some_and(|s| sub.sources.has(s.source())),
+    };
+    let scored = search::rank(&corpus, &sub.query, Ranking::Full, candidate).ok()?;
+    // The memories that can be shown, read as a scan reads them.
+    let cut = nth_best(&scored, sub.max_results);
+    let mut shown = rustc_hash::FxHashMap::default();
+    let mut files = Vec::new();
+    for s in scored.iter().filter(|s| s.score >= cut && s.doc < memories) {
+        let name = names.get(s.doc)?;
+        let mut file = crate::fsio::open_input(&dir.join(&name), &layout.root).ok()??;
+        if file.metadata().ok()?.len() > crate::format::text::MAX_FILE_BYTES {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+        files.push((name.clone(), bytes));
+        shown.insert(s.doc, name);
+    }
+    let index = crate::memories::index::Index::from_files(&dir, files);
+    for (&doc, name) in &shown {
+        let d = corpus.docs[doc];
+        if corpus::memory_key_and_hash(&index.named(name)?) != (d.key, d.hash) {
+            return None;
+        }
+    }
+    let index = view.shown.get_or_init(|| index);
+    let item_of = |doc: usize| match doc.checked_sub(memories) {
+        None => Some(Item::Md(index.named(shown.get(&doc)?)?)),
+        Some(j) => rest.slots.get(j)?.item(parts),
+    };
+    let parts = Parts { index: Some(index), ..parts };
+    let mut report = finish(repo, &layout.root, parts, sub, Some(&records), &scored, item_of);
+    if sub.sources.has(Store::Decision) {
+        report.diagnostics.splice(0..0, scan.problems.iter().cloned());
+    }
+    report.records = Some(records);
+    Some(report)
 }
 
 /// A shared source's recall running on a thread of its own.
@@ -293,7 +367,17 @@ fn ranked<'a>(
             let path = path.filter(|_| complete && (fresh > 0 || before != Some((keys.len(), basis))));
             std::thread::scope(|scope| {
                 // Derived state: a failure to write it only costs time.
-                let writer = path.as_deref().map(|path| scope.spawn(|| search::cache::write(path, &corpus)));
+                let writer = path.as_deref().map(|path| {
+                    scope.spawn(|| {
+                        // With a trusted folder, the memories' names: a reader of a shared
+                        // source reads only the memories it shows.
+                        let names: Vec<&str> = match (basis.folder, p.index) {
+                            (0, _) | (_, None) => Vec::new(),
+                            (_, Some(index)) => index.names().collect(),
+                        };
+                        search::cache::write(path, &corpus, &names)
+                    })
+                });
                 let scored = search::rank(&corpus, &req.query, ranking, candidate).ok();
                 if let Some(w) = writer {
                     drop(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));

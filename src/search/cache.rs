@@ -128,8 +128,15 @@ pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
     let runs_at = (offsets_at as usize).checked_add(n_terms.checked_add(1)?.checked_mul(4)?)?;
     // The offset past the last run: how many bytes the runs take.
     let bytes_len = word_at(runs_at - 4)?;
+    // The names follow the runs: their count, `count + 1` offsets, their text.
+    let names_at = runs_at.checked_add(bytes_len)?;
+    let n_names = word_at(names_at)?;
+    let name_offsets_at = names_at + 4;
+    let text_at = name_offsets_at.checked_add(n_names.checked_add(1)?.checked_mul(4)?)?;
+    let text_len = word_at(text_at - 4)?;
     if n_terms != c.terms.len()
-        || runs_at.checked_add(bytes_len)? != body_len
+        || text_at.checked_add(text_len)? != body_len
+        || (n_names != 0 && n_names != c.basis.docs as usize)
         || c.docs.iter().any(|d| {
             d.start > d.end
                 || d.end as usize > n_pairs
@@ -146,6 +153,10 @@ pub fn load(path: &Path, root: &Path) -> Option<Corpus> {
         bytes_len: bytes_len as u64,
     };
     c.inverted = Some(Inverted { lists: Lists::File(lists), covered: c.docs.len(), changed: Vec::new(), replaced: 0 });
+    if n_names > 0 {
+        let file = file.try_clone().ok()?;
+        c.names = Some(Names { file, offsets_at: name_offsets_at as u64, count: n_names, text_len });
+    }
     c.file = Some(PairsFile { file, offset, count: n_pairs });
     Some(c)
 }
@@ -165,7 +176,9 @@ fn span(r: &mut Reader<'_>, arena: usize) -> Option<Span> {
 fn decode(head: &[u8]) -> Option<Corpus> {
     let mut r = Reader { b: head };
     let digest = u128::from_le_bytes(r.take(16)?.try_into().ok()?);
-    let basis = super::Basis { digest, docs: r.u32()? };
+    let docs = r.u32()?;
+    let folder = u128::from_le_bytes(r.take(16)?.try_into().ok()?);
+    let basis = super::Basis { digest, docs, folder };
     let arena_len = usize::try_from(r.u64()?).ok()?;
     let arena = std::str::from_utf8(r.take(arena_len)?).ok()?.to_string();
     let mut c = Corpus { arena, basis, ..Corpus::default() };
@@ -196,12 +209,45 @@ fn decode(head: &[u8]) -> Option<Corpus> {
     (r.b.is_empty() && c.basis.docs as usize <= c.docs.len()).then_some(c)
 }
 
-/// Writes `corpus` to `path`, keeping only the terms, stems and pairs its documents use:
+/// Writes `corpus` to `path`, keeping only the terms, stems and pairs its documents use, with
+/// the `names` of its first documents (none, or one per document its basis counts):
 /// atomically, not durably (a lost index only costs time), in a folder ignored by git.
-pub fn write(path: &Path, corpus: &Corpus) -> io::Result<()> {
+pub fn write(path: &Path, corpus: &Corpus, names: &[&str]) -> io::Result<()> {
+    let names = if names.len() == corpus.basis.docs as usize { names } else { &[] };
     match Written::in_place(corpus) {
-        Some(whole) => write_parts(path, &whole),
-        None => write_parts(path, &Written::renumbered(corpus)?),
+        Some(whole) => write_parts(path, &whole, names),
+        None => write_parts(path, &Written::renumbered(corpus)?, names),
+    }
+}
+
+/// The names of an index file's first documents ([`write`]), read one at a time from the file
+/// (kept open, as the slots are).
+#[derive(Debug)]
+pub struct Names {
+    file: File,
+    /// Where the offsets start: `count + 1` of them, then the text.
+    offsets_at: u64,
+    pub count: usize,
+    text_len: usize,
+}
+
+impl Names {
+    /// Returns the name of document `i`, `None` past the last or when the file cannot be read.
+    pub fn get(&self, i: usize) -> Option<String> {
+        if i >= self.count {
+            return None;
+        }
+        let mut two = [0u8; 8];
+        self.file.read_exact_at(&mut two, self.offsets_at + i as u64 * 4).ok()?;
+        let start = u32::from_le_bytes(two[..4].try_into().ok()?) as usize;
+        let end = u32::from_le_bytes(two[4..].try_into().ok()?) as usize;
+        if start > end || end > self.text_len {
+            return None;
+        }
+        let mut text = vec![0u8; end - start];
+        let text_at = self.offsets_at + (self.count as u64 + 1) * 4;
+        self.file.read_exact_at(&mut text, text_at + start as u64).ok()?;
+        String::from_utf8(text).ok()
     }
 }
 
@@ -314,8 +360,9 @@ impl<'c> Written<'c> {
     }
 }
 
-/// Writes the index file of `c` to `path`, with its inverted lists.
-fn write_parts(path: &Path, c: &Written<'_>) -> io::Result<()> {
+/// Writes the index file of `c` to `path`, with its inverted lists and the `names` of its first
+/// documents.
+fn write_parts(path: &Path, c: &Written<'_>, names: &[&str]) -> io::Result<()> {
     let lists = postings::build(c.terms.len(), |add| {
         for (i, d) in c.docs.iter().enumerate() {
             let slots = c.pairs.get(d.start as usize..d.end as usize).unwrap_or_default();
@@ -330,12 +377,13 @@ fn write_parts(path: &Path, c: &Written<'_>) -> io::Result<()> {
         let mut w = Checksummed::new(out);
         let (arena, terms, stems, docs) = (&c.arena, &c.terms, &c.stems, &c.docs);
         let head_len =
-            PREAMBLE + 20 + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
+            PREAMBLE + 36 + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
         w.write_all(MAGIC)?;
         w.write_all(&FORMAT.to_le_bytes())?;
         w.write_all(&(head_len as u64).to_le_bytes())?;
         w.write_all(&c.basis.digest.to_le_bytes())?;
         w.write_all(&c.basis.docs.to_le_bytes())?;
+        w.write_all(&c.basis.folder.to_le_bytes())?;
         w.write_all(&(arena.len() as u64).to_le_bytes())?;
         w.write_all(arena.as_bytes())?;
         w.write_all(&(terms.len() as u32).to_le_bytes())?;
@@ -366,6 +414,16 @@ fn write_parts(path: &Path, c: &Written<'_>) -> io::Result<()> {
             w.write_all(&o.to_le_bytes())?;
         }
         w.write_all(&lists.bytes)?;
+        w.write_all(&(names.len() as u32).to_le_bytes())?;
+        let mut end = 0u32;
+        w.write_all(&end.to_le_bytes())?;
+        for n in names {
+            end += n.len() as u32;
+            w.write_all(&end.to_le_bytes())?;
+        }
+        for n in names {
+            w.write_all(n.as_bytes())?;
+        }
         w.finish().map(drop)
     })
 }
@@ -386,8 +444,8 @@ mod tests {
         let (c, _) = corpus(&docs, None, Ranking::Full);
         let whole = Written::in_place(&c).expect("nothing unused");
         let (one, two) = (dir.path().join("one.idx"), dir.path().join("two.idx"));
-        write_parts(&one, &whole).unwrap();
-        write_parts(&two, &Written::renumbered(&c).unwrap()).unwrap();
+        write_parts(&one, &whole, &[]).unwrap();
+        write_parts(&two, &Written::renumbered(&c).unwrap(), &[]).unwrap();
         assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
         // A document replaced leaves its old slots behind: renumbered, not written as it is.
         let (c, _) = corpus(
@@ -396,7 +454,7 @@ mod tests {
             Ranking::Full,
         );
         assert!(Written::in_place(&c).is_none());
-        write(&one, &c).unwrap();
+        write(&one, &c, &[]).unwrap();
         let back = load(&one, dir.path()).unwrap();
         assert_eq!(back.docs.len(), 3);
         assert_eq!(rank(&back, "other", Ranking::Full, |_| true).unwrap().len(), 1);
@@ -408,10 +466,12 @@ mod tests {
         let path = dir.path().join("cache/recall.idx");
         let (c, _) = corpus(&[doc("a", "Run the tests"), doc("b", "gone words")], None, Ranking::Full);
         let (mut c, _) = corpus(&[doc("a", "Run the tests")], Some(c), Ranking::Full);
-        c.basis = super::super::Basis { digest: u128::MAX - 7, docs: 1 };
-        write(&path, &c).unwrap();
+        c.basis = super::super::Basis { digest: u128::MAX - 7, docs: 1, folder: 3 << 70 };
+        write(&path, &c, &["001-é.md"]).unwrap();
         let back = load(&path, dir.path()).unwrap();
         assert_eq!(back.basis, c.basis, "what the documents were made from is kept");
+        let names = back.names.as_ref().unwrap();
+        assert_eq!((names.get(0).as_deref(), names.get(1)), (Some("001-é.md"), None));
         let terms: Vec<&str> = back.terms.iter().map(|&t| back.text(t)).collect();
         assert_eq!(terms, ["run", "the", "tests"], "the removed document's terms are gone");
         let (again, fresh) = corpus(&[doc("a", "Run the tests")], Some(back), Ranking::Full);
@@ -431,9 +491,11 @@ mod tests {
         let path = dir.path().join("recall.idx");
         let docs = [doc("a", "alpha beta"), doc("b", "gamma")];
         let (c, _) = corpus(&docs, None, Ranking::Full);
-        write(&path, &c).unwrap();
-        // Three terms of one document each: lists of two bytes, after the count and four offsets.
-        let lists_len = 4 + 4 * 4 + 3 * 2;
+        write(&path, &c, &[]).unwrap();
+        // Three terms of one document each: lists of two bytes, after the count and four offsets;
+        // then no names (a count and one offset).
+        let names_len = 4 + 4;
+        let lists_len = 4 + 4 * 4 + 3 * 2 + names_len;
         let forge = |at_from_end: usize, bytes: &[u8]| {
             let mut file = std::fs::read(&path).unwrap();
             let body = file.len() - 8;
@@ -445,11 +507,11 @@ mod tests {
             std::fs::write(&path, &file).unwrap();
         };
         // A list naming document 126 of two.
-        forge(6, &[0x7f]);
+        forge(6 + names_len, &[0x7f]);
         let forged = load(&path, dir.path()).unwrap();
         assert!(rank(&forged, "alpha", Ranking::Full, |_| true).is_err(), "scoring refuses the list");
         // A pair naming term 1,000,000.
-        write(&path, &c).unwrap();
+        write(&path, &c, &[]).unwrap();
         forge(lists_len + c.pairs.len() * 4, &1_000_000u32.to_le_bytes());
         // A changed document makes the corpus read the pairs into memory: refused, rebuilt.
         let forged = load(&path, dir.path()).unwrap();
@@ -457,7 +519,7 @@ mod tests {
         let (rebuilt, fresh) = corpus(&changed, Some(forged), Ranking::Full);
         assert_eq!(fresh, 2);
         assert_eq!(rank(&rebuilt, "alpha", Ranking::Full, |_| true).unwrap().len(), 1);
-        write(&path, &rebuilt).unwrap();
+        write(&path, &rebuilt, &[]).unwrap();
     }
 
     #[test]
@@ -477,7 +539,7 @@ mod tests {
             .map(|(i, t)| Doc { key: i as u64, fields: [t.to_string().into(), "release".into(), "tests".into()] })
             .collect();
         let (c, _) = corpus(&docs, None, Ranking::Full);
-        write(&path, &c).unwrap();
+        write(&path, &c, &[]).unwrap();
         let listed = load(&path, dir.path()).unwrap();
         assert!(listed.inverted.is_some());
         let mut scanned = load(&path, dir.path()).unwrap();

@@ -112,6 +112,8 @@ pub struct Corpus {
     pub inverted: Option<Inverted>,
     /// What the corpus's first documents were made from, when its maker said.
     pub basis: Basis,
+    /// The names of the first documents, in the index file, when its maker wrote them.
+    pub names: Option<cache::Names>,
 }
 
 /// What a corpus's first `docs` documents were made from, as a digest of their maker's inputs
@@ -121,6 +123,10 @@ pub struct Corpus {
 pub struct Basis {
     pub digest: u128,
     pub docs: u32,
+    /// A stamp of the folder the inputs were read from, when the maker trusted it (0: none): a
+    /// reader that finds the folder with the same stamp may take the documents as they are
+    /// without reading the inputs, and read only the documents it shows, by their names.
+    pub folder: u128,
 }
 
 /// A corpus's inverted lists: they cover documents `0..covered` as they were when the lists were
