@@ -203,11 +203,25 @@ pub fn lock(path: &Path, timeout: Duration) -> io::Result<Lock> {
 /// config folder for the global ones) is refused, so a committed symlink cannot leak a file such
 /// as `~/.aws/credentials` into a compiled context.
 pub fn read_input(path: &Path, within: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let Some(mut file) = open_input(path, within)? else { return Ok(None) };
-    let mut bytes = Vec::with_capacity(file.metadata()?.len() as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
+    read_input_at_most(path, within, u64::MAX)
+}
+
+/// [`read_input`] of a file that may hold at most `max` bytes: a longer one is an error
+/// (`InvalidData`), and no more than `max + 1` of its bytes are read even if it grows meanwhile.
+pub fn read_input_at_most(path: &Path, within: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Error, ErrorKind, Read};
+    let Some(file) = open_input(path, within)? else { return Ok(None) };
+    let len = file.metadata()?.len();
+    let too_long = |len: u64| Error::new(ErrorKind::InvalidData, format!("{len} bytes, over the limit of {max}"));
+    if len > max {
+        return Err(too_long(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    match bytes.len() as u64 > max {
+        true => Err(too_long(bytes.len() as u64)),
+        false => Ok(Some(bytes)),
+    }
 }
 
 /// Opens a knowledge file as [`read_input`] reads it, for a caller that reads part of it.

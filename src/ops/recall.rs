@@ -137,12 +137,8 @@ fn from_recall_index<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedRe
     let mut files = Vec::new();
     for s in scored.iter().filter(|s| s.score >= cut && s.doc < memories) {
         let name = names.get(s.doc)?;
-        let mut file = crate::fsio::open_input(&dir.join(&name), &layout.root).ok()??;
-        if file.metadata().ok()?.len() > crate::format::text::MAX_FILE_BYTES {
-            return None;
-        }
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut file, &mut bytes).ok()?;
+        let max = crate::format::text::MAX_FILE_BYTES;
+        let bytes = crate::fsio::read_input_at_most(&dir.join(&name), &layout.root, max).ok()??;
         files.push((name.clone(), bytes));
         shown.insert(s.doc, name);
     }
@@ -154,6 +150,9 @@ fn from_recall_index<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedRe
         }
     }
     let index = view.shown.get_or_init(|| index);
+    repo.debug_line(|| {
+        format!("kb-stats: shared {}: the recall index alone, {} memory files read", view.name, shown.len())
+    });
     let item_of = |doc: usize| match doc.checked_sub(memories) {
         None => Some(Item::Md(index.named(shown.get(&doc)?)?)),
         Some(j) => rest.slots.get(j)?.item(parts),

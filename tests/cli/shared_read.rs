@@ -224,7 +224,7 @@ fn a_shared_memory_edited_in_place_after_its_caches_trusted_the_folder_is_shown_
         assert_eq!(j["results"][0]["id"], "org:1", "{j}");
     }
     let trusted = t.kb(&["recall", "org", "retry", "helper"]).ok().stderr;
-    assert!(trusted.contains("trusted=yes"), "the source's folder is trusted: {trusted}");
+    assert!(trusted.contains("shared org: the recall index alone, 1 memory files read"), "{trusted}");
     // An edit in place leaves the folder's stamp as it was.
     let memories = std::path::Path::new(&org).join(".co-cli/knowledge/memories");
     let file = std::fs::read_dir(&memories).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_file()).unwrap();
@@ -233,4 +233,30 @@ fn a_shared_memory_edited_in_place_after_its_caches_trusted_the_folder_is_shown_
     let j = t.kb(&["--json", "recall", "org", "retry", "helper"]).ok().json();
     let content = j["results"][0]["content"].as_str().unwrap_or_default();
     assert!(content.contains("with jitter"), "the memory as it now reads: {j}");
+}
+
+#[test]
+fn a_shown_shared_memory_that_grew_past_the_limit_or_now_links_out_of_its_source_is_not_shown() {
+    let (t, org) = with_org();
+    std::thread::sleep(std::time::Duration::from_millis(2300));
+    for _ in 0..2 {
+        t.kb(&["--json", "recall", "org", "retry", "helper"]).ok();
+    }
+    let memories = std::path::Path::new(&org).join(".co-cli/knowledge/memories");
+    let file = std::fs::read_dir(&memories).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_file()).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    // Grown in place past the limit of a memory file: the folder's stamp is unchanged.
+    let padding = " retry".repeat(200_000);
+    std::fs::write(&file, text.replace("outbound HTTP calls", &format!("outbound HTTP calls{padding}"))).unwrap();
+    let out = t.kb(&["--json", "recall", "org", "retry", "helper"]).ok();
+    assert!(!out.stdout.contains("retry retry retry"), "{}", out.stdout);
+    assert!(out.stderr.contains("shared source org: file is") && out.stderr.contains("limited to"), "{}", out.stderr);
+    // Now a symlink to a file outside the source.
+    let secret = t.root().parent().unwrap().join("secret.md");
+    std::fs::write(&secret, text.replace("outbound HTTP calls", "the secret token")).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(&secret, &file).unwrap();
+    let out = t.kb(&["--json", "recall", "org", "retry", "helper"]).ok();
+    assert!(!out.stdout.contains("secret token"), "{}", out.stdout);
+    assert!(out.stderr.contains("shared source org: symlink points outside"), "{}", out.stderr);
 }
