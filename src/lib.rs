@@ -6,6 +6,10 @@
 //! `output`, `error`). `docs/architecture.md` draws the layers. The few items below are public
 //! for `main.rs`, the benchmarks and the tests.
 
+// The warm server's own code (live indexes, revalidation) is called only by `kb mcp`: a build
+// without the `mcp` feature leaves it unused rather than gating each piece.
+#![cfg_attr(not(feature = "mcp"), allow(dead_code))]
+
 pub(crate) mod audit;
 pub(crate) mod board;
 pub(crate) mod capture;

@@ -1266,7 +1266,6 @@ impl Listing {
     }
 }
 
-/// The part of a file's metadata that says whether it changed.
 /// Returns the stamp of the memories folder `dir` of the repository at `root` as
 /// [`Index::trusted_folder`] gives it; `None` when it is not a folder, or leads outside the
 /// repository.
@@ -1281,6 +1280,7 @@ fn packed_stamp(s: &Stamp) -> u128 {
     ((s.newest_ns as u64 as u128) << 64 | u128::from(s.sig)).max(1)
 }
 
+/// The part of a file's metadata that says whether it changed.
 fn stamp_of(meta: &fs::Metadata) -> Stamp {
     Stamp::new(
         meta.len(),
@@ -1291,7 +1291,8 @@ fn stamp_of(meta: &fs::Metadata) -> Stamp {
 }
 
 /// Returns whether a file name in the memories folder is a memory file's: `*.md`, not hidden.
-fn is_memory_name(name: &str) -> bool {
+/// Whether a file of the memories folder is read as a memory.
+pub fn is_memory_name(name: &str) -> bool {
     name.ends_with(".md") && !name.starts_with('.')
 }
 

@@ -2,8 +2,10 @@
 //! branch's context board (docs/behaviour.md, The context board).
 
 use super::{Report, View, abs};
+pub use crate::board::first_line;
 use crate::board::{self, Added, Board, Edit, Item, Src};
-pub use crate::board::{CAPACITY, first_line, render};
+#[cfg(feature = "mcp")]
+pub use crate::board::{CAPACITY, render};
 use crate::error::Diagnostic;
 use crate::repo::Repo;
 use anyhow::Result;

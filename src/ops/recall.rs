@@ -106,6 +106,8 @@ fn from_recall_index<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedRe
     let k = &view.trusting;
     let repo = k.repo();
     let layout = &repo.layout;
+    // The results borrow the memories they show from `view.shown`, which holds one set: a
+    // second recall of the same view ranks as usual.
     if repo.env.recall_ranking != Ranking::Full || view.shown.get().is_some() {
         return None;
     }
@@ -136,7 +138,8 @@ fn from_recall_index<'a>(view: &'a SharedView, sub: &Request) -> Option<RankedRe
     let mut shown = rustc_hash::FxHashMap::default();
     let mut files = Vec::new();
     for s in scored.iter().filter(|s| s.score >= cut && s.doc < memories) {
-        let name = names.get(s.doc)?;
+        // A name is a file of the folder: the index is a cache, not to be trusted with a path.
+        let name = names.get(s.doc).filter(|n| crate::memories::index::is_memory_name(n) && !n.contains('/'))?;
         let max = crate::format::text::MAX_FILE_BYTES;
         let bytes = crate::fsio::read_input_at_most(&dir.join(&name), &layout.root, max).ok()??;
         files.push((name.clone(), bytes));
