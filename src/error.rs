@@ -209,17 +209,24 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// Returns the message kb prints after `error:`: the error and its causes, joined by `: `.
 /// Returns the kind of `e` (see [`KbError::kind`]): its own or its first cause's that has one;
-/// an input/output failure is `io`, anything else `error`.
+/// a settings file kb will not take is `invalid`, an input/output failure `io`, anything else
+/// `error`.
 pub fn kind_of(e: &anyhow::Error) -> &'static str {
     e.chain()
         .find_map(|cause| {
-            cause.downcast_ref::<KbError>().map(KbError::kind).or_else(|| cause.is::<std::io::Error>().then_some("io"))
+            // A settings file kb will not take is invalid input, as a value is.
+            let settings = || cause.is::<crate::settings::SettingsError>().then_some("invalid");
+            cause
+                .downcast_ref::<KbError>()
+                .map(KbError::kind)
+                .or_else(settings)
+                .or_else(|| cause.is::<std::io::Error>().then_some("io"))
         })
         .unwrap_or("error")
 }
 
+/// Returns the message kb prints after `error:`: the error and its causes, joined by `: `.
 pub fn message(e: &anyhow::Error) -> String {
     let mut msg = e.to_string();
     for cause in e.chain().skip(1) {

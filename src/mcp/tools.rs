@@ -332,6 +332,7 @@ impl Server {
             if ops::read::shared_id(k.repo(), id).is_some() {
                 return self.reply(&ops::audit::verified(root, &ops::read::show(k, id, Sources::memory(None))?)?);
             }
+            ops::read::unknown_source(k.repo(), id)?;
             match crate::kinds::ItemId::parse(id)? {
                 crate::kinds::ItemId::Decision(n) => {
                     self.reply(&ops::audit::verified(root, &ops::decision::show(k.repo(), &n.to_string())?)?)

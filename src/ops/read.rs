@@ -951,10 +951,48 @@ impl ShowReport {
 pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowReport> {
     if let Some((name, rest)) = shared_id(k.repo(), raw_id) {
         let view = shared_view(k, name)?;
-        let inner = show_own(&view.knowledge, rest, scope)?;
+        let inner = show_own(&view.knowledge, rest, scope).map_err(|e| in_shared(e, name, raw_id))?;
         return Ok(ShowReport::Shared { name: name.to_string(), id: rest.trim().to_string(), inner: Box::new(inner) });
     }
+    unknown_source(k.repo(), raw_id)?;
     logged(k.repo(), show_own(k, raw_id, scope)?)
+}
+
+/// An error of a lookup in the shared source `name`: a "not found" names the whole id (`memory
+/// org:99 not found`, not the source's own `memory 99`), and the files it skipped are the
+/// source's.
+fn in_shared(e: anyhow::Error, name: &str, raw_id: &str) -> anyhow::Error {
+    let named = |error: KbError| match error {
+        KbError::NotFound { thing, branch, .. } => KbError::NotFound { thing, id: raw_id.trim().into(), branch },
+        other => other,
+    };
+    let e = match e.downcast::<Shown>() {
+        Ok(Shown { diagnostics, error }) => {
+            let diagnostics = diagnostics.into_iter().map(|d| shared_problem(name, d)).collect();
+            return Shown { diagnostics, error: named(error) }.into();
+        }
+        Err(e) => e,
+    };
+    match e.downcast::<KbError>() {
+        Ok(error) => named(error).into(),
+        Err(e) => e,
+    }
+}
+
+/// Fails when `raw_id` reads as a shared id (`NAME:ID`, not `decision:N`) of a source the
+/// setting `shared` does not have, naming the sources there are.
+pub fn unknown_source(repo: &Repo, raw_id: &str) -> Result<(), KbError> {
+    let Some((name, _)) = raw_id.trim().split_once(':') else { return Ok(()) };
+    if name == "decision" || crate::settings::SharedSpec::check_name(name).is_err() {
+        return Ok(());
+    }
+    let names: Vec<&str> = repo.settings.shared.value.iter().map(|s| s.name.as_str()).collect();
+    let there =
+        if names.is_empty() { "none is set".to_string() } else { format!("the sources are {}", names.join(", ")) };
+    Err(KbError::rejected(
+        "id",
+        format!("no shared source named {name:?} ({there}): {} is not an id here", raw_id.trim()),
+    ))
 }
 
 /// [`show`] within one repository's knowledge (`decision:N` a decision), nothing logged.
@@ -978,7 +1016,7 @@ pub fn shared_id<'r>(repo: &Repo, raw: &'r str) -> Option<(&'r str, &'r str)> {
 /// Returns the view of the shared source `name`, or the error that its copy is not here.
 pub fn shared_view<'k>(k: &'k Knowledge<'_>, name: &str) -> Result<&'k crate::knowledge::SharedView, KbError> {
     k.shared_named(name).ok_or_else(|| {
-        KbError::not_found("shared source copy", format!("{name} (no local copy: kb shared sync {name})"))
+        KbError::refused("read", format!("shared source {name} has no local copy: kb shared sync {name}"))
     })
 }
 

@@ -13,7 +13,7 @@ use crate::paths::Layout;
 use crate::repo::Repo;
 use crate::settings::{self, Settings, SharedSpec};
 use crate::shared::sync::{self as git, Checkout, Synced};
-use crate::shared::{self, Counts, Source};
+use crate::shared::{self, Source};
 use anyhow::Result;
 use serde::Serialize;
 use std::io::{self, Write};
@@ -193,9 +193,43 @@ struct Listed {
     counts: Counts,
 }
 
+/// How much knowledge a source holds, read as every command reads it: valid memories, records
+/// and decisions, and the files (or records' lines) kb skips there (`kb check` names them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+struct Counts {
+    memories: usize,
+    records: usize,
+    decisions: usize,
+    problems: usize,
+}
+
+impl Counts {
+    /// Counts what a source's view reads (zero for what is not there).
+    fn of(k: &crate::knowledge::Knowledge<'_>) -> Counts {
+        let mut c = Counts::default();
+        match k.memories() {
+            Ok(index) => (c.memories, c.problems) = (index.len(), index.problems().len()),
+            Err(_) => c.problems += 1,
+        }
+        match k.records() {
+            Ok(file) => {
+                let records = Records::parse(file);
+                c.records = records.len();
+                c.problems += records.problems.iter().filter(|d| d.severity == crate::error::Severity::Error).count();
+            }
+            Err(_) => c.problems += 1,
+        }
+        match k.decisions() {
+            Ok(scan) => (c.decisions, c.problems) = (scan.decisions.len(), c.problems + scan.problems.len()),
+            Err(_) => c.problems += 1,
+        }
+        c
+    }
+}
+
 /// `kb shared`: every source, read from its files (no git). JSON `{"ttl_hours":N,
 /// "sources":[{"name","url","ref","path","in_place","present","commit","age_seconds","stale",
-/// "counts":{"memories","records","decisions"}}]}`.
+/// "counts":{"memories","records","decisions","problems"}}]}`.
 #[derive(Serialize)]
 pub struct ListReport {
     ttl_hours: u64,
@@ -206,9 +240,11 @@ pub struct ListReport {
 pub fn list(repo: &Repo) -> ListReport {
     let now = SystemTime::now();
     let ttl = repo.settings.shared_ttl_hours.value;
+    let knowledge = crate::knowledge::Knowledge::read(repo);
     let sources = sources(repo)
         .into_iter()
         .map(|s| {
+            let counts = knowledge.shared_named(&s.spec.name).map(|v| Counts::of(&v.knowledge)).unwrap_or_default();
             let age = s.age(now);
             Listed {
                 stale: !s.in_place && age.is_none_or(|a| a.as_secs() > ttl * 3600),
@@ -220,7 +256,7 @@ pub fn list(repo: &Repo) -> ListReport {
                 present: s.present(),
                 commit: s.commit(),
                 age_seconds: age.map(|a| a.as_secs()),
-                counts: s.counts(),
+                counts,
             }
         })
         .collect();
@@ -254,6 +290,10 @@ impl Report for ListReport {
                 super::plural(c.records, "record"),
                 super::plural(c.decisions, "decision")
             )?;
+            if c.problems > 0 {
+                let files = if c.problems == 1 { "file or line" } else { "files or lines" };
+                writeln!(w, "  {} {files} kb cannot read there: kb check", c.problems)?;
+            }
             writeln!(w, "  {}", s.path)?;
         }
         Ok(())
@@ -359,8 +399,10 @@ impl Report for SyncReport {
 }
 
 /// What `kb shared propose` did. JSON `{"id", "store":"md"|"copilot", "source", "action":"proposed"|"exists",
-/// "branch":S|null, "commit":S|null, "saved_as":ID (the id in the source), "path":ABS (the
-/// source's folder), "push":S|null (the command to run)}`.
+/// "branch":S|null, "commit":S|null, "saved_as":ID (the id in the source), "saved":"saved"|
+/// "consolidated"|"exists" (what the source's save did), "replaced":S (a consolidation: the
+/// source's text it rewrites), "similar_to":{…} (the source's near miss, as `kb save` gives it),
+/// "path":ABS (the source's folder), "push":S|null (the command to run)}`.
 #[derive(Serialize)]
 pub struct ProposeReport {
     id: String,
@@ -370,8 +412,22 @@ pub struct ProposeReport {
     branch: Option<String>,
     commit: Option<String>,
     saved_as: serde_json::Value,
+    saved: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replaced: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    similar_to: Option<serde_json::Value>,
     path: String,
     push: Option<String>,
+}
+
+/// What the source's own save did with a proposal.
+struct Saved {
+    /// `saved`, `consolidated` or `exists`.
+    action: &'static str,
+    id: serde_json::Value,
+    replaced: Option<String>,
+    similar_to: Option<serde_json::Value>,
 }
 
 /// The project item a proposal copies.
@@ -391,6 +447,14 @@ impl Item {
 
 /// Reads the project memory or record `raw_id` as a save request for another store.
 fn item(repo: &Repo, raw_id: &str) -> Result<(String, Item)> {
+    if let Some((name, _)) = super::read::shared_id(repo, raw_id) {
+        let why = format!(
+            "{} is an item of the shared source {name}: kb shared propose takes a memory or record of this project",
+            raw_id.trim()
+        );
+        return Err(KbError::rejected("id", why).into());
+    }
+    super::read::unknown_source(repo, raw_id)?;
     match ItemId::parse(raw_id)? {
         ItemId::Memory(id) => {
             let index = MemoryStore::new(repo).scan()?;
@@ -442,25 +506,22 @@ fn project(repo: &Repo, timeout: Duration) -> (String, Option<String>) {
     let root = &repo.layout.root;
     let name = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
     let name = name.file_name().map_or_else(|| "project".to_string(), |n| n.to_string_lossy().into_owned());
-    let origin = crate::git::git_dir(root)
-        .map(|dir| {
-            let common = std::fs::read_to_string(dir.join("commondir")).map_or(dir.clone(), |c| dir.join(c.trim()));
-            common.join("config")
-        })
-        .filter(|c| c.is_file())
-        .and_then(|config| {
-            let args = [
-                std::ffi::OsStr::new("config"),
-                "--file".as_ref(),
-                config.as_os_str(),
-                "--get".as_ref(),
-                "remote.origin.url".as_ref(),
-            ];
-            git::git(root, &[], &args, timeout).ok()
-        })
-        .map(|u| without_credentials(u.trim()))
-        .filter(|u| !u.is_empty());
+    let origin =
+        project_config(repo, "remote.origin.url", timeout).map(|u| without_credentials(&u)).filter(|u| !u.is_empty());
     (name, origin)
+}
+
+/// A value of the project repository's own git config file (not the global one), when set.
+fn project_config(repo: &Repo, key: &str, timeout: Duration) -> Option<String> {
+    let root = &repo.layout.root;
+    let dir = crate::git::git_dir(root)?;
+    let common = std::fs::read_to_string(dir.join("commondir")).map_or(dir.clone(), |c| dir.join(c.trim()));
+    let config = common.join("config");
+    if !config.is_file() {
+        return None;
+    }
+    let args = [std::ffi::OsStr::new("config"), "--file".as_ref(), config.as_os_str(), "--get".as_ref(), key.as_ref()];
+    git::git(root, &[], &args, timeout).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
 /// A URL with any `user:password@` of an `scheme://` URL dropped (a token must not travel in a
@@ -476,24 +537,25 @@ fn without_credentials(url: &str) -> String {
     }
 }
 
-/// The person's identity for the commit: git's `user.name` and `user.email` (the project's
-/// config, then the global one), else kb's author (`KB_AUTHOR`, git's e-mail, `USER`).
-fn committer(repo: &Repo, timeout: Duration) -> (String, String) {
-    let get = |key: &str| {
-        git::git(&repo.layout.root, &[], &["config", "--get", key], timeout)
-            .ok()
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    let author = repo.author();
-    let name = get("user.name")
-        .or_else(|| repo.env.kb_author.clone())
-        .or_else(|| author.clone())
-        .unwrap_or_else(|| "kb".into());
-    let email = get("user.email")
-        .or_else(|| author.filter(|a| a.contains('@')))
-        .unwrap_or_else(|| format!("{}@localhost", crate::format::text::slugify(&name)));
-    (name, email)
+/// The `-c` options that give the commit the person's git identity: the project repository's own
+/// `user.name` and `user.email` (a work address set there) when it has them; else git's own
+/// (the source's config, the global one, `GIT_AUTHOR_NAME` and the like), never guessed from
+/// the host name. Fails as `git commit` would when no identity is set, before anything is made.
+fn committer(repo: &Repo, source_root: &Path, timeout: Duration) -> Result<Vec<String>, String> {
+    let mut config = vec!["user.useConfigOnly=true".to_string()];
+    for key in ["user.name", "user.email"] {
+        if let Some(value) = project_config(repo, key, timeout) {
+            config.push(format!("{key}={value}"));
+        }
+    }
+    for ident in ["GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"] {
+        git::git(source_root, &config, &["var", ident], timeout).map_err(|why| {
+            format!(
+                "git has no identity to commit with ({why}): set yours with git config --global user.name \"Your Name\" and git config --global user.email you@example.com"
+            )
+        })?;
+    }
+    Ok(config)
 }
 
 /// Copies project memory (or record) `raw_id` into source `name` through that repository's own
@@ -522,6 +584,8 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
     let (id, item) = item(repo, raw_id)?;
     let t = timeout(repo);
     let refused = |why: String| KbError::refused("shared propose", format!("shared source {name}: {why}"));
+    git::repository(&root, t).map_err(refused)?;
+    let identity = committer(repo, &root, t).map_err(refused)?;
     git::check_clean(&root, t).map_err(refused)?;
     let back = Checkout::of(&root, t).map_err(refused)?;
     let slug: String = crate::format::text::slugify(item.text()).chars().take(40).collect();
@@ -535,39 +599,39 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
         }
         restored
     };
-    let saved = save_into(repo, source, item);
-    let (action, saved_as) = match saved {
+    let saved = match save_into(repo, source, item) {
         Ok(v) => v,
         Err(e) => {
             let _ = undo(true);
             return Err(e);
         }
     };
-    let path = abs(&root);
     let store = if raw_id.trim().parse::<u64>().is_ok() { "md" } else { "copilot" };
-    if action == "exists" {
+    let mut report = ProposeReport {
+        id,
+        store,
+        source: name.into(),
+        action: "exists",
+        branch: None,
+        commit: None,
+        saved_as: saved.id,
+        saved: saved.action,
+        replaced: saved.replaced,
+        similar_to: saved.similar_to,
+        path: abs(&root),
+        push: None,
+    };
+    if saved.action == "exists" {
         undo(true).map_err(refused)?;
-        return Ok(ProposeReport {
-            id,
-            store,
-            source: name.into(),
-            action: "exists",
-            branch: None,
-            commit: None,
-            saved_as,
-            path,
-            push: None,
-        });
+        return Ok(report);
     }
+    let id = &report.id;
     let (project, origin) = project(repo, t);
     let what = if store == "md" { format!("memory {id}") } else { format!("Copilot record {id}") };
     let from = origin.map_or(project.clone(), |o| format!("{project} ({o})"));
     let message = format!("Propose {what} from {project}\n\nProposed with kb shared propose from {from}.\n");
-    let (who, email) = committer(repo, t);
     let committed = git::git(&root, &[], &["add", "-A", "--", "."], t)
-        .and_then(|_| {
-            git::git(&root, &git::identity(&who, &email), &["commit", "--quiet", "--no-verify", "-m", &message], t)
-        })
+        .and_then(|_| git::git(&root, &identity, &["commit", "--quiet", "--no-verify", "-m", &message], t))
         .and_then(|_| git::git(&root, &[], &["rev-parse", "HEAD"], t));
     let commit = match committed {
         Ok(c) => c.trim().to_string(),
@@ -578,33 +642,32 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
         }
     };
     undo(false).map_err(refused)?;
-    let push = format!("git -C {} push origin {branch}", shell_word(&path));
-    Ok(ProposeReport {
-        id,
-        store,
-        source: name.into(),
-        action: "proposed",
-        branch: Some(branch),
-        commit: Some(commit),
-        saved_as,
-        path,
-        push: Some(push),
-    })
+    report.push = Some(format!("git -C {} push origin {branch}", shell_word(&report.path)));
+    report.action = "proposed";
+    report.branch = Some(branch);
+    report.commit = Some(commit);
+    Ok(report)
 }
 
-/// Saves `item` into the source's repository through its normal save; returns the save's action
-/// and the id it has there.
-fn save_into(repo: &Repo, source: &Source, item: Item) -> Result<(&'static str, serde_json::Value)> {
+/// Saves `item` into the source's repository through its normal save.
+fn save_into(repo: &Repo, source: &Source, item: Item) -> Result<Saved> {
     let target = Repo::open(source.layout(), repo.now, repo.env.clone())?;
-    let json = match item {
+    let mut json = match item {
         Item::Memory(req) => serde_json::to_value(super::save::save(&target, req)?)?,
         Item::Record(req) => serde_json::to_value(super::save::save_record(&target, req)?)?,
     };
     let action = match json.get("action").and_then(|a| a.as_str()) {
         Some("exists") => "exists",
+        Some("consolidated") => "consolidated",
         _ => "saved",
     };
-    Ok((action, json.get("memory_id").cloned().unwrap_or_default()))
+    let replaced = json.get("replaced").and_then(|r| r.as_str()).map(str::to_string);
+    Ok(Saved {
+        action,
+        id: json.get("memory_id").cloned().unwrap_or_default(),
+        replaced,
+        similar_to: json.get_mut("similar_to").map(serde_json::Value::take),
+    })
 }
 
 /// A path as one shell word: quoted when it holds anything but safe characters.
@@ -624,17 +687,33 @@ impl Report for ProposeReport {
             serde_json::Value::String(s) => v.clean(s).into_owned(),
             other => other.to_string(),
         };
-        match (&self.branch, &self.push) {
-            (Some(branch), Some(push)) => {
-                writeln!(
-                    w,
-                    "{} Proposed {noun} {id} to {source} (its {noun} {there}) on branch {branch}",
-                    v.style.ok("✓")
-                )?;
-                writeln!(w, "Push it and open a pull request:\n  {}", v.clean(push))
-            }
-            _ => writeln!(w, "Nothing proposed: {source} already holds {noun} {id} (as its {noun} {there})"),
+        let (Some(branch), Some(push)) = (&self.branch, &self.push) else {
+            return writeln!(w, "Nothing proposed: {source} already holds {noun} {id} (as its {noun} {there})");
+        };
+        let into = match self.saved {
+            "consolidated" => format!("consolidated into its {noun} {there}"),
+            _ => format!("its {noun} {there}"),
+        };
+        writeln!(w, "{} Proposed {noun} {id} to {source} ({into}) on branch {branch}", v.style.ok("✓"))?;
+        if let Some(old) = &self.replaced {
+            writeln!(w, "It rewrites {source}'s {noun} {there}, which said: {}", v.clean(old))?;
         }
+        if let Some(miss) = &self.similar_to {
+            let similar = miss.get("id").map(|i| i.as_str().map_or(i.to_string(), str::to_string)).unwrap_or_default();
+            let score = miss.get("similarity").and_then(|s| s.as_f64()).unwrap_or_default();
+            let why = match miss.get("why").and_then(|w| w.as_str()) {
+                Some("protected") => ", but it is protected there, so the proposal adds a new one",
+                Some("core context") => ", but it is core context there, so the proposal adds a new one",
+                Some("written by a person") => ", but a person wrote it, so the proposal adds a new one",
+                _ => ", with different facts",
+            };
+            writeln!(
+                w,
+                "Similar: {source}'s {noun} {} looks similar (similarity {score:.1}){why}: say in the pull request how they differ",
+                v.clean(&similar)
+            )?;
+        }
+        writeln!(w, "Push it and open a pull request:\n  {}", v.clean(push))
     }
 }
 

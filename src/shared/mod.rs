@@ -144,30 +144,6 @@ pub fn age_text(age: Duration) -> String {
     if n == 1 { format!("1 {unit}") } else { format!("{n} {unit}s") }
 }
 
-/// How much knowledge a source holds, counted from its files without parsing them: memory files,
-/// non-blank lines of the records file, decision files.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Counts {
-    pub memories: usize,
-    pub records: usize,
-    pub decisions: usize,
-}
-
-impl Source {
-    /// Counts what the source's files hold (zero for what is not there).
-    pub fn counts(&self) -> Counts {
-        let layout = self.layout();
-        let md_files = |dir: &Path| {
-            std::fs::read_dir(dir).map_or(0, |entries| {
-                entries.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".md")).count()
-            })
-        };
-        let records = std::fs::read(layout.copilot_memories())
-            .map_or(0, |bytes| bytes.split(|&b| b == b'\n').filter(|l| !l.trim_ascii().is_empty()).count());
-        Counts { memories: md_files(&layout.memories()), records, decisions: md_files(&layout.decisions()) }
-    }
-}
-
 /// The git folder of the repository at `root`: `root/.git` as a folder, or the folder a `.git`
 /// file (`gitdir: PATH`, a worktree or submodule) names.
 pub fn git_dir_of(root: &Path) -> Option<PathBuf> {

@@ -45,7 +45,10 @@ const CLEARED: [&str; 8] = [
 
 /// Runs `git -C DIR ARGS` (`-c` options first: `extra` adds some, such as the committer) and
 /// returns its stdout, or why it failed: it could not start, ran past `timeout` (its whole
-/// process group is killed), or exited unsuccessfully (the last line git wrote on stderr).
+/// process group is killed), or exited unsuccessfully (what git wrote on stderr, [`failure`]).
+///
+/// git looks for a repository in `dir` itself and never above it: a copy whose `.git` is broken
+/// must fail, not let git find (and fetch into, or check out over) a repository that holds it.
 pub fn git<S: AsRef<OsStr>>(dir: &Path, extra: &[String], args: &[S], timeout: Duration) -> Result<String, String> {
     use std::os::unix::process::CommandExt;
     use std::process::{Command, Stdio};
@@ -56,6 +59,10 @@ pub fn git<S: AsRef<OsStr>>(dir: &Path, extra: &[String], args: &[S], timeout: D
     cmd.args(args).current_dir(dir);
     for var in CLEARED {
         cmd.env_remove(var);
+    }
+    let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    if let Some(parent) = real.parent() {
+        cmd.env("GIT_CEILING_DIRECTORIES", parent);
     }
     cmd.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_PAGER", "cat")
@@ -104,11 +111,21 @@ pub fn git<S: AsRef<OsStr>>(dir: &Path, extra: &[String], args: &[S], timeout: D
     let stderr = String::from_utf8_lossy(&err.recv_timeout(wait).unwrap_or_default()).into_owned();
     match status {
         Some(s) if s.success() => Ok(stdout),
-        _ => {
-            let last = stderr.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("git failed");
-            Err(crate::output::sanitize(last).into_owned())
-        }
+        _ => Err(failure(&stderr)),
     }
+}
+
+/// What a failed git said, in one line: its first paragraph of messages (git's `fatal:` line
+/// and the cause before it, such as ssh's "Could not resolve hostname"), without its hints and
+/// the advice it adds after a blank line ("Please make sure you have the correct access
+/// rights…"); at most three lines of it.
+fn failure(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().map(str::trim).collect();
+    let said = |l: &str| !l.is_empty() && !l.starts_with("hint:") && !l.starts_with("warning:");
+    let Some(start) = lines.iter().position(|l| said(l)) else { return "git failed".to_string() };
+    let paragraph: Vec<&str> =
+        lines[start..].iter().take_while(|l| !l.is_empty()).filter(|l| said(l)).take(3).copied().collect();
+    crate::output::sanitize(&paragraph.join("; ")).into_owned()
 }
 
 /// What a sync did to one source.
@@ -181,6 +198,7 @@ fn clone(source: &Source, timeout: Duration) -> Result<Synced, String> {
 /// checkout to the fetched commit, detached.
 fn fetch(source: &Source, timeout: Duration) -> Result<Synced, String> {
     let copy = &source.root;
+    repository(copy, timeout).map_err(|e| format!("{e}: move it away, and kb shared sync makes a new copy"))?;
     let from = source.commit();
     let reference = source.spec.reference.as_deref().unwrap_or("HEAD");
     git(copy, &[], &["fetch", "--quiet", "--depth", "1", "--no-tags", "origin", "--", reference], timeout)?;
@@ -188,6 +206,18 @@ fn fetch(source: &Source, timeout: Duration) -> Result<Synced, String> {
     stamp(&copy.join(".git")).map_err(|e| format!("cannot write the sync stamp: {e}"))?;
     let to = source.commit().unwrap_or_default();
     Ok(Synced::Fetched { from, to })
+}
+
+/// Fails unless `root` is the top of a git repository of its own (its `.git` readable by git):
+/// the check before any git command that changes a checkout.
+pub fn repository(root: &Path, timeout: Duration) -> Result<(), String> {
+    let broken = |why: String| format!("{} is not a git repository ({why})", root.display());
+    let top = git(root, &[], &["rev-parse", "--show-toplevel"], timeout).map_err(broken)?;
+    let same = |p: &Path| std::fs::canonicalize(p).ok();
+    match same(Path::new(top.trim())) == same(root) {
+        true => Ok(()),
+        false => Err(broken(format!("git finds the repository at {}", top.trim()))),
+    }
 }
 
 /// Sets the sync stamp's mtime to now (creating it).
@@ -242,11 +272,6 @@ pub fn check_clean(root: &Path, timeout: Duration) -> Result<(), String> {
     }
 }
 
-/// The committer of a proposal: `-c user.name=…` and `-c user.email=…` for git.
-pub fn identity(name: &str, email: &str) -> Vec<String> {
-    vec![format!("user.name={name}"), format!("user.email={email}")]
-}
-
 /// Returns the folder a temporary clone for `copy` would use (for the tests).
 #[cfg(test)]
 fn temp_of(copy: &Path) -> PathBuf {
@@ -259,13 +284,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn git_runs_with_no_prompt_and_its_failure_is_its_last_line() {
+    fn git_runs_with_no_prompt_and_its_failure_is_what_it_said() {
         let dir = tempfile::tempdir().unwrap();
         let e = git(dir.path(), &[], &["rev-parse", "--verify", "HEAD"], TIMEOUT).unwrap_err();
         assert!(e.contains("not a git repository"), "{e}");
         let out = git(dir.path(), &[], &["config", "--get", "protocol.allow"], TIMEOUT).unwrap();
         assert_eq!(out.trim(), "never");
         assert!(!temp_of(&dir.path().join("org-1")).exists());
+    }
+
+    #[test]
+    fn a_failure_is_the_first_paragraph_of_what_git_said_without_hints_and_advice() {
+        let ssh = "ssh: Could not resolve hostname nope: Name or service not known\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
+        assert_eq!(
+            failure(ssh),
+            "ssh: Could not resolve hostname nope: Name or service not known; fatal: Could not read from remote repository."
+        );
+        assert_eq!(failure("hint: use --force\n\nfatal: bad ref\n"), "fatal: bad ref");
+        assert_eq!(failure("\n\n"), "git failed");
+        assert_eq!(failure("fatal: a\nfatal: b\nfatal: c\nfatal: d\n"), "fatal: a; fatal: b; fatal: c");
     }
 
     #[test]

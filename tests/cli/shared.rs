@@ -55,9 +55,18 @@ fn org(t: &TestEnv) -> (String, PathBuf) {
     (url, work)
 }
 
-/// A test environment whose caches (the shared copies) live in its own folder.
+/// A test environment whose caches (the shared copies) live in its own folder, for a person
+/// whose git identity is in their global git config.
 fn env() -> TestEnv {
-    let t = TestEnv::pinned().env("KB_AUTHOR", "dev@example.com");
+    let t = no_identity();
+    std::fs::create_dir_all(t.home()).unwrap();
+    std::fs::write(t.home().join(".gitconfig"), "[user]\n\tname = Dev\n\temail = dev@example.com\n").unwrap();
+    t
+}
+
+/// [`env`] for a person who never told git who they are.
+fn no_identity() -> TestEnv {
+    let t = TestEnv::pinned().env("KB_AUTHOR", "kb-author@example.com").env("GIT_CONFIG_NOSYSTEM", "1");
     let cache = t.base.join("cache");
     t.env("XDG_CACHE_HOME", cache.to_str().unwrap())
 }
@@ -373,4 +382,169 @@ fn the_read_commands_start_no_git_process() {
     // The fake git does run for sync (so the test would see a read command that ran it).
     assert_eq!(t.kb(&["shared", "sync"]).code, 1);
     assert!(marker.exists());
+}
+
+#[test]
+fn a_copy_whose_git_folder_is_broken_is_not_synced_and_git_never_acts_on_a_repository_above_it() {
+    let t = env();
+    let (url, _) = org(&t);
+    // The cache folder sits inside a repository of the person's, with work not committed.
+    let outer = t.base.join("cache");
+    std::fs::create_dir_all(&outer).unwrap();
+    git(&t, &outer, &["init", "--quiet"]);
+    std::fs::write(outer.join("notes.txt"), "mine").unwrap();
+    git(&t, &outer, &["add", "notes.txt"]);
+    git(&t, &outer, &["commit", "--quiet", "-m", "mine"]);
+    std::fs::write(outer.join("notes.txt"), "mine, not committed").unwrap();
+    let outer_head = git(&t, &outer, &["rev-parse", "HEAD"]);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    t.kb(&["shared", "sync"]).ok();
+    let copy = copy_of(&t, "org");
+    assert!(copy.starts_with(&outer), "{}", copy.display());
+    std::fs::write(copy.join(".git/HEAD"), "garbage\n").unwrap();
+
+    let run = t.kb(&["--json", "shared", "sync"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("is not a git repository") && run.stderr.contains("the old copy stays"), "{run:?}");
+    assert_eq!(run.json()["sources"][0]["action"], "failed");
+    t.kb(&["save", "Release notes go in CHANGELOG.md"]).ok();
+    let run = t.kb(&["shared", "propose", "1", "org"]).err();
+    assert!(run.stderr.contains("is not a git repository"), "{run:?}");
+    // The repository above is as it was: its work is there, no branch, no fetch, no commit.
+    assert_eq!(std::fs::read_to_string(outer.join("notes.txt")).unwrap(), "mine, not committed");
+    assert_eq!(git(&t, &outer, &["rev-parse", "HEAD"]), outer_head);
+    assert_eq!(git(&t, &outer, &["branch", "--list"]), "* main");
+    assert!(!outer.join(".git/FETCH_HEAD").exists(), "nothing was fetched into it");
+    assert!(copy.join(".co-cli/knowledge/memories/001-org.md").is_file(), "the copy's files stay");
+}
+
+#[test]
+fn a_failed_sync_says_what_git_said_not_its_advice() {
+    let t = env();
+    let missing = format!("file://{}", t.base.join("nowhere.git").display());
+    t.kb(&["shared", "add", "gone", &missing]).ok();
+    let run = t.kb(&["--json", "shared", "sync"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("does not appear to be a git repository"), "{run:?}");
+    assert!(!run.stderr.contains("Please make sure"), "{run:?}");
+    let error = run.json()["sources"][0]["error"].as_str().unwrap().to_string();
+    assert!(error.contains("nowhere.git") && !error.contains('\n'), "{error}");
+}
+
+#[test]
+fn the_list_counts_what_kb_reads_and_a_fifo_or_a_symlink_out_of_the_source_is_not_read() {
+    let t = env();
+    let team = t.base.join("team");
+    std::fs::create_dir_all(team.join(".co-cli/knowledge/memories")).unwrap();
+    std::fs::write(team.join(".co-cli/knowledge/memories/001-a.md"), memory_text(1, "Builds run on Linux")).unwrap();
+    std::fs::write(team.join(".co-cli/knowledge/memories/002-bad.md"), "---\nid: [\n---\nbroken\n").unwrap();
+    std::fs::write(t.base.join("secret.md"), memory_text(3, "A file outside the source")).unwrap();
+    std::os::unix::fs::symlink(t.base.join("secret.md"), team.join(".co-cli/knowledge/memories/003-link.md")).unwrap();
+    std::fs::create_dir_all(team.join(".github")).unwrap();
+    let fifo = team.join(".github/copilot-memories.jsonl");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    t.kb(&["shared", "add", "team", "../team"]).ok();
+
+    let run = crate::common::kb_within(&t, &["--json", "shared"], Duration::from_secs(10));
+    assert_eq!(run.code, 0, "{run:?}");
+    let counts = run.json()["sources"][0]["counts"].clone();
+    assert_eq!(counts["memories"], 1, "{counts}");
+    assert_eq!(counts["records"], 0, "{counts}");
+    assert_eq!(counts["problems"], 3, "the bad file, the symlink and the FIFO: {counts}");
+    let text = crate::common::kb_within(&t, &["shared"], Duration::from_secs(10)).stdout;
+    assert!(text.contains("1 memory, 0 records") && text.contains("3 files or lines kb cannot read there"), "{text}");
+}
+
+#[test]
+fn a_proposal_says_what_the_sources_save_did_with_it() {
+    let t = env();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    t.kb(&["shared", "sync"]).ok();
+    // Near the org's protected memory 1, but not the same words.
+    t.kb(&["save", "--no-dedup", "Every service logs JSON to stdout."]).ok();
+    let json = t.kb(&["--json", "shared", "propose", "1", "org"]).ok().json();
+    assert_eq!((json["action"].as_str(), json["saved"].as_str()), (Some("proposed"), Some("saved")), "{json}");
+    assert_eq!(json["similar_to"]["id"], 1, "{json}");
+    assert_eq!(json["similar_to"]["why"], "protected", "{json}");
+    t.kb(&["save", "--no-dedup", "Every service logs JSON to stdout!"]).ok();
+    let text = t.kb(&["shared", "propose", "2", "org"]).ok().stdout;
+    assert!(text.contains("Similar: org's memory 1 looks similar") && text.contains("protected there"), "{text}");
+}
+
+#[test]
+fn a_proposal_consolidated_into_a_memory_of_the_source_says_what_it_rewrites() {
+    let t = env();
+    let (_, work) = org(&t);
+    let org_memory = "The deploy window is Tuesday mornings from 9 to 11 UTC";
+    let restated = "The deploy window is Tuesday mornings, from 9 to 11 UTC.";
+    let created = crate::common::days_ago(1.0);
+    let plain = format!("---\ncreated: '{created}'\nid: 2\nsource: detected\ntags: []\n---\n\n{org_memory}\n");
+    std::fs::write(work.join(".co-cli/knowledge/memories/002-deploy.md"), plain).unwrap();
+    git(&t, &work, &["add", "-A"]);
+    git(&t, &work, &["commit", "--quiet", "-m", "deploys"]);
+    t.kb(&["shared", "add", "team", "../org-work"]).ok();
+    t.kb(&["save", restated]).ok();
+    let json = t.kb(&["--json", "shared", "propose", "1", "team"]).ok().json();
+    assert_eq!((json["action"].as_str(), json["saved"].as_str()), (Some("proposed"), Some("consolidated")), "{json}");
+    assert_eq!(json["saved_as"], 2);
+    assert_eq!(json["replaced"], org_memory, "{json}");
+    let branch = json["branch"].as_str().unwrap();
+    let file = git(&t, &work, &["show", &format!("{branch}:.co-cli/knowledge/memories/002-deploy.md")]);
+    assert!(file.contains(restated), "{file}");
+    let kept = std::fs::read_to_string(work.join(".co-cli/knowledge/memories/002-deploy.md")).unwrap();
+    assert!(!kept.contains(restated), "the checkout is back where it was: {kept}");
+    git(&t, &work, &["branch", "-D", branch]);
+    t.kb(&["save", "--no-dedup", restated]).ok();
+    let text = t.kb(&["shared", "propose", "2", "team"]).ok().stdout;
+    assert!(
+        text.contains("consolidated into its memory 2") && text.contains(&format!("which said: {org_memory}")),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_proposal_without_a_git_identity_is_refused_before_anything_is_made() {
+    let t = no_identity();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    t.kb(&["shared", "sync"]).ok();
+    let copy = copy_of(&t, "org");
+    t.kb(&["save", "Release notes go in CHANGELOG.md"]).ok();
+    let run = t.kb(&["--json", "shared", "propose", "1", "org"]).err();
+    assert!(run.stderr.contains("git has no identity to commit with"), "{run:?}");
+    assert!(run.stderr.contains("git config --global user.email"), "{run:?}");
+    assert!(git(&t, &copy, &["branch", "--list", "kb/*"]).is_empty(), "no branch was made");
+    assert_eq!(git(&t, &copy, &["status", "--porcelain"]), "");
+    // git's own variables are an identity, as for git commit.
+    let t = t.env("GIT_AUTHOR_NAME", "Dev").env("GIT_AUTHOR_EMAIL", "dev@example.com");
+    let t = t.env("GIT_COMMITTER_NAME", "Dev").env("GIT_COMMITTER_EMAIL", "dev@example.com");
+    let json = t.kb(&["--json", "shared", "propose", "1", "org"]).ok().json();
+    let branch = json["branch"].as_str().unwrap();
+    assert_eq!(git(&t, &copy, &["log", "-1", "--format=%an <%ae>", branch]), "Dev <dev@example.com>");
+}
+
+#[test]
+fn ids_of_sources_that_are_not_there_and_shared_items_to_propose_are_named_in_the_error() {
+    let t = env();
+    let (url, _) = org(&t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    let run = t.kb(&["show", "org:1"]).err();
+    assert!(run.stderr.contains("shared source org has no local copy: kb shared sync org"), "{run:?}");
+    t.kb(&["shared", "sync"]).ok();
+    let run = t.kb(&["--json", "show", "org:99"]).err();
+    assert!(run.stderr.contains("memory org:99 not found"), "{run:?}");
+    assert_eq!(run.json()["error"]["kind"], "not_found");
+    let run = t.kb(&["show", "nosuch:1"]).err();
+    assert!(run.stderr.contains("no shared source named \"nosuch\" (the sources are org)"), "{run:?}");
+    let run = t.kb(&["shared", "propose", "org:1", "org"]).err();
+    assert!(run.stderr.contains("org:1 is an item of the shared source org"), "{run:?}");
+}
+
+#[test]
+fn a_settings_file_kb_will_not_take_is_an_invalid_error() {
+    let t = env();
+    t.write(".co-cli/settings.json", "{\"shared\": [{\"name\": \"ALL CAPS\", \"url\": \"../x\"}]}");
+    let run = t.kb(&["--json", "shared"]).err();
+    assert_eq!(run.json()["error"]["kind"], "invalid", "{run:?}");
 }
