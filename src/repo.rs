@@ -36,6 +36,14 @@ impl Repo {
         Ok(Repo { layout, settings, now, env })
     }
 
+    /// Opens the repository as [`Repo::open`] does, but a value or file kb will not take is
+    /// skipped (the layer below keeps its value) and returned, for a command that reports it
+    /// instead of failing (`kb diff`).
+    pub fn open_lenient(layout: Layout, now: DateTime<Utc>, env: Environment) -> (Repo, Vec<SettingsError>) {
+        let (settings, errors) = Settings::load_all(&layout, &crate::settings::env);
+        (Repo { layout, settings, now, env }, errors)
+    }
+
     /// Takes the repository's write lock (see [`lock`]).
     pub fn lock(&self) -> Result<fsio::Lock, KbError> {
         lock(&self.layout)

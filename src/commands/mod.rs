@@ -521,8 +521,17 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<ExitCode> {
         }
         Command::Shared(a) => shared::run(ctx, a),
         Command::Diff(a) => {
-            let req = ops::diff::Request { base: a.base, head: a.head, markdown: a.markdown, exit_code: a.exit_code };
-            ctx.emit(&ops::diff::diff(&ctx.repo()?, &req)?)
+            // A working tree's settings that kb will not take are a problem of that side, not
+            // an error: two revisions do not read them at all.
+            let (repo, settings_problems) = Repo::open_lenient(ctx.layout.clone(), ctx.now, ctx.env.clone());
+            let req = ops::diff::Request {
+                base: a.base,
+                head: a.head,
+                markdown: a.markdown,
+                exit_code: a.exit_code,
+                settings_problems,
+            };
+            ctx.emit(&ops::diff::diff(&repo, &req)?)
         }
         Command::Completions(a) => {
             let mut cli = <Cli as clap::CommandFactory>::command();

@@ -66,6 +66,9 @@ pub struct Request {
     pub markdown: bool,
     /// Exit 1 when anything differs.
     pub exit_code: bool,
+    /// What the working tree's settings hold that kb will not take (the repository was opened
+    /// without it): a problem of the head side when the head is the working tree.
+    pub settings_problems: Vec<crate::settings::SettingsError>,
 }
 
 /// One item of a store on one side: its match key, its JSON (`kb show --json`'s) and its text.
@@ -229,6 +232,9 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
         format!("kb-timing: diff: sides read in {read_in:?}, compared in {:?}", started.elapsed() - read_in)
     });
     let mut problems = base_side.problems;
+    if req.head.is_none() {
+        problems.extend(settings_problems("head", &req.settings_problems, &repo.layout.root));
+    }
     problems.extend(head_side.problems);
     let differs =
         stores.each().iter().any(|(_, d)| !d.is_empty()) || agents.iter().any(|a| a.added_lines + a.removed_lines > 0);
@@ -247,7 +253,7 @@ pub fn diff(repo: &Repo, req: &Request) -> Result<DiffReport> {
 }
 
 /// Returns a revision that cannot be read as kb's error of that kind (`not_found` for an unknown
-/// revision, `invalid` for one that looks like an option, `conflict` outside git), with the
+/// revision, `invalid` for one that looks like an option or a root outside git), with the
 /// message it gives.
 fn kb_error(e: RevisionError) -> anyhow::Error {
     let why = e.to_string();
@@ -257,7 +263,7 @@ fn kb_error(e: RevisionError) -> anyhow::Error {
                 .into()
         }
         RevisionError::BadName { .. } => KbError::rejected("revision", why).into(),
-        RevisionError::NotGit { .. } => KbError::refused("diff", why).into(),
+        RevisionError::NotGit { .. } => KbError::rejected("root", why).into(),
         RevisionError::Git(_) => anyhow::anyhow!(why),
     }
 }
@@ -335,22 +341,8 @@ fn open_revisions<'r>(real: &'r Repo, git: &Git, commits: &[(&str, &'static str)
                 .into_iter()
                 .map(|s| Problem { side, path: s.path, line: None, message: format!("not read: {}", s.why) })
                 .collect();
-            let repo = match Repo::open(layout.clone(), real.now, real.env.clone()) {
-                Ok(r) => r,
-                Err(e) => {
-                    // The message names the file as the side's: not the private folder.
-                    let private = format!("{}/", layout.root.display());
-                    let e = e.to_string().replace(&private, "");
-                    problems.push(Problem {
-                        side,
-                        path: ".co-cli/settings.json".into(),
-                        line: None,
-                        message: format!("{e} (this side is read with the default settings)"),
-                    });
-                    let _ = std::fs::remove_file(layout.project_settings());
-                    Repo::open(layout, real.now, real.env.clone())?
-                }
-            };
+            let (repo, errors) = Repo::open_lenient(layout.clone(), real.now, real.env.clone());
+            problems.extend(settings_problems(side, &errors, &layout.root));
             let blobs = tree.files.iter().filter_map(|f| Some((memory_name(&f.path)?.to_string(), f.oid.clone())));
             out.push(Opened {
                 real,
@@ -362,6 +354,24 @@ fn open_revisions<'r>(real: &'r Repo, git: &Git, commits: &[(&str, &'static str)
         }
         Ok(out)
     })
+}
+
+/// The problems of a side's settings that kb will not take (the side is read without them):
+/// each names the file as the side's, root-relative, not the private folder it was copied to.
+fn settings_problems(side: &'static str, errors: &[crate::settings::SettingsError], root: &Path) -> Vec<Problem> {
+    let private = format!("{}/", root.display());
+    errors
+        .iter()
+        .map(|e| Problem {
+            side,
+            path: e.path.as_deref().map_or_else(
+                || e.var.unwrap_or(".co-cli/settings.json").to_string(),
+                |p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/"),
+            ),
+            line: e.line,
+            message: format!("{} (this side is read without it)", e.message.replace(&private, "")),
+        })
+        .collect()
 }
 
 /// Returns the file name of a memory file of a tree (one right in the memories folder).

@@ -18,11 +18,14 @@ use std::time::{Duration, Instant, SystemTime};
 /// How long one git process may run (`KB_SHARED_TIMEOUT_MS` changes it, for the tests).
 pub const TIMEOUT: Duration = Duration::from_secs(120);
 
-/// The configuration every git process of kb runs with: no hooks, no file-system monitor, and
-/// only the transports kb allows (`ext::`, `fd::` and remote helpers are never run).
-const CONFIG: [&str; 7] = [
+/// The configuration every git process of kb runs with: no hooks, no file-system monitor, no
+/// background maintenance left running after it (`git maintenance --auto --detach`, `gc
+/// --auto`), and only the transports kb allows (`ext::`, `fd::` and remote helpers are never run).
+const CONFIG: [&str; 9] = [
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
+    "maintenance.auto=false",
+    "gc.auto=0",
     "protocol.allow=never",
     "protocol.https.allow=always",
     "protocol.ssh.allow=always",

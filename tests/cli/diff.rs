@@ -236,6 +236,25 @@ fn a_revision_that_does_not_exist_is_a_clear_error_and_nothing_is_written() {
     plain.kb(&["init"]).ok();
     let r = plain.kb(&["diff"]).err();
     assert!(r.stderr.contains("git"), "{r:?}");
+    assert_eq!(plain.kb(&["--json", "diff"]).err().json()["error"]["kind"], "invalid");
+}
+
+#[test]
+fn bad_settings_in_the_working_tree_are_a_problem_of_the_head_side_and_never_stop_two_revisions() {
+    let Some(t) = repo("") else { return };
+    t.kb(&["save", "Tags are signed"]).ok();
+    commit(&t, "second");
+    t.write(".co-cli/settings.json", "{\"agents\": [\"claude\",}\n");
+    let d = diff_json(&t, &["HEAD~1", "HEAD"]);
+    assert_eq!(ids(&d, "md", "added"), vec![serde_json::json!(4)], "{d:#}");
+    assert!(d["problems"].as_array().unwrap().is_empty(), "the working tree is not read: {d:#}");
+    let r = t.kb(&["--json", "diff", "HEAD", "no-such-tag"]).err();
+    assert_eq!(r.json()["error"]["kind"], "not_found", "the revision is the error: {r:?}");
+    let d = diff_json(&t, &[]);
+    let problems = d["problems"].as_array().unwrap();
+    let p = problems.iter().find(|p| p["side"] == "head" && p["path"] == ".co-cli/settings.json");
+    assert!(p.is_some(), "{d:#}");
+    assert!(p.unwrap()["message"].as_str().unwrap().contains("read without it"), "{d:#}");
 }
 
 #[test]
