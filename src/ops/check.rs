@@ -138,17 +138,7 @@ fn check_one(layout: &Layout, now: chrono::DateTime<chrono::Utc>, env: &Environm
     for name in marked {
         problems.extend(markers_in_file(layout, &index.dir.join(name)));
     }
-    for (id, names) in index.duplicate_ids() {
-        for name in &names {
-            let others: Vec<&str> = names.iter().copied().filter(|n| n != name).collect();
-            let message = format!(
-                "duplicate id {id}: also used by {} (`kb check --fix` gives the newer file a new id)",
-                others.join(", ")
-            );
-            let path = index.dir.join(name);
-            problems.push(Diagnostic::error(id_line(layout, &path), message).in_file(&path));
-        }
-    }
+    problems.extend(memory_duplicates(layout, index));
     // Temporary files of writes that were killed: the memories folder's from the scan's own
     // listing, the other folders kb writes into read once. One younger than the sweep's minute
     // belongs to a write under way in another kb process, and is no problem.
@@ -250,6 +240,37 @@ fn markers_in_file(layout: &Layout, path: &Path) -> Vec<Diagnostic> {
 }
 
 /// Returns the line of the `id` entry of the memory or decision file at `path`.
+/// One problem per memory file whose id another file claims too (what a git merge leaves).
+pub fn memory_duplicates(layout: &Layout, index: &crate::memories::index::Index) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for (id, names) in index.duplicate_ids() {
+        for name in &names {
+            let others: Vec<&str> = names.iter().copied().filter(|n| n != name).collect();
+            let message = format!(
+                "duplicate id {id}: also used by {} (`kb check --fix` gives the newer file a new id)",
+                others.join(", ")
+            );
+            let path = index.dir.join(name);
+            problems.push(Diagnostic::error(id_line(layout, &path), message).in_file(&path));
+        }
+    }
+    problems
+}
+
+/// One problem per line of the records file at `path` whose id another line holds too.
+pub fn record_duplicates(all: &Records<'_>, path: &Path) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for (id, lines) in all.duplicate_ids() {
+        for &line in &lines {
+            let others: Vec<String> = lines.iter().filter(|l| **l != line).map(|l| l.to_string()).collect();
+            let message =
+                format!("duplicate id {id}: also on line {} (`kb check --fix` merges them)", others.join(", "));
+            problems.push(Diagnostic::error(Some(line), message).in_file(path));
+        }
+    }
+    problems
+}
+
 fn id_line(layout: &Layout, path: &Path) -> Option<usize> {
     let bytes = crate::fsio::read_input(path, &layout.root).ok()??;
     merge::id_line(&String::from_utf8_lossy(&bytes))
@@ -304,14 +325,7 @@ fn check_records(k: &Knowledge<'_>, problems: &mut Vec<Diagnostic>) -> usize {
     let all = Records::parse_checked(file);
     let mut found: Vec<Diagnostic> = all.problems.iter().map(|p| p.clone().in_file(&path)).collect();
     found.extend(markers_in(&path, &String::from_utf8_lossy(file.data())));
-    for (id, lines) in all.duplicate_ids() {
-        for &line in &lines {
-            let others: Vec<String> = lines.iter().filter(|l| **l != line).map(|l| l.to_string()).collect();
-            let message =
-                format!("duplicate id {id}: also on line {} (`kb check --fix` merges them)", others.join(", "));
-            found.push(Diagnostic::error(Some(line), message).in_file(&path));
-        }
-    }
+    found.extend(record_duplicates(&all, &path));
     found.sort_by_key(|d| d.line);
     problems.extend(found);
     1

@@ -89,7 +89,11 @@ struct Load {
     name: String,
     file: String,
     agent: Option<Agent>,
+    /// kb's block (or the file kb generates whole): what the lines and tokens compare.
     text: String,
+    /// The whole file the agent reads, the block spliced into what the side's file holds
+    /// around it: what its limit counts (Codex's 32 KiB is of all of `AGENTS.md`).
+    whole: String,
 }
 
 /// One side read: its items per store (in [`STORES`] order), the agents' loads, its problems.
@@ -178,7 +182,8 @@ pub struct AgentDiff {
     /// The agent's limit on the file, in `limit_unit`; null when it has none.
     pub limit: Option<usize>,
     pub limit_unit: Option<&'static str>,
-    /// The block's size in `limit_unit` (bytes when there is no limit).
+    /// The size of the whole file the agent reads, the block in it, in `limit_unit` (bytes when
+    /// there is no limit).
     pub size_before: usize,
     pub size_after: usize,
     pub added_lines: usize,
@@ -534,7 +539,7 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
                     json: to_value(&json),
                 });
             }
-            for d in index.problems() {
+            for d in index.problems().into_iter().chain(super::check::memory_duplicates(&repo.layout, index)) {
                 note(&d, &repo.layout.memories());
             }
         }
@@ -557,7 +562,7 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
                     json: to_value(&json),
                 });
             }
-            for d in skipped_lines(&all) {
+            for d in skipped_lines(&all).chain(super::check::record_duplicates(&all, &records_path)) {
                 note(&d, &records_path);
             }
         }
@@ -577,7 +582,7 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
                     json: to_value(&json),
                 });
             }
-            for d in &scan.problems {
+            for d in scan.problems.iter().chain(&scan.consistency_problems()) {
                 note(d, &repo.layout.decisions());
             }
         }
@@ -609,6 +614,14 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
         let json = json!({"store": "context", "id": rel, "path": abs(&paths.shown(&s.path)), "content": s.body});
         context.push(Item { key: rel.clone(), id: json!(rel), alt: None, content: s.body.clone(), json });
     }
+    // A context file that holds only its frontmatter (the template `kb init` writes) is no
+    // section, but it is there: filling it in is a change, not an addition.
+    let file = repo.layout.project_context();
+    if context.is_empty() && std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file()) {
+        let rel = ".co-cli/knowledge/context.md".to_string();
+        let json = json!({"store": "context", "id": rel, "path": abs(&paths.shown(&file)), "content": ""});
+        context.push(Item { key: rel.clone(), id: json!(rel), alt: None, content: String::new(), json });
+    }
     for d in sources.warnings.iter().chain(&sources.conflicts) {
         note(d, &repo.layout.project_context());
     }
@@ -617,7 +630,7 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
     for d in &plan.block.conflicts {
         note(d, &repo.layout.knowledge());
     }
-    let loads = loads_of(&plan);
+    let loads = loads_of(repo, &plan);
     Side { stores: [md, copilot, decisions, instructions, context], loads, problems }
 }
 
@@ -627,21 +640,24 @@ fn to_value<T: Serialize>(t: &T) -> Value {
 }
 
 /// Returns what each agent of the plan loads, and each target no agent is named for.
-fn loads_of(plan: &Plan) -> Vec<Load> {
+fn loads_of(repo: &Repo, plan: &Plan) -> Vec<Load> {
     let mut out = Vec::new();
     for t in &plan.targets {
         let text = t.block.clone().unwrap_or_default();
+        // A target kb cannot write (a foreign file) is measured on its block alone.
+        let whole = agents::render(repo, t).map_or_else(|_| text.clone(), |r| r.new);
+        let load =
+            |name: String, agent| Load { name, file: t.raw.clone(), agent, text: text.clone(), whole: whole.clone() };
         if t.agents.is_empty() {
-            out.push(Load { name: t.raw.clone(), file: t.raw.clone(), agent: None, text });
+            out.push(load(t.raw.clone(), None));
         } else {
-            for &a in &t.agents {
-                out.push(Load { name: a.as_str().into(), file: t.raw.clone(), agent: Some(a), text: text.clone() });
-            }
+            out.extend(t.agents.iter().map(|&a| load(a.as_str().into(), Some(a))));
         }
     }
     for g in plan.generated.iter().filter(|g| !g.rule) {
         for &a in &g.agents {
-            out.push(Load { name: a.as_str().into(), file: g.rel.clone(), agent: Some(a), text: g.text.clone() });
+            let (text, whole) = (g.text.clone(), g.text.clone());
+            out.push(Load { name: a.as_str().into(), file: g.rel.clone(), agent: Some(a), text, whole });
         }
     }
     out
@@ -663,7 +679,7 @@ fn compare_loads(base: &[Load], head: &[Load]) -> Vec<AgentDiff> {
             let either = h.or(b);
             let agent = either.and_then(|l| l.agent);
             let limit = agent.and_then(block_limit);
-            let measure = |l: Option<&Load>| l.map_or(0, |l| limit.map_or(l.text.len(), |lim| lim.measure(&l.text)));
+            let measure = |l: Option<&Load>| l.map_or(0, |l| limit.map_or(l.whole.len(), |lim| lim.measure(&l.whole)));
             let tokens = |l: Option<&Load>| l.map_or(0, |l| crate::format::tokens::count(&l.text));
             let (added, removed) =
                 crate::format::diff::line_counts(b.map_or("", |l| l.text.as_str()), h.map_or("", |l| l.text.as_str()));

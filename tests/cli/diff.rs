@@ -195,7 +195,11 @@ fn the_json_items_are_those_kb_show_gives() {
     assert_eq!(record, &shown, "a record as kb show --json gives it");
     assert_eq!(d["stores"]["instructions"]["added"][0]["id"], ".github/instructions/api.instructions.md");
     assert_eq!(d["stores"]["instructions"]["added"][0]["apply_to"], serde_json::json!(["src/api/**"]));
-    assert!(d["stores"]["context"]["added"][0]["content"].as_str().unwrap().contains("A web service."), "{d:#}");
+    // The template `kb init` committed is filled in: a change, from no text.
+    let context = &d["stores"]["context"]["changed"][0];
+    assert!(context["after"]["content"].as_str().unwrap().contains("A web service."), "{d:#}");
+    assert_eq!(context["before"]["content"], "", "{d:#}");
+    assert!(d["stores"]["context"]["added"].as_array().unwrap().is_empty(), "{d:#}");
     let plain = &d["agents"][0];
     assert_eq!(plain["name"], ".co-cli/knowledge/compiled.md", "the default target: {d:#}");
     for key in ["tokens_before", "tokens_after", "limit", "limit_unit", "added_lines", "removed_lines"] {
@@ -398,4 +402,55 @@ fn the_memories_the_same_on_both_sides_are_still_in_every_block() {
     let d = diff_json(&t, &["main", "main~2"]);
     assert_eq!(ids(&d, "md", "removed"), vec![serde_json::json!(4)], "{d:#}");
     assert!(agent(&d, "claude")["removed_lines"].as_u64().unwrap() >= 2, "{d:#}");
+}
+
+#[test]
+fn codexs_size_is_all_of_agents_md_as_kb_agents_counts_it() {
+    let Some(t) = repo(r#"["codex"]"#) else { return };
+    t.kb(&["compile"]).ok();
+    let agents_md = t.root().join("AGENTS.md");
+    let human = format!("# Working here\n\n{}\n", "Run the linters before a push. ".repeat(700));
+    let compiled = t.read(&agents_md);
+    std::fs::write(&agents_md, format!("{human}\n{compiled}")).unwrap();
+    commit(&t, "a long AGENTS.md");
+    t.kb(&["save", "--type", "core_context", "The api lives in services/api"]).ok();
+    let d = diff_json(&t, &[]);
+    let codex = agent(&d, "codex");
+    let whole = t.read(&agents_md).len() as u64;
+    assert!(codex["size_before"].as_u64().unwrap() >= whole, "all of AGENTS.md: {codex:#}");
+    assert!(codex["size_after"].as_u64().unwrap() > codex["size_before"].as_u64().unwrap(), "{codex:#}");
+    assert_eq!(codex["limit"], 32768);
+    let listed = t.kb(&["--json", "agents"]).ok().json();
+    let file = &listed["agents"][0]["files"][0];
+    assert_eq!(file["bytes"].as_u64(), codex["size_before"].as_u64(), "as kb agents counts it: {listed:#}");
+}
+
+#[test]
+fn duplicate_ids_a_merge_leaves_are_problems_of_that_side_as_kb_check_reports_them() {
+    let Some(t) = repo("") else { return };
+    git_ok(&t, &["checkout", "-q", "-b", "feature"]);
+    t.kb(&["save", "The feature flag service lives in flags/"]).ok();
+    commit(&t, "feature");
+    git_ok(&t, &["checkout", "-q", "main"]);
+    t.kb(&["save", "Releases are tagged vMAJOR.MINOR.PATCH"]).ok();
+    commit(&t, "main");
+    git_ok(&t, &["merge", "-q", "--no-edit", "feature"]);
+    let check = t.kb(&["--json", "check"]).json();
+    let checked: Vec<&Value> = check["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["message"].as_str().unwrap().contains("duplicate id 4"))
+        .collect();
+    assert_eq!(checked.len(), 2, "{check:#}");
+    let d = diff_json(&t, &["main^1", "main"]);
+    let dups: Vec<&Value> = d["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["side"] == "head" && p["message"].as_str().unwrap().contains("duplicate id 4"))
+        .collect();
+    assert_eq!(dups.len(), 2, "each file that claims id 4: {d:#}");
+    assert!(dups.iter().all(|p| p["path"].as_str().unwrap().starts_with(".co-cli/knowledge/memories/004-")), "{d:#}");
+    assert!(d["problems"].as_array().unwrap().iter().all(|p| p["side"] == "head"), "the base has none: {d:#}");
 }
