@@ -32,7 +32,8 @@ pub struct LayerReport {
 /// How one section of Internal Knowledge (a context file or the Repository Memories) fared.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SectionReport {
-    pub kind: SectionKind,
+    /// Its heading without `### ` (`Project Context`, `Shared Context (org)`).
+    pub title: String,
     pub path: PathBuf,
     /// Bytes of the section's body as read.
     pub bytes: usize,
@@ -71,6 +72,9 @@ pub struct Inputs {
     pub layers: Vec<Layer>,
     /// Where each Internal Knowledge section came from (the context files, the JSONL file).
     pub files: Vec<(SectionKind, PathBuf)>,
+    /// Each shared source's context file, in the order of the Shared Context layer's items:
+    /// its name, its path and the bytes of its body.
+    pub shared_files: Vec<(String, PathBuf, usize)>,
     pub warnings: Vec<Diagnostic>,
     /// The items left out for their conflict markers (`super::conflict`).
     pub conflicts: Vec<Diagnostic>,
@@ -243,7 +247,7 @@ pub fn gather(knowledge: &Knowledge<'_>, req: &BlockRequest) -> Inputs {
         inputs.files.push((s.kind, s.path.clone()));
         inputs.layers.push(Layer::last_first(kind, vec![s.body.clone()]));
     }
-    if let Some(layer) = shared_context(knowledge, &mut inputs.warnings) {
+    if let Some(layer) = shared_context(knowledge, &mut inputs.warnings, &mut inputs.shared_files) {
         let at = inputs.layers.iter().position(|l| l.kind == LayerKind::Project).unwrap_or(inputs.layers.len());
         inputs.layers.insert(at, layer);
     }
@@ -309,7 +313,11 @@ const SHARED_CONTEXT_BUDGET: usize = 3072;
 
 /// The shared sources' project context files, one item each under `### Shared Context (NAME)`;
 /// one over its 3 KiB budget is a warning (as the project's own file is).
-fn shared_context(knowledge: &Knowledge<'_>, warnings: &mut Vec<Diagnostic>) -> Option<Layer> {
+fn shared_context(
+    knowledge: &Knowledge<'_>,
+    warnings: &mut Vec<Diagnostic>,
+    files_read: &mut Vec<(String, PathBuf, usize)>,
+) -> Option<Layer> {
     let mut items = Vec::new();
     for view in knowledge.shared() {
         let files = view.knowledge.sources();
@@ -327,6 +335,7 @@ fn shared_context(knowledge: &Knowledge<'_>, warnings: &mut Vec<Diagnostic>) -> 
             warnings.push(Diagnostic::warning(None, message).in_file(&s.path));
         }
         items.push(format!("### Shared Context ({})\n\n{}", view.name, s.body.trim_end()));
+        files_read.push((view.name.clone(), s.path.clone(), s.body.len()));
     }
     (!items.is_empty()).then(|| Layer::last_first(LayerKind::SharedContext, items))
 }
@@ -603,7 +612,7 @@ pub fn assemble_framed(
     wrap: bool,
     count_tokens: bool,
 ) -> Block {
-    let Inputs { layers, files, mut warnings, conflicts, stale, .. } = inputs;
+    let Inputs { layers, files, shared_files, mut warnings, conflicts, stale, .. } = inputs;
     warnings.extend(conflicts.iter().cloned());
     warnings.extend(stale.iter().cloned());
     let count = crate::format::tokens::count;
@@ -758,7 +767,21 @@ pub fn assemble_framed(
             }
         })
         .collect();
-    let sections = files
+    // Each shared source's file is one item of its layer: what of it did not fit is cut from
+    // the item (its heading and body).
+    let shared_sections = layers.iter().position(|l| l.kind == LayerKind::SharedContext).map(|li| {
+        shared_files.iter().zip(layers[li].items.iter().zip(&fitted.kept[li])).map(
+            |((name, path, body), (item, &kept))| SectionReport {
+                title: format!("Shared Context ({name})"),
+                path: path.clone(),
+                bytes: *body,
+                budget: Some(SHARED_CONTEXT_BUDGET),
+                over_budget: *body > SHARED_CONTEXT_BUDGET,
+                cut_bytes: item.len() - kept.min(item.len()),
+            },
+        )
+    });
+    let mut sections: Vec<SectionReport> = files
         .iter()
         .filter_map(|(kind, path)| {
             let lk = match kind {
@@ -776,7 +799,7 @@ pub fn assemble_framed(
             let bytes = join_len(&mut layer.items.iter().map(String::len));
             let kept_bytes = join_len(&mut kept.iter().copied().filter(|&k| k > 0));
             Some(SectionReport {
-                kind: *kind,
+                title: kind.title().to_string(),
                 path: path.clone(),
                 bytes,
                 budget: kind.budget(),
@@ -785,6 +808,11 @@ pub fn assemble_framed(
             })
         })
         .collect();
+    // In the block's order: after the global context, before the project's.
+    if let Some(shared) = shared_sections {
+        let at = sections.iter().position(|s| s.title != SectionKind::Global.title()).unwrap_or(sections.len());
+        sections.splice(at..at, shared);
+    }
     Block {
         text,
         bytes,

@@ -69,8 +69,8 @@ fn report(repo: &Repo, block: Block) -> ContextReport {
 impl Serialize for ContextReport {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
-        struct SectionJson {
-            title: &'static str,
+        struct SectionJson<'a> {
+            title: &'a str,
             path: String,
             bytes: usize,
             budget: Option<usize>,
@@ -85,7 +85,7 @@ impl Serialize for ContextReport {
             tokens: Option<usize>,
             max_tokens: Option<u32>,
             layers: &'a [LayerReport],
-            sections: Vec<SectionJson>,
+            sections: Vec<SectionJson<'a>>,
             warnings: &'a [String],
         }
         let b = &self.block;
@@ -93,7 +93,7 @@ impl Serialize for ContextReport {
             .sections
             .iter()
             .map(|s| SectionJson {
-                title: s.kind.title(),
+                title: &s.title,
                 path: abs(&s.path),
                 bytes: s.bytes,
                 budget: s.budget,

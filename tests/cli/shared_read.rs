@@ -61,6 +61,22 @@ fn the_shared_context_and_decisions_reach_the_block_after_the_projects_own() {
     let j = t.kb(&["--json", "context"]).ok().json();
     let names: Vec<&str> = j["layers"].as_array().unwrap().iter().filter_map(|l| l["name"].as_str()).collect();
     assert_eq!(&names[..4], ["decisions", "global", "shared_context", "project"]);
+    let titles: Vec<&str> = j["sections"].as_array().unwrap().iter().filter_map(|s| s["title"].as_str()).collect();
+    assert_eq!(titles, ["Shared Context (org)", "Project Context"], "{j:#}");
+    let org_section = &j["sections"][0];
+    assert_eq!(org_section["budget"], 3072);
+    assert_eq!(org_section["over_budget"], false);
+    assert_eq!(org_section["cut_bytes"], 0);
+    assert!(org_section["path"].as_str().unwrap().ends_with("org/.co-cli/knowledge/context.md"), "{j:#}");
+    // One over its budget says so, in its section as in the warning.
+    let long =
+        format!("---\nversion: 1\nupdated: 2026-12-01T00:00:00Z\n---\n{}\n", "Logs are JSON lines. ".repeat(200));
+    std::fs::write(t.root().parent().unwrap().join("org/.co-cli/knowledge/context.md"), long).unwrap();
+    let run = t.kb(&["--json", "context"]).ok();
+    assert!(run.stderr.contains("over its 3072-byte budget"), "{run:?}");
+    let j = run.json();
+    assert_eq!(j["sections"][0]["over_budget"], true, "{j:#}");
+    assert!(j["sections"][0]["bytes"].as_u64().unwrap() > 3072, "{j:#}");
     // Without the setting, nothing of the source is read, and the layers are the usual ten.
     t.kb(&["config", "set", "shared", "[]"]).ok();
     let out = t.kb(&["context"]).ok().stdout;
