@@ -27,6 +27,10 @@ pub enum KbError {
     /// A decision is not in the status the action needs.
     #[error("decision {id} is {status}: only {allowed} decision can be {action}")]
     WrongStatus { id: u64, status: &'static str, allowed: String, action: String },
+    /// What the command reads is not on this machine (a shared source's copy never synced):
+    /// `why` is the whole message, saying how to get it.
+    #[error("{why}")]
+    Absent { why: String },
     /// A command needs an open session and none is open.
     #[error("no open session: start one with `kb session start FOCUS`")]
     NoOpenSession,
@@ -89,7 +93,7 @@ impl KbError {
     /// `internal`. Clap's own errors are `usage`; an error with no kind is `error`.
     pub fn kind(&self) -> &'static str {
         match self {
-            KbError::NotFound { .. } | KbError::NoOpenSession => "not_found",
+            KbError::NotFound { .. } | KbError::Absent { .. } | KbError::NoOpenSession => "not_found",
             KbError::Rejected { .. } | KbError::BadFile(_) => "invalid",
             KbError::Secret { .. } => "secret",
             KbError::DuplicateId { .. }

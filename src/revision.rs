@@ -71,19 +71,29 @@ const GIT_ENV: [(&str, &str); 4] =
 pub struct Git {
     root: PathBuf,
     dir: PathBuf,
+    /// Where the kb root sits in the repository's tree (`svc/` for a root in a subfolder of a
+    /// monorepo; empty at the top), `/`-separated.
+    prefix: String,
 }
 
 impl Git {
-    /// Returns the repository at `root` (its `.git`, a folder or a worktree's file); an error
-    /// outside git.
+    /// Returns the repository that holds `root` (its `.git`, a folder or a worktree's file, in
+    /// `root` or the nearest folder above it that has one); an error outside git.
     pub fn at(root: &Path) -> Result<Git, RevisionError> {
         let not_git = || RevisionError::NotGit { root: root.display().to_string() };
-        let dir = crate::git::git_dir(root).ok_or_else(not_git)?;
-        // Every git folder has a HEAD: an empty `.git` (or a stray file) is not a repository.
-        if !dir.join("HEAD").is_file() {
-            return Err(not_git());
+        let real = std::fs::canonicalize(root).map_err(|_| not_git())?;
+        let mut parts: Vec<String> = Vec::new();
+        let mut top = real.as_path();
+        loop {
+            // Every git folder has a HEAD: an empty `.git` (or a stray file) is not a repository.
+            if let Some(dir) = crate::git::git_dir(top).filter(|d| d.join("HEAD").is_file()) {
+                let prefix: String = parts.iter().rev().map(|p| format!("{p}/")).collect();
+                return Ok(Git { root: top.to_path_buf(), dir, prefix });
+            }
+            let name = top.file_name().ok_or_else(not_git)?.to_str().ok_or_else(not_git)?;
+            parts.push(name.to_string());
+            top = top.parent().ok_or_else(not_git)?;
         }
-        Ok(Git { root: root.to_path_buf(), dir })
     }
 
     fn command(&self) -> Command {
@@ -134,7 +144,8 @@ impl Git {
     pub fn list(&self, commit: &str, paths: &[&str]) -> Result<Tree, RevisionError> {
         let deadline = Instant::now() + TIME_LIMIT;
         let mut cmd = self.command();
-        cmd.args(["ls-tree", "-r", "-z", "--full-tree", commit, "--"]).args(paths);
+        cmd.args(["ls-tree", "-r", "-z", "--full-tree", commit, "--"])
+            .args(paths.iter().map(|p| format!("{}{p}", self.prefix)));
         let listing = run(cmd, None, deadline).map_err(|e| RevisionError::Git(format!("ls-tree {commit}: {e}")))?;
         let mut tree = Tree::default();
         for entry in listing.split(|&b| b == 0).filter(|e| !e.is_empty()) {
@@ -145,6 +156,8 @@ impl Git {
                 tree.skipped.push(Skipped { path, why: "not UTF-8".into() });
                 continue;
             };
+            // Paths relative to the kb root, as the working tree's are.
+            let path = path.strip_prefix(self.prefix.as_str()).unwrap_or(path);
             let meta = String::from_utf8_lossy(meta);
             let mut fields = meta.split(' ');
             let (mode, kind, oid) = (fields.next(), fields.next(), fields.next());

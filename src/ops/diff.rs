@@ -264,8 +264,11 @@ fn kb_error(e: RevisionError) -> anyhow::Error {
     let why = e.to_string();
     match e {
         RevisionError::Unknown { rev, .. } => {
-            KbError::NotFound { thing: "revision", id: format!("{rev:?} (no branch, tag or commit)"), branch: None }
-                .into()
+            let what = match rev.as_str() {
+                "HEAD" => "the repository has no commit yet",
+                _ => "no branch, tag or commit",
+            };
+            KbError::NotFound { thing: "revision", id: format!("{rev:?} ({what})"), branch: None }.into()
         }
         RevisionError::BadName { .. } => KbError::rejected("revision", why).into(),
         RevisionError::NotGit { .. } => KbError::rejected("root", why).into(),
@@ -374,7 +377,7 @@ fn settings_problems(side: &'static str, errors: &[crate::settings::SettingsErro
                 |p| p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/"),
             ),
             line: e.line,
-            message: format!("{} (this side is read without it)", e.message.replace(&private, "")),
+            message: format!("{} (this side is read without it)", e.detail.replace(&private, "")),
         })
         .collect()
 }
@@ -832,7 +835,8 @@ fn consolidations(base: &[Item], removed: &[usize], head: &[Item], into: &[usize
         let Some((best, &n)) = hits.iter().enumerate().max_by_key(|&(n, h)| (*h, std::cmp::Reverse(n))) else {
             continue;
         };
-        if (n as f64) < CONSOLIDATED_SHARE * ws.len() as f64 {
+        // An item whose id the other holds is that one renamed and rewritten, not merged into it.
+        if (n as f64) < CONSOLIDATED_SHARE * ws.len() as f64 || head[into[best]].id == base[i].id {
             continue;
         }
         match groups.iter_mut().find(|(t, _)| *t == best) {
@@ -1160,6 +1164,10 @@ mod tests {
         assert_eq!(d.consolidated.len(), 1);
         assert_eq!(d.consolidated[0].into, json!(4));
         assert_eq!(d.consolidated[0].removed, vec![json!(2)]);
+        // Renamed and rewritten, it keeps its id: not merged into itself.
+        let head = vec![item("002-renamed.md", 2, "the api listens on port 8080 behind nginx")];
+        let d = compare(&base[1..2], &head, true);
+        assert_eq!((d.added.len(), d.removed.len(), d.consolidated.len()), (1, 1, 0));
     }
 
     #[test]

@@ -951,7 +951,10 @@ impl ShowReport {
 pub fn show(k: &Knowledge<'_>, raw_id: &str, scope: Sources) -> Result<ShowReport> {
     if let Some((name, rest)) = shared_id(k.repo(), raw_id) {
         let view = shared_view(k, name)?;
-        let inner = show_own(&view.knowledge, rest, scope).map_err(|e| in_shared(e, name, raw_id))?;
+        let mut inner = show_own(&view.knowledge, rest, scope).map_err(|e| in_shared(e, name, raw_id))?;
+        if let ShowReport::Md { diagnostics, .. } | ShowReport::Copilot { diagnostics, .. } = &mut inner {
+            *diagnostics = std::mem::take(diagnostics).into_iter().map(|d| shared_problem(name, d)).collect();
+        }
         return Ok(ShowReport::Shared { name: name.to_string(), id: rest.trim().to_string(), inner: Box::new(inner) });
     }
     unknown_source(k.repo(), raw_id)?;
@@ -1016,7 +1019,16 @@ pub fn shared_id<'r>(repo: &Repo, raw: &'r str) -> Option<(&'r str, &'r str)> {
 /// Returns the view of the shared source `name`, or the error that its copy is not here.
 pub fn shared_view<'k>(k: &'k Knowledge<'_>, name: &str) -> Result<&'k crate::knowledge::SharedView, KbError> {
     k.shared_named(name).ok_or_else(|| {
-        KbError::refused("read", format!("shared source {name} has no local copy: kb shared sync {name}"))
+        let all = crate::shared::sources(
+            &k.repo().layout,
+            &k.repo().settings.shared.value,
+            k.repo().env.cache_home.as_deref(),
+        );
+        let why = match all.iter().find(|s| s.spec.name == name) {
+            Some(source) => source.missing(),
+            None => format!("no shared source named {name:?}"),
+        };
+        KbError::Absent { why }
     })
 }
 

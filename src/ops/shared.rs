@@ -273,6 +273,7 @@ impl Report for ListReport {
             writeln!(w, "{}  {}{at}", s.name, v.clean(&s.url))?;
             let state = match (s.in_place, s.present, s.age_seconds) {
                 (true, true, _) => "in place".to_string(),
+                (true, false, _) => "missing: the folder does not exist".to_string(),
                 (_, false, _) => "missing: kb shared sync".to_string(),
                 (false, true, None) => "never synced: kb shared sync".to_string(),
                 (false, true, Some(secs)) if secs < 60 => "synced just now".to_string(),
@@ -338,6 +339,9 @@ pub fn sync(repo: &Repo, names: &[String]) -> Result<SyncReport> {
         let path = abs(&s.root);
         let synced = match &repo.env.cache_home {
             None if !s.in_place => Err("no cache folder for the local copy: set XDG_CACHE_HOME or HOME".to_string()),
+            _ if s.in_place && !s.present() => {
+                Err(format!("it is read in place from {}, which is not a folder", s.root.display()))
+            }
             _ => git::sync(s, timeout(repo)),
         };
         let entry = match synced {
@@ -524,9 +528,10 @@ fn project_config(repo: &Repo, key: &str, timeout: Duration) -> Option<String> {
     git::git(root, &[], &args, timeout).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
-/// A URL with any `user:password@` of an `scheme://` URL dropped (a token must not travel in a
-/// commit message).
+/// A URL with any `user:password@` of an `scheme://` URL dropped, and its query and fragment
+/// (`?private_token=…`): a token must not travel in a commit message.
 fn without_credentials(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or_default();
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
     let (authority, path) = rest.split_once('/').map_or((rest, ""), |(a, p)| (a, p));
     let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
@@ -541,21 +546,28 @@ fn without_credentials(url: &str) -> String {
 /// `user.name` and `user.email` (a work address set there) when it has them; else git's own
 /// (the source's config, the global one, `GIT_AUTHOR_NAME` and the like), never guessed from
 /// the host name. Fails as `git commit` would when no identity is set, before anything is made.
-fn committer(repo: &Repo, source_root: &Path, timeout: Duration) -> Result<Vec<String>, String> {
+/// Returns the options and the author's e-mail.
+fn committer(repo: &Repo, source_root: &Path, timeout: Duration) -> Result<(Vec<String>, Option<String>), String> {
     let mut config = vec!["user.useConfigOnly=true".to_string()];
     for key in ["user.name", "user.email"] {
         if let Some(value) = project_config(repo, key, timeout) {
             config.push(format!("{key}={value}"));
         }
     }
+    let mut email = None;
     for ident in ["GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT"] {
-        git::git(source_root, &config, &["var", ident], timeout).map_err(|why| {
+        let said = git::git(source_root, &config, &["var", ident], timeout).map_err(|why| {
             format!(
                 "git has no identity to commit with ({why}): set yours with git config --global user.name \"Your Name\" and git config --global user.email you@example.com"
             )
         })?;
+        // `Name <e-mail> time zone`.
+        email = email.or_else(|| {
+            let (_, rest) = said.split_once('<')?;
+            rest.split_once('>').map(|(e, _)| e.trim().to_string()).filter(|e| !e.is_empty())
+        });
     }
-    Ok(config)
+    Ok((config, email))
 }
 
 /// Copies project memory (or record) `raw_id` into source `name` through that repository's own
@@ -585,7 +597,7 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
     let t = timeout(repo);
     let refused = |why: String| KbError::refused("shared propose", format!("shared source {name}: {why}"));
     git::repository(&root, t).map_err(refused)?;
-    let identity = committer(repo, &root, t).map_err(refused)?;
+    let (identity, email) = committer(repo, &root, t).map_err(refused)?;
     git::check_clean(&root, t).map_err(refused)?;
     let back = Checkout::of(&root, t).map_err(refused)?;
     let slug: String = crate::format::text::slugify(item.text()).chars().take(40).collect();
@@ -599,7 +611,7 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
         }
         restored
     };
-    let saved = match save_into(repo, source, item) {
+    let saved = match save_into(repo, source, item, email) {
         Ok(v) => v,
         Err(e) => {
             let _ = undo(true);
@@ -622,6 +634,8 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
         push: None,
     };
     if saved.action == "exists" {
+        // A consolidation into the same words touched the file's dates: nothing to propose.
+        let _ = git::git(&root, &[], &["reset", "--quiet", "--hard"], t);
         undo(true).map_err(refused)?;
         return Ok(report);
     }
@@ -649,19 +663,26 @@ pub fn propose(repo: &Repo, raw_id: &str, name: &str) -> Result<ProposeReport> {
     Ok(report)
 }
 
-/// Saves `item` into the source's repository through its normal save.
-fn save_into(repo: &Repo, source: &Source, item: Item) -> Result<Saved> {
-    let target = Repo::open(source.layout(), repo.now, repo.env.clone())?;
+/// Saves `item` into the source's repository through its normal save, written by the person
+/// (`KB_AUTHOR`, else the e-mail of the commit's identity). A consolidation that leaves the
+/// source's text as it was (the same words) is what the source already holds.
+fn save_into(repo: &Repo, source: &Source, item: Item, email: Option<String>) -> Result<Saved> {
+    let mut env = repo.env.clone();
+    env.kb_author = env.kb_author.or(email);
+    let text = item.text().to_string();
+    let target = Repo::open(source.layout(), repo.now, env)?;
     let mut json = match item {
         Item::Memory(req) => serde_json::to_value(super::save::save(&target, req)?)?,
         Item::Record(req) => serde_json::to_value(super::save::save_record(&target, req)?)?,
     };
+    let replaced = json.get("replaced").and_then(|r| r.as_str()).map(str::to_string);
+    let same = |old: &str| crate::format::salient::same_words(old, &text);
     let action = match json.get("action").and_then(|a| a.as_str()) {
         Some("exists") => "exists",
+        Some("consolidated") if replaced.as_deref().is_some_and(same) => "exists",
         Some("consolidated") => "consolidated",
         _ => "saved",
     };
-    let replaced = json.get("replaced").and_then(|r| r.as_str()).map(str::to_string);
     Ok(Saved {
         action,
         id: json.get("memory_id").cloned().unwrap_or_default(),
@@ -726,6 +747,7 @@ mod tests {
         assert_eq!(without_credentials("https://u:tok@github.com/a/b.git"), "https://github.com/a/b.git");
         assert_eq!(without_credentials("git@github.com:a/b.git"), "git@github.com:a/b.git");
         assert_eq!(without_credentials("ssh://git@host/x"), "ssh://host/x");
+        assert_eq!(without_credentials("https://h/a/p.git?private_token=glpat-S#x"), "https://h/a/p.git");
         assert_eq!(shell_word("/tmp/a b"), "'/tmp/a b'");
         assert_eq!(shell_word("/c/kb/shared/org-1"), "/c/kb/shared/org-1");
     }

@@ -73,6 +73,19 @@ impl Source {
         self.root.is_dir()
     }
 
+    /// What to say of a source whose files are not here: a copy to sync, or a folder read in
+    /// place that does not exist (which no sync brings).
+    pub fn missing(&self) -> String {
+        let name = &self.spec.name;
+        match self.in_place {
+            true => format!(
+                "shared source {name} is read in place from {}, which is not a folder: fix its url (kb shared remove {name}, then kb shared add)",
+                self.root.display()
+            ),
+            false => format!("shared source {name} has no local copy: kb shared sync {name}"),
+        }
+    }
+
     /// The git folder of the source's repository, when it has one.
     pub fn git_dir(&self) -> Option<PathBuf> {
         git_dir_of(&self.root)
@@ -102,14 +115,20 @@ impl Source {
 
 /// The warnings of the read commands about the sources' copies (by `stat` alone, no git): one
 /// per copy older than `ttl_hours` (`shared source org is 3 days old: kb shared sync`) or
-/// missing. A source read in place gets none.
+/// missing; a source read in place whose folder is not there gets one too.
 pub fn warnings(sources: &[Source], ttl_hours: u64, now: SystemTime) -> Vec<String> {
     let ttl = Duration::from_secs(ttl_hours.saturating_mul(3600));
     let mut out = Vec::new();
-    for s in sources.iter().filter(|s| !s.in_place) {
+    for s in sources {
         let name = &s.spec.name;
+        if s.in_place {
+            if !s.present() {
+                out.push(s.missing());
+            }
+            continue;
+        }
         match s.age(now) {
-            _ if !s.present() => out.push(format!("shared source {name} has no local copy: kb shared sync")),
+            _ if !s.present() => out.push(s.missing()),
             None => out.push(format!("shared source {name} was never synced: kb shared sync")),
             Some(age) if age > ttl => {
                 out.push(format!("shared source {name} is {} old: kb shared sync", age_text(age)))
@@ -265,12 +284,20 @@ mod tests {
         std::fs::create_dir_all(&git).unwrap();
         std::fs::write(git.join(SYNCED_STAMP), "").unwrap();
         let now = SystemTime::now();
-        assert_eq!(warnings(&found, 24, now), ["shared source org has no local copy: kb shared sync"]);
+        assert_eq!(warnings(&found, 24, now), ["shared source org has no local copy: kb shared sync org"]);
         assert_eq!(due(&found, 24, now), ["org"]);
         let later = now + Duration::from_secs(3 * 86_400 + 5);
         assert_eq!(warnings(&found, 24, later)[1], "shared source fresh is 3 days old: kb shared sync");
         assert_eq!(due(&found, 24, later), ["org", "fresh"]);
         assert_eq!(warnings(&found, 100, later).len(), 1);
+        // A folder read in place that is gone is said so, and no sync is due for it.
+        std::fs::remove_dir(dir.path().join("team")).unwrap();
+        let gone = warnings(&found, 24, now);
+        assert!(
+            gone[1].starts_with("shared source team is read in place from ") && gone[1].contains("not a folder"),
+            "{gone:?}"
+        );
+        assert_eq!(due(&found, 24, now), ["org"]);
         assert_eq!(age_text(Duration::from_secs(3600 * 30)), "30 hours");
         assert_eq!(age_text(Duration::from_secs(60)), "1 minute");
     }

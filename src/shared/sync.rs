@@ -161,7 +161,18 @@ pub fn sync(source: &Source, timeout: Duration) -> Result<Synced, String> {
     let lock_path = copy.with_file_name(format!(".{name}.lock"));
     let _held = crate::fsio::lock(&lock_path, crate::fsio::LOCK_TIMEOUT)
         .map_err(|e| format!("another sync of this copy is running ({}: {e})", lock_path.display()))?;
-    if copy.join(".git").is_dir() { fetch(source, timeout) } else { clone(source, timeout) }
+    // The copy is kb's own clone: its `.git` is a folder. Anything else in its place is not
+    // kb's to delete (a `.git` file could lead git into another repository).
+    let in_the_way =
+        |what: &str| format!("{} {what}: move it away, and kb shared sync makes a new copy", copy.display());
+    match std::fs::symlink_metadata(copy.join(".git")) {
+        Ok(m) if m.is_dir() => fetch(source, timeout),
+        Ok(_) => Err(in_the_way("is not a copy kb made (its .git is not a folder)")),
+        Err(_) if std::fs::read_dir(copy).is_ok_and(|mut entries| entries.next().is_some()) => {
+            Err(in_the_way("exists and is not a git repository"))
+        }
+        Err(_) => clone(source, timeout),
+    }
 }
 
 /// Clones the source into a temporary folder beside its copy, then renames it into place.
@@ -183,7 +194,7 @@ fn clone(source: &Source, timeout: Duration) -> Result<Synced, String> {
         return Err(why);
     }
     stamp(&temp.join(".git")).map_err(|e| format!("cannot write the sync stamp: {e}"))?;
-    // A folder in the way that is not a git repository (a copy left half-deleted) is moved aside.
+    // An empty folder in the way is moved aside (anything else was refused before the clone).
     let old = parent.join(format!(".{name}.old-{}", std::process::id()));
     let moved = copy.exists() && std::fs::rename(copy, &old).is_ok();
     if let Err(e) = std::fs::rename(&temp, copy) {
@@ -215,12 +226,19 @@ fn fetch(source: &Source, timeout: Duration) -> Result<Synced, String> {
 /// the check before any git command that changes a checkout.
 pub fn repository(root: &Path, timeout: Duration) -> Result<(), String> {
     let broken = |why: String| format!("{} is not a git repository ({why})", root.display());
-    let top = git(root, &[], &["rev-parse", "--show-toplevel"], timeout).map_err(broken)?;
+    let found = git(root, &[], &["rev-parse", "--show-toplevel", "--absolute-git-dir"], timeout).map_err(broken)?;
+    let mut lines = found.lines().map(str::trim);
+    let (top, git_dir) = (lines.next().unwrap_or_default(), lines.next().unwrap_or_default());
     let same = |p: &Path| std::fs::canonicalize(p).ok();
-    match same(Path::new(top.trim())) == same(root) {
-        true => Ok(()),
-        false => Err(broken(format!("git finds the repository at {}", top.trim()))),
+    if same(Path::new(top)) != same(root) {
+        return Err(broken(format!("git finds the repository at {top}")));
     }
+    // A `.git` folder is the repository's own (a `.git` file, a linked worktree's, names another).
+    let dot_git = root.join(".git");
+    if dot_git.is_dir() && same(Path::new(git_dir)) != same(&dot_git) {
+        return Err(broken(format!("git reads the repository at {git_dir}")));
+    }
+    Ok(())
 }
 
 /// Sets the sync stamp's mtime to now (creating it).

@@ -328,7 +328,11 @@ fn a_committed_file_that_does_not_parse_is_a_problem_of_its_side() {
     );
     let settings = problems.iter().find(|p| p["side"] == "base" && p["path"] == ".co-cli/settings.json");
     let message = settings.unwrap_or_else(|| panic!("{d:#}"))["message"].as_str().unwrap();
-    assert!(message.starts_with(".co-cli/settings.json:1: "), "named as the side's file: {message}");
+    assert!(
+        !message.contains("kb-diff-") && !message.contains(".co-cli/settings.json"),
+        "said once, in path: {message}"
+    );
+    assert_eq!(settings.unwrap()["line"], 1);
     assert!(problems.iter().all(|p| p["side"] == "base"), "{d:#}");
 }
 
@@ -453,4 +457,33 @@ fn duplicate_ids_a_merge_leaves_are_problems_of_that_side_as_kb_check_reports_th
     assert_eq!(dups.len(), 2, "each file that claims id 4: {d:#}");
     assert!(dups.iter().all(|p| p["path"].as_str().unwrap().starts_with(".co-cli/knowledge/memories/004-")), "{d:#}");
     assert!(d["problems"].as_array().unwrap().iter().all(|p| p["side"] == "head"), "the base has none: {d:#}");
+}
+
+#[test]
+fn a_kb_root_in_a_subfolder_of_the_repository_is_diffed_from_its_own_files() {
+    if !have_git() {
+        return;
+    }
+    let t = TestEnv::pinned();
+    git_ok(&t, &["init", "-q", "-b", "main"]);
+    let run = t.kb(&["--json", "diff"]).err();
+    assert!(run.stderr.contains("no commit yet"), "{run:?}");
+    // The kb root is `svc/` of the repository; the top holds kb files of its own, not read.
+    let svc = t.root().join("svc");
+    let svc_root = svc.to_str().unwrap();
+    std::fs::create_dir_all(&svc).unwrap();
+    t.kb(&["--root", svc_root, "init"]).ok();
+    t.kb(&["--root", svc_root, "save", "The svc service listens on port 8080"]).ok();
+    t.kb(&["init"]).ok();
+    t.kb(&["save", "A memory of the top folder"]).ok();
+    commit(&t, "base");
+    t.kb(&["--root", svc_root, "save", "The svc service is deployed by Argo"]).ok();
+    let d = t.kb(&["--root", svc_root, "--json", "diff"]).ok().json();
+    assert_eq!(ids(&d, "md", "added"), vec![serde_json::json!(2)], "{d:#}");
+    assert!(d["stores"]["md"]["removed"].as_array().unwrap().is_empty(), "{d:#}");
+    assert!(d["stores"]["md"]["changed"].as_array().unwrap().is_empty(), "{d:#}");
+    assert!(d["problems"].as_array().unwrap().is_empty(), "{d:#}");
+    commit(&t, "second");
+    let d = t.kb(&["--root", svc_root, "--json", "diff", "HEAD~1", "HEAD"]).ok().json();
+    assert_eq!(ids(&d, "md", "added"), vec![serde_json::json!(2)], "{d:#}");
 }

@@ -66,7 +66,7 @@ fn env() -> TestEnv {
 
 /// [`env`] for a person who never told git who they are.
 fn no_identity() -> TestEnv {
-    let t = TestEnv::pinned().env("KB_AUTHOR", "kb-author@example.com").env("GIT_CONFIG_NOSYSTEM", "1");
+    let t = TestEnv::pinned().env("GIT_CONFIG_NOSYSTEM", "1");
     let cache = t.base.join("cache");
     t.env("XDG_CACHE_HOME", cache.to_str().unwrap())
 }
@@ -209,7 +209,7 @@ fn an_old_or_missing_copy_is_one_warning_per_read_command() {
     let (url, _) = org(&t);
     t.kb(&["shared", "add", "org", &url]).ok();
     let run = t.kb(&["list"]).ok();
-    assert_eq!(run.stderr.matches("shared source org has no local copy: kb shared sync").count(), 1, "{run:?}");
+    assert_eq!(run.stderr.matches("shared source org has no local copy: kb shared sync org").count(), 1, "{run:?}");
     t.kb(&["shared", "sync"]).ok();
     assert!(!t.kb(&["list"]).ok().stderr.contains("shared source"), "a fresh copy gives no warning");
     let stamp = copy_of(&t, "org").join(".git/kb-synced");
@@ -416,6 +416,25 @@ fn a_copy_whose_git_folder_is_broken_is_not_synced_and_git_never_acts_on_a_repos
     assert_eq!(git(&t, &outer, &["branch", "--list"]), "* main");
     assert!(!outer.join(".git/FETCH_HEAD").exists(), "nothing was fetched into it");
     assert!(copy.join(".co-cli/knowledge/memories/001-org.md").is_file(), "the copy's files stay");
+    // A copy whose .git is gone, or is a file leading into the repository above, is not kb's to
+    // delete or fetch into.
+    std::fs::remove_dir_all(copy.join(".git")).unwrap();
+    std::fs::write(copy.join("mine.txt"), "a note of mine").unwrap();
+    let run = t.kb(&["shared", "sync"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("exists and is not a git repository: move it away"), "{run:?}");
+    assert_eq!(std::fs::read_to_string(copy.join("mine.txt")).unwrap(), "a note of mine");
+    std::fs::write(copy.join(".git"), format!("gitdir: {}\n", outer.join(".git").display())).unwrap();
+    let run = t.kb(&["shared", "sync"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("its .git is not a folder"), "{run:?}");
+    assert_eq!(git(&t, &outer, &["rev-parse", "HEAD"]), outer_head);
+    assert_eq!(std::fs::read_to_string(outer.join("notes.txt")).unwrap(), "mine, not committed");
+    // An empty folder in its place is only a missing copy.
+    std::fs::remove_dir_all(&copy).unwrap();
+    std::fs::create_dir_all(&copy).unwrap();
+    t.kb(&["shared", "sync"]).ok();
+    assert!(copy.join(".co-cli/knowledge/memories/001-org.md").is_file());
 }
 
 #[test]
@@ -501,6 +520,16 @@ fn a_proposal_consolidated_into_a_memory_of_the_source_says_what_it_rewrites() {
         text.contains("consolidated into its memory 2") && text.contains(&format!("which said: {org_memory}")),
         "{text}"
     );
+    // The very words the source holds (which its save consolidates into, touching only the
+    // dates) are nothing to propose: no branch, the checkout as it was.
+    for branch in git(&t, &work, &["branch", "--list", "kb/*"]).lines() {
+        git(&t, &work, &["branch", "-D", branch.trim()]);
+    }
+    t.kb(&["save", "--no-dedup", org_memory]).ok();
+    let json = t.kb(&["--json", "shared", "propose", "3", "team"]).ok().json();
+    assert_eq!((json["action"].as_str(), json["saved"].as_str()), (Some("exists"), Some("exists")), "{json}");
+    assert!(git(&t, &work, &["branch", "--list", "kb/*"]).is_empty(), "no branch is left");
+    assert_eq!(git(&t, &work, &["status", "--porcelain"]), "");
 }
 
 #[test]
@@ -522,6 +551,12 @@ fn a_proposal_without_a_git_identity_is_refused_before_anything_is_made() {
     let json = t.kb(&["--json", "shared", "propose", "1", "org"]).ok().json();
     let branch = json["branch"].as_str().unwrap();
     assert_eq!(git(&t, &copy, &["log", "-1", "--format=%an <%ae>", branch]), "Dev <dev@example.com>");
+    let file = git(
+        &t,
+        &copy,
+        &["show", &format!("{branch}:.co-cli/knowledge/memories/002-release-notes-go-in-changelog-md.md")],
+    );
+    assert!(file.contains("created_by: dev@example.com"), "the proposal is the person's: {file}");
 }
 
 #[test]
@@ -529,8 +564,9 @@ fn ids_of_sources_that_are_not_there_and_shared_items_to_propose_are_named_in_th
     let t = env();
     let (url, _) = org(&t);
     t.kb(&["shared", "add", "org", &url]).ok();
-    let run = t.kb(&["show", "org:1"]).err();
+    let run = t.kb(&["--json", "show", "org:1"]).err();
     assert!(run.stderr.contains("shared source org has no local copy: kb shared sync org"), "{run:?}");
+    assert_eq!(run.json()["error"]["kind"], "not_found");
     t.kb(&["shared", "sync"]).ok();
     let run = t.kb(&["--json", "show", "org:99"]).err();
     assert!(run.stderr.contains("memory org:99 not found"), "{run:?}");
@@ -547,4 +583,24 @@ fn a_settings_file_kb_will_not_take_is_an_invalid_error() {
     t.write(".co-cli/settings.json", "{\"shared\": [{\"name\": \"ALL CAPS\", \"url\": \"../x\"}]}");
     let run = t.kb(&["--json", "shared"]).err();
     assert_eq!(run.json()["error"]["kind"], "invalid", "{run:?}");
+}
+
+#[test]
+fn a_plain_path_source_whose_folder_is_gone_says_so_and_no_sync_is_offered() {
+    let t = env();
+    let gone = t.base.join("gone");
+    t.kb(&["shared", "add", "gone", gone.to_str().unwrap()]).ok();
+    let list = t.kb(&["shared"]).ok().stdout;
+    assert!(list.contains("missing: the folder does not exist") && !list.contains("kb shared sync"), "{list}");
+    let run = t.kb(&["--json", "shared", "sync", "gone"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("which is not a folder"), "{run:?}");
+    assert_eq!(run.json()["sources"][0]["action"], "failed");
+    let run = t.kb(&["list"]).ok();
+    assert!(
+        run.stderr.contains("shared source gone is read in place from") && run.stderr.contains("fix its url"),
+        "{run:?}"
+    );
+    let run = t.kb(&["show", "gone:1"]).err();
+    assert!(run.stderr.contains("which is not a folder") && !run.stderr.contains("kb shared sync"), "{run:?}");
 }

@@ -150,7 +150,10 @@ fn a_missing_source_is_left_out_and_its_ids_say_so() {
     assert!(!out.contains("Shared Context"), "{out}");
     t.kb(&["recall", "healthz"]).ok();
     let run = t.kb(&["show", "org:1"]).err();
-    assert!(run.stderr.contains("org") && run.stderr.contains("kb shared sync"), "{run:?}");
+    assert!(
+        run.stderr.contains("shared source org is read in place from") && run.stderr.contains("not a folder"),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -275,4 +278,13 @@ fn a_shown_shared_memory_that_grew_past_the_limit_or_now_links_out_of_its_source
     let out = t.kb(&["--json", "recall", "org", "retry", "helper"]).ok();
     assert!(!out.stdout.contains("secret token"), "{}", out.stdout);
     assert!(out.stderr.contains("shared source org: symlink points outside"), "{}", out.stderr);
+}
+
+#[test]
+fn show_names_the_source_in_the_warnings_of_a_shared_item() {
+    let (t, org) = with_org();
+    std::fs::write(format!("{org}/.co-cli/knowledge/memories/009-bad.md"), "---\nid: [\n---\nbroken\n").unwrap();
+    let run = t.kb(&["show", "org:1"]).ok();
+    assert!(run.stdout.contains("Use the org retry helper"), "{run:?}");
+    assert!(run.stderr.contains("shared source org: ") && run.stderr.contains("009-bad.md"), "{run:?}");
 }
