@@ -625,7 +625,9 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
         let json = json!({"store": "context", "id": rel, "path": abs(&paths.shown(&file)), "content": ""});
         context.push(Item { key: rel.clone(), id: json!(rel), alt: None, content: String::new(), json });
     }
-    for d in sources.warnings.iter().chain(&sources.conflicts) {
+    // The records file's lines were named above, as the records store read them.
+    let of_records = |d: &&Diagnostic| d.path.as_deref() == Some(records_path.as_path());
+    for d in sources.warnings.iter().chain(&sources.conflicts).filter(|d| !of_records(d)) {
         note(d, &repo.layout.project_context());
     }
     // What each agent loads.

@@ -487,3 +487,17 @@ fn a_kb_root_in_a_subfolder_of_the_repository_is_diffed_from_its_own_files() {
     let d = t.kb(&["--root", svc_root, "--json", "diff", "HEAD~1", "HEAD"]).ok().json();
     assert_eq!(ids(&d, "md", "added"), vec![serde_json::json!(2)], "{d:#}");
 }
+
+#[test]
+fn a_bad_line_of_the_records_file_is_one_problem() {
+    let Some(t) = repo("") else { return };
+    t.kb(&["save", "--store", "copilot", "--subject", "build", "--reason", "CI", "Run make test"]).ok();
+    let file = t.root().join(".github/copilot-memories.jsonl");
+    let text = t.read(&file);
+    std::fs::write(&file, format!("{text}{{not json\n")).unwrap();
+    let d = diff_json(&t, &[]);
+    let problems: Vec<&Value> =
+        d["problems"].as_array().unwrap().iter().filter(|p| p["path"] == ".github/copilot-memories.jsonl").collect();
+    assert_eq!(problems.len(), 1, "{d:#}");
+    assert_eq!(problems[0]["line"], 2, "{d:#}");
+}
