@@ -925,7 +925,7 @@ fn list_batch(
         let name = entry.file_name();
         match name.to_str() {
             Ok("." | "..") => {}
-            Ok(n) if is_memory_name(n) => batch.push(name),
+            Ok(n) if is_memory_name(n) => batch.push(name, entry.file_type() == rustix::fs::FileType::RegularFile),
             Ok(n) if crate::fsio::is_temp_name(std::ffi::OsStr::new(n)) => {
                 if folder.is_file(name, entry.file_type()) {
                     temp_files.push(n.to_string());
@@ -1012,6 +1012,19 @@ impl<'a> Folder<'a> {
         let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK;
         read_memory(|| Ok(fs::File::from(rustix::fs::openat(&self.fd, c_name, flags, Mode::empty())?)), len)
     }
+
+    /// Opens the entry `c_name`, which the listing said is a regular file, and reads and parses
+    /// it, its stamp and size taken from the open file: one lookup of the name, not a `statx` of
+    /// it and then an open (a file with no cached record is read anyway). `None` when it is not
+    /// a regular file now (a symlink is not opened), or cannot be opened: the caller takes the
+    /// path of [`Folder::stat`], which says why.
+    fn open_and_read(&self, c_name: &CStr) -> Option<(Stamp, Parsed)> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOFOLLOW;
+        let file = fs::File::from(rustix::fs::openat(&self.fd, c_name, flags, Mode::empty()).ok()?);
+        let meta = file.metadata().ok().filter(fs::Metadata::is_file)?;
+        Some((stamp_of(&meta), read_memory(|| Ok(file), meta.len())))
+    }
 }
 
 /// What a file is, as its own `lstat` says.
@@ -1063,15 +1076,19 @@ struct Names {
     text: String,
     /// Where each name's NUL ends.
     ends: Vec<u32>,
+    /// Whether the listing said each is a regular file (not a symlink, not unknown).
+    regular: Vec<bool>,
 }
 
 impl Names {
-    /// Adds a name (valid UTF-8, no NUL inside: a folder entry's).
-    fn push(&mut self, name: &CStr) {
+    /// Adds a name (valid UTF-8, no NUL inside: a folder entry's), and whether the listing said
+    /// it is a regular file.
+    fn push(&mut self, name: &CStr, regular: bool) {
         if let Ok(n) = name.to_str() {
             self.text.push_str(n);
             self.text.push('\0');
             self.ends.push(self.text.len() as u32);
+            self.regular.push(regular);
         }
     }
 
@@ -1082,6 +1099,7 @@ impl Names {
     fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();
+        self.regular.clear();
     }
 
     /// Returns name `k`, as text and as a C string.
@@ -1162,8 +1180,17 @@ impl Lookup<'_> {
         let mut guess = listed + part.start;
         for k in part {
             let (name, c_name) = batch.get(k);
+            // A file the cache has no record of (every file on a first run) is read whatever
+            // its stat says.
+            let found = if self.old.is_empty() { None } else { self.find(name, guess) };
+            if found.is_none()
+                && batch.regular[k]
+                && let Some((stamp, parsed)) = self.folder.open_and_read(c_name)
+            {
+                out.fresh.push_parsed(name, stamp, parsed);
+                continue;
+            }
             let Some((stamp, len)) = self.folder.stat(&mut out.problems, name, c_name, self.root) else { continue };
-            let found = self.find(name, guess);
             guess = found.map_or(guess, |i| i + 1);
             if let Some(i) = found
                 && self.old[i].stamp == stamp
@@ -1291,7 +1318,6 @@ fn stamp_of(meta: &fs::Metadata) -> Stamp {
 }
 
 /// Returns whether a file name in the memories folder is a memory file's: `*.md`, not hidden.
-/// Whether a file of the memories folder is read as a memory.
 pub fn is_memory_name(name: &str) -> bool {
     name.ends_with(".md") && !name.starts_with('.')
 }
