@@ -342,12 +342,27 @@ impl Index {
             // records are in the order of the scan that wrote them, so that is where its record
             // most likely is.
             let mut listed = 0;
+            let mut next = Names::default();
             loop {
                 // Stat (and, for changed files, read and parse) in parallel: at 100,000 files the
                 // stat calls alone are most of a command's time. At most `BATCH` files at a time:
-                // what is parsed is packed into the index before the next ones are read.
-                let parts = (0..batch.len()).step_by(BATCH).map(|at| at..(at + BATCH).min(batch.len()));
-                for o in parts.flat_map(|part| look.visit_parallel(&batch, part, listed, threads)) {
+                // what is parsed is packed into the index before the next ones are read. While
+                // the workers visit the first part, this thread lists the next batch.
+                let (mut temps, mut listing_problems, mut listed_next) = (Vec::new(), Vec::new(), None);
+                let parts: Vec<_> =
+                    (0..batch.len()).step_by(BATCH).map(|at| at..(at + BATCH).min(batch.len())).collect();
+                let mut outcomes = Vec::new();
+                for (n, part) in parts.into_iter().enumerate() {
+                    let mut list_next = || {
+                        let full = |n: usize| n >= BATCH;
+                        let found =
+                            list_batch(&mut listing, &folder, &mut next, &mut temps, &mut listing_problems, full);
+                        listed_next = Some(found);
+                    };
+                    let meanwhile = (n == 0 && more).then_some(&mut list_next as &mut dyn FnMut());
+                    outcomes.extend(look.visit_parallel(&batch, part, listed, threads, meanwhile));
+                }
+                for o in outcomes {
                     index.stats.files += o.files;
                     index.stats.cached += o.alive.len();
                     index.stats.read += o.fresh.records.len();
@@ -362,19 +377,13 @@ impl Index {
                     fresh.absorb(o.fresh);
                     index.extra_problems.extend(o.problems);
                 }
-                if !more {
-                    break;
-                }
+                index.temp_files.append(&mut temps);
+                index.extra_problems.append(&mut listing_problems);
+                let Some(found) = listed_next else { break };
+                more = found?;
                 listed += batch.len();
-                batch.clear();
-                more = list_batch(
-                    &mut listing,
-                    &folder,
-                    &mut batch,
-                    &mut index.temp_files,
-                    &mut index.extra_problems,
-                    |n| n >= BATCH,
-                )?;
+                std::mem::swap(&mut batch, &mut next);
+                next.clear();
             }
         }
         // A file read again only because it is too young to trust, with the same stamp, does
@@ -1129,23 +1138,39 @@ struct Lookup<'a> {
 
 impl Lookup<'_> {
     /// Visits the names `range` of `batch` (whose first name is the `listed`-th memory file
-    /// listed) on up to `threads` threads (the calling one included).
+    /// listed) on up to `threads` threads: the calling one included, unless it has `meanwhile`
+    /// to do while they run.
     fn visit_parallel(
         &self,
         batch: &Names,
         range: std::ops::Range<usize>,
         listed: usize,
         threads: usize,
+        meanwhile: Option<&mut dyn FnMut()>,
     ) -> Vec<Outcome> {
         let chunk = range.len().div_ceil(threads).max(MIN_CHUNK);
         let parts: Vec<std::ops::Range<usize>> =
             range.clone().step_by(chunk).map(|at| at..(at + chunk).min(range.end)).collect();
+        let joined =
+            |w: std::thread::ScopedJoinHandle<'_, Outcome>| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
         std::thread::scope(|scope| {
-            let workers: Vec<_> =
-                parts.iter().skip(1).map(|part| scope.spawn(move || self.visit(batch, part.clone(), listed))).collect();
-            let mut all = vec![self.visit(batch, parts.first().cloned().unwrap_or(0..0), listed)];
-            all.extend(workers.into_iter().map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))));
-            all
+            let spawn = |part: &std::ops::Range<usize>| {
+                let part = part.clone();
+                scope.spawn(move || self.visit(batch, part, listed))
+            };
+            match meanwhile {
+                Some(task) => {
+                    let workers: Vec<_> = parts.iter().map(spawn).collect();
+                    task();
+                    workers.into_iter().map(joined).collect()
+                }
+                None => {
+                    let workers: Vec<_> = parts.iter().skip(1).map(spawn).collect();
+                    let mut all = vec![self.visit(batch, parts.first().cloned().unwrap_or(0..0), listed)];
+                    all.extend(workers.into_iter().map(joined));
+                    all
+                }
+            }
         })
     }
 
