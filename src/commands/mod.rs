@@ -324,7 +324,14 @@ fn list(ctx: &Ctx, a: ListArgs) -> Result<ExitCode> {
     };
     let filter = ops::read::ListFilter::new(a.memory_type, a.importance, a.agent)?.by(a.by);
     let repo = ctx.repo()?;
-    ctx.emit(&ops::read::list(&Knowledge::read(&repo), scope, &filter, None)?)
+    let k = Knowledge::deferring(&repo);
+    let report = ops::read::list(&k, scope, &filter, None)?;
+    // The memory index cache a first run writes (28 MB at 100,000 memories) is written on a
+    // thread of its own while the list prints.
+    std::thread::scope(|s| {
+        s.spawn(|| k.write_pending_cache());
+        ctx.emit(&report)
+    })
 }
 
 /// Prints, once, the warnings about the shared sources' copies (too old, missing) for the

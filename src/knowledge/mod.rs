@@ -72,6 +72,8 @@ pub struct Knowledge<'r> {
     repo: &'r Repo,
     /// Whether the memory index may come from its cache alone ([`Knowledge::trusting`]).
     trusting: bool,
+    /// Whether the scan leaves its cache write to [`Knowledge::write_pending_cache`].
+    deferring: bool,
     lent: Option<(&'r Held, Option<&'r corpus::LiveCorpus>)>,
     index: OnceLock<Index>,
     records: OnceLock<std::result::Result<JsonlFile, String>>,
@@ -108,6 +110,7 @@ impl<'r> Knowledge<'r> {
         Knowledge {
             repo,
             trusting: false,
+            deferring: false,
             lent: None,
             index: OnceLock::new(),
             records: OnceLock::new(),
@@ -156,6 +159,20 @@ impl<'r> Knowledge<'r> {
         Knowledge { trusting: true, ..Knowledge::read(repo) }
     }
 
+    /// Returns a view whose memory scan leaves the cache it would write to
+    /// [`Knowledge::write_pending_cache`] ([`Index::scan_deferring`]), for a command that writes
+    /// it on another thread while it prints; the view must not change the memories before.
+    pub fn deferring(repo: &'r Repo) -> Knowledge<'r> {
+        Knowledge { deferring: true, ..Knowledge::read(repo) }
+    }
+
+    /// Writes the memory index cache a [`Knowledge::deferring`] view's scan left, if it left one.
+    pub fn write_pending_cache(&self) {
+        if let Some(index) = self.index.get() {
+            crate::memories::store::MemoryStore::new(self.repo).write_pending_cache(index);
+        }
+    }
+
     /// Returns whether the memory files named are as this view read them (see
     /// [`Index::unchanged`]); true when the view has not read the memories, or read them whole.
     pub fn memories_unchanged<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> bool {
@@ -193,7 +210,11 @@ impl<'r> Knowledge<'r> {
             return Ok(index);
         }
         let store = crate::memories::store::MemoryStore::new(self.repo);
-        let index = if self.trusting { store.scan_trusting()? } else { store.scan()? };
+        let index = match (self.trusting, self.deferring) {
+            (true, _) => store.scan_trusting()?,
+            (false, true) => store.scan_deferring()?,
+            (false, false) => store.scan()?,
+        };
         Ok(self.index.get_or_init(|| index))
     }
 

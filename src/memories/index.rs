@@ -137,6 +137,26 @@ pub struct Index {
     /// The folder's stamp the records hold the files of, when it was old enough to trust
     /// ([`Index::trusted_folder`]); `None` once a refresh changed the records.
     folder: Option<Stamp>,
+    /// The cache write a [`Index::scan_deferring`] left to [`Index::write_pending_cache`].
+    pending: std::sync::Mutex<Deferred>,
+}
+
+/// Where the cache write of a [`Index::scan_deferring`] stands.
+#[derive(Debug)]
+enum Deferred {
+    /// Not a deferring scan, or one that had nothing to write.
+    Nothing,
+    Write(PendingCache),
+    /// [`Index::write_pending_cache`] was called.
+    Done,
+}
+
+/// A cache file to write from the index as its scan left it.
+#[derive(Debug)]
+struct PendingCache {
+    path: PathBuf,
+    started_ns: i64,
+    dir_stamp: Option<Stamp>,
 }
 
 impl Index {
@@ -154,6 +174,7 @@ impl Index {
             compacted_at: 0,
             trusted_at: None,
             folder: None,
+            pending: std::sync::Mutex::new(Deferred::Nothing),
         }
     }
 
@@ -275,6 +296,29 @@ impl Index {
     /// scan of 100,000 files holds the finished index and one batch, not every parsed file at
     /// once.
     pub fn scan(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
+        Index::scan_then(dir, root, cache, false)
+    }
+
+    /// [`Index::scan`], but a cache the scan would write is left to [`Index::write_pending_cache`]:
+    /// for a caller with other work to do meanwhile on one thread (`kb list` prints while a first
+    /// run at 100,000 memories writes a 28 MB cache). Nothing may change the index before it.
+    pub fn scan_deferring(dir: &Path, root: &Path, cache: Option<&Path>) -> io::Result<Index> {
+        Index::scan_then(dir, root, cache, true)
+    }
+
+    /// Writes the cache a [`Index::scan_deferring`] left. Returns, on the first call, whether
+    /// the scan wrote its cache (now, or in the scan), and `None` on every later call.
+    pub fn write_pending_cache(&self) -> Option<bool> {
+        let mut state = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        match std::mem::replace(&mut *state, Deferred::Done) {
+            Deferred::Done => None,
+            Deferred::Nothing => Some(self.stats.cache_written),
+            // A failed cache write only costs time next run.
+            Deferred::Write(p) => Some(self.save_cache(&p.path, p.started_ns, p.dir_stamp).is_ok()),
+        }
+    }
+
+    fn scan_then(dir: &Path, root: &Path, cache: Option<&Path>, defer: bool) -> io::Result<Index> {
         let mut index = Index::empty(dir);
         // Stat'ed before it is listed: a change made while the scan runs gives it another stamp.
         let dir_meta = fs::symlink_metadata(dir).ok().filter(fs::Metadata::is_dir);
@@ -397,8 +441,13 @@ impl Index {
         index.folder = dir_stamp;
         if let (Some(cache), true) = (cache, changed) {
             index.compact_if_sparse();
-            // A failed cache write only costs time next run.
-            index.stats.cache_written = index.save_cache(cache, started, dir_stamp).is_ok();
+            if defer {
+                let pending = PendingCache { path: cache.to_path_buf(), started_ns: started, dir_stamp };
+                index.pending = std::sync::Mutex::new(Deferred::Write(pending));
+            } else {
+                // A failed cache write only costs time next run.
+                index.stats.cache_written = index.save_cache(cache, started, dir_stamp).is_ok();
+            }
         }
         Ok(index)
     }
@@ -1590,6 +1639,27 @@ number
             .collect();
         valid.sort();
         (valid, index.invalid_files().iter().map(|n| n.to_string()).collect())
+    }
+
+    #[test]
+    fn a_deferring_scan_writes_its_cache_only_when_asked_and_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let memories = dir.path().join("memories");
+        fs::create_dir_all(&memories).unwrap();
+        fs::write(memories.join("001-a.md"), "---\nid: 1\ncreated: '2026-11-20T10:00:00+00:00'\n---\n\na\n").unwrap();
+        let cache = dir.path().join("cache/memories.idx");
+        let first = Index::scan_deferring(&memories, dir.path(), Some(&cache)).unwrap();
+        assert!(!cache.exists(), "the scan left the write");
+        assert_eq!(first.len(), 1);
+        assert_eq!(first.write_pending_cache(), Some(true));
+        assert!(cache.is_file());
+        assert_eq!(first.write_pending_cache(), None, "once");
+        // A scan with nothing to write says what it did, once.
+        let again = Index::scan_deferring(&memories, dir.path(), Some(&cache)).unwrap();
+        assert_eq!(again.write_pending_cache(), Some(again.stats.cache_written));
+        assert_eq!(again.write_pending_cache(), None);
+        let plain = Index::scan(&memories, dir.path(), Some(&cache)).unwrap();
+        assert_eq!(plain.write_pending_cache(), Some(plain.stats.cache_written), "a plain scan wrote its own");
     }
 
     #[test]

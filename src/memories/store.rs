@@ -102,9 +102,31 @@ impl<'r> MemoryStore<'r> {
         self.scan_with(Index::scan_trusting)
     }
 
+    /// Scans as [`MemoryStore::scan`] does, leaving the cache write to
+    /// [`MemoryStore::write_pending_cache`] ([`Index::scan_deferring`]); the debug line comes
+    /// with the write.
+    pub fn scan_deferring(&self) -> Result<Index> {
+        let dir = self.repo.layout.memories();
+        Ok(Index::scan_deferring(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?)
+    }
+
+    /// Writes the cache a [`MemoryStore::scan_deferring`] left, and prints the scan's debug line
+    /// (once: a later call does nothing).
+    pub fn write_pending_cache(&self, index: &Index) {
+        if let Some(written) = index.write_pending_cache() {
+            self.debug_stats(index, written);
+        }
+    }
+
     fn scan_with(&self, scan: fn(&Path, &Path, Option<&Path>) -> std::io::Result<Index>) -> Result<Index> {
         let dir = self.repo.layout.memories();
         let index = scan(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?;
+        self.debug_stats(&index, index.stats.cache_written);
+        Ok(index)
+    }
+
+    /// With `KB_DEBUG_STATS`, prints what the scan of `index` did.
+    fn debug_stats(&self, index: &Index, cache_written: bool) {
         self.repo.debug_line(|| {
             let s = index.stats;
             let yes = |b: bool| if b { "yes" } else { "no" };
@@ -114,11 +136,10 @@ impl<'r> MemoryStore<'r> {
                 s.read,
                 s.cached,
                 s.racy,
-                yes(s.cache_written),
+                yes(cache_written),
                 yes(s.trusted)
             )
         });
-        Ok(index)
     }
 
     /// Scans under the repository lock (`_held` shows it is taken) and removes the stale
