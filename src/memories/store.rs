@@ -107,7 +107,7 @@ impl<'r> MemoryStore<'r> {
     /// with the write.
     pub fn scan_deferring(&self) -> Result<Index> {
         let dir = self.repo.layout.memories();
-        Ok(Index::scan_deferring(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))?)
+        Index::scan_deferring(&dir, &self.repo.layout.root, self.cache_path().as_deref()).map_err(io_at(&dir))
     }
 
     /// Writes the cache a [`MemoryStore::scan_deferring`] left, and prints the scan's debug line
