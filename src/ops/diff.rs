@@ -635,7 +635,10 @@ fn read_side(real: &Repo, repo: &Repo, k: &Knowledge<'_>, side: &'static str, sa
     for d in &plan.block.conflicts {
         note(d, &repo.layout.knowledge());
     }
-    let loads = loads_of(repo, &plan);
+    let (loads, unreadable) = loads_of(repo, &plan);
+    for d in &unreadable {
+        note(d, &repo.layout.root);
+    }
     Side { stores: [md, copilot, decisions, instructions, context], loads, problems }
 }
 
@@ -645,12 +648,19 @@ fn to_value<T: Serialize>(t: &T) -> Value {
 }
 
 /// Returns what each agent of the plan loads, and each target no agent is named for.
-fn loads_of(repo: &Repo, plan: &Plan) -> Vec<Load> {
-    let mut out = Vec::new();
+/// A target file that cannot be read (a FIFO, a symlink out of the root, markers kb cannot place
+/// a block between) is a problem of the side, and is measured on its block alone.
+fn loads_of(repo: &Repo, plan: &Plan) -> (Vec<Load>, Vec<Diagnostic>) {
+    let (mut out, mut unreadable) = (Vec::new(), Vec::new());
     for t in &plan.targets {
         let text = t.block.clone().unwrap_or_default();
-        // A target kb cannot write (a foreign file) is measured on its block alone.
-        let whole = agents::render(repo, t).map_or_else(|_| text.clone(), |r| r.new);
+        let whole = match agents::render(repo, t) {
+            Ok(r) => r.new,
+            Err(e) => {
+                unreadable.push(Diagnostic::error(None, e.message).in_file(&repo.layout.root.join(&t.raw)));
+                text.clone()
+            }
+        };
         let load =
             |name: String, agent| Load { name, file: t.raw.clone(), agent, text: text.clone(), whole: whole.clone() };
         if t.agents.is_empty() {
@@ -665,7 +675,7 @@ fn loads_of(repo: &Repo, plan: &Plan) -> Vec<Load> {
             out.push(Load { name: a.as_str().into(), file: g.rel.clone(), agent: Some(a), text, whole });
         }
     }
-    out
+    (out, unreadable)
 }
 
 /// Returns each agent's change, in the head's order, then the ones only the base has.

@@ -501,3 +501,17 @@ fn a_bad_line_of_the_records_file_is_one_problem() {
     assert_eq!(problems.len(), 1, "{d:#}");
     assert_eq!(problems[0]["line"], 2, "{d:#}");
 }
+
+#[test]
+fn an_agents_file_kb_cannot_read_is_a_problem_of_its_side() {
+    let Some(t) = repo(r#"["codex"]"#) else { return };
+    let agents_md = t.root().join("AGENTS.md");
+    let _ = std::fs::remove_file(&agents_md);
+    let made = std::process::Command::new("mkfifo").arg(&agents_md).status().map(|s| s.success()).unwrap_or(false);
+    assert!(made, "mkfifo is needed for this test");
+    let run = crate::common::kb_within(&t, &["--json", "diff"], std::time::Duration::from_secs(10));
+    assert_eq!(run.code, 0, "{run:?}");
+    let d = run.json();
+    let p = d["problems"].as_array().unwrap().iter().find(|p| p["path"] == "AGENTS.md" && p["side"] == "head").cloned();
+    assert!(p.is_some(), "{d:#}");
+}
