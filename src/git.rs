@@ -19,6 +19,20 @@ pub fn git_dir(root: &Path) -> Option<PathBuf> {
     }
 }
 
+/// Returns the repository's own config file (not the global one) for the repository at `root`:
+/// a worktree's is the shared one. `None` outside git.
+pub fn config_file(root: &Path) -> Option<PathBuf> {
+    git_dir(root).as_deref().map(config_of)
+}
+
+/// The config file of the git folder `dir`: a worktree's git folder names the shared one in
+/// `commondir`, and its config is there.
+fn config_of(dir: &Path) -> PathBuf {
+    let common = read_small(&dir.join("commondir"))
+        .map_or_else(|| dir.to_path_buf(), |b| dir.join(String::from_utf8_lossy(&b).trim()));
+    common.join("config")
+}
+
 /// Returns `user.email` as git would read it for the repository at `root`: the repository's
 /// config (a worktree's shared one), else the global files (`$GIT_CONFIG_GLOBAL`, or
 /// `~/.gitconfig` over `$XDG_CONFIG_HOME/git/config`), each with the files its `[include]` and
@@ -26,13 +40,7 @@ pub fn git_dir(root: &Path) -> Option<PathBuf> {
 /// wins, as in git). `None` when no file sets it.
 pub fn user_email(root: &Path) -> Option<String> {
     let dir = git_dir(root);
-    let local = dir.as_ref().map(|dir| {
-        // A worktree's git folder names the shared one in `commondir`; its config is there.
-        let common = read_small(&dir.join("commondir"))
-            .map(|b| dir.join(String::from_utf8_lossy(&b).trim()))
-            .unwrap_or_else(|| dir.clone());
-        common.join("config")
-    });
+    let local = dir.as_deref().map(config_of);
     let env = crate::paths::env;
     let home = env("HOME").map(PathBuf::from);
     let global: Vec<PathBuf> = match env("GIT_CONFIG_GLOBAL") {

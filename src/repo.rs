@@ -32,8 +32,8 @@ impl Repo {
     /// environment; an invalid value is an error naming where it came from. `env` is what the
     /// caller read of the environment once, at start.
     pub fn open(layout: Layout, now: DateTime<Utc>, env: Environment) -> Result<Repo, SettingsError> {
-        let settings = Settings::load(&layout, &crate::settings::env)?;
-        Ok(Repo { layout, settings, now, env })
+        let (repo, mut errors) = Repo::open_lenient(layout, now, env);
+        if errors.is_empty() { Ok(repo) } else { Err(errors.swap_remove(0)) }
     }
 
     /// Opens the repository as [`Repo::open`] does, but a value or file kb will not take is

@@ -989,13 +989,8 @@ pub fn unknown_source(repo: &Repo, raw_id: &str) -> Result<(), KbError> {
     if name == "decision" || crate::settings::SharedSpec::check_name(name).is_err() {
         return Ok(());
     }
-    let names: Vec<&str> = repo.settings.shared.value.iter().map(|s| s.name.as_str()).collect();
-    let there =
-        if names.is_empty() { "none is set".to_string() } else { format!("the sources are {}", names.join(", ")) };
-    Err(KbError::rejected(
-        "id",
-        format!("no shared source named {name:?} ({there}): {} is not an id here", raw_id.trim()),
-    ))
+    let there = super::shared::no_source(repo.settings.shared.value.iter().map(|s| s.name.as_str()), name);
+    Err(KbError::rejected("id", format!("{there}: {} is not an id here", raw_id.trim())))
 }
 
 /// [`show`] within one repository's knowledge (`decision:N` a decision), nothing logged.
@@ -1019,14 +1014,10 @@ pub fn shared_id<'r>(repo: &Repo, raw: &'r str) -> Option<(&'r str, &'r str)> {
 /// Returns the view of the shared source `name`, or the error that its copy is not here.
 pub fn shared_view<'k>(k: &'k Knowledge<'_>, name: &str) -> Result<&'k crate::knowledge::SharedView, KbError> {
     k.shared_named(name).ok_or_else(|| {
-        let all = crate::shared::sources(
-            &k.repo().layout,
-            &k.repo().settings.shared.value,
-            k.repo().env.cache_home.as_deref(),
-        );
+        let all = super::shared::sources(k.repo());
         let why = match all.iter().find(|s| s.spec.name == name) {
             Some(source) => source.missing(),
-            None => format!("no shared source named {name:?}"),
+            None => super::shared::no_source(all.iter().map(|s| s.spec.name.as_str()), name),
         };
         KbError::Absent { why }
     })

@@ -52,11 +52,17 @@ fn timeout(repo: &Repo) -> Duration {
 /// Returns the source named `name`, or an error listing the names there are.
 fn named<'s>(all: &'s [Source], name: &str) -> Result<&'s Source, KbError> {
     all.iter().find(|s| s.spec.name == name).ok_or_else(|| {
-        let names: Vec<&str> = all.iter().map(|s| s.spec.name.as_str()).collect();
-        let there =
-            if names.is_empty() { "none is set".to_string() } else { format!("the sources are {}", names.join(", ")) };
-        KbError::rejected("name", format!("no shared source named {name:?} ({there}): kb shared add NAME URL"))
+        let there = no_source(all.iter().map(|s| s.spec.name.as_str()), name);
+        KbError::rejected("name", format!("{there}: kb shared add NAME URL"))
     })
+}
+
+/// Says that no source has `name`, naming the sources `names` there are.
+pub fn no_source<'n>(names: impl Iterator<Item = &'n str>, name: &str) -> String {
+    let names: Vec<&str> = names.collect();
+    let there =
+        if names.is_empty() { "none is set".to_string() } else { format!("the sources are {}", names.join(", ")) };
+    format!("no shared source named {name:?} ({there})")
 }
 
 /// What `kb shared add` or `kb shared remove` did. JSON `{"action":"added"|"removed",
@@ -518,12 +524,7 @@ fn project(repo: &Repo, timeout: Duration) -> (String, Option<String>) {
 /// A value of the project repository's own git config file (not the global one), when set.
 fn project_config(repo: &Repo, key: &str, timeout: Duration) -> Option<String> {
     let root = &repo.layout.root;
-    let dir = crate::git::git_dir(root)?;
-    let common = std::fs::read_to_string(dir.join("commondir")).map_or(dir.clone(), |c| dir.join(c.trim()));
-    let config = common.join("config");
-    if !config.is_file() {
-        return None;
-    }
+    let config = crate::git::config_file(root).filter(|c| c.is_file())?;
     let args = [std::ffi::OsStr::new("config"), "--file".as_ref(), config.as_os_str(), "--get".as_ref(), key.as_ref()];
     git::git(root, &[], &args, timeout).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }

@@ -121,14 +121,14 @@ pub fn warnings(sources: &[Source], ttl_hours: u64, now: SystemTime) -> Vec<Stri
     let mut out = Vec::new();
     for s in sources {
         let name = &s.spec.name;
+        if !s.present() {
+            out.push(s.missing());
+            continue;
+        }
         if s.in_place {
-            if !s.present() {
-                out.push(s.missing());
-            }
             continue;
         }
         match s.age(now) {
-            _ if !s.present() => out.push(s.missing()),
             None => out.push(format!("shared source {name} was never synced: kb shared sync")),
             Some(age) if age > ttl => {
                 out.push(format!("shared source {name} is {} old: kb shared sync", age_text(age)))

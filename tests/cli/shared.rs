@@ -55,6 +55,14 @@ fn org(t: &TestEnv) -> (String, PathBuf) {
     (url, work)
 }
 
+/// [`org`] added as the shared source `org` and synced: the working clone and the local copy.
+fn synced_org(t: &TestEnv) -> (PathBuf, PathBuf) {
+    let (url, work) = org(t);
+    t.kb(&["shared", "add", "org", &url]).ok();
+    t.kb(&["shared", "sync"]).ok();
+    (work, copy_of(t, "org"))
+}
+
 /// A test environment whose caches (the shared copies) live in its own folder, for a person
 /// whose git identity is in their global git config.
 fn env() -> TestEnv {
@@ -128,10 +136,7 @@ fn add_and_sync_clone_into_the_cache_and_a_later_sync_brings_a_push() {
 #[test]
 fn a_failed_sync_warns_keeps_the_old_copy_and_the_others_still_sync() {
     let t = env();
-    let (url, _work) = org(&t);
-    t.kb(&["shared", "add", "org", &url]).ok();
-    t.kb(&["shared", "sync"]).ok();
-    let copy = copy_of(&t, "org");
+    let (_, copy) = synced_org(&t);
     let commit = git(&t, &copy, &["rev-parse", "HEAD"]);
     // The remote goes away, and a second source never existed.
     std::fs::rename(t.base.join("org.git"), t.base.join("moved.git")).unwrap();
@@ -250,10 +255,7 @@ fn session_start_syncs_a_missing_copy_in_the_background() {
 #[test]
 fn propose_commits_on_a_branch_of_the_copy_and_the_copy_goes_back_to_the_synced_commit() {
     let t = env();
-    let (url, _) = org(&t);
-    t.kb(&["shared", "add", "org", &url]).ok();
-    t.kb(&["shared", "sync"]).ok();
-    let copy = copy_of(&t, "org");
+    let (_, copy) = synced_org(&t);
     let synced = git(&t, &copy, &["rev-parse", "HEAD"]);
     t.kb(&["save", "Release notes go in CHANGELOG.md under Unreleased"]).ok();
     let run = t.kb(&["--json", "shared", "propose", "1", "org"]).ok();
@@ -352,9 +354,7 @@ fn a_record_is_proposed_to_a_plain_path_source_on_a_branch_of_that_repository() 
 #[test]
 fn the_read_commands_start_no_git_process() {
     let t = env();
-    let (url, _) = org(&t);
-    t.kb(&["shared", "add", "org", &url]).ok();
-    t.kb(&["shared", "sync"]).ok();
+    synced_org(&t);
     t.kb(&["save", "The API listens on port 8080"]).ok();
     // A `git` first on PATH that only leaves a mark.
     let bin = t.base.join("bin");
@@ -477,9 +477,7 @@ fn the_list_counts_what_kb_reads_and_a_fifo_or_a_symlink_out_of_the_source_is_no
 #[test]
 fn a_proposal_says_what_the_sources_save_did_with_it() {
     let t = env();
-    let (url, _) = org(&t);
-    t.kb(&["shared", "add", "org", &url]).ok();
-    t.kb(&["shared", "sync"]).ok();
+    synced_org(&t);
     // Near the org's protected memory 1, but not the same words.
     t.kb(&["save", "--no-dedup", "Every service logs JSON to stdout."]).ok();
     let json = t.kb(&["--json", "shared", "propose", "1", "org"]).ok().json();
@@ -535,10 +533,7 @@ fn a_proposal_consolidated_into_a_memory_of_the_source_says_what_it_rewrites() {
 #[test]
 fn a_proposal_without_a_git_identity_is_refused_before_anything_is_made() {
     let t = no_identity();
-    let (url, _) = org(&t);
-    t.kb(&["shared", "add", "org", &url]).ok();
-    t.kb(&["shared", "sync"]).ok();
-    let copy = copy_of(&t, "org");
+    let (_, copy) = synced_org(&t);
     t.kb(&["save", "Release notes go in CHANGELOG.md"]).ok();
     let run = t.kb(&["--json", "shared", "propose", "1", "org"]).err();
     assert!(run.stderr.contains("git has no identity to commit with"), "{run:?}");
