@@ -22,6 +22,7 @@ pub(crate) mod error;
 pub(crate) mod format;
 pub(crate) mod fsio;
 pub(crate) mod git;
+pub(crate) mod heap;
 pub(crate) mod heat;
 pub(crate) mod hooks;
 pub(crate) mod inbox;

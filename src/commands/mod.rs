@@ -130,6 +130,7 @@ impl Ctx {
 
 /// Runs kb and returns its exit status: 0 success, 1 error, 2 usage (from clap).
 pub fn main() -> ExitCode {
+    crate::heap::keep_large_allocations_apart();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // A hook must never fail its agent, not even on words kb cannot parse.

@@ -27,7 +27,6 @@ const REVALIDATE: Duration = Duration::from_secs(30);
 
 /// Starts the thread that warms `server`'s state and keeps it fresh.
 pub fn start(server: &Server) {
-    keep_large_allocations_apart();
     let warm = server.warm.clone();
     let layout = server.layout.clone();
     let style = server.style;
@@ -85,7 +84,7 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
                     started.elapsed().as_secs_f64() * 1000.0,
                     every.as_secs_f64()
                 ));
-                release_freed_memory();
+                crate::heap::release_freed_memory();
                 if std::env::var_os("KB_DEBUG_STATS").is_some() {
                     let (index, pairs, rest) = held.heap_bytes();
                     let mb = |b: usize| b as f64 / 1_048_576.0;
@@ -151,46 +150,8 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
                 )),
                 Err(e) => warn(&format!("revalidation: {}", crate::error::message(&e))),
             }
-            release_freed_memory();
+            crate::heap::release_freed_memory();
             revalidate_at = Instant::now() + every;
         }
-    }
-}
-
-/// Makes every allocation of 128 KiB or more a mapping of its own, returned to the system when it
-/// is freed. glibc otherwise raises that threshold each time such a block is freed, and the
-/// warm-up's large buffers (a first reading, a corpus being built) then leave holes in its heap
-/// that the server would keep for its lifetime: 12 MB at 100,000 memories.
-fn keep_large_allocations_apart() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[allow(unsafe_code)]
-    // SAFETY: mallopt(M_MMAP_THRESHOLD, 131072) takes two ints and no pointer, and touches only
-    // the allocator's own state: under the main arena's lock it merges that arena's free chunks
-    // and sets the threshold, and the flag that stops glibc adjusting it. 128 KiB is inside the
-    // range mallopt(3) allows (up to 4 * 1024 * 1024 * sizeof(long) on 64-bit). glibc's manual
-    // marks mallopt MT-Unsafe (`init`, `const:mallopt`: other threads read those parameters
-    // unlocked), so it must not run beside other threads. It runs in `start`, which `mcp::serve`
-    // calls before `block_on`, before the live thread is spawned: the process then runs its main
-    // thread alone (building the current-thread runtime starts no thread, its blocking pool starts
-    // at the first `spawn_blocking`, the scoped threads of earlier work are joined), and malloc is
-    // long initialised. It returns 1, or 0 on failure (errno not set), which is ignored: the
-    // threshold then stays dynamic, which costs memory, not correctness.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-    }
-}
-
-/// Hands the memory freed since the last call back to the system. Warming up and revalidating
-/// free much more than they keep (a first reading's buffers, a listing of every file), and glibc
-/// keeps what is freed in its arenas: the server's resident size would carry it for hours.
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    #[allow(unsafe_code)]
-    // SAFETY: malloc_trim(0) takes a size and no pointer, and only hands to the system whole free
-    // pages malloc holds (sbrk, madvise), never memory that is allocated. malloc_trim(3) marks it
-    // MT-Safe, so the live thread may call it while the runtime's threads allocate. Its result (1
-    // when memory was released, 0 when there was none to release) is not needed.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }

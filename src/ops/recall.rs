@@ -350,7 +350,7 @@ fn ranked<'a>(
     // What each document is, kept small (a memory by its position in the index), with its key
     // and hash: a document's text is made again only to be tokenized, and only the results
     // become items.
-    let corpus::Documents { slots, keys, basis } = corpus::documents(p, records, cached.as_ref());
+    let corpus::Documents { slots, mut keys, basis } = corpus::documents(p, records, cached.as_ref());
     let doc = |i: usize| slots.get(i).map(|&s| corpus::document(s, p, records)).unwrap_or_default();
     let candidate = |i: usize| slots.get(i).is_some_and(|s| req.sources.has(s.source()));
     let scored = match ranking {
@@ -358,6 +358,10 @@ fn ranked<'a>(
             let before = cached.as_ref().map(|c| (c.docs.len(), c.basis));
             let (mut corpus, fresh) = search::corpus_of(&keys, doc, cached, ranking);
             corpus.basis = basis;
+            // The corpus holds each document's key and hash now: the index is written without
+            // a second copy of them beside it (the fallback below makes them again).
+            let keys_len = keys.len();
+            keys = Vec::new();
             repo.debug_line(|| {
                 format!(
                     "kb-timing: recall index: loaded in {loaded_in:?}, {fresh} documents tokenized, ready in {:?}",
@@ -366,7 +370,7 @@ fn ranked<'a>(
             });
             // The index covers every source: one that lacks the memories or the records is not
             // written. It is written on a thread of its own while this one ranks.
-            let path = path.filter(|_| complete && (fresh > 0 || before != Some((keys.len(), basis))));
+            let path = path.filter(|_| complete && (fresh > 0 || before != Some((keys_len, basis))));
             std::thread::scope(|scope| {
                 // Derived state: a failure to write it only costs time.
                 let writer = path.as_deref().map(|path| {
@@ -391,10 +395,10 @@ fn ranked<'a>(
     };
     // Without an index that can be read (or for the plain baseline): tokenize every document.
     let scored = scored.unwrap_or_else(|| {
+        let keys = if keys.len() == slots.len() { keys } else { corpus::documents(p, records, None).keys };
         let (corpus, _) = search::corpus_of(&keys, doc, None, ranking);
         search::rank(&corpus, &req.query, ranking, candidate).unwrap_or_default()
     });
-    drop(keys);
     let item_of = |doc: usize| slots.get(doc)?.item(p);
     let report = finish(repo, root, p, req, records, &scored, item_of);
     repo.debug_line(|| format!("kb-timing: recall: ranked and ordered in {:?}", t0.elapsed()));

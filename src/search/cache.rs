@@ -362,69 +362,90 @@ impl<'c> Written<'c> {
 
 /// Writes the index file of `c` to `path`, with its inverted lists and the `names` of its first
 /// documents.
+/// The lists are written a part of about this many bytes at a time.
+const LISTS_PART_BYTES: usize = 1 << 20;
+
 fn write_parts(path: &Path, c: &Written<'_>, names: &[&str]) -> io::Result<()> {
-    let lists = postings::build(c.terms.len(), |add| {
-        for (i, d) in c.docs.iter().enumerate() {
-            let slots = c.pairs.get(d.start as usize..d.end as usize).unwrap_or_default();
-            for (t, f) in Slots::new(slots, d.terms as usize).pairs() {
-                add(t, i as u32, f);
-            }
-        }
-        Ok::<(), io::Error>(())
-    })?;
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
-    crate::fsio::write_atomic_streamed(path, false, |out| {
-        let mut w = Checksummed::new(out);
-        let (arena, terms, stems, docs) = (&c.arena, &c.terms, &c.stems, &c.docs);
-        let head_len =
-            PREAMBLE + 36 + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
-        w.write_all(MAGIC)?;
-        w.write_all(&FORMAT.to_le_bytes())?;
-        w.write_all(&(head_len as u64).to_le_bytes())?;
-        w.write_all(&c.basis.digest.to_le_bytes())?;
-        w.write_all(&c.basis.docs.to_le_bytes())?;
-        w.write_all(&c.basis.folder.to_le_bytes())?;
-        w.write_all(&(arena.len() as u64).to_le_bytes())?;
-        w.write_all(arena.as_bytes())?;
-        w.write_all(&(terms.len() as u32).to_le_bytes())?;
-        for (s, stem) in terms.iter().zip(c.stem_of.iter()) {
-            for v in [s.start, s.len, *stem] {
-                w.write_all(&v.to_le_bytes())?;
+    // The lists come last in the file: they are built on a thread of their own while the rest
+    // is written.
+    std::thread::scope(|scope| {
+        // A part of the lists at a time, so that only a part is ever held beside the corpus.
+        let (sent, received) = std::sync::mpsc::sync_channel(1);
+        let lists = scope.spawn(move || {
+            let each = |add: &mut dyn FnMut(u32, u32, f32)| {
+                for (i, d) in c.docs.iter().enumerate() {
+                    let slots = c.pairs.get(d.start as usize..d.end as usize).unwrap_or_default();
+                    for (t, f) in Slots::new(slots, d.terms as usize).pairs() {
+                        add(t, i as u32, f);
+                    }
+                }
+                Ok(())
+            };
+            // The writer gone (it failed), the lists are not needed.
+            let emit = |piece| sent.send(piece).map_err(|_| io::Error::other("the index is not written"));
+            postings::build_in_parts(c.terms.len(), LISTS_PART_BYTES, each, emit)
+        });
+        crate::fsio::write_atomic_streamed(path, false, |out| {
+            let mut w = Checksummed::new(out);
+            let (arena, terms, stems, docs) = (&c.arena, &c.terms, &c.stems, &c.docs);
+            let head_len =
+                PREAMBLE + 36 + 8 + arena.len() + 4 + terms.len() * 12 + 4 + stems.len() * 8 + 4 + docs.len() * 32;
+            w.write_all(MAGIC)?;
+            w.write_all(&FORMAT.to_le_bytes())?;
+            w.write_all(&(head_len as u64).to_le_bytes())?;
+            w.write_all(&c.basis.digest.to_le_bytes())?;
+            w.write_all(&c.basis.docs.to_le_bytes())?;
+            w.write_all(&c.basis.folder.to_le_bytes())?;
+            w.write_all(&(arena.len() as u64).to_le_bytes())?;
+            w.write_all(arena.as_bytes())?;
+            w.write_all(&(terms.len() as u32).to_le_bytes())?;
+            for (s, stem) in terms.iter().zip(c.stem_of.iter()) {
+                for v in [s.start, s.len, *stem] {
+                    w.write_all(&v.to_le_bytes())?;
+                }
             }
-        }
-        w.write_all(&(stems.len() as u32).to_le_bytes())?;
-        for s in stems.iter() {
-            w.write_all(&s.start.to_le_bytes())?;
-            w.write_all(&s.len.to_le_bytes())?;
-        }
-        w.write_all(&(docs.len() as u32).to_le_bytes())?;
-        for d in docs.iter() {
-            w.write_all(&d.key.to_le_bytes())?;
-            w.write_all(&d.hash.to_le_bytes())?;
-            for v in [d.len.to_bits(), d.start, d.end, d.terms] {
-                w.write_all(&v.to_le_bytes())?;
+            w.write_all(&(stems.len() as u32).to_le_bytes())?;
+            for s in stems.iter() {
+                w.write_all(&s.start.to_le_bytes())?;
+                w.write_all(&s.len.to_le_bytes())?;
             }
-        }
-        w.write_all(&(c.pairs.len() as u32).to_le_bytes())?;
-        for slot in c.pairs.iter() {
-            w.write_all(&slot.to_le_bytes())?;
-        }
-        w.write_all(&(terms.len() as u32).to_le_bytes())?;
-        for o in &lists.offsets {
-            w.write_all(&o.to_le_bytes())?;
-        }
-        w.write_all(&lists.bytes)?;
-        w.write_all(&(names.len() as u32).to_le_bytes())?;
-        let mut end = 0u32;
-        w.write_all(&end.to_le_bytes())?;
-        for n in names {
-            end += n.len() as u32;
+            w.write_all(&(docs.len() as u32).to_le_bytes())?;
+            for d in docs.iter() {
+                w.write_all(&d.key.to_le_bytes())?;
+                w.write_all(&d.hash.to_le_bytes())?;
+                for v in [d.len.to_bits(), d.start, d.end, d.terms] {
+                    w.write_all(&v.to_le_bytes())?;
+                }
+            }
+            w.write_all(&(c.pairs.len() as u32).to_le_bytes())?;
+            for slot in c.pairs.iter() {
+                w.write_all(&slot.to_le_bytes())?;
+            }
+            w.write_all(&(terms.len() as u32).to_le_bytes())?;
+            for piece in received {
+                match piece {
+                    postings::Piece::Offsets(offsets) => {
+                        for o in &offsets {
+                            w.write_all(&o.to_le_bytes())?;
+                        }
+                    }
+                    postings::Piece::Bytes(bytes) => w.write_all(&bytes)?,
+                }
+            }
+            lists.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
+            w.write_all(&(names.len() as u32).to_le_bytes())?;
+            let mut end = 0u32;
             w.write_all(&end.to_le_bytes())?;
-        }
-        for n in names {
-            w.write_all(n.as_bytes())?;
-        }
-        w.finish().map(drop)
+            for n in names {
+                end += n.len() as u32;
+                w.write_all(&end.to_le_bytes())?;
+            }
+            for n in names {
+                w.write_all(n.as_bytes())?;
+            }
+            w.finish().map(drop)
+        })
     })
 }
 

@@ -256,7 +256,7 @@ impl Corpus {
         if let Some(i) = at.filter(|&i| self.docs[i].hash == hash) {
             return i;
         }
-        let terms = self.tokenize(doc, hash, &mut Stems::default(), ranking);
+        let terms = self.tokenize(doc, hash, &Stems::default(), ranking);
         self.basis = Basis::default();
         match at {
             Some(i) => {
@@ -364,14 +364,14 @@ impl Corpus {
     }
 
     /// Returns the id of `term` (lower-cased token), adding it with its stem when new.
-    fn term_id_in(&mut self, ids: &mut Ids, term: &str, stems: &mut Stems, ranking: Ranking) -> u32 {
+    fn term_id_in(&mut self, ids: &mut Ids, term: &str, stems: &Stems, ranking: Ranking) -> u32 {
         let hash = text_hash(term);
         if let Some(&id) = ids.terms.find(hash, |&i| self.text(self.terms[i as usize]) == term) {
             return id;
         }
         let stem = match ranking {
-            Ranking::Full => stems.stem(term).to_string(),
-            Ranking::Plain => term.to_string(),
+            Ranking::Full => stems.stem_once(term),
+            Ranking::Plain => std::borrow::Cow::Borrowed(term),
         };
         self.add_term(ids, term, hash, &stem)
     }
@@ -410,7 +410,7 @@ impl Corpus {
     }
 
     /// Tokenizes `doc` into this corpus (its vocabulary and pairs) and returns it.
-    fn tokenize(&mut self, doc: &Doc<'_>, hash: u64, stems: &mut Stems, ranking: Ranking) -> DocTerms {
+    fn tokenize(&mut self, doc: &Doc<'_>, hash: u64, stems: &Stems, ranking: Ranking) -> DocTerms {
         let mut found: Vec<(u32, f32)> = Vec::new();
         let mut len = 0.0f32;
         let mut ids = self.ids.take().unwrap_or_else(|| self.ids());
@@ -473,8 +473,11 @@ impl Corpus {
     }
 }
 
-/// Documents to tokenize from which a second thread takes half.
+/// Documents to tokenize from which a second thread takes every other chunk.
 const PARALLEL_DOCS: usize = if cfg!(test) { 8 } else { 2048 };
+
+/// The documents a thread tokenizes at a time into a corpus of its own.
+const CHUNK_DOCS: usize = if cfg!(test) { 2 } else { 1024 };
 
 /// Builds the corpus of `docs` for `ranking`: each document reused from `cached` when its key and
 /// hash match there, else tokenized. Returns the corpus (documents in the order of `docs`) and
@@ -508,7 +511,6 @@ fn corpus_on<'d, D: std::borrow::Borrow<Doc<'d>>>(
     ranking: Ranking,
     threads: usize,
 ) -> (Corpus, usize) {
-    let mut stems = Stems::default();
     let mut c = cached.unwrap_or_default();
     let same = |c: &Corpus, j: usize, i: usize| c.docs.get(j).is_some_and(|d| (d.key, d.hash) == keys[i]);
     // The usual case: the documents of the last recall, in the same order.
@@ -525,41 +527,66 @@ fn corpus_on<'d, D: std::borrow::Borrow<Doc<'d>>>(
     }
     let old_docs = std::mem::take(&mut c.docs);
     let by_key: HashMap<u64, usize> = old_docs.iter().enumerate().map(|(i, d)| (d.key, i)).collect();
-    let found: Vec<Option<usize>> = keys
+    // Each document as the cache holds it, or a placeholder for one to tokenize (`todo`).
+    let mut todo: Vec<usize> = Vec::new();
+    let mut out: Vec<DocTerms> = keys
         .iter()
         .enumerate()
         .map(|(i, &(key, hash))| {
             let at = if old_docs.get(i).is_some_and(|d| d.key == key) { Some(i) } else { by_key.get(&key).copied() };
-            at.filter(|&j| old_docs[j].hash == hash)
+            match at.map(|j| old_docs[j]).filter(|d| d.hash == hash) {
+                Some(d) => d,
+                None => {
+                    todo.push(i);
+                    EMPTY_DOC
+                }
+            }
         })
         .collect();
-    drop(by_key);
-    let todo: Vec<usize> = (0..keys.len()).filter(|&i| found[i].is_none()).collect();
-    // The second half on a thread of its own, into a corpus of its own that joins this one after
-    // (the term ids differ from one thread's, the scores do not: every weight is a whole number
-    // of halves, so their sums do not depend on the order).
-    let split = if threads >= 2 && todo.len() >= PARALLEL_DOCS { todo.len() / 2 } else { todo.len() };
-    let (mine, theirs) = todo.split_at(split);
-    let mut out: Vec<DocTerms> = found.iter().map(|f| f.map(|j| old_docs[j]).unwrap_or(EMPTY_DOC)).collect();
-    std::thread::scope(|scope| {
-        let other = (!theirs.is_empty()).then(|| {
-            scope.spawn(|| {
-                let (mut other, mut stems) = (Corpus::default(), Stems::default());
-                let terms: Vec<DocTerms> =
-                    theirs.iter().map(|&i| other.tokenize(doc(i).borrow(), keys[i].1, &mut stems, ranking)).collect();
-                (other, terms)
-            })
-        });
-        for &i in mine {
-            out[i] = c.tokenize(doc(i).borrow(), keys[i].1, &mut stems, ranking);
+    drop((by_key, old_docs));
+    let stems = Stems::default();
+    let chunks: Vec<&[usize]> = todo.chunks(CHUNK_DOCS).collect();
+    if threads < 2 || todo.len() < PARALLEL_DOCS {
+        for &i in &todo {
+            out[i] = c.tokenize(doc(i).borrow(), keys[i].1, &stems, ranking);
         }
-        if let Some(other) = other {
-            let (other, terms) = other.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-            for (&i, d) in theirs.iter().zip(c.append(&other, &terms)) {
-                out[i] = d;
+    } else {
+        // Every other chunk on a second thread, each into a small corpus of its own that joins
+        // this one as soon as it is done (the term ids differ from one thread's, the scores do
+        // not: every weight is a whole number of halves, so their sums do not depend on the
+        // order). Chunks join in their order, so the ids do not depend on the threads' timing;
+        // and only a few chunks are ever apart, not half the corpus.
+        std::thread::scope(|scope| {
+            let (sent, received) = std::sync::mpsc::sync_channel::<(Corpus, Vec<DocTerms>)>(2);
+            let theirs: Vec<&[usize]> = chunks.iter().skip(1).step_by(2).copied().collect();
+            let doc = &doc;
+            let other = scope.spawn(move || {
+                let stems = Stems::default();
+                for chunk in theirs {
+                    let mut part = Corpus::default();
+                    let terms = chunk.iter().map(|&i| part.tokenize(doc(i).borrow(), keys[i].1, &stems, ranking));
+                    let terms = terms.collect();
+                    if sent.send((part, terms)).is_err() {
+                        return;
+                    }
+                }
+            });
+            for (n, chunk) in chunks.iter().enumerate() {
+                if n % 2 == 0 {
+                    for &i in *chunk {
+                        out[i] = c.tokenize(doc(i).borrow(), keys[i].1, &stems, ranking);
+                    }
+                    continue;
+                }
+                // A closed channel: the other thread panicked, which the join below passes on.
+                let Ok((part, terms)) = received.recv() else { break };
+                for (&i, d) in chunk.iter().zip(c.append(&part, &terms)) {
+                    out[i] = d;
+                }
             }
-        }
-    });
+            other.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        });
+    }
     c.docs = out;
     (c, todo.len())
 }

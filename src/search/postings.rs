@@ -12,14 +12,39 @@ use std::fs::File;
 use std::io;
 
 /// Builds the lists of `terms` terms: `each` calls its argument with every (term, document,
-/// weight) of the documents, the documents in ascending order. `each` is called twice: once to
-/// size each term's run, once to fill the runs in place, so that the lists are built in one
-/// buffer of their exact size (no run per term grown apart, then copied). A term past `terms` is
-/// left out.
-pub fn build<E>(
+/// weight) of the documents, the documents in ascending order. A term past `terms` is left out.
+pub fn build<E>(terms: usize, each: impl FnMut(&mut dyn FnMut(u32, u32, f32)) -> Result<(), E>) -> Result<Postings, E> {
+    let mut lists = Postings::default();
+    build_in_parts(terms, usize::MAX, each, |piece| {
+        match piece {
+            Piece::Offsets(offsets) => lists.offsets = offsets,
+            Piece::Bytes(bytes) if lists.bytes.is_empty() => lists.bytes = bytes,
+            Piece::Bytes(bytes) => lists.bytes.extend_from_slice(&bytes),
+        }
+        Ok(())
+    })?;
+    Ok(lists)
+}
+
+/// What [`build_in_parts`] hands on: the offsets first, then the runs' bytes in pieces that follow
+/// each other.
+pub enum Piece {
+    /// Where each term's run starts, and one past the last.
+    Offsets(Vec<u32>),
+    Bytes(Vec<u8>),
+}
+
+/// Builds the lists as [`build`] does and hands them to `emit` a range of terms at a time, each
+/// range's runs at most about `part_bytes` long (a term's run is never cut), so that a writer
+/// holds a part of the lists, never all of them. `each` is called once to size every term's run,
+/// then once per range to fill its runs in place: each range is built in one buffer of its exact
+/// size (no run per term grown apart, then copied).
+pub fn build_in_parts<E>(
     terms: usize,
+    part_bytes: usize,
     mut each: impl FnMut(&mut dyn FnMut(u32, u32, f32)) -> Result<(), E>,
-) -> Result<Postings, E> {
+    mut emit: impl FnMut(Piece) -> Result<(), E>,
+) -> Result<(), E> {
     let mut last = vec![0u32; terms];
     let mut sizes = vec![0u32; terms + 1];
     each(&mut |term, doc, weight| {
@@ -28,6 +53,7 @@ pub fn build<E>(
             sizes[term as usize] += (varint_len(gap) + varint_len(code)) as u32;
         }
     })?;
+    drop(last);
     // Offsets from the sizes, in place: `sizes[t]` becomes where term `t`'s run starts.
     let mut at = 0u32;
     for size in sizes.iter_mut() {
@@ -36,22 +62,38 @@ pub fn build<E>(
         at += len;
     }
     let offsets = sizes;
-    let mut cursor: Vec<u32> = offsets[..terms].to_vec();
-    let mut bytes = vec![0u8; at as usize];
-    last.iter_mut().for_each(|l| *l = 0);
-    each(&mut |term, doc, weight| {
-        if let Some(prev) = last.get_mut(term as usize) {
-            let (gap, code) = entry(prev, doc, weight);
-            let (c, end) = (&mut cursor[term as usize], offsets[term as usize + 1] as usize);
-            // Always room, for `each` calls with the same entries twice; never a write past the run.
+    emit(Piece::Offsets(offsets.clone()))?;
+    let mut from = 0;
+    while from < terms {
+        // The range: terms from `from` while their runs fit in a part (at least one term).
+        let base = offsets[from];
+        let mut to = from + 1;
+        while to < terms && (offsets[to + 1] - base) as usize <= part_bytes {
+            to += 1;
+        }
+        let (lo, hi) = (from as u32, to as u32);
+        let mut cursor: Vec<u32> = offsets[from..to].iter().map(|&o| o - base).collect();
+        let mut last = vec![0u32; to - from];
+        let mut bytes = vec![0u8; (offsets[to] - base) as usize];
+        each(&mut |term, doc, weight| {
+            if !(lo..hi).contains(&term) {
+                return;
+            }
+            let t = (term - lo) as usize;
+            let (gap, code) = entry(&mut last[t], doc, weight);
+            let (c, end) = (&mut cursor[t], (offsets[term as usize + 1] - base) as usize);
+            // Always room, for `each` calls with the same entries each time; never a write past
+            // the run.
             if *c as usize + varint_len(gap) + varint_len(code) <= end {
                 for v in [gap, code] {
                     *c += put_varint(&mut bytes[*c as usize..], v) as u32;
                 }
             }
-        }
-    })?;
-    Ok(Postings { offsets, bytes })
+        })?;
+        emit(Piece::Bytes(bytes))?;
+        from = to;
+    }
+    Ok(())
 }
 
 /// The gap and the weight's code of `doc` in a run whose last document, plus one, is `*last`.
@@ -201,5 +243,37 @@ mod tests {
         assert!(read(2).is_empty(), "a term past the count is left out");
         assert!(decode(p.run(0), 300, |_, _| {}).is_none(), "a document past the corpus");
         assert!(decode(&[0x80], 10, |_, _| {}).is_none(), "a cut varint");
+    }
+
+    #[test]
+    fn lists_built_in_parts_are_the_lists_built_whole() {
+        // 40 terms over 500 documents, term t in every document divisible by t + 1.
+        let each = |add: &mut dyn FnMut(u32, u32, f32)| {
+            for d in 0..500u32 {
+                for t in (0..40u32).filter(|t| d % (t + 1) == 0) {
+                    add(t, d, 0.5 + (d % 3) as f32);
+                }
+            }
+            Ok::<(), ()>(())
+        };
+        let whole = build(40, each).unwrap();
+        let longest = (0..40).map(|t| whole.run(t).len()).max().unwrap();
+        for part in [1, 7, 100, 1000, usize::MAX] {
+            let (mut offsets, mut bytes, mut pieces) = (Vec::new(), Vec::new(), 0);
+            build_in_parts(40, part, each, |piece| {
+                match piece {
+                    Piece::Offsets(o) => offsets = o,
+                    Piece::Bytes(b) => {
+                        assert!(b.len() <= part.max(longest), "a part past its size");
+                        bytes.extend(b);
+                    }
+                }
+                pieces += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!((&offsets, &bytes), (&whole.offsets, &whole.bytes), "parts of {part} bytes");
+            assert!(part > whole.bytes.len() || pieces > 2, "parts of {part} bytes: {pieces} pieces");
+        }
     }
 }

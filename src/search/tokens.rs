@@ -171,6 +171,12 @@ impl Stems {
         }
         self.memo.get(token).map(String::as_str).unwrap_or_default()
     }
+
+    /// Returns the stem of a lower-cased token without remembering it: for a corpus, whose
+    /// vocabulary stems each word once anyway (a memo would hold a second copy of it).
+    pub fn stem_once<'t>(&self, token: &'t str) -> std::borrow::Cow<'t, str> {
+        self.stemmer.stem(token)
+    }
 }
 
 #[cfg(test)]
