@@ -168,11 +168,22 @@ impl Warm {
 
     /// Reads again everything marked, and brings the recall corpus up to date.
     pub fn refresh(&mut self) -> Result<()> {
-        if self.marks.is_empty() && self.corpus.is_some() {
+        self.refresh_with(true)
+    }
+
+    /// Reads again everything marked and drops the recall corpus, which the next refresh builds
+    /// again: the server's first reading, whose revalidation lists every file before the corpus
+    /// is held beside the memory index (both at once would raise the server's peak memory).
+    pub fn refresh_files(&mut self) -> Result<()> {
+        self.refresh_with(false)
+    }
+
+    fn refresh_with(&mut self, corpus: bool) -> Result<()> {
+        if self.marks.is_empty() && self.corpus.is_some() == corpus {
             return Ok(());
         }
         let marks = std::mem::replace(&mut self.marks, Marks::none());
-        let result = self.read_marked(&marks);
+        let result = self.read_marked(&marks, corpus);
         if result.is_err() {
             // Nothing is lost: what could not be read stays marked for the next request (reading
             // a part again is harmless).
@@ -181,7 +192,7 @@ impl Warm {
         result
     }
 
-    fn read_marked(&mut self, marks: &Marks) -> Result<()> {
+    fn read_marked(&mut self, marks: &Marks, corpus: bool) -> Result<()> {
         if marks.settings || self.settings.is_none() {
             self.settings = None;
             self.settings = Some(Settings::load(&self.layout, &crate::settings::env)?);
@@ -217,6 +228,10 @@ impl Warm {
         }
         if marks.instructions {
             held.instructions = crate::instructions::load(&self.layout);
+        }
+        if !corpus {
+            self.corpus = None;
+            return Ok(());
         }
         let parts = parts(held);
         match &mut self.corpus {
@@ -275,6 +290,8 @@ pub fn revalidate(warm: &Mutex<Warm>) -> Result<usize> {
     let listing = Listing::of(&dir).map_err(crate::error::io_at(&dir))?;
     let mut w = lock(warm);
     let read = w.mark_listed(&listing, dir.is_dir());
+    // A listing of every file is not held while the files are read again.
+    drop(listing);
     w.refresh()?;
     Ok(read)
 }
@@ -285,6 +302,7 @@ impl Warm {
         let dir = self.layout.memories();
         let listing = Listing::of(&dir).map_err(crate::error::io_at(&dir))?;
         let read = self.mark_listed(&listing, dir.is_dir());
+        drop(listing);
         self.refresh()?;
         Ok(read)
     }

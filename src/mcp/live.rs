@@ -67,7 +67,8 @@ fn run(warm: &Arc<Mutex<Warm>>, inputs: Inputs, every: Duration, events: bool, w
         // Every file is read before the watches are set: the watcher reports each file opened,
         // and 100,000 of them would overflow its queue. What changed meanwhile is found by a stat
         // of each file once the watches are in place.
-        let first = held.refresh();
+        // The corpus is built by the revalidation's refresh, once its listing is gone.
+        let first = held.refresh_files();
         if let Some(d) = &mut debouncer {
             watched = inputs.rewatch(d, &[], warn);
         }
