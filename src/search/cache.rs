@@ -360,11 +360,11 @@ impl<'c> Written<'c> {
     }
 }
 
-/// Writes the index file of `c` to `path`, with its inverted lists and the `names` of its first
-/// documents.
 /// The lists are written a part of about this many bytes at a time.
 const LISTS_PART_BYTES: usize = 1 << 20;
 
+/// Writes the index file of `c` to `path`, with its inverted lists and the `names` of its first
+/// documents.
 fn write_parts(path: &Path, c: &Written<'_>, names: &[&str]) -> io::Result<()> {
     crate::paths::ensure_ignored_dir(path.parent().unwrap_or(Path::new(".")))?;
     // The lists come last in the file: they are built on a thread of their own while the rest
