@@ -607,8 +607,8 @@ pub fn rank(
     ranking: Ranking,
     candidate: impl Fn(usize) -> bool,
 ) -> std::io::Result<Vec<Scored>> {
-    let candidates: Vec<usize> = (0..corpus.docs.len()).filter(|&i| candidate(i)).collect();
-    if candidates.is_empty() {
+    let candidates = Candidates::of(corpus.docs.len(), candidate);
+    if candidates.count == 0 {
         return Ok(Vec::new());
     }
     let words = query_words(query, ranking);
@@ -690,8 +690,8 @@ pub fn rank(
     if matchers.is_empty() {
         return Ok(Vec::new());
     }
-    let n = candidates.len() as f64;
-    let avgdl = candidates.iter().map(|&i| f64::from(corpus.docs[i].len)).sum::<f64>() / n;
+    let n = candidates.count as f64;
+    let avgdl = candidates.iter().map(|i| f64::from(corpus.docs[i].len)).sum::<f64>() / n;
     let idf: Vec<f64> = (0..matchers.len())
         .map(|q| {
             let df = freqs.df(q) as f64;
@@ -783,61 +783,114 @@ impl Freqs {
     }
 }
 
+/// The candidate documents of a ranking, one bit each (a list of 100,000 positions would be
+/// 800 KB for each query of a long-running server).
+struct Candidates {
+    bits: Vec<u64>,
+    count: usize,
+}
+
+impl Candidates {
+    /// The documents `0..docs` that `candidate` takes.
+    fn of(docs: usize, candidate: impl Fn(usize) -> bool) -> Candidates {
+        let mut bits = vec![0u64; docs.div_ceil(64)];
+        let mut count = 0;
+        for i in (0..docs).filter(|&i| candidate(i)) {
+            bits[i >> 6] |= 1 << (i & 63);
+            count += 1;
+        }
+        Candidates { bits, count }
+    }
+
+    fn has(&self, i: usize) -> bool {
+        self.bits.get(i >> 6).is_some_and(|w| w >> (i & 63) & 1 == 1)
+    }
+
+    /// The candidates, ascending.
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.bits.iter().enumerate().flat_map(|(w, &word)| {
+            let mut m = word;
+            std::iter::from_fn(move || {
+                (m != 0).then(|| {
+                    let i = w * 64 + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    i
+                })
+            })
+        })
+    }
+}
+
+/// Which matchers each matched term belongs to, as a bit mask, by term (ascending): only the
+/// terms some matcher holds, not one mask per term of the corpus.
+fn term_masks(matchers: &[(Vec<bool>, f64)]) -> Vec<(u32, u64)> {
+    let mut masks: Vec<(u32, u64)> = Vec::new();
+    for (q, (hits, _)) in matchers.iter().enumerate() {
+        masks.extend(hits.iter().enumerate().filter(|(_, h)| **h).map(|(t, _)| (t as u32, 1u64 << q)));
+    }
+    masks.sort_unstable_by_key(|&(t, _)| t);
+    masks.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 |= later.1;
+        }
+        same
+    });
+    masks
+}
+
 /// Reads the candidates' terms and returns their frequencies for each matcher.
-fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool>, f64)]) -> std::io::Result<Freqs> {
+fn term_frequencies(corpus: &Corpus, candidates: &Candidates, matchers: &[(Vec<bool>, f64)]) -> std::io::Result<Freqs> {
     let width = matchers.len();
     let mut freqs = Freqs { docs: Vec::new(), tf: Vec::new(), width };
     if width == 0 {
         return Ok(freqs);
     }
     // Which matchers each term belongs to, as a bit mask: most terms belong to none, so a pair
-    // costs one lookup (a query of more than 64 words looks each matcher up instead).
-    let masks: Option<Vec<u64>> = (width <= 64).then(|| {
-        let mut masks = vec![0u64; corpus.terms.len()];
-        for (q, (hits, _)) in matchers.iter().enumerate() {
-            for (t, _) in hits.iter().enumerate().filter(|(_, h)| **h) {
-                if let Some(m) = masks.get_mut(t) {
-                    *m |= 1 << q;
-                }
-            }
-        }
-        masks
-    });
+    // costs one bit lookup (a query of more than 64 words looks each matcher up instead).
+    let masks: Option<Vec<(u32, u64)>> = (width <= 64).then(|| term_masks(matchers));
+    let mask_of = |masks: &[(u32, u64)], t: usize| match masks.binary_search_by_key(&(t as u32), |&(t, _)| t) {
+        Ok(k) => masks[k].1,
+        Err(_) => 0,
+    };
     // The terms any matcher holds, one bit each.
     let mut any = vec![0u64; corpus.terms.len().div_ceil(64)];
-    for (t, _) in masks.iter().flatten().enumerate().filter(|(_, m)| **m != 0) {
-        any[t >> 6] |= 1 << (t & 63);
+    for &(t, _) in masks.iter().flatten() {
+        if let Some(w) = any.get_mut(t as usize >> 6) {
+            *w |= 1 << (t & 63);
+        }
     }
     // With inverted lists, the candidates they cover are read from the lists of the matched
-    // terms alone; the rest (documents put since) from their own terms.
-    let mut rest: Cow<'_, [usize]> = Cow::Borrowed(candidates);
-    if let (Some(inv), Some(masks)) = (&corpus.inverted, &masks) {
-        let mut listed = vec![false; corpus.docs.len()];
-        for &i in candidates.iter().filter(|&&i| inv.covers(i)) {
-            listed[i] = true;
+    // terms alone; the rest (documents put since) from their own terms. Each matched document's
+    // row, by document: the rows are put in the documents' order at the end (as a scan of the
+    // candidates makes them).
+    let mut row_of: Option<Vec<u32>> = None;
+    let rest: Vec<usize> = match (&corpus.inverted, &masks) {
+        (Some(inv), Some(masks)) => {
+            let rows = row_of.insert(vec![u32::MAX; corpus.docs.len()]);
+            let mut buf = Vec::new();
+            for &(t, mask) in masks {
+                inv.each(t as usize, &mut buf, |i, f| {
+                    if !(candidates.has(i) && inv.covers(i)) {
+                        return;
+                    }
+                    if rows[i] == u32::MAX {
+                        rows[i] = freqs.docs.len() as u32;
+                        freqs.docs.push(i);
+                        freqs.tf.resize(freqs.tf.len() + width, 0.0);
+                    }
+                    let row = rows[i] as usize * width;
+                    let mut m = mask;
+                    while m != 0 {
+                        freqs.tf[row + m.trailing_zeros() as usize] += f;
+                        m &= m - 1;
+                    }
+                })?;
+            }
+            candidates.iter().filter(|&i| !inv.covers(i)).collect()
         }
-        let mut row_of = vec![u32::MAX; corpus.docs.len()];
-        let mut buf = Vec::new();
-        for (t, &mask) in masks.iter().enumerate().filter(|(_, m)| **m != 0) {
-            inv.each(t, &mut buf, |i, f| {
-                if !listed.get(i).copied().unwrap_or(false) {
-                    return;
-                }
-                if row_of[i] == u32::MAX {
-                    row_of[i] = freqs.docs.len() as u32;
-                    freqs.docs.push(i);
-                    freqs.tf.resize(freqs.tf.len() + width, 0.0);
-                }
-                let row = row_of[i] as usize * width;
-                let mut m = mask;
-                while m != 0 {
-                    freqs.tf[row + m.trailing_zeros() as usize] += f;
-                    m &= m - 1;
-                }
-            })?;
-        }
-        rest = Cow::Owned(candidates.iter().copied().filter(|&i| !inv.covers(i)).collect());
-    }
+        _ => candidates.iter().collect(),
+    };
     corpus.each_doc(&rest, |i, slots| {
         let row = freqs.tf.len();
         freqs.tf.resize(row + width, 0.0);
@@ -853,7 +906,7 @@ fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool
                         wide += usize::from(Slots::is_wide(slot));
                         continue;
                     }
-                    let mut m = masks.get(t).copied().unwrap_or(0);
+                    let mut m = mask_of(masks, t);
                     if m != 0 {
                         let f = slots.weight(slot, wide);
                         while m != 0 {
@@ -877,25 +930,31 @@ fn term_frequencies(corpus: &Corpus, candidates: &[usize], matchers: &[(Vec<bool
             }
         }
         if matched {
+            if let Some(rows) = &mut row_of {
+                rows[i] = freqs.docs.len() as u32;
+            }
             freqs.docs.push(i);
         } else {
             freqs.tf.truncate(row);
         }
     })?;
-    if corpus.inverted.is_some() {
-        freqs.sort_by_doc();
+    if let Some(rows) = row_of {
+        freqs.in_document_order(&rows);
     }
     Ok(freqs)
 }
 
 impl Freqs {
-    /// Puts the rows in the order of their documents (as a scan of the candidates makes them).
-    fn sort_by_doc(&mut self) {
+    /// Puts the rows in the order of their documents (as a scan of the candidates makes them),
+    /// `rows` the row of each document (`u32::MAX`: none): a walk over the documents, no sort.
+    fn in_document_order(&mut self, rows: &[u32]) {
         let w = self.width.max(1);
-        let mut order: Vec<usize> = (0..self.docs.len()).collect();
-        order.sort_unstable_by_key(|&k| self.docs[k]);
-        let docs = order.iter().map(|&k| self.docs[k]).collect();
-        let tf = order.iter().flat_map(|&k| self.tf[k * w..(k + 1) * w].iter().copied()).collect();
+        let mut docs = Vec::with_capacity(self.docs.len());
+        let mut tf = Vec::with_capacity(self.tf.len());
+        for (i, &r) in rows.iter().enumerate().filter(|(_, r)| **r != u32::MAX) {
+            docs.push(i);
+            tf.extend_from_slice(&self.tf[r as usize * w..(r as usize + 1) * w]);
+        }
         (self.docs, self.tf) = (docs, tf);
     }
 }
@@ -990,6 +1049,20 @@ mod tests {
                 assert_eq!(scores(&one), scores(&two), "{query}");
             }
         }
+    }
+
+    #[test]
+    fn candidates_are_bits_and_masks_only_the_matched_terms() {
+        let take = |i: usize| i.is_multiple_of(3) || i == 64 || i == 129;
+        let c = Candidates::of(130, take);
+        let want: Vec<usize> = (0..130).filter(|&i| take(i)).collect();
+        assert_eq!(c.iter().collect::<Vec<_>>(), want);
+        assert_eq!(c.count, want.len());
+        assert!((0..200).all(|i| c.has(i) == (i < 130 && take(i))), "none past the documents");
+        assert_eq!(Candidates::of(0, |_| true).iter().count(), 0);
+        let hits = |ts: &[usize]| (0..10).map(|t| ts.contains(&t)).collect::<Vec<bool>>();
+        let matchers = [(hits(&[7, 2]), 1.0), (hits(&[2, 5]), 0.5), (hits(&[]), 1.0), (hits(&[9]), 1.0)];
+        assert_eq!(term_masks(&matchers), [(2, 0b11), (5, 0b10), (7, 0b1), (9, 0b1000)]);
     }
 
     #[test]
