@@ -39,7 +39,8 @@ impl<'a> Reader<'a> {
 }
 
 /// A writer that checksums what passes through it. Small writes (a cache writes its numbers one
-/// at a time) gather in a buffer, hashed and passed on in large pieces.
+/// at a time, or a run of them with [`Checksummed::put_u32s`]) gather in a buffer, hashed and
+/// passed on in large pieces.
 pub struct Checksummed<W: Write> {
     inner: W,
     hasher: Xxh3,
@@ -59,6 +60,19 @@ impl<W: Write> Checksummed<W> {
         let len = u32::try_from(s.len()).map_err(|_| io::Error::other("string too long for a cache"))?;
         self.write_all(&len.to_le_bytes())?;
         self.write_all(s.as_bytes())
+    }
+
+    /// Writes each of `values` as four little-endian bytes, straight into the buffer: a
+    /// `write_all` per number costs more than its bytes (2 million slots in the recall index of
+    /// 100,000 memories).
+    pub fn put_u32s(&mut self, values: impl IntoIterator<Item = u32>) -> io::Result<()> {
+        for v in values {
+            if self.buf.len() + 4 > CHECKSUMMED_BUFFER {
+                self.drain()?;
+            }
+            self.buf.extend_from_slice(&v.to_le_bytes());
+        }
+        Ok(())
     }
 
     /// Hashes and writes what the buffer holds.
@@ -123,6 +137,10 @@ mod tests {
             w.write_all(part).unwrap();
             all.extend_from_slice(part);
         }
+        // A run of numbers past the buffer's size, after a write that left it nearly full.
+        let numbers: Vec<u32> = (0..(CHECKSUMMED_BUFFER as u32 / 2)).map(|n| n.wrapping_mul(2_654_435_761)).collect();
+        w.put_u32s(numbers.iter().copied()).unwrap();
+        all.extend(numbers.iter().flat_map(|n| n.to_le_bytes()));
         let bytes = w.finish().unwrap();
         assert_eq!(verified(&bytes), Some(&all[..]));
     }

@@ -360,22 +360,6 @@ impl<'c> Written<'c> {
     }
 }
 
-/// Writes `values` as little-endian bytes, a buffer at a time: a `write_all` per value costs more
-/// than its four bytes (2 million slots at 100,000 memories).
-fn write_u32s(w: &mut impl Write, values: impl IntoIterator<Item = u32>) -> io::Result<()> {
-    let mut buf = [0u8; 1 << 14];
-    let mut n = 0;
-    for v in values {
-        buf[n..n + 4].copy_from_slice(&v.to_le_bytes());
-        n += 4;
-        if n == buf.len() {
-            w.write_all(&buf)?;
-            n = 0;
-        }
-    }
-    w.write_all(&buf[..n])
-}
-
 /// The lists are written a part of about this many bytes at a time.
 const LISTS_PART_BYTES: usize = 1 << 20;
 
@@ -417,23 +401,20 @@ fn write_parts(path: &Path, c: &Written<'_>, names: &[&str]) -> io::Result<()> {
             w.write_all(arena.as_bytes())?;
             w.write_all(&(terms.len() as u32).to_le_bytes())?;
             let vocabulary = terms.iter().zip(c.stem_of.iter()).flat_map(|(s, &stem)| [s.start, s.len, stem]);
-            write_u32s(&mut w, vocabulary)?;
+            w.put_u32s(vocabulary)?;
             w.write_all(&(stems.len() as u32).to_le_bytes())?;
-            write_u32s(&mut w, stems.iter().flat_map(|s| [s.start, s.len]))?;
+            w.put_u32s(stems.iter().flat_map(|s| [s.start, s.len]))?;
             w.write_all(&(docs.len() as u32).to_le_bytes())?;
             // A u64 is its two halves, low first, as little-endian bytes.
             let halves = |v: u64| [v as u32, (v >> 32) as u32];
             let fields = |d: &DocTerms| [d.len.to_bits(), d.start, d.end, d.terms];
-            write_u32s(
-                &mut w,
-                docs.iter().flat_map(|d| halves(d.key).into_iter().chain(halves(d.hash)).chain(fields(d))),
-            )?;
+            w.put_u32s(docs.iter().flat_map(|d| halves(d.key).into_iter().chain(halves(d.hash)).chain(fields(d))))?;
             w.write_all(&(c.pairs.len() as u32).to_le_bytes())?;
-            write_u32s(&mut w, c.pairs.iter().copied())?;
+            w.put_u32s(c.pairs.iter().copied())?;
             w.write_all(&(terms.len() as u32).to_le_bytes())?;
             for piece in received {
                 match piece {
-                    postings::Piece::Offsets(offsets) => write_u32s(&mut w, offsets)?,
+                    postings::Piece::Offsets(offsets) => w.put_u32s(offsets)?,
                     postings::Piece::Bytes(bytes) => w.write_all(&bytes)?,
                 }
             }

@@ -546,23 +546,21 @@ fn corpus_on<'d, D: std::borrow::Borrow<Doc<'d>>>(
     drop((by_key, old_docs));
     let stems = Stems::default();
     let chunks: Vec<&[usize]> = todo.chunks(CHUNK_DOCS).collect();
-    if threads < 2 || todo.len() < PARALLEL_DOCS {
-        for &i in &todo {
-            out[i] = c.tokenize(doc(i).borrow(), keys[i].1, &stems, ranking);
-        }
-    } else {
-        // Every other chunk on a second thread, each into a small corpus of its own that joins
-        // this one as soon as it is done (the term ids differ from one thread's, the scores do
-        // not: every weight is a whole number of halves, so their sums do not depend on the
-        // order). Chunks join in their order, so the ids do not depend on the threads' timing;
-        // and only a few chunks are ever apart, not half the corpus.
-        std::thread::scope(|scope| {
-            let (sent, received) = std::sync::mpsc::sync_channel::<(Corpus, Vec<DocTerms>)>(2);
-            let theirs: Vec<&[usize]> = chunks.iter().skip(1).step_by(2).copied().collect();
-            let doc = &doc;
-            let other = scope.spawn(move || {
+    // With two threads, every other chunk on the second one, each into a small corpus of its own
+    // that joins this one as soon as it is done (the term ids differ from one thread's, the
+    // scores do not: every weight is a whole number of halves, so their sums do not depend on
+    // the order). Chunks join in their order, so the ids do not depend on the threads' timing;
+    // and only a few chunks are ever apart, not half the corpus.
+    let parallel = threads >= 2 && todo.len() >= PARALLEL_DOCS;
+    let theirs = |n: usize| parallel && n % 2 == 1;
+    std::thread::scope(|scope| {
+        let (sent, received) = std::sync::mpsc::sync_channel::<(Corpus, Vec<DocTerms>)>(2);
+        let doc = &doc;
+        let chunks = &chunks;
+        let other = parallel.then(|| {
+            scope.spawn(move || {
                 let stems = Stems::default();
-                for chunk in theirs {
+                for chunk in (0..chunks.len()).filter(|&n| theirs(n)).map(|n| chunks[n]) {
                     let mut part = Corpus::default();
                     let terms = chunk.iter().map(|&i| part.tokenize(doc(i).borrow(), keys[i].1, &stems, ranking));
                     let terms = terms.collect();
@@ -570,23 +568,25 @@ fn corpus_on<'d, D: std::borrow::Borrow<Doc<'d>>>(
                         return;
                     }
                 }
-            });
-            for (n, chunk) in chunks.iter().enumerate() {
-                if n % 2 == 0 {
-                    for &i in *chunk {
-                        out[i] = c.tokenize(doc(i).borrow(), keys[i].1, &stems, ranking);
-                    }
-                    continue;
-                }
-                // A closed channel: the other thread panicked, which the join below passes on.
-                let Ok((part, terms)) = received.recv() else { break };
-                for (&i, d) in chunk.iter().zip(c.append(&part, &terms)) {
-                    out[i] = d;
-                }
-            }
-            other.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+            })
         });
-    }
+        for (n, chunk) in chunks.iter().enumerate() {
+            if !theirs(n) {
+                for &i in *chunk {
+                    out[i] = c.tokenize(doc(i).borrow(), keys[i].1, &stems, ranking);
+                }
+                continue;
+            }
+            // A closed channel: the other thread panicked, which the join below passes on.
+            let Ok((part, terms)) = received.recv() else { break };
+            for (&i, d) in chunk.iter().zip(c.append(&part, &terms)) {
+                out[i] = d;
+            }
+        }
+        if let Some(other) = other {
+            other.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        }
+    });
     c.docs = out;
     (c, todo.len())
 }
