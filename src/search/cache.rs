@@ -373,12 +373,10 @@ fn write_parts(path: &Path, c: &Written<'_>, names: &[&str]) -> io::Result<()> {
         // A part of the lists at a time, so that only a part is ever held beside the corpus.
         let (sent, received) = std::sync::mpsc::sync_channel(1);
         let lists = scope.spawn(move || {
-            let each = |add: &mut dyn FnMut(u32, u32, f32)| {
+            let each = |add: &mut dyn FnMut(u32, Slots<'_>)| {
                 for (i, d) in c.docs.iter().enumerate() {
                     let slots = c.pairs.get(d.start as usize..d.end as usize).unwrap_or_default();
-                    for (t, f) in Slots::new(slots, d.terms as usize).pairs() {
-                        add(t, i as u32, f);
-                    }
+                    add(i as u32, Slots::new(slots, d.terms as usize));
                 }
                 Ok(())
             };

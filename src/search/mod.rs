@@ -314,13 +314,7 @@ impl Corpus {
     /// Makes the inverted lists of every document, in memory (a long-running reader's).
     pub fn invert(&mut self) -> std::io::Result<()> {
         let all: Vec<usize> = (0..self.docs.len()).collect();
-        let lists = postings::build(self.terms.len(), |add| {
-            self.each_doc(&all, |i, slots| {
-                for (t, f) in slots.pairs() {
-                    add(t, i as u32, f);
-                }
-            })
-        })?;
+        let lists = postings::build(self.terms.len(), |add| self.each_doc(&all, |i, slots| add(i as u32, slots)))?;
         let covered = self.docs.len();
         self.inverted = Some(Inverted { lists: Lists::Memory(lists), covered, changed: Vec::new(), replaced: 0 });
         Ok(())

@@ -50,17 +50,23 @@ impl<'a> Slots<'a> {
         slot & TERM_MASK
     }
 
+    /// Returns a slot's weight in half units; 0 when it lies in [`Slots::wide`].
+    #[inline]
+    pub fn half_units(slot: u32) -> u32 {
+        slot >> TERM_BITS
+    }
+
     /// Returns whether a slot's weight lies in [`Slots::wide`].
     #[inline]
     pub fn is_wide(slot: u32) -> bool {
-        slot >> TERM_BITS == 0
+        Slots::half_units(slot) == 0
     }
 
     /// Returns the weight of `slot`, the document's `wide`-th slot whose weight did not fit (those
     /// before it counted). A weight missing from a damaged file reads as 0.
     #[inline]
     pub fn weight(&self, slot: u32, wide: usize) -> f32 {
-        match slot >> TERM_BITS {
+        match Slots::half_units(slot) {
             0 => self.wide.get(wide).map_or(0.0, |&w| f32::from_bits(w)),
             code => code as f32 * 0.5,
         }

@@ -11,9 +11,14 @@
 use std::fs::File;
 use std::io;
 
-/// Builds the lists of `terms` terms: `each` calls its argument with every (term, document,
-/// weight) of the documents, the documents in ascending order. A term past `terms` is left out.
-pub fn build<E>(terms: usize, each: impl FnMut(&mut dyn FnMut(u32, u32, f32)) -> Result<(), E>) -> Result<Postings, E> {
+use super::packed::Slots;
+
+/// Builds the lists of `terms` terms: `each` calls its argument with every document (ascending)
+/// and its slots. A term past `terms` is left out.
+pub fn build<E>(
+    terms: usize,
+    each: impl FnMut(&mut dyn FnMut(u32, Slots<'_>)) -> Result<(), E>,
+) -> Result<Postings, E> {
     let mut lists = Postings::default();
     build_in_parts(terms, usize::MAX, each, |piece| {
         match piece {
@@ -38,20 +43,21 @@ pub enum Piece {
 /// range's runs at most about `part_bytes` long (a term's run is never cut), so that a writer
 /// holds a part of the lists, never all of them. `each` is called once to size every term's run,
 /// then once per range to fill its runs in place: each range is built in one buffer of its exact
-/// size (no run per term grown apart, then copied).
+/// size (no run per term grown apart, then copied). A document costs one call per pass; its slots
+/// are read here, a weight decoded only for a term in the range.
 pub fn build_in_parts<E>(
     terms: usize,
     part_bytes: usize,
-    mut each: impl FnMut(&mut dyn FnMut(u32, u32, f32)) -> Result<(), E>,
+    mut each: impl FnMut(&mut dyn FnMut(u32, Slots<'_>)) -> Result<(), E>,
     mut emit: impl FnMut(Piece) -> Result<(), E>,
 ) -> Result<(), E> {
     let mut last = vec![0u32; terms];
     let mut sizes = vec![0u32; terms + 1];
-    each(&mut |term, doc, weight| {
-        if let Some(prev) = last.get_mut(term as usize) {
-            let (gap, code) = entry(prev, doc, weight);
+    each(&mut |doc, slots| {
+        in_range(slots, 0..terms as u32, |term, code| {
+            let gap = gap(&mut last[term as usize], doc);
             sizes[term as usize] += (varint_len(gap) + varint_len(code)) as u32;
-        }
+        })
     })?;
     drop(last);
     // Offsets from the sizes, in place: `sizes[t]` becomes where term `t`'s run starts.
@@ -71,24 +77,23 @@ pub fn build_in_parts<E>(
         while to < terms && (offsets[to + 1] - base) as usize <= part_bytes {
             to += 1;
         }
-        let (lo, hi) = (from as u32, to as u32);
+        let lo = from as u32;
         let mut cursor: Vec<u32> = offsets[from..to].iter().map(|&o| o - base).collect();
         let mut last = vec![0u32; to - from];
         let mut bytes = vec![0u8; (offsets[to] - base) as usize];
-        each(&mut |term, doc, weight| {
-            if !(lo..hi).contains(&term) {
-                return;
-            }
-            let t = (term - lo) as usize;
-            let (gap, code) = entry(&mut last[t], doc, weight);
-            let (c, end) = (&mut cursor[t], (offsets[term as usize + 1] - base) as usize);
-            // Always room, for `each` calls with the same entries each time; never a write past
-            // the run.
-            if *c as usize + varint_len(gap) + varint_len(code) <= end {
-                for v in [gap, code] {
-                    *c += put_varint(&mut bytes[*c as usize..], v) as u32;
+        each(&mut |doc, slots| {
+            in_range(slots, lo..to as u32, |term, code| {
+                let t = (term - lo) as usize;
+                let gap = gap(&mut last[t], doc);
+                let (c, end) = (&mut cursor[t], (offsets[term as usize + 1] - base) as usize);
+                // Always room, for `each` calls with the same documents each time; never a
+                // write past the run.
+                if *c as usize + varint_len(gap) + varint_len(code) <= end {
+                    for v in [gap, code] {
+                        *c += put_varint(&mut bytes[*c as usize..], v) as u32;
+                    }
                 }
-            }
+            })
         })?;
         emit(Piece::Bytes(bytes))?;
         from = to;
@@ -96,17 +101,38 @@ pub fn build_in_parts<E>(
     Ok(())
 }
 
-/// The gap and the weight's code of `doc` in a run whose last document, plus one, is `*last`.
-fn entry(last: &mut u32, doc: u32, weight: f32) -> (u64, u64) {
+/// Calls `f` with each term of `slots` within `range` and its weight's code.
+#[inline]
+fn in_range(slots: Slots<'_>, range: std::ops::Range<u32>, mut f: impl FnMut(u32, u64)) {
+    let mut wide = 0;
+    for &slot in slots.terms {
+        let term = Slots::term(slot);
+        if range.contains(&term) {
+            let code = match Slots::half_units(slot) {
+                0 => weight_code(slots.weight(slot, wide)),
+                half => u64::from(half) << 1,
+            };
+            f(term, code);
+        }
+        wide += usize::from(Slots::is_wide(slot));
+    }
+}
+
+/// The gap of `doc` in a run whose last document, plus one, is `*last`.
+fn gap(last: &mut u32, doc: u32) -> u64 {
     let gap = doc + 1 - (*last).min(doc + 1);
     *last = doc + 1;
+    u64::from(gap)
+}
+
+/// A weight's code: `2 × half units` for a whole number of halves, else `2 × f32 bits + 1`.
+fn weight_code(weight: f32) -> u64 {
     let half = weight * 2.0;
-    let code = if half.fract() == 0.0 && (0.0..1e9).contains(&half) {
+    if half.fract() == 0.0 && (0.0..1e9).contains(&half) {
         (half as u64) << 1
     } else {
         (u64::from(weight.to_bits()) << 1) | 1
-    };
-    (u64::from(gap), code)
+    }
 }
 
 fn varint_len(v: u64) -> usize {
@@ -218,10 +244,14 @@ mod tests {
 
     #[test]
     fn lists_round_trip_with_exact_weights_and_refuse_damage() {
-        let entries = [(0, 0, 1.0), (1, 0, 2.5), (0, 7, 0.5), (0, 300, 1e10), (1, 9, 0.1), (2, 9, 3.0)];
+        // Documents and their (term, weight) pairs; 1e10 and 0.1 do not fit in a slot.
+        let docs: [(u32, &[(u32, f32)]); 4] =
+            [(0, &[(0, 1.0), (1, 2.5)]), (7, &[(0, 0.5)]), (9, &[(1, 0.1), (2, 3.0)]), (300, &[(0, 1e10)])];
         let p = build(2, |add| {
-            for &(t, d, w) in &entries {
-                add(t, d, w);
+            for &(d, pairs) in &docs {
+                let mut slots = Vec::new();
+                let terms = super::super::packed::push(&mut slots, pairs);
+                add(d, Slots::new(&slots, terms));
             }
             Ok::<(), ()>(())
         })
@@ -248,11 +278,13 @@ mod tests {
     #[test]
     fn lists_built_in_parts_are_the_lists_built_whole() {
         // 40 terms over 500 documents, term t in every document divisible by t + 1.
-        let each = |add: &mut dyn FnMut(u32, u32, f32)| {
+        let each = |add: &mut dyn FnMut(u32, Slots<'_>)| {
             for d in 0..500u32 {
-                for t in (0..40u32).filter(|t| d % (t + 1) == 0) {
-                    add(t, d, 0.5 + (d % 3) as f32);
-                }
+                let pairs: Vec<(u32, f32)> =
+                    (0..40u32).filter(|t| d % (t + 1) == 0).map(|t| (t, 0.5 + (d % 3) as f32)).collect();
+                let mut slots = Vec::new();
+                let terms = super::super::packed::push(&mut slots, &pairs);
+                add(d, Slots::new(&slots, terms));
             }
             Ok::<(), ()>(())
         };
