@@ -303,8 +303,10 @@ fn recall(ctx: &Ctx, a: cli::RecallArgs) -> Result<ExitCode> {
         origins,
         heat: true,
     };
-    let knowledge = Knowledge::read(&repo);
+    // The memory index cache a first run writes is written while the recall index is (or here).
+    let knowledge = Knowledge::deferring(&repo);
     let report = ops::recall::recall(&knowledge, &req)?;
+    knowledge.write_pending_cache();
     if a.verify {
         return ctx.emit(&ops::audit::verified(&repo.layout.root, &report)?);
     }

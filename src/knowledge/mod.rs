@@ -166,9 +166,10 @@ impl<'r> Knowledge<'r> {
         Knowledge { deferring: true, ..Knowledge::read(repo) }
     }
 
-    /// Writes the memory index cache a [`Knowledge::deferring`] view's scan left, if it left one.
+    /// Writes the memory index cache a [`Knowledge::deferring`] view's scan left, if it left one;
+    /// nothing for another view.
     pub fn write_pending_cache(&self) {
-        if let Some(index) = self.index.get() {
+        if let (true, Some(index)) = (self.deferring, self.index.get()) {
             crate::memories::store::MemoryStore::new(self.repo).write_pending_cache(index);
         }
     }

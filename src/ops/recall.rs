@@ -244,7 +244,9 @@ fn recall_with<'a>(
             // candidates.
             let (parts, complete) = whole(k, parts, sources);
             let records = parts.file.map(Records::parse);
-            (ranked(repo, stores.root, parts, req, records.as_ref(), complete), records)
+            // A first run's memory index cache is written while the recall index is.
+            let meanwhile = || k.write_pending_cache();
+            (ranked(repo, stores.root, parts, req, records.as_ref(), complete, &meanwhile), records)
         }
     };
     report.diagnostics.splice(0..0, diagnostics);
@@ -330,7 +332,8 @@ pub struct RankedReport<'a> {
     shared: Vec<(String, RankedReport<'a>)>,
 }
 
-/// Ranks every document of `p` (its records parsed: `records`) against `req`'s query.
+/// Ranks every document of `p` (its records parsed: `records`) against `req`'s query; runs
+/// `meanwhile` once ranked, while the recall index may still be being written.
 fn ranked<'a>(
     repo: &Repo,
     root: &Path,
@@ -338,6 +341,7 @@ fn ranked<'a>(
     req: &Request,
     records: Option<&Records<'a>>,
     complete: bool,
+    meanwhile: &dyn Fn(),
 ) -> RankedReport<'a> {
     let ranking = repo.env.recall_ranking;
     let t0 = std::time::Instant::now();
@@ -385,6 +389,7 @@ fn ranked<'a>(
                     })
                 });
                 let scored = search::rank(&corpus, &req.query, ranking, candidate).ok();
+                meanwhile();
                 if let Some(w) = writer {
                     drop(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
                 }
