@@ -1187,8 +1187,10 @@ struct Lookup<'a> {
 
 impl Lookup<'_> {
     /// Visits the names `range` of `batch` (whose first name is the `listed`-th memory file
-    /// listed) on up to `threads` threads: the calling one included, unless it has `meanwhile`
-    /// to do while they run.
+    /// listed) on up to `threads` threads: the calling one too, once it has done `meanwhile`.
+    /// The names are taken [`STEAL`] at a time by whichever thread is free, so that a thread
+    /// slowed down (by `meanwhile`, or by the other processes of the machine) does not leave the
+    /// others waiting for it; the outcomes come back in the order of the names.
     fn visit_parallel(
         &self,
         batch: &Names,
@@ -1197,30 +1199,37 @@ impl Lookup<'_> {
         threads: usize,
         meanwhile: Option<&mut dyn FnMut()>,
     ) -> Vec<Outcome> {
-        let chunk = range.len().div_ceil(threads).max(MIN_CHUNK);
         let parts: Vec<std::ops::Range<usize>> =
-            range.clone().step_by(chunk).map(|at| at..(at + chunk).min(range.end)).collect();
-        let joined =
-            |w: std::thread::ScopedJoinHandle<'_, Outcome>| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        std::thread::scope(|scope| {
-            let spawn = |part: &std::ops::Range<usize>| {
-                let part = part.clone();
-                scope.spawn(move || self.visit(batch, part, listed))
-            };
-            match meanwhile {
-                Some(task) => {
-                    let workers: Vec<_> = parts.iter().map(spawn).collect();
-                    task();
-                    workers.into_iter().map(joined).collect()
-                }
-                None => {
-                    let workers: Vec<_> = parts.iter().skip(1).map(spawn).collect();
-                    let mut all = vec![self.visit(batch, parts.first().cloned().unwrap_or(0..0), listed)];
-                    all.extend(workers.into_iter().map(joined));
-                    all
-                }
+            range.clone().step_by(STEAL).map(|at| at..(at + STEAL).min(range.end)).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(part) = parts.get(k) else { return done };
+                done.push((k, self.visit(batch, part.clone(), listed)));
             }
-        })
+        };
+        // No more threads than there are `MIN_CHUNK`s of names: a thread costs more than
+        // stat'ing a few files.
+        let threads = threads.min(range.len().div_ceil(MIN_CHUNK)).max(1);
+        let mut all = std::thread::scope(|scope| {
+            let spawned = match meanwhile {
+                Some(_) => threads,
+                None => threads - 1,
+            };
+            let workers: Vec<_> = (0..spawned).map(|_| scope.spawn(work)).collect();
+            if let Some(task) = meanwhile {
+                task();
+            }
+            let mut all = work();
+            for w in workers {
+                all.extend(w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+            }
+            all
+        });
+        all.sort_unstable_by_key(|&(k, _)| k);
+        all.into_iter().map(|(_, outcome)| outcome).collect()
     }
 
     /// Returns the position of the cached record of file `name`, trying `guess` first.
@@ -1480,6 +1489,9 @@ const BATCH: usize = if cfg!(test) { 256 } else { 8192 };
 
 /// No thread gets fewer entries than this (a thread costs more than stat'ing a few files).
 const MIN_CHUNK: usize = if cfg!(test) { 64 } else { 2048 };
+
+/// The entries a scan thread takes at a time from a batch (see [`Lookup::visit_parallel`]).
+const STEAL: usize = if cfg!(test) { 16 } else { 512 };
 
 #[cfg(test)]
 mod tests {
